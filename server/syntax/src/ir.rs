@@ -1,0 +1,153 @@
+//! The concurrency IR: what a function body means for data races.
+//!
+//! A function is lowered to a structured tree of [`Stmt`]s that keeps only
+//! memory accesses, assignments (for points-to), calls and control flow.
+//! Lock and thread operations are ordinary calls here; the analysis layer
+//! decides what a callee means from its configuration. Every span is a byte
+//! range relative to the start of the function definition, so that editing one
+//! function does not change the IR of any other.
+
+use std::sync::Arc;
+
+/// Interned-by-value identifier text.
+pub type Name = Arc<str>;
+
+/// A byte range relative to the start of the enclosing function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Self {
+        Span { start: start as u32, end: end as u32 }
+    }
+}
+
+/// A value or place expression, reduced to what alias and access analysis need.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Expr {
+    /// A variable, parameter, global or function name.
+    Var(Name),
+    /// `base.field` (`arrow == false`) or `base->field`.
+    Field { base: Box<Expr>, field: Name, arrow: bool },
+    /// `base[index]`; `index` is `Some` only for integer constants.
+    Index { base: Box<Expr>, index: Option<i64> },
+    /// `*e`.
+    Deref(Box<Expr>),
+    /// `&e`.
+    AddrOf(Box<Expr>),
+    /// `p + k`, `p - k`, `p++`: the same object, unknown offset.
+    Offset(Box<Expr>),
+    /// `(T *) e`; the type name is kept for type-based resolution.
+    Cast { ty: Option<Name>, value: Box<Expr> },
+    /// The result of the call with this id in the same function.
+    CallResult(u32),
+    /// An integer constant.
+    Int(i64),
+    /// A string literal.
+    Str,
+    /// `c ? a : b`: either value.
+    Choice(Vec<Expr>),
+    /// Anything else (arithmetic, comparisons, ...).
+    Other,
+}
+
+/// Read or write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AccessKind {
+    Read,
+    Write,
+}
+
+/// One memory access to the object denoted by `place`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Access {
+    pub place: Expr,
+    pub kind: AccessKind,
+    pub span: Span,
+}
+
+/// Who is called.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Callee {
+    Direct(Name),
+    Indirect(Expr),
+}
+
+/// A call. Reads of its arguments are emitted as separate accesses before it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Call {
+    pub id: u32,
+    pub callee: Callee,
+    pub args: Vec<Expr>,
+    pub span: Span,
+    /// Span of the whole statement containing the call (for quick fixes).
+    pub stmt_span: Span,
+}
+
+/// What a branch condition tests, as far as trylock handling needs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Test {
+    /// The then-branch runs when the result of call `id` is zero iff `zero_on_true`.
+    CallZero { id: u32, zero_on_true: bool },
+    /// The then-branch runs when variable `var` is zero iff `zero_on_true`.
+    VarZero { var: Name, zero_on_true: bool },
+    /// A plain variable/field flag (for flag protocols).
+    Other,
+}
+
+/// A structured statement of the IR.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Stmt {
+    Access(Access),
+    /// `lhs = rhs` for alias analysis (the accesses are separate statements).
+    Assign { lhs: Expr, rhs: Expr },
+    Call(Call),
+    /// A local declaration; `is_static` locals live for the whole program.
+    Decl(LocalDecl),
+    If { cond: Vec<Stmt>, test: Test, then: Vec<Stmt>, els: Vec<Stmt> },
+    /// Any loop: `cond` is evaluated before each iteration (after it for do-while).
+    Loop { cond: Vec<Stmt>, test: Test, body: Vec<Stmt>, do_while: bool, infinite: bool },
+    /// `switch`: each arm may run; `break` leaves the switch.
+    Switch { cond: Vec<Stmt>, arms: Vec<Vec<Stmt>> },
+    Return { span: Span },
+    Break,
+    Continue,
+    Goto,
+}
+
+/// A C type, reduced to what the analysis needs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct TypeInfo {
+    /// Base type name: `int`, `struct foo` (as `foo`), a typedef name.
+    pub name: Option<Name>,
+    pub pointer: u8,
+    pub array: bool,
+    pub atomic: bool,
+    pub thread_local: bool,
+    pub is_static: bool,
+    pub is_function: bool,
+}
+
+/// A local variable declaration.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LocalDecl {
+    pub name: Name,
+    pub ty: TypeInfo,
+    pub span: Span,
+}
+
+/// A lowered function.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct FnIr {
+    pub params: Vec<LocalDecl>,
+    pub body: Vec<Stmt>,
+    /// Locals whose address is taken (`&x`, or arrays used as values).
+    pub address_taken: Vec<Name>,
+    /// True when the lowering hit its depth or size budget.
+    pub truncated: bool,
+    /// Number of calls (ids are `0..ncalls`).
+    pub ncalls: u32,
+}

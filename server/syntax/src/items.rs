@@ -1,0 +1,370 @@
+//! Top-level items of one C file: function definitions, globals, struct and
+//! typedef shapes, and `#define`s.
+//!
+//! Only the top level is walked here (plus preprocessor conditionals and
+//! `extern "C"` blocks), so this stays cheap enough to redo on every edit;
+//! function bodies are lowered separately, one function at a time.
+
+use crate::ir::{Name, TypeInfo};
+use tree_sitter::{Node, Tree};
+
+/// A function definition and where its text lives in the file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FunctionItem {
+    pub name: Name,
+    pub start: u32,
+    pub end: u32,
+    pub is_static: bool,
+    /// Span of the name, relative to `start`.
+    pub name_span: (u32, u32),
+}
+
+/// A global variable declaration (or definition).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GlobalItem {
+    pub name: Name,
+    pub ty: TypeInfo,
+    /// Identifiers mentioned in the initializer (function pointer tables,
+    /// `&other_global`).
+    pub init_refs: Vec<Name>,
+    pub is_extern: bool,
+    /// Absolute byte range of the declarator name.
+    pub start: u32,
+    pub end: u32,
+    /// Absolute byte range of the whole declaration.
+    pub decl_start: u32,
+    pub decl_end: u32,
+}
+
+/// A struct (or union) and its fields.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StructDef {
+    pub name: Name,
+    pub fields: Vec<(Name, TypeInfo)>,
+}
+
+/// A `#define`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MacroDef {
+    pub name: Name,
+    /// `None` for object-like macros.
+    pub params: Option<Vec<Name>>,
+    pub body: String,
+}
+
+/// Everything at the top level of a file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct FileItems {
+    pub functions: Vec<FunctionItem>,
+    pub globals: Vec<GlobalItem>,
+    pub structs: Vec<StructDef>,
+    pub typedefs: Vec<(Name, TypeInfo)>,
+    pub macros: Vec<MacroDef>,
+    /// Declared function names (prototypes), for telling functions from data.
+    pub prototypes: Vec<Name>,
+    /// Byte offsets of syntax errors (first few), for reporting.
+    pub error_count: u32,
+}
+
+pub(crate) fn text<'a>(n: Node, src: &'a str) -> &'a str {
+    src.get(n.byte_range()).unwrap_or("")
+}
+
+pub(crate) fn name(n: Node, src: &str) -> Name {
+    Name::from(text(n, src))
+}
+
+/// Extracts the top-level items of a parsed file.
+pub fn extract_items(tree: &Tree, src: &str) -> FileItems {
+    let mut items = FileItems::default();
+    let root = tree.root_node();
+    let mut stack = vec![(root, 0u32)];
+    while let Some((node, depth)) = stack.pop() {
+        let mut cur = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cur).collect();
+        for child in children {
+            match child.kind() {
+                "function_definition" => function_item(child, src, &mut items),
+                "declaration" => declaration_item(child, src, &mut items),
+                "type_definition" => typedef_item(child, src, &mut items),
+                "preproc_def" | "preproc_function_def" => macro_item(child, src, &mut items),
+                "struct_specifier" | "union_specifier" => struct_defs(child, src, &mut items, 0),
+                "expression_statement" => {
+                    // `struct s { ... };` alone sometimes parses this way.
+                }
+                "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef"
+                | "linkage_specification" | "declaration_list" | "ERROR"
+                    if depth < 64 =>
+                {
+                    stack.push((child, depth + 1))
+                }
+                _ => {}
+            }
+        }
+    }
+    // Stack order visits children reversed per level; restore source order.
+    items.functions.sort_by_key(|f| f.start);
+    items.globals.sort_by_key(|g| g.start);
+    items.error_count = count_errors(root);
+    items
+}
+
+fn count_errors(root: Node) -> u32 {
+    if !root.has_error() {
+        return 0;
+    }
+    let mut n = 0;
+    let mut cur = root.walk();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.is_error() || node.is_missing() {
+            n += 1;
+            continue;
+        }
+        if node.has_error() {
+            stack.extend(node.children(&mut cur));
+        }
+    }
+    n
+}
+
+/// Storage class, qualifiers and base type of a declaration-like node.
+pub(crate) fn base_type(node: Node, src: &str) -> TypeInfo {
+    let mut ty = TypeInfo::default();
+    let mut cur = node.walk();
+    for child in node.children(&mut cur) {
+        match child.kind() {
+            "storage_class_specifier" => match text(child, src) {
+                "static" => ty.is_static = true,
+                "__thread" | "_Thread_local" | "thread_local" => ty.thread_local = true,
+                _ => {}
+            },
+            "type_qualifier" => {
+                if text(child, src).starts_with("_Atomic") {
+                    ty.atomic = true;
+                }
+            }
+            "attribute_specifier" | "ms_declspec_modifier" => {
+                if text(child, src).contains("thread") {
+                    ty.thread_local = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(t) = node.child_by_field_name("type") {
+        let t_text = text(t, src);
+        if t_text.starts_with("_Atomic") || t_text.starts_with("atomic_") {
+            ty.atomic = true;
+        }
+        ty.name = Some(match t.kind() {
+            "struct_specifier" | "union_specifier" | "enum_specifier" => match t.child_by_field_name("name") {
+                Some(n) => name(n, src),
+                None => Name::from(format!("<anon@{}>", t.start_byte())),
+            },
+            _ => Name::from(t_text.trim()),
+        });
+    }
+    ty
+}
+
+/// Walks a declarator: returns its name node and adjusts pointer/array/function flags.
+pub(crate) fn declarator<'t>(mut d: Node<'t>, ty: &mut TypeInfo) -> Option<Node<'t>> {
+    let mut saw_pointer_in_parens = false;
+    for _ in 0..64 {
+        match d.kind() {
+            "identifier" | "field_identifier" | "type_identifier" | "primitive_type" => return Some(d),
+            "pointer_declarator" | "abstract_pointer_declarator" => {
+                ty.pointer = ty.pointer.saturating_add(1);
+                saw_pointer_in_parens = true;
+                d = d.child_by_field_name("declarator")?;
+            }
+            "array_declarator" | "abstract_array_declarator" => {
+                ty.array = true;
+                d = d.child_by_field_name("declarator")?;
+            }
+            "function_declarator" | "abstract_function_declarator" => {
+                let inner = d.child_by_field_name("declarator")?;
+                if inner.kind() == "parenthesized_declarator" {
+                    // `(*fp)(...)`: a function pointer, i.e. data.
+                    saw_pointer_in_parens = false;
+                } else {
+                    ty.is_function = true;
+                }
+                d = inner;
+            }
+            "init_declarator" | "attributed_declarator" => d = d.child_by_field_name("declarator").or_else(|| d.named_child(0))?,
+            "parenthesized_declarator" => d = d.named_child(0)?,
+            _ => return None,
+        }
+    }
+    let _ = saw_pointer_in_parens;
+    None
+}
+
+fn function_item(node: Node, src: &str, items: &mut FileItems) {
+    let ty = base_type(node, src);
+    let Some(decl) = node.child_by_field_name("declarator") else { return };
+    let mut t = TypeInfo::default();
+    let Some(n) = declarator(decl, &mut t) else { return };
+    if let Some(t) = node.child_by_field_name("type") {
+        struct_defs(t, src, items, 0);
+    }
+    let start = node.start_byte() as u32;
+    items.functions.push(FunctionItem {
+        name: name(n, src),
+        start,
+        end: node.end_byte() as u32,
+        is_static: ty.is_static,
+        name_span: (n.start_byte() as u32 - start, n.end_byte() as u32 - start),
+    });
+}
+
+fn declaration_item(node: Node, src: &str, items: &mut FileItems) {
+    let base = base_type(node, src);
+    if let Some(t) = node.child_by_field_name("type") {
+        struct_defs(t, src, items, 0);
+    }
+    let is_extern = node
+        .children(&mut node.walk())
+        .any(|c| c.kind() == "storage_class_specifier" && text(c, src) == "extern");
+    let mut cur = node.walk();
+    for d in node.children_by_field_name("declarator", &mut cur) {
+        let mut ty = base.clone();
+        let Some(n) = declarator(d, &mut ty) else { continue };
+        if ty.is_function {
+            items.prototypes.push(name(n, src));
+            continue;
+        }
+        let mut init_refs = Vec::new();
+        if d.kind() == "init_declarator" {
+            if let Some(v) = d.child_by_field_name("value") {
+                collect_identifiers(v, src, &mut init_refs);
+            }
+        }
+        items.globals.push(GlobalItem {
+            name: name(n, src),
+            ty,
+            init_refs,
+            is_extern,
+            start: n.start_byte() as u32,
+            end: n.end_byte() as u32,
+            decl_start: node.start_byte() as u32,
+            decl_end: node.end_byte() as u32,
+        });
+    }
+}
+
+fn collect_identifiers(node: Node, src: &str, out: &mut Vec<Name>) {
+    let mut stack = vec![node];
+    let mut cur = node.walk();
+    while let Some(n) = stack.pop() {
+        if out.len() > 4096 {
+            return;
+        }
+        if n.kind() == "identifier" {
+            out.push(name(n, src));
+        } else {
+            stack.extend(n.named_children(&mut cur));
+        }
+    }
+}
+
+fn typedef_item(node: Node, src: &str, items: &mut FileItems) {
+    let base = base_type(node, src);
+    let type_node = node.child_by_field_name("type");
+    let mut cur = node.walk();
+    let decls: Vec<Node> = node.children_by_field_name("declarator", &mut cur).collect();
+    for d in decls {
+        let mut ty = base.clone();
+        let Some(n) = declarator(d, &mut ty) else { continue };
+        let tname = name(n, src);
+        // An anonymous struct takes the typedef's name.
+        if let Some(t) = type_node {
+            if matches!(t.kind(), "struct_specifier" | "union_specifier") && t.child_by_field_name("name").is_none() {
+                ty.name = Some(tname.clone());
+                if let Some(body) = t.child_by_field_name("body") {
+                    let fields = struct_fields(body, src, items, 1);
+                    items.structs.push(StructDef { name: tname.clone(), fields });
+                }
+            }
+        }
+        items.typedefs.push((tname, ty));
+    }
+    if let Some(t) = type_node {
+        if t.child_by_field_name("name").is_some() {
+            struct_defs(t, src, items, 0);
+        }
+    }
+}
+
+fn struct_defs(node: Node, src: &str, items: &mut FileItems, depth: u32) {
+    if depth > 32 || !matches!(node.kind(), "struct_specifier" | "union_specifier") {
+        return;
+    }
+    let (Some(n), Some(body)) = (node.child_by_field_name("name"), node.child_by_field_name("body")) else { return };
+    let fields = struct_fields(body, src, items, depth + 1);
+    items.structs.push(StructDef { name: name(n, src), fields });
+}
+
+fn struct_fields(body: Node, src: &str, items: &mut FileItems, depth: u32) -> Vec<(Name, TypeInfo)> {
+    let mut fields = Vec::new();
+    let mut cur = body.walk();
+    for f in body.named_children(&mut cur) {
+        if f.kind() != "field_declaration" {
+            continue;
+        }
+        let base = base_type(f, src);
+        if let Some(t) = f.child_by_field_name("type") {
+            struct_defs(t, src, items, depth + 1);
+        }
+        let mut c2 = f.walk();
+        for d in f.children_by_field_name("declarator", &mut c2) {
+            let mut ty = base.clone();
+            if let Some(n) = declarator(d, &mut ty) {
+                fields.push((name(n, src), ty));
+            }
+        }
+    }
+    fields
+}
+
+fn macro_item(node: Node, src: &str, items: &mut FileItems) {
+    let Some(n) = node.child_by_field_name("name") else { return };
+    let params = node.child_by_field_name("parameters").map(|p| {
+        let mut cur = p.walk();
+        p.named_children(&mut cur)
+            .map(|c| if c.kind() == "variadic_parameter" || text(c, src) == "..." { Name::from("__VA_ARGS__") } else { name(c, src) })
+            .collect()
+    });
+    let body = node
+        .child_by_field_name("value")
+        .map(|v| text(v, src).replace("\\\r\n", " ").replace("\\\n", " ").trim().to_string())
+        .unwrap_or_default();
+    items.macros.push(MacroDef { name: name(n, src), params, body });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_text;
+
+    #[test]
+    fn finds_functions_globals_macros_structs() {
+        let src = "#define LOCK() pthread_mutex_lock(&m)\n#define N 4\nstatic int counter;\n__thread int tl;\n_Atomic int a;\nstruct q { int n; pthread_mutex_t lock; };\ntypedef struct { int x; } T;\nvoid *(*fns[])(void *) = { f1, f2 };\nint f(void);\nvoid *t_fun(void *arg) { return 0; }\n";
+        let tree = parse_text(src);
+        let items = extract_items(&tree, src);
+        assert_eq!(items.functions.len(), 1);
+        assert_eq!(&*items.functions[0].name, "t_fun");
+        let g: Vec<&str> = items.globals.iter().map(|g| &*g.name).collect();
+        assert_eq!(g, ["counter", "tl", "a", "fns"]);
+        assert!(items.globals[1].ty.thread_local);
+        assert!(items.globals[2].ty.atomic);
+        assert_eq!(items.globals[3].init_refs.len(), 2);
+        assert_eq!(items.macros.len(), 2);
+        assert_eq!(items.macros[0].params.as_deref(), Some(&[][..]));
+        assert!(items.structs.iter().any(|s| &*s.name == "q" && s.fields.len() == 2));
+        assert!(items.structs.iter().any(|s| &*s.name == "T"));
+        assert_eq!(&*items.prototypes[0], "f");
+    }
+}

@@ -1,0 +1,128 @@
+//! Workspace macro table and textual expansion of `#define`s.
+//!
+//! racelens never runs the real preprocessor. It expands object-like and
+//! function-like macros defined in the workspace at the point where the
+//! lowering meets them, which is enough for `#define LOCK() pthread_mutex_lock(&m)`
+//! and `STATS_LOCK()`-style wrappers. Expansion of the result is bounded by
+//! the lowering (a macro never expands inside itself).
+
+use crate::ir::Name;
+use crate::items::MacroDef;
+use rustc_hash::FxHashMap;
+
+/// All `#define`s of the workspace, last definition wins.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MacroTable {
+    defs: FxHashMap<Name, MacroDef>,
+}
+
+impl MacroTable {
+    pub fn new<'a>(defs: impl IntoIterator<Item = &'a MacroDef>) -> Self {
+        let mut t = MacroTable::default();
+        for d in defs {
+            t.defs.insert(d.name.clone(), d.clone());
+        }
+        t
+    }
+
+    pub fn get(&self, name: &str) -> Option<&MacroDef> {
+        self.defs.get(name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.defs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.defs.is_empty()
+    }
+
+    /// Expands a function-like macro with the given argument texts.
+    pub fn expand_call(&self, def: &MacroDef, args: &[&str]) -> String {
+        let params = def.params.as_deref().unwrap_or(&[]);
+        let lookup = |id: &str| -> Option<String> {
+            if id == "__VA_ARGS__" {
+                let start = params.iter().position(|p| &**p == "__VA_ARGS__")?;
+                return Some(args.get(start..).map(|a| a.join(", ")).unwrap_or_default());
+            }
+            let i = params.iter().position(|p| &**p == id)?;
+            Some(args.get(i).map(|s| s.trim().to_string()).unwrap_or_default())
+        };
+        substitute(&def.body, &lookup)
+    }
+}
+
+/// Replaces identifiers in `body` through `lookup`, handling `#x` and `a ## b`.
+fn substitute(body: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+    let bytes = body.as_bytes();
+    let mut out = String::with_capacity(body.len() + 16);
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'"' || c == b'\'' {
+            let start = i;
+            i += 1;
+            while i < bytes.len() && bytes[i] != c {
+                if bytes[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i = (i + 1).min(bytes.len());
+            out.push_str(&body[start..i]);
+        } else if c == b'#' && bytes.get(i + 1) == Some(&b'#') {
+            // Token pasting: drop the operator and surrounding blanks.
+            while out.ends_with(' ') {
+                out.pop();
+            }
+            i += 2;
+            while i < bytes.len() && bytes[i] == b' ' {
+                i += 1;
+            }
+        } else if c == b'#' {
+            // Stringification.
+            i += 1;
+            while i < bytes.len() && bytes[i] == b' ' {
+                i += 1;
+            }
+            let s = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let v = lookup(&body[s..i]).unwrap_or_else(|| body[s..i].to_string());
+            out.push('"');
+            out.push_str(&v.replace('\\', "\\\\").replace('"', "\\\""));
+            out.push('"');
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let s = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            match lookup(&body[s..i]) {
+                Some(v) => out.push_str(&v),
+                None => out.push_str(&body[s..i]),
+            }
+        } else {
+            let ch_len = body[i..].chars().next().map(|c| c.len_utf8()).unwrap_or(1);
+            out.push_str(&body[i..i + ch_len]);
+            i += ch_len;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expands_params_stringify_and_paste() {
+        let d = MacroDef {
+            name: "L".into(),
+            params: Some(vec!["x".into(), "y".into()]),
+            body: "pthread_mutex_lock(&x##_lock); puts(#y); \"x\"".into(),
+        };
+        let t = MacroTable::new([&d]);
+        assert_eq!(t.expand_call(&d, &["s", "hi"]), "pthread_mutex_lock(&s_lock); puts(\"hi\"); \"x\"");
+    }
+}
