@@ -1,1 +1,23 @@
-//! placeholder
+//! The racelens analysis: a salsa database of C files, per-function
+//! summaries, the thread walk (locksets, active threads, points-to) and the
+//! per-location race check, following RacerF.
+//!
+//! This crate does no IO and knows no LSP types. Layers: [`db`] holds inputs
+//! and per-function queries; [`walk`] is the whole-program thread walk;
+//! [`races`] checks one location at a time; [`report`] turns results into
+//! absolute positions; [`host`] is the API for the CLI and the server.
+
+pub mod config;
+pub mod db;
+pub mod facts;
+pub mod host;
+pub mod model;
+pub mod races;
+pub mod report;
+pub mod walk;
+
+pub use config::{Config, ConfigError};
+pub use host::{Analysis, AnalysisHost, Incomplete};
+pub use races::Confidence;
+pub use report::{Conflict, Creation, RaceReport, SiteRef};
+pub use salsa::Cancelled;

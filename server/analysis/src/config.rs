@@ -1,0 +1,266 @@
+//! Models of the concurrency API: which functions lock, unlock, create and
+//! join threads, allocate, or are atomic, with their argument positions.
+//!
+//! Defaults cover pthreads, C11 threads and GCC atomics; `racelens.toml` adds
+//! project-specific functions and macros in the spirit of RacerF's models.
+//! Parsing never fails hard: a broken file yields a [`ConfigError`] with a
+//! line and column, and the defaults are used.
+
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+
+/// How a call affects locks or threads.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CallModel {
+    Lock { arg: usize, shared: bool },
+    TryLock { arg: usize, shared: bool },
+    Unlock { arg: usize },
+    Create { tid: usize, func: usize, arg: usize },
+    Join { tid: usize },
+    Detach,
+    Once { func: usize },
+    Alloc,
+    Free,
+    /// Atomic read-modify-write or load/store: no plain access.
+    Atomic,
+    CondWait,
+    Barrier,
+    /// Library call that writes through `write` and reads through `read`.
+    Mem { write: Option<usize>, read: Option<usize> },
+    /// Ends the current thread or process.
+    Exit,
+}
+
+/// The effective configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub models: FxHashMap<String, CallModel>,
+    pub atomic_prefixes: Vec<String>,
+    /// Diagnostics severity for may-races: "information", "warning" or "hint".
+    pub may_severity: String,
+}
+
+/// A problem in a configuration file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub message: String,
+    /// 1-based line and column, when known.
+    pub line: u32,
+    pub column: u32,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.line, self.column, self.message)
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        use CallModel::*;
+        let mut m = FxHashMap::default();
+        let mut put = |names: &[&str], model: CallModel| {
+            for n in names {
+                m.insert(n.to_string(), model.clone());
+            }
+        };
+        put(&["pthread_mutex_lock", "pthread_spin_lock", "mtx_lock", "pthread_mutex_timedlock", "mtx_timedlock"], Lock { arg: 0, shared: false });
+        put(&["pthread_rwlock_wrlock", "pthread_rwlock_timedwrlock"], Lock { arg: 0, shared: false });
+        put(&["pthread_rwlock_rdlock", "pthread_rwlock_timedrdlock"], Lock { arg: 0, shared: true });
+        put(&["pthread_mutex_trylock", "pthread_spin_trylock", "mtx_trylock", "pthread_rwlock_trywrlock"], TryLock { arg: 0, shared: false });
+        put(&["pthread_rwlock_tryrdlock"], TryLock { arg: 0, shared: true });
+        put(&["pthread_mutex_unlock", "pthread_spin_unlock", "mtx_unlock", "pthread_rwlock_unlock"], Unlock { arg: 0 });
+        put(&["pthread_create"], Create { tid: 0, func: 2, arg: 3 });
+        put(&["thrd_create"], Create { tid: 0, func: 1, arg: 2 });
+        put(&["pthread_join", "thrd_join"], Join { tid: 0 });
+        put(&["pthread_detach", "thrd_detach"], Detach);
+        put(&["pthread_once", "call_once"], Once { func: 1 });
+        put(&["malloc", "calloc", "realloc", "strdup", "strndup", "aligned_alloc", "valloc", "xmalloc", "xcalloc", "xrealloc", "g_malloc", "g_new0"], Alloc);
+        put(&["free"], Free);
+        put(&["pthread_cond_wait", "pthread_cond_timedwait", "cnd_wait", "cnd_timedwait"], CondWait);
+        put(&["pthread_barrier_wait"], Barrier);
+        put(&["memset", "bzero", "sprintf", "snprintf", "vsprintf", "vsnprintf", "fgets", "gets"], Mem { write: Some(0), read: None });
+        put(&["memcpy", "memmove", "strcpy", "strncpy", "strcat", "strncat"], Mem { write: Some(0), read: Some(1) });
+        put(&["strlen", "strcmp", "strncmp", "strchr", "puts"], Mem { write: None, read: Some(0) });
+        put(&["pthread_exit", "thrd_exit", "exit", "_exit", "abort"], Exit);
+        Config { models: m, atomic_prefixes: vec!["atomic_".into(), "__atomic_".into(), "__sync_".into(), "__c11_atomic_".into()], may_severity: "information".into() }
+    }
+}
+
+impl Config {
+    /// The model of a callee name, if any.
+    pub fn model(&self, name: &str) -> Option<&CallModel> {
+        if let Some(m) = self.models.get(name) {
+            return Some(m);
+        }
+        if self.atomic_prefixes.iter().any(|p| name.starts_with(p.as_str())) {
+            return Some(&CallModel::Atomic);
+        }
+        None
+    }
+
+    /// Parses `racelens.toml` text on top of the defaults. Errors leave the
+    /// defaults in place and are returned alongside.
+    pub fn from_toml(text: &str) -> (Config, Vec<ConfigError>) {
+        let mut cfg = Config::default();
+        let mut errors = Vec::new();
+        match toml::from_str::<FileConfig>(text) {
+            Ok(fc) => fc.apply(&mut cfg, &mut errors),
+            Err(e) => {
+                let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
+                errors.push(ConfigError { message: e.message().to_string(), line, column });
+            }
+        }
+        (cfg, errors)
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (u32, u32) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() as u32 + 1;
+    let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) as u32 + 1;
+    (line, col)
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    #[serde(default)]
+    locks: LockSection,
+    #[serde(default)]
+    threads: ThreadSection,
+    #[serde(default)]
+    atomics: AtomicSection,
+    #[serde(default)]
+    macros: LockSection,
+    #[serde(default)]
+    diagnostics: DiagSection,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct LockSection {
+    #[serde(default)]
+    lock: Vec<Fun>,
+    #[serde(default)]
+    unlock: Vec<Fun>,
+    #[serde(default)]
+    trylock: Vec<Fun>,
+    #[serde(default)]
+    rdlock: Vec<Fun>,
+    #[serde(default)]
+    wrlock: Vec<Fun>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ThreadSection {
+    #[serde(default)]
+    create: Vec<CreateFun>,
+    #[serde(default)]
+    join: Vec<Fun>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct AtomicSection {
+    #[serde(default)]
+    functions: Vec<String>,
+    #[serde(default)]
+    prefixes: Vec<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct DiagSection {
+    may_severity: Option<String>,
+}
+
+/// `{ name = "my_lock", arg = 0 }` or just `"my_lock"` (argument 0).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Fun {
+    Name(String),
+    Full { name: String, #[serde(default)] arg: usize },
+}
+
+impl Fun {
+    fn parts(&self) -> (&str, usize) {
+        match self {
+            Fun::Name(n) => (n, 0),
+            Fun::Full { name, arg } => (name, *arg),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateFun {
+    name: String,
+    #[serde(default)]
+    tid: usize,
+    func: usize,
+    arg: usize,
+}
+
+impl FileConfig {
+    fn apply(self, cfg: &mut Config, errors: &mut Vec<ConfigError>) {
+        for sec in [self.locks, self.macros] {
+            for f in &sec.lock {
+                let (n, arg) = f.parts();
+                cfg.models.insert(n.into(), CallModel::Lock { arg, shared: false });
+            }
+            for f in &sec.wrlock {
+                let (n, arg) = f.parts();
+                cfg.models.insert(n.into(), CallModel::Lock { arg, shared: false });
+            }
+            for f in &sec.rdlock {
+                let (n, arg) = f.parts();
+                cfg.models.insert(n.into(), CallModel::Lock { arg, shared: true });
+            }
+            for f in &sec.trylock {
+                let (n, arg) = f.parts();
+                cfg.models.insert(n.into(), CallModel::TryLock { arg, shared: false });
+            }
+            for f in &sec.unlock {
+                let (n, arg) = f.parts();
+                cfg.models.insert(n.into(), CallModel::Unlock { arg });
+            }
+        }
+        for c in self.threads.create {
+            cfg.models.insert(c.name, CallModel::Create { tid: c.tid, func: c.func, arg: c.arg });
+        }
+        for f in &self.threads.join {
+            let (n, tid) = f.parts();
+            cfg.models.insert(n.into(), CallModel::Join { tid });
+        }
+        for n in self.atomics.functions {
+            cfg.models.insert(n, CallModel::Atomic);
+        }
+        cfg.atomic_prefixes.extend(self.atomics.prefixes);
+        if let Some(s) = self.diagnostics.may_severity {
+            if matches!(s.as_str(), "information" | "warning" | "hint" | "error") {
+                cfg.may_severity = s;
+            } else {
+                errors.push(ConfigError { message: format!("unknown may_severity `{s}` (expected information, warning or hint)"), line: 1, column: 1 });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_models_and_reports_errors_with_position() {
+        let (cfg, errs) = Config::from_toml("[locks]\nlock = [\"my_lock\", { name = \"lk2\", arg = 1 }]\n[threads]\ncreate = [{ name = \"spawn\", func = 0, arg = 1 }]\n");
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(cfg.model("lk2"), Some(&CallModel::Lock { arg: 1, shared: false }));
+        assert_eq!(cfg.model("spawn"), Some(&CallModel::Create { tid: 0, func: 0, arg: 1 }));
+        let (cfg, errs) = Config::from_toml("[locks]\nlock = 3\n");
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].line, 2);
+        assert_eq!(cfg, Config::default());
+    }
+}

@@ -1,0 +1,276 @@
+//! The salsa database: inputs, interned ids and the per-file and
+//! per-function queries.
+//!
+//! Inputs are one [`SourceFile`] per C file and one [`Workspace`] that lists
+//! them with the configuration. Functions, and memory locations of the race
+//! check, are interned. The chain `file_items -> function_text ->
+//! function_summary` backdates at every step, so an edit inside one body
+//! re-executes only that body's summary.
+
+use crate::config::{CallModel, Config};
+use racelens_syntax::{self as syntax, FileItems, FnIr, MacroTable, Name, Parsed, TypeInfo};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// One C source or header file.
+#[salsa::input(debug)]
+pub struct SourceFile {
+    #[returns(ref)]
+    pub path: PathBuf,
+    #[returns(ref)]
+    pub parsed: Parsed,
+}
+
+/// The whole program: its files and the configuration.
+#[salsa::input(debug)]
+pub struct Workspace {
+    #[returns(ref)]
+    pub files: Vec<SourceFile>,
+    #[returns(ref)]
+    pub config: Arc<Config>,
+}
+
+/// A function definition, identified by file, name and ordinal among
+/// definitions of that name in the file.
+#[salsa::interned(unsafe(no_lifetime), revisions = usize::MAX, debug)]
+pub struct FunctionId {
+    #[returns(copy)]
+    pub ws: Workspace,
+    #[returns(copy)]
+    pub file: SourceFile,
+    #[returns(ref)]
+    pub name: Name,
+    #[returns(copy)]
+    pub ordinal: u32,
+}
+
+impl FunctionId {
+    /// A stable sort key.
+    pub fn key(self) -> salsa::Id {
+        salsa::plumbing::AsId::as_id(&self)
+    }
+}
+
+/// Records which queries executed, for incrementality tests and profiling.
+pub type ExecutionLog = Arc<Mutex<Option<Vec<String>>>>;
+
+/// The database.
+#[salsa::db]
+#[derive(Clone)]
+pub struct RootDb {
+    storage: salsa::Storage<Self>,
+    log: ExecutionLog,
+}
+
+impl Default for RootDb {
+    fn default() -> Self {
+        let log: ExecutionLog = Arc::default();
+        let sink = log.clone();
+        let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                if let Some(v) = sink.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                    v.push(format!("{database_key:?}"));
+                }
+            }
+        })));
+        RootDb { storage, log }
+    }
+}
+
+impl RootDb {
+    /// Starts recording executed queries.
+    pub fn enable_logging(&self) {
+        *self.log.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+    }
+
+    /// Returns and clears the recorded query executions.
+    pub fn take_log(&self) -> Vec<String> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).as_mut().map(std::mem::take).unwrap_or_default()
+    }
+}
+
+#[salsa::db]
+impl salsa::Database for RootDb {}
+
+/// Top-level items of a file.
+#[salsa::tracked(returns(ref))]
+pub fn file_items(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileItems> {
+    let p = file.parsed(db);
+    Arc::new(syntax::extract_items(&p.tree, &p.text))
+}
+
+/// The functions defined in a file, in source order.
+#[salsa::tracked(returns(ref))]
+pub fn file_functions(db: &dyn salsa::Database, ws: Workspace, file: SourceFile) -> Vec<FunctionId> {
+    let items = file_items(db, file);
+    let mut seen: FxHashMap<&str, u32> = FxHashMap::default();
+    items
+        .functions
+        .iter()
+        .map(|f| {
+            let ord = seen.entry(&f.name).or_insert(0);
+            let id = FunctionId::new(db, ws, file, f.name.clone(), *ord);
+            *ord += 1;
+            id
+        })
+        .collect()
+}
+
+fn function_item(db: &dyn salsa::Database, f: FunctionId) -> Option<syntax::FunctionItem> {
+    let items = file_items(db, f.file(db));
+    items.functions.iter().filter(|i| i.name == *f.name(db)).nth(f.ordinal(db) as usize).cloned()
+}
+
+/// The text of one function definition. Backdated when unchanged, which is
+/// what keeps other functions' summaries valid across edits.
+#[salsa::tracked(returns(ref))]
+pub fn function_text(db: &dyn salsa::Database, f: FunctionId) -> Arc<str> {
+    let p = f.file(db).parsed(db);
+    match function_item(db, f) {
+        Some(i) => Arc::from(p.text.get(i.start as usize..i.end as usize).unwrap_or("")),
+        None => Arc::from(""),
+    }
+}
+
+/// Absolute byte offset of a function in its file (kept out of summaries).
+#[salsa::tracked(returns(copy))]
+pub fn function_offset(db: &dyn salsa::Database, f: FunctionId) -> u32 {
+    function_item(db, f).map(|i| i.start).unwrap_or(0)
+}
+
+/// Every `#define` of the workspace.
+#[salsa::tracked(returns(ref))]
+pub fn macro_table(db: &dyn salsa::Database, ws: Workspace) -> Arc<MacroTable> {
+    let files = ws.files(db);
+    Arc::new(MacroTable::new(files.iter().flat_map(|f| file_items(db, *f).macros.iter())))
+}
+
+/// The per-function summary: the lowered body plus the meaning of each call
+/// under the configured models.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FunctionSummary {
+    pub ir: FnIr,
+    /// Model of each call id, where the callee is a modeled function.
+    pub models: BTreeMap<u32, CallModel>,
+}
+
+/// Lowers one function. Depends only on its text, the macros and the config.
+#[salsa::tracked(returns(ref))]
+pub fn function_summary(db: &dyn salsa::Database, f: FunctionId) -> Arc<FunctionSummary> {
+    let text = function_text(db, f);
+    let macros = macro_table(db, f.ws(db));
+    let config = f.ws(db).config(db);
+    let ir = syntax::lower_function(text, macros);
+    let mut models = BTreeMap::new();
+    collect_models(&ir.body, config, &mut models);
+    Arc::new(FunctionSummary { ir, models })
+}
+
+fn collect_models(stmts: &[syntax::Stmt], config: &Config, out: &mut BTreeMap<u32, CallModel>) {
+    use syntax::Stmt;
+    for s in stmts {
+        match s {
+            Stmt::Call(c) => {
+                if let syntax::Callee::Direct(n) = &c.callee {
+                    if let Some(m) = config.model(n) {
+                        out.insert(c.id, m.clone());
+                    }
+                }
+            }
+            Stmt::If { cond, then, els, .. } => {
+                collect_models(cond, config, out);
+                collect_models(then, config, out);
+                collect_models(els, config, out);
+            }
+            Stmt::Loop { cond, body, .. } => {
+                collect_models(cond, config, out);
+                collect_models(body, config, out);
+            }
+            Stmt::Switch { cond, arms } => {
+                collect_models(cond, config, out);
+                for a in arms {
+                    collect_models(a, config, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whole-program symbol tables, free of positions so that it backdates.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Program {
+    pub functions: BTreeMap<Name, Vec<FunctionId>>,
+    pub globals: BTreeMap<Name, TypeInfo>,
+    pub global_inits: BTreeMap<Name, Vec<Name>>,
+    pub structs: FxHashMap<Name, Vec<(Name, TypeInfo)>>,
+    pub typedefs: FxHashMap<Name, TypeInfo>,
+    pub prototypes: rustc_hash::FxHashSet<Name>,
+}
+
+impl Program {
+    /// Resolves typedef names to the underlying type, adding pointer levels.
+    pub fn resolve_type(&self, ty: &TypeInfo) -> TypeInfo {
+        let mut t = ty.clone();
+        for _ in 0..16 {
+            let Some(n) = &t.name else { break };
+            if self.structs.contains_key(n) {
+                break;
+            }
+            match self.typedefs.get(n) {
+                Some(def) if def.name.as_ref() != Some(n) => {
+                    t.pointer += def.pointer;
+                    t.array |= def.array;
+                    t.atomic |= def.atomic;
+                    t.name = def.name.clone();
+                }
+                _ => break,
+            }
+        }
+        t
+    }
+
+    pub fn field_type(&self, strukt: &str, field: &str) -> Option<&TypeInfo> {
+        self.structs.get(strukt)?.iter().find(|(n, _)| &**n == field).map(|(_, t)| t)
+    }
+
+    pub fn is_function(&self, name: &str) -> bool {
+        self.functions.contains_key(name) || self.prototypes.contains(name)
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
+    let mut p = Program::default();
+    for &file in ws.files(db) {
+        let items = file_items(db, file);
+        for f in file_functions(db, ws, file) {
+            p.functions.entry(f.name(db).clone()).or_default().push(*f);
+        }
+        for g in &items.globals {
+            let e = p.globals.entry(g.name.clone()).or_insert_with(|| g.ty.clone());
+            if !g.is_extern {
+                let (a, t) = (e.atomic || g.ty.atomic, e.thread_local || g.ty.thread_local);
+                *e = g.ty.clone();
+                e.atomic = a;
+                e.thread_local = t;
+            }
+            if !g.init_refs.is_empty() {
+                p.global_inits.entry(g.name.clone()).or_default().extend(g.init_refs.iter().cloned());
+            }
+        }
+        for s in &items.structs {
+            let e = p.structs.entry(s.name.clone()).or_default();
+            if e.len() < s.fields.len() {
+                *e = s.fields.clone();
+            }
+        }
+        for (n, t) in &items.typedefs {
+            p.typedefs.insert(n.clone(), t.clone());
+        }
+        p.prototypes.extend(items.prototypes.iter().cloned());
+    }
+    Arc::new(p)
+}

@@ -1,0 +1,87 @@
+//! The output of the thread walk: threads, spawn sites and access facts.
+//!
+//! Facts carry the function and a function-relative span, never absolute
+//! positions, so that the per-location race checks backdate when an edit
+//! only moves code around.
+
+use crate::db::FunctionId;
+use crate::model::{LocKey, LockSet, SiteSet};
+use racelens_syntax::{AccessKind, Name, Span};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// An abstract thread: main, or the threads of one spawn site and entry
+/// function created by one parent thread.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Thread {
+    pub entry: Name,
+    pub parent: Option<u32>,
+    pub site: Option<u32>,
+    /// Created exactly once in every run.
+    pub unique: bool,
+}
+
+/// A thread-creation call.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Site {
+    pub func: FunctionId,
+    pub call: u32,
+    pub span: Span,
+    /// Where the thread id is stored, for matching joins.
+    pub tid: Vec<LocKey>,
+    pub in_loop: bool,
+    pub visits: u32,
+    /// Sites certainly joined whenever this site spawns.
+    pub joined_before: Option<SiteSet>,
+}
+
+/// One access of a thread to a location, with the analysis facts at that point.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AccessFact {
+    pub thread: u32,
+    pub func: FunctionId,
+    pub span: Span,
+    pub kind: AccessKind,
+    pub must: LockSet,
+    pub may: LockSet,
+    /// Spawn sites this thread may have executed before the access.
+    pub created: SiteSet,
+    /// Spawn sites this thread has certainly joined before the access.
+    pub joined: SiteSet,
+    /// A local accessed by name in its own frame.
+    pub direct_local: bool,
+    /// The location is one of several the access may touch.
+    pub weak: bool,
+}
+
+/// Threads and spawn sites of the program.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ThreadTable {
+    pub threads: Vec<Thread>,
+    pub sites: Vec<Site>,
+}
+
+impl ThreadTable {
+    /// The chain of (thread, spawn site) from `t` up to the root, `t` first.
+    pub fn chain(&self, mut t: u32) -> Vec<(u32, Option<u32>)> {
+        let mut v = Vec::new();
+        for _ in 0..self.threads.len() + 1 {
+            let th = &self.threads[t as usize];
+            v.push((t, th.site));
+            match th.parent {
+                Some(p) => t = p,
+                None => break,
+            }
+        }
+        v
+    }
+}
+
+/// Everything the race checks need.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ThreadAnalysis {
+    pub table: Arc<ThreadTable>,
+    pub locations: BTreeMap<LocKey, Arc<Vec<AccessFact>>>,
+    /// Functions whose analysis was cut short by a budget.
+    pub incomplete: Vec<(FunctionId, String)>,
+}

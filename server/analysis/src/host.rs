@@ -1,0 +1,145 @@
+//! The analysis API used by the CLI and the language server.
+//!
+//! [`AnalysisHost`] owns the database and is the only place inputs change;
+//! [`Analysis`] is a cheap snapshot (a db clone) that answers queries on
+//! another thread. A snapshot's query unwinds with `salsa::Cancelled` when
+//! the host changes an input; callers catch it and retry or drop the result.
+
+use crate::config::Config;
+use crate::db::{file_items, function_offset, RootDb, SourceFile, Workspace};
+use crate::races::thread_analysis;
+use crate::report::{all_races, RaceReport, SiteRef};
+use racelens_syntax::{parse, Parsed};
+use salsa::Setter;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Owner of the database and its inputs.
+pub struct AnalysisHost {
+    db: RootDb,
+    ws: Workspace,
+    files: BTreeMap<PathBuf, SourceFile>,
+}
+
+impl Default for AnalysisHost {
+    fn default() -> Self {
+        Self::new(Config::default())
+    }
+}
+
+impl AnalysisHost {
+    pub fn new(config: Config) -> Self {
+        let db = RootDb::default();
+        let ws = Workspace::new(&db, Vec::new(), Arc::new(config));
+        AnalysisHost { db, ws, files: BTreeMap::new() }
+    }
+
+    /// Sets a file's text, parsing it from scratch.
+    pub fn set_file_text(&mut self, path: &Path, text: impl Into<Arc<str>>) {
+        let parsed = parse::parse(text.into());
+        self.set_file(path, parsed);
+    }
+
+    /// Sets a file's parse (for example one made incrementally by the editor layer).
+    pub fn set_file(&mut self, path: &Path, parsed: Parsed) {
+        match self.files.get(path) {
+            Some(f) => {
+                f.set_parsed(&mut self.db).to(parsed);
+            }
+            None => {
+                let f = SourceFile::new(&self.db, path.to_path_buf(), parsed);
+                self.files.insert(path.to_path_buf(), f);
+                let list: Vec<SourceFile> = self.files.values().copied().collect();
+                self.ws.set_files(&mut self.db).to(list);
+            }
+        }
+    }
+
+    pub fn remove_file(&mut self, path: &Path) {
+        if self.files.remove(path).is_some() {
+            let list: Vec<SourceFile> = self.files.values().copied().collect();
+            self.ws.set_files(&mut self.db).to(list);
+        }
+    }
+
+    pub fn has_file(&self, path: &Path) -> bool {
+        self.files.contains_key(path)
+    }
+
+    pub fn file_paths(&self) -> Vec<PathBuf> {
+        self.files.keys().cloned().collect()
+    }
+
+    pub fn set_config(&mut self, config: Config) {
+        if **self.ws.config(&self.db) != config {
+            self.ws.set_config(&mut self.db).to(Arc::new(config));
+        }
+    }
+
+    pub fn snapshot(&self) -> Analysis {
+        Analysis { db: self.db.clone(), ws: self.ws, files: self.files.clone() }
+    }
+
+    /// The database, for query-execution logs in tests and benchmarks.
+    pub fn db(&self) -> &RootDb {
+        &self.db
+    }
+}
+
+/// A read-only view of the analysis at one revision.
+#[derive(Clone)]
+pub struct Analysis {
+    db: RootDb,
+    ws: Workspace,
+    files: BTreeMap<PathBuf, SourceFile>,
+}
+
+/// A function whose analysis was cut short.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Incomplete {
+    pub site: SiteRef,
+    pub reason: String,
+}
+
+impl Analysis {
+    /// Every race, one report per racy access.
+    pub fn races(&self) -> Vec<RaceReport> {
+        all_races(&self.db, self.ws)
+    }
+
+    /// Functions whose analysis hit a budget.
+    pub fn incomplete(&self) -> Vec<Incomplete> {
+        let ta = thread_analysis(&self.db, self.ws);
+        ta.incomplete
+            .iter()
+            .map(|(f, why)| {
+                let off = function_offset(&self.db, *f) as usize;
+                let items = file_items(&self.db, f.file(&self.db));
+                let name_len = f.name(&self.db).len();
+                let start = items.functions.iter().find(|i| i.start as usize == off).map(|i| off + i.name_span.0 as usize).unwrap_or(off);
+                Incomplete {
+                    site: SiteRef { file: f.file(&self.db).path(&self.db).clone(), start, end: start + name_len, func: f.name(&self.db).to_string() },
+                    reason: why.clone(),
+                }
+            })
+            .collect()
+    }
+
+    pub fn file_text(&self, path: &Path) -> Option<Arc<str>> {
+        self.files.get(path).map(|f| f.parsed(&self.db).text.clone())
+    }
+
+    /// Number of syntax errors in a file.
+    pub fn syntax_errors(&self, path: &Path) -> u32 {
+        self.files.get(path).map(|f| file_items(&self.db, *f).error_count).unwrap_or(0)
+    }
+
+    pub fn db(&self) -> &RootDb {
+        &self.db
+    }
+
+    pub fn workspace(&self) -> Workspace {
+        self.ws
+    }
+}

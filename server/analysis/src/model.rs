@@ -1,0 +1,219 @@
+//! Abstract memory locations, locks and thread sets shared by the analyses.
+//!
+//! A location is a base (global, static local, local of a frame, heap
+//! allocation site, or a struct type when the pointer cannot be resolved)
+//! plus a field/index path. Locks are identified by the location of the lock
+//! object, so `&q->lock` over the same `q` as `q->count` is recognised.
+
+use racelens_syntax::Name;
+use std::fmt;
+
+/// The base object of a location.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Base {
+    /// A global variable, or a static local named `func::var`.
+    Global(Name),
+    /// A local variable (or parameter) of a function frame.
+    Local { func: Name, var: Name },
+    /// Memory from the allocation call `call` in `func`.
+    Heap { func: Name, call: u32 },
+    /// Some object of this struct type, reached through an unresolved pointer.
+    Type(Name),
+    /// A synthetic lock (for example the one guarding a `pthread_once` body).
+    Synthetic(Name),
+}
+
+/// One step of a path below a base.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Elem {
+    Field(Name),
+    /// A constant index, or `None` for any index.
+    Index(Option<i64>),
+}
+
+/// An abstract memory location.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LocKey {
+    pub base: Base,
+    pub path: Vec<Elem>,
+}
+
+impl LocKey {
+    pub fn new(base: Base) -> Self {
+        LocKey { base, path: Vec::new() }
+    }
+
+    pub fn with(&self, e: Elem) -> Self {
+        let mut k = self.clone();
+        if k.path.len() < 8 {
+            k.path.push(e);
+        }
+        k
+    }
+
+    /// True when the base may stand for several run-time objects.
+    pub fn is_weak(&self) -> bool {
+        matches!(self.base, Base::Type(_) | Base::Heap { .. })
+    }
+
+    /// The location with all indices forgotten (for points-to storage).
+    pub fn without_indices(&self) -> LocKey {
+        LocKey { base: self.base.clone(), path: self.path.iter().filter(|e| matches!(e, Elem::Field(_))).cloned().collect() }
+    }
+
+    /// May the two locations overlap? Distinct fields or distinct constant
+    /// indices do not; a prefix (the whole struct) overlaps its parts.
+    pub fn may_overlap(&self, other: &LocKey) -> bool {
+        if self.base != other.base {
+            return false;
+        }
+        for (a, b) in self.path.iter().zip(&other.path) {
+            match (a, b) {
+                (Elem::Field(x), Elem::Field(y)) if x != y => return false,
+                (Elem::Index(Some(i)), Elem::Index(Some(j))) if i != j => return false,
+                _ => {}
+            }
+        }
+        true
+    }
+
+    /// Do the two locations certainly denote the same object?
+    pub fn must_overlap(&self, other: &LocKey) -> bool {
+        self == other && !self.path.iter().any(|e| matches!(e, Elem::Index(None)))
+    }
+
+    /// The variable name users see: `counter`, `q->count`, `arr[2]`.
+    pub fn display(&self) -> String {
+        let mut s = match &self.base {
+            Base::Global(n) => n.rsplit("::").next().unwrap_or(n).to_string(),
+            Base::Local { var, .. } => var.to_string(),
+            Base::Heap { func, .. } => format!("(heap object allocated in `{func}`)"),
+            Base::Type(t) => format!("(struct {t})"),
+            Base::Synthetic(n) => n.to_string(),
+        };
+        for e in &self.path {
+            match e {
+                Elem::Field(f) => {
+                    s.push('.');
+                    s.push_str(f);
+                }
+                Elem::Index(Some(i)) => s.push_str(&format!("[{i}]")),
+                Elem::Index(None) => s.push_str("[*]"),
+            }
+        }
+        s
+    }
+}
+
+impl fmt::Display for LocKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.display())
+    }
+}
+
+/// A held lock and whether it is held only for reading.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Held {
+    pub lock: LocKey,
+    pub shared: bool,
+}
+
+/// A sorted set of held locks.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct LockSet(pub Vec<Held>);
+
+impl LockSet {
+    pub fn insert(&mut self, h: Held) {
+        if let Some(i) = self.0.iter().position(|x| x.lock == h.lock) {
+            // Write mode wins over read mode.
+            self.0[i].shared &= h.shared;
+            return;
+        }
+        let pos = self.0.binary_search(&h).unwrap_or_else(|p| p);
+        self.0.insert(pos, h);
+    }
+
+    pub fn remove(&mut self, lock: &LocKey) {
+        self.0.retain(|h| &h.lock != lock);
+    }
+
+    pub fn intersect(&self, other: &LockSet) -> LockSet {
+        LockSet(self.0.iter().filter_map(|h| other.0.iter().find(|o| o.lock == h.lock).map(|o| Held { lock: h.lock.clone(), shared: h.shared || o.shared })).collect())
+    }
+
+    pub fn union(&self, other: &LockSet) -> LockSet {
+        let mut r = self.clone();
+        for h in &other.0 {
+            r.insert(h.clone());
+        }
+        r
+    }
+
+    /// Is there a lock that excludes the two holders from each other (held
+    /// by both, in write mode by at least one)?
+    pub fn excludes(&self, other: &LockSet) -> bool {
+        self.0.iter().any(|h| other.0.iter().any(|o| o.lock == h.lock && !(o.shared && h.shared)))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.0.iter().map(|h| if h.shared { format!("{} (read)", h.lock) } else { h.lock.display() }).collect()
+    }
+}
+
+/// A small sorted set of spawn-site indices.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct SiteSet(pub Vec<u32>);
+
+impl SiteSet {
+    pub fn insert(&mut self, s: u32) {
+        if let Err(p) = self.0.binary_search(&s) {
+            self.0.insert(p, s);
+        }
+    }
+    pub fn remove(&mut self, s: u32) {
+        self.0.retain(|x| *x != s);
+    }
+    pub fn contains(&self, s: u32) -> bool {
+        self.0.binary_search(&s).is_ok()
+    }
+    pub fn union(&self, o: &SiteSet) -> SiteSet {
+        let mut r = self.clone();
+        for s in &o.0 {
+            r.insert(*s);
+        }
+        r
+    }
+    pub fn intersect(&self, o: &SiteSet) -> SiteSet {
+        SiteSet(self.0.iter().copied().filter(|s| o.contains(*s)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(n: &str) -> LocKey {
+        LocKey::new(Base::Global(n.into()))
+    }
+
+    #[test]
+    fn overlap_is_field_and_index_sensitive() {
+        let s = g("s");
+        assert!(!s.with(Elem::Field("a".into())).may_overlap(&s.with(Elem::Field("b".into()))));
+        assert!(s.may_overlap(&s.with(Elem::Field("b".into()))));
+        assert!(!s.with(Elem::Index(Some(1))).may_overlap(&s.with(Elem::Index(Some(2)))));
+        assert!(s.with(Elem::Index(None)).may_overlap(&s.with(Elem::Index(Some(2)))));
+    }
+
+    #[test]
+    fn read_locks_do_not_exclude_readers() {
+        let r = LockSet(vec![Held { lock: g("rw"), shared: true }]);
+        let w = LockSet(vec![Held { lock: g("rw"), shared: false }]);
+        assert!(!r.excludes(&r));
+        assert!(r.excludes(&w));
+    }
+}

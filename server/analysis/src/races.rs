@@ -1,0 +1,156 @@
+//! The race check, one memory location at a time (RacerF Section 7).
+//!
+//! A pair of accesses races when one writes, the threads differ (or are the
+//! same non-unique thread), the locations overlap, no lock excludes them,
+//! and the threads may run in parallel at those points. The pair is a
+//! *must* race when the must-variants hold and no abstraction is involved.
+
+use crate::db::Workspace;
+use crate::facts::{AccessFact, ThreadAnalysis, ThreadTable};
+use crate::model::LocKey;
+use crate::walk;
+use racelens_syntax::AccessKind;
+use std::sync::Arc;
+
+/// A memory location of the race check.
+#[salsa::interned(unsafe(no_lifetime), revisions = usize::MAX, debug)]
+pub struct Location {
+    #[returns(copy)]
+    pub ws: Workspace,
+    #[returns(ref)]
+    pub key: LocKey,
+}
+
+/// How sure racelens is of a race.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Confidence {
+    Must,
+    May,
+}
+
+/// Two racing accesses (indices into the location's facts).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RacePair {
+    pub a: u32,
+    pub b: u32,
+    pub confidence: Confidence,
+}
+
+/// The whole-program walk.
+#[salsa::tracked(returns(ref))]
+pub fn thread_analysis(db: &dyn salsa::Database, ws: Workspace) -> Arc<ThreadAnalysis> {
+    Arc::new(walk::analyse(db, ws))
+}
+
+/// Threads and spawn sites; backdated when only accesses changed.
+#[salsa::tracked(returns(ref))]
+pub fn thread_table(db: &dyn salsa::Database, ws: Workspace) -> Arc<ThreadTable> {
+    thread_analysis(db, ws).table.clone()
+}
+
+/// All memory locations that threads access.
+#[salsa::tracked(returns(ref))]
+pub fn locations(db: &dyn salsa::Database, ws: Workspace) -> Vec<Location> {
+    thread_analysis(db, ws).locations.keys().map(|k| Location::new(db, ws, k.clone())).collect()
+}
+
+/// The accesses to one location; backdated when they did not change.
+#[salsa::tracked(returns(ref))]
+pub fn location_accesses(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<AccessFact>> {
+    thread_analysis(db, loc.ws(db)).locations.get(loc.key(db)).cloned().unwrap_or_default()
+}
+
+/// The race check of one location.
+#[salsa::tracked(returns(ref))]
+pub fn races_at(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<RacePair>> {
+    let facts = location_accesses(db, loc);
+    let table = thread_table(db, loc.ws(db));
+    Arc::new(check_location(loc.key(db), facts, table))
+}
+
+/// Pairs of racing accesses among `facts`.
+pub fn check_location(key: &LocKey, facts: &[AccessFact], table: &ThreadTable) -> Vec<RacePair> {
+    let mut out = Vec::new();
+    if !facts.iter().any(|f| f.kind == AccessKind::Write) {
+        return out;
+    }
+    // Quick reject: a single unique thread alone cannot race.
+    let first = facts[0].thread;
+    if facts.iter().all(|f| f.thread == first) && table.threads.get(first as usize).map(|t| t.unique).unwrap_or(true) {
+        return out;
+    }
+    for (i, a) in facts.iter().enumerate() {
+        for (j, b) in facts.iter().enumerate().skip(i) {
+            if let Some(c) = race_pair(key, a, b, table) {
+                out.push(RacePair { a: i as u32, b: j as u32, confidence: c });
+            }
+        }
+    }
+    out
+}
+
+fn race_pair(key: &LocKey, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> Option<Confidence> {
+    if a.kind == AccessKind::Read && b.kind == AccessKind::Read {
+        return None;
+    }
+    let unique = |t: u32| table.threads.get(t as usize).map(|t| t.unique).unwrap_or(true);
+    if a.thread == b.thread && unique(a.thread) {
+        return None;
+    }
+    // Two accesses by name to a local are in the same frame only within
+    // one thread instance.
+    if a.direct_local && b.direct_local {
+        return None;
+    }
+    if a.must.excludes(&b.must) {
+        return None;
+    }
+    if !may_happen_in_parallel(a, b, table) {
+        return None;
+    }
+    let must = !a.weak && !b.weak && !key.is_weak() && key.must_overlap(key) && !a.may.excludes(&b.may);
+    Some(if must { Confidence::Must } else { Confidence::May })
+}
+
+/// Active-threads check: can the two accesses overlap in time, given which
+/// threads each side has created and joined at that point?
+pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
+    if a.thread == b.thread {
+        return true;
+    }
+    let ca = table.chain(a.thread);
+    let cb = table.chain(b.thread);
+    let unique = |t: u32| table.threads.get(t as usize).map(|t| t.unique).unwrap_or(true);
+    // `b`'s thread descends from `a`'s: `a` happens in parallel only after
+    // creating that branch and before joining it.
+    if let Some(pos) = cb.iter().position(|(t, _)| *t == a.thread) {
+        if pos == 0 || !unique(a.thread) {
+            return true;
+        }
+        let site = cb[pos - 1].1.expect("child has a site");
+        return a.created.contains(site) && !a.joined.contains(site);
+    }
+    if let Some(pos) = ca.iter().position(|(t, _)| *t == b.thread) {
+        if pos == 0 || !unique(b.thread) {
+            return true;
+        }
+        let site = ca[pos - 1].1.expect("child has a site");
+        return b.created.contains(site) && !b.joined.contains(site);
+    }
+    // Siblings under a common ancestor: ordered if one branch is joined
+    // before the other is created.
+    for (ia, (ta, _)) in ca.iter().enumerate() {
+        if let Some(ib) = cb.iter().position(|(tb, _)| tb == ta) {
+            if ia == 0 || ib == 0 || !unique(*ta) {
+                return true;
+            }
+            let (sa, sb) = (ca[ia - 1].1.expect("site"), cb[ib - 1].1.expect("site"));
+            if sa == sb {
+                return true;
+            }
+            let joined_before = |s: u32, other: u32| table.sites.get(s as usize).and_then(|x| x.joined_before.as_ref()).map(|j| j.contains(other)).unwrap_or(false);
+            return !(joined_before(sb, sa) || joined_before(sa, sb));
+        }
+    }
+    true
+}

@@ -1,0 +1,153 @@
+//! Race reports in absolute file positions: what the CLI and the LSP show.
+//!
+//! This turns per-location race pairs (function-relative) into one report
+//! per racy access, naming the variable, the access kind, the threads, the
+//! locks held and every conflicting access.
+
+use crate::db::{function_offset, FunctionId};
+use crate::facts::{AccessFact, ThreadTable};
+use crate::races::{locations, races_at, location_accesses, thread_analysis, Confidence};
+use crate::db::Workspace;
+use racelens_syntax::AccessKind;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// A place in a file, in absolute byte offsets.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SiteRef {
+    pub file: PathBuf,
+    pub start: usize,
+    pub end: usize,
+    pub func: String,
+}
+
+/// The other side of a race.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Conflict {
+    pub site: SiteRef,
+    pub kind: AccessKind,
+    pub thread: String,
+    pub locks: Vec<String>,
+}
+
+/// Where a thread involved in a race is created.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Creation {
+    pub thread: String,
+    pub site: SiteRef,
+}
+
+/// One racy access and everything it conflicts with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RaceReport {
+    pub var: String,
+    pub site: SiteRef,
+    pub kind: AccessKind,
+    pub threads: Vec<String>,
+    pub locks: Vec<String>,
+    pub confidence: Confidence,
+    pub conflicts: Vec<Conflict>,
+    pub creations: Vec<Creation>,
+}
+
+impl RaceReport {
+    /// "data race on `counter`: write in thread `worker` holding no lock"
+    pub fn message(&self) -> String {
+        let kind = kind_word(self.kind);
+        let threads = self.threads.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ");
+        let plural = if self.threads.len() > 1 { "threads" } else { "thread" };
+        format!("{} data race on `{}`: {} in {} {} holding {}", if self.confidence == Confidence::Must { "" } else { "possible" }, self.var, kind, plural, threads, locks_text(&self.locks))
+            .trim_start()
+            .to_string()
+    }
+}
+
+pub fn kind_word(k: AccessKind) -> &'static str {
+    match k {
+        AccessKind::Read => "read",
+        AccessKind::Write => "write",
+    }
+}
+
+pub fn locks_text(locks: &[String]) -> String {
+    if locks.is_empty() {
+        "no lock".to_string()
+    } else {
+        format!("{{{}}}", locks.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", "))
+    }
+}
+
+/// Display name of a thread.
+pub fn thread_name(table: &ThreadTable, t: u32) -> String {
+    match table.threads.get(t as usize) {
+        Some(th) => th.entry.to_string(),
+        None => "?".into(),
+    }
+}
+
+/// Where `fact` is, in absolute terms.
+pub fn site_of(db: &dyn salsa::Database, func: FunctionId, span: racelens_syntax::Span) -> SiteRef {
+    let off = function_offset(db, func) as usize;
+    SiteRef { file: func.file(db).path(db).clone(), start: off + span.start as usize, end: off + span.end as usize, func: func.name(db).to_string() }
+}
+
+fn fact_site(db: &dyn salsa::Database, f: &AccessFact) -> SiteRef {
+    site_of(db, f.func, f.span)
+}
+
+/// All races of the workspace, one report per racy access, sorted by position.
+pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
+    let table = thread_analysis(db, ws).table.clone();
+    let mut by_site: BTreeMap<SiteRef, RaceReport> = BTreeMap::new();
+    for &loc in locations(db, ws) {
+        let pairs = races_at(db, loc);
+        if pairs.is_empty() {
+            continue;
+        }
+        let facts = location_accesses(db, loc);
+        let var = loc.key(db).display();
+        for p in pairs.iter() {
+            let (a, b) = (&facts[p.a as usize], &facts[p.b as usize]);
+            for (x, y) in [(a, b), (b, a)] {
+                let site = fact_site(db, x);
+                let r = by_site.entry(site.clone()).or_insert_with(|| RaceReport {
+                    var: var.clone(),
+                    site,
+                    kind: x.kind,
+                    threads: Vec::new(),
+                    locks: x.must.names(),
+                    confidence: p.confidence,
+                    conflicts: Vec::new(),
+                    creations: Vec::new(),
+                });
+                if x.kind == AccessKind::Write {
+                    r.kind = AccessKind::Write;
+                }
+                if p.confidence == Confidence::Must {
+                    r.confidence = Confidence::Must;
+                }
+                let tn = thread_name(&table, x.thread);
+                if !r.threads.contains(&tn) {
+                    r.threads.push(tn);
+                }
+                let other_thread = if x.thread == y.thread && std::ptr::eq(x, y) { format!("{} (another instance)", thread_name(&table, y.thread)) } else { thread_name(&table, y.thread) };
+                let c = Conflict { site: fact_site(db, y), kind: y.kind, thread: other_thread, locks: y.must.names() };
+                if !r.conflicts.contains(&c) && r.conflicts.len() < 64 {
+                    r.conflicts.push(c);
+                }
+                if let Some(site) = table.threads.get(y.thread as usize).and_then(|t| t.site) {
+                    let s = &table.sites[site as usize];
+                    let cr = Creation { thread: thread_name(&table, y.thread), site: site_of(db, s.func, s.span) };
+                    if !r.creations.contains(&cr) {
+                        r.creations.push(cr);
+                    }
+                }
+            }
+        }
+    }
+    let mut v: Vec<RaceReport> = by_site.into_values().collect();
+    for r in &mut v {
+        r.conflicts.sort();
+    }
+    v
+}

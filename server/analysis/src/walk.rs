@@ -1,0 +1,1011 @@
+//! The thread walk: a forward, context-sensitive interpretation of each
+//! thread from its entry point (RacerF Sections 5-6).
+//!
+//! One pass computes, at every access, the must- and may-locksets, the spawn
+//! sites already executed and those certainly joined (active-threads
+//! analysis), and resolves the accessed memory through a small points-to
+//! analysis (thread arguments, locals whose address escapes, heap sites).
+//! Functions are summarised per calling context (locks held, threads created,
+//! pointer arguments) and memoized. Budgets bound steps and contexts so that
+//! pathological programs end with a partial, flagged result.
+
+use crate::config::CallModel;
+use crate::db::{function_summary, program, FunctionId, FunctionSummary, Program, Workspace};
+use crate::facts::*;
+use crate::model::*;
+use racelens_syntax::{AccessKind, Call, Callee, Expr, Name, Stmt, Test, TypeInfo};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Statement visits allowed per thread before the walk gives up.
+const STEP_BUDGET: u64 = 3_000_000;
+/// Calling contexts analysed per function and thread.
+const CONTEXT_BUDGET: usize = 24;
+/// Abstract threads in the whole program.
+const THREAD_BUDGET: usize = 512;
+const MAX_VALS: usize = 16;
+const MAX_LOOP_ITERS: usize = 4;
+
+/// A possible value of a pointer expression.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Val {
+    Target(LocKey),
+    Func(Name),
+}
+
+type Vals = Vec<Val>;
+
+fn add_vals(into: &mut Vals, more: impl IntoIterator<Item = Val>) -> bool {
+    let mut changed = false;
+    for v in more {
+        if into.len() >= MAX_VALS {
+            break;
+        }
+        if let Err(p) = into.binary_search(&v) {
+            into.insert(p, v);
+            changed = true;
+        }
+    }
+    changed
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum TryKey {
+    Call(u32),
+    Var(Name),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+struct State {
+    must: LockSet,
+    may: LockSet,
+    created: SiteSet,
+    joined: SiteSet,
+    tries: Vec<(TryKey, Held)>,
+}
+
+fn join(a: Option<State>, b: Option<State>) -> Option<State> {
+    match (a, b) {
+        (None, x) | (x, None) => x,
+        (Some(a), Some(b)) => {
+            let mut tries = a.tries.clone();
+            for t in b.tries {
+                if !tries.contains(&t) {
+                    tries.push(t);
+                }
+            }
+            Some(State { must: a.must.intersect(&b.must), may: a.may.union(&b.may), created: a.created.union(&b.created), joined: a.joined.intersect(&b.joined), tries })
+        }
+    }
+}
+
+#[derive(Default)]
+struct Out {
+    next: Option<State>,
+    brk: Option<State>,
+    cont: Option<State>,
+    ret: Option<State>,
+}
+
+struct Frame {
+    fid: FunctionId,
+    fname: Name,
+    summary: Arc<FunctionSummary>,
+    locals: FxHashMap<Name, TypeInfo>,
+    pts: FxHashMap<Name, Vals>,
+    address_taken: FxHashSet<Name>,
+}
+
+struct MemoEntry {
+    exit: Option<State>,
+    sites: Vec<u32>,
+}
+
+/// Runs the walk over every thread of the workspace.
+pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
+    let prog = program(db, ws).clone();
+    let mut w = Walker {
+        db,
+        prog: &prog,
+        thread: 0,
+        threads: Vec::new(),
+        sites: Vec::new(),
+        site_index: FxHashMap::default(),
+        thread_index: FxHashMap::default(),
+        thread_args: Vec::new(),
+        facts: FxHashMap::default(),
+        memo: FxHashMap::default(),
+        contexts: FxHashMap::default(),
+        stack: Vec::new(),
+        sites_stack: Vec::new(),
+        steps: 0,
+        loop_depth: 0,
+        store: FxHashMap::default(),
+        incomplete: FxHashMap::default(),
+        replayed_sites: FxHashSet::default(),
+    };
+    w.build_store();
+    // The root thread: `main`, or every function nobody calls.
+    let roots: Vec<FunctionId> = match prog.functions.get("main") {
+        Some(m) => vec![m[0]],
+        None => w.uncalled_functions(),
+    };
+    w.threads.push(Thread { entry: Name::from("main"), parent: None, site: None, unique: true });
+    w.thread_args.push(Vec::new());
+    for r in roots {
+        w.walk_fn(r, State::default(), Vec::new());
+    }
+    let mut t = 1;
+    while t < w.threads.len() {
+        w.thread = t as u32;
+        w.memo.clear();
+        w.contexts.clear();
+        w.steps = 0;
+        let entry = w.threads[t].entry.clone();
+        let args = w.thread_args[t].clone();
+        if let Some(fs) = prog.functions.get(&entry) {
+            let f = fs[0];
+            let bindings = vec![args];
+            w.walk_fn(f, State::default(), bindings);
+        }
+        t += 1;
+    }
+    w.finish()
+}
+
+struct Walker<'a> {
+    db: &'a dyn salsa::Database,
+    prog: &'a Program,
+    thread: u32,
+    threads: Vec<Thread>,
+    sites: Vec<Site>,
+    site_index: FxHashMap<(FunctionId, u32), u32>,
+    thread_index: FxHashMap<(u32, u32, Name), u32>,
+    thread_args: Vec<Vals>,
+    facts: FxHashMap<LocKey, FxHashSet<AccessFact>>,
+    memo: FxHashMap<(FunctionId, State, Vec<Vals>), MemoEntry>,
+    contexts: FxHashMap<FunctionId, usize>,
+    stack: Vec<FunctionId>,
+    /// Spawn sites visited by each active function walk.
+    sites_stack: Vec<Vec<u32>>,
+    steps: u64,
+    loop_depth: u32,
+    /// Flow-insensitive contents of non-local pointer cells.
+    store: FxHashMap<LocKey, Vals>,
+    incomplete: FxHashMap<FunctionId, String>,
+    replayed_sites: FxHashSet<u32>,
+}
+
+impl<'a> Walker<'a> {
+    fn finish(mut self) -> ThreadAnalysis {
+        // Uniqueness: a thread is unique when its site runs once, outside
+        // loops and memo replays, in a unique parent.
+        for i in 1..self.threads.len() {
+            let th = &self.threads[i];
+            let site = th.site.map(|s| &self.sites[s as usize]);
+            let parent_unique = th.parent.map(|p| self.threads[p as usize].unique).unwrap_or(true);
+            let unique = th.unique
+                && parent_unique
+                && site.map(|s| !s.in_loop && s.visits <= 1).unwrap_or(true)
+                && th.site.map(|s| !self.replayed_sites.contains(&s)).unwrap_or(true);
+            self.threads[i].unique = unique;
+        }
+        let mut locations = BTreeMap::new();
+        for (k, set) in self.facts {
+            let mut v: Vec<AccessFact> = set.into_iter().collect();
+            v.sort_by(|a, b| (a.thread, a.func.key(), a.span, a.kind, &a.must, &a.may, &a.created, &a.joined).cmp(&(b.thread, b.func.key(), b.span, b.kind, &b.must, &b.may, &b.created, &b.joined)).then(a.weak.cmp(&b.weak)).then(a.direct_local.cmp(&b.direct_local)));
+            locations.insert(k, Arc::new(v));
+        }
+        ThreadAnalysis {
+            table: Arc::new(ThreadTable { threads: self.threads, sites: self.sites }),
+            locations,
+            incomplete: {
+                let mut v: Vec<(FunctionId, String)> = self.incomplete.into_iter().collect();
+                v.sort_by_key(|(f, _)| f.key());
+                v
+            },
+        }
+    }
+
+    fn summary(&self, f: FunctionId) -> Arc<FunctionSummary> {
+        function_summary(self.db, f).clone()
+    }
+
+    fn uncalled_functions(&self) -> Vec<FunctionId> {
+        let mut called: FxHashSet<Name> = FxHashSet::default();
+        for fs in self.prog.functions.values() {
+            for f in fs {
+                let s = self.summary(*f);
+                visit_calls(&s.ir.body, &mut |c| {
+                    if let Callee::Direct(n) = &c.callee {
+                        called.insert(n.clone());
+                    }
+                    for a in &c.args {
+                        if let Expr::Var(n) = a {
+                            called.insert(n.clone());
+                        }
+                    }
+                });
+            }
+        }
+        self.prog.functions.iter().filter(|(n, _)| !called.contains(*n)).map(|(_, fs)| fs[0]).collect()
+    }
+
+    fn mark_incomplete(&mut self, f: FunctionId, why: &str) {
+        self.incomplete.entry(f).or_insert_with(|| why.to_string());
+    }
+
+    // ----- frames and points-to -------------------------------------------
+
+    fn frame(&self, fid: FunctionId, bindings: &[Vals]) -> Frame {
+        let summary = self.summary(fid);
+        let mut locals = FxHashMap::default();
+        let mut pts: FxHashMap<Name, Vals> = FxHashMap::default();
+        for (i, p) in summary.ir.params.iter().enumerate() {
+            locals.insert(p.name.clone(), self.prog.resolve_type(&p.ty));
+            if let Some(b) = bindings.get(i) {
+                pts.insert(p.name.clone(), b.clone());
+            }
+        }
+        visit_stmts(&summary.ir.body, &mut |s| {
+            if let Stmt::Decl(d) = s {
+                locals.insert(d.name.clone(), self.prog.resolve_type(&d.ty));
+            }
+        });
+        let address_taken = summary.ir.address_taken.iter().cloned().collect();
+        let fname = fid.name(self.db).clone();
+        let mut frame = Frame { fid, fname, summary, locals, pts, address_taken };
+        // Flow-insensitive points-to of local pointers, to a small fixpoint.
+        let summary = frame.summary.clone();
+        for _ in 0..3 {
+            let mut changed = false;
+            visit_stmts(&summary.ir.body, &mut |s| {
+                if let Stmt::Assign { lhs: Expr::Var(x), rhs } = s {
+                    if frame.locals.get(x).map(|t| !t.is_static).unwrap_or(false) {
+                        let v = self.eval(&frame, rhs, 0);
+                        if !v.is_empty() {
+                            changed |= add_vals(frame.pts.entry(x.clone()).or_default(), v);
+                        }
+                    }
+                }
+            });
+            if !changed {
+                break;
+            }
+        }
+        frame
+    }
+
+    /// Fills the store of pointer cells outside frames (globals, fields).
+    fn build_store(&mut self) {
+        for (g, refs) in &self.prog.global_inits {
+            let ty = self.prog.globals.get(g).map(|t| self.prog.resolve_type(t)).unwrap_or_default();
+            if ty.pointer == 0 && !ty.array {
+                continue;
+            }
+            let mut vals = Vec::new();
+            for r in refs {
+                if self.prog.is_function(r) {
+                    vals.push(Val::Func(r.clone()));
+                } else if self.prog.globals.contains_key(r) {
+                    vals.push(Val::Target(LocKey::new(Base::Global(r.clone()))));
+                }
+            }
+            if !vals.is_empty() {
+                add_vals(self.store.entry(LocKey::new(Base::Global(g.clone()))).or_default(), vals);
+            }
+        }
+        let funcs: Vec<FunctionId> = self.prog.functions.values().flatten().copied().collect();
+        for _round in 0..2 {
+            for &f in &funcs {
+                let frame = self.frame(f, &[]);
+                let mut updates = Vec::new();
+                visit_stmts(&frame.summary.ir.body, &mut |s| {
+                    if let Stmt::Assign { lhs, rhs } = s {
+                        if matches!(lhs, Expr::Var(x) if frame.locals.get(x).map(|t| !t.is_static).unwrap_or(false)) {
+                            return;
+                        }
+                        let v = self.eval(&frame, rhs, 0);
+                        if v.is_empty() {
+                            return;
+                        }
+                        for k in self.place(&frame, lhs, 0) {
+                            updates.push((k.without_indices(), v.clone()));
+                        }
+                    }
+                });
+                for (k, v) in updates {
+                    add_vals(self.store.entry(k).or_default(), v);
+                }
+            }
+        }
+    }
+
+    fn type_of(&self, fr: &Frame, e: &Expr, depth: u32) -> Option<TypeInfo> {
+        if depth > 32 {
+            return None;
+        }
+        match e {
+            Expr::Var(x) => fr.locals.get(x).cloned().or_else(|| self.prog.globals.get(x).map(|t| self.prog.resolve_type(t))),
+            Expr::Field { base, field, .. } => {
+                let bt = self.type_of(fr, base, depth + 1)?;
+                let ft = self.prog.field_type(bt.name.as_deref()?, field)?;
+                Some(self.prog.resolve_type(ft))
+            }
+            Expr::Index { base, .. } => {
+                let mut t = self.type_of(fr, base, depth + 1)?;
+                if t.array {
+                    t.array = false;
+                } else {
+                    t.pointer = t.pointer.saturating_sub(1);
+                }
+                Some(t)
+            }
+            Expr::Deref(v) => {
+                let mut t = self.type_of(fr, v, depth + 1)?;
+                if t.array {
+                    t.array = false;
+                } else {
+                    t.pointer = t.pointer.saturating_sub(1);
+                }
+                Some(t)
+            }
+            Expr::AddrOf(p) => {
+                let mut t = self.type_of(fr, p, depth + 1)?;
+                t.pointer += 1;
+                Some(t)
+            }
+            Expr::Cast { ty: Some(ty), .. } => Some(self.prog.resolve_type(&TypeInfo { name: Some(ty.clone()), pointer: 1, ..Default::default() })),
+            Expr::Cast { value, .. } | Expr::Offset(value) => self.type_of(fr, value, depth + 1),
+            _ => None,
+        }
+    }
+
+    fn is_array(&self, fr: &Frame, e: &Expr) -> bool {
+        match self.type_of(fr, e, 0) {
+            Some(t) => t.array,
+            None => matches!(e, Expr::Var(x) if !fr.locals.contains_key(x) && self.prog.globals.contains_key(x)),
+        }
+    }
+
+    /// The objects an lvalue expression may designate.
+    fn place(&self, fr: &Frame, e: &Expr, depth: u32) -> Vec<LocKey> {
+        if depth > 32 {
+            return Vec::new();
+        }
+        match e {
+            Expr::Var(x) => {
+                if let Some(t) = fr.locals.get(x) {
+                    if t.is_static {
+                        vec![LocKey::new(Base::Global(Name::from(format!("{}::{}", fr.fname, x))))]
+                    } else {
+                        vec![LocKey::new(Base::Local { func: fr.fname.clone(), var: x.clone() })]
+                    }
+                } else if self.prog.globals.contains_key(x) {
+                    vec![LocKey::new(Base::Global(x.clone()))]
+                } else {
+                    Vec::new()
+                }
+            }
+            Expr::Field { base, field, arrow } => {
+                let bases = if *arrow { self.deref(fr, base, depth + 1) } else { self.place(fr, base, depth + 1) };
+                bases.into_iter().map(|k| k.with(Elem::Field(field.clone()))).collect()
+            }
+            Expr::Index { base, index } => {
+                if self.is_array(fr, base) {
+                    self.place(fr, base, depth + 1).into_iter().map(|k| k.with(Elem::Index(*index))).collect()
+                } else {
+                    self.deref(fr, base, depth + 1)
+                        .into_iter()
+                        .map(|mut k| {
+                            if let Some(Elem::Index(i)) = k.path.last_mut() {
+                                *i = None;
+                                k
+                            } else {
+                                k.with(Elem::Index(*index))
+                            }
+                        })
+                        .collect()
+                }
+            }
+            Expr::Deref(v) => self.deref(fr, v, depth + 1),
+            Expr::Cast { value, .. } => self.place(fr, value, depth + 1),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The objects a pointer value may point to; falls back to the pointee's
+    /// struct type when the pointer is unresolved.
+    fn deref(&self, fr: &Frame, v: &Expr, depth: u32) -> Vec<LocKey> {
+        let vals = self.eval(fr, v, depth + 1);
+        let mut out: Vec<LocKey> = vals.into_iter().filter_map(|v| if let Val::Target(k) = v { Some(k) } else { None }).collect();
+        if out.is_empty() {
+            if let Some(t) = self.type_of(fr, v, 0) {
+                if let Some(n) = &t.name {
+                    if (t.pointer >= 1 || t.array) && self.prog.structs.contains_key(n) {
+                        out.push(LocKey::new(Base::Type(n.clone())));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The pointer values an expression may evaluate to.
+    fn eval(&self, fr: &Frame, e: &Expr, depth: u32) -> Vals {
+        if depth > 32 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        match e {
+            Expr::Var(x) => {
+                if let Some(t) = fr.locals.get(x) {
+                    if t.array {
+                        add_vals(&mut out, self.place(fr, e, depth + 1).into_iter().map(Val::Target));
+                    } else if t.is_static {
+                        let k = LocKey::new(Base::Global(Name::from(format!("{}::{}", fr.fname, x))));
+                        if let Some(v) = self.store.get(&k) {
+                            add_vals(&mut out, v.iter().cloned());
+                        }
+                    } else if let Some(v) = fr.pts.get(x) {
+                        add_vals(&mut out, v.iter().cloned());
+                    }
+                } else if let Some(t) = self.prog.globals.get(x) {
+                    if t.array {
+                        add_vals(&mut out, [Val::Target(LocKey::new(Base::Global(x.clone())))]);
+                    }
+                    if let Some(v) = self.store.get(&LocKey::new(Base::Global(x.clone()))) {
+                        add_vals(&mut out, v.iter().cloned());
+                    }
+                } else if self.prog.is_function(x) {
+                    out.push(Val::Func(x.clone()));
+                }
+            }
+            Expr::AddrOf(p) => {
+                if let Expr::Var(f) = &**p {
+                    if !fr.locals.contains_key(f) && !self.prog.globals.contains_key(f) && self.prog.is_function(f) {
+                        return vec![Val::Func(f.clone())];
+                    }
+                }
+                add_vals(&mut out, self.place(fr, p, depth + 1).into_iter().map(Val::Target));
+            }
+            Expr::Cast { value, .. } | Expr::Offset(value) => out = self.eval(fr, value, depth + 1),
+            Expr::CallResult(id) => {
+                if let Some(CallModel::Alloc) = fr.summary.models.get(id) {
+                    out.push(Val::Target(LocKey::new(Base::Heap { func: fr.fname.clone(), call: *id })));
+                }
+            }
+            Expr::Field { .. } | Expr::Index { .. } | Expr::Deref(_) => {
+                if self.is_array(fr, e) {
+                    add_vals(&mut out, self.place(fr, e, depth + 1).into_iter().map(Val::Target));
+                }
+                for k in self.place(fr, e, depth + 1) {
+                    if let Some(v) = self.store.get(&k.without_indices()) {
+                        add_vals(&mut out, v.iter().cloned());
+                    }
+                }
+            }
+            Expr::Choice(alts) => {
+                for a in alts {
+                    let v = self.eval(fr, a, depth + 1);
+                    add_vals(&mut out, v);
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    fn functions_of(&self, fr: &Frame, callee: &Callee) -> Vec<FunctionId> {
+        let names: Vec<Name> = match callee {
+            Callee::Direct(n) if !fr.locals.contains_key(n) && !self.prog.globals.contains_key(n) => vec![n.clone()],
+            Callee::Direct(n) => self.eval(fr, &Expr::Var(n.clone()), 0).into_iter().filter_map(|v| if let Val::Func(f) = v { Some(f) } else { None }).collect(),
+            Callee::Indirect(e) => {
+                let e = match e {
+                    Expr::Deref(inner) => inner,
+                    e => e,
+                };
+                self.eval(fr, e, 0).into_iter().filter_map(|v| if let Val::Func(f) = v { Some(f) } else { None }).collect()
+            }
+        };
+        let file = fr.fid.file(self.db);
+        names
+            .iter()
+            .filter_map(|n| {
+                let defs = self.prog.functions.get(n)?;
+                Some(defs.iter().find(|d| d.file(self.db) == file).copied().unwrap_or(defs[0]))
+            })
+            .collect()
+    }
+
+    // ----- the walk ---------------------------------------------------------
+
+    fn walk_fn(&mut self, fid: FunctionId, mut st: State, bindings: Vec<Vals>) -> Option<State> {
+        if self.stack.contains(&fid) || self.stack.len() > 64 {
+            return Some(st);
+        }
+        let caller_tries = std::mem::take(&mut st.tries);
+        let key = (fid, st.clone(), bindings.clone());
+        if let Some(m) = self.memo.get(&key) {
+            // The function runs again: whatever it spawns is spawned again.
+            let sites = m.sites.clone();
+            let exit = m.exit.clone();
+            for s in &sites {
+                self.replayed_sites.insert(*s);
+            }
+            if let Some(top) = self.sites_stack.last_mut() {
+                top.extend(sites);
+            }
+            return exit.map(|mut e| {
+                e.tries = caller_tries;
+                e
+            });
+        }
+        let n = self.contexts.entry(fid).or_insert(0);
+        *n += 1;
+        if *n > CONTEXT_BUDGET {
+            self.mark_incomplete(fid, "too many calling contexts");
+            let mut st = st;
+            st.tries = caller_tries;
+            return Some(st);
+        }
+        let frame = self.frame(fid, &bindings);
+        self.stack.push(fid);
+        self.sites_stack.push(Vec::new());
+        let body = frame.summary.clone();
+        let out = self.walk_stmts(&frame, &body.ir.body, st);
+        self.stack.pop();
+        let sites = self.sites_stack.pop().unwrap_or_default();
+        if let Some(top) = self.sites_stack.last_mut() {
+            top.extend(sites.iter().copied());
+        }
+        let mut exit = join(out.next, out.ret);
+        if let Some(e) = exit.as_mut() {
+            e.tries.clear();
+        }
+        self.memo.insert(key, MemoEntry { exit: exit.clone(), sites });
+        exit.map(|mut e| {
+            e.tries = caller_tries;
+            e
+        })
+    }
+
+    fn walk_stmts(&mut self, fr: &Frame, stmts: &[Stmt], st: State) -> Out {
+        let mut out = Out::default();
+        let mut cur = Some(st);
+        for s in stmts {
+            let Some(state) = cur.take() else { break };
+            self.steps += 1;
+            if self.steps > STEP_BUDGET {
+                self.mark_incomplete(fr.fid, "step budget exceeded");
+                cur = Some(state);
+                break;
+            }
+            cur = match s {
+                Stmt::Access(a) => {
+                    self.record(fr, &a.place, a.kind, a.span, &state);
+                    Some(state)
+                }
+                Stmt::Assign { lhs: Expr::Var(x), rhs: Expr::CallResult(id) } => {
+                    let mut state = state;
+                    if let Some(h) = state.tries.iter().find(|(k, _)| *k == TryKey::Call(*id)).map(|(_, h)| h.clone()) {
+                        state.tries.push((TryKey::Var(x.clone()), h));
+                    }
+                    Some(state)
+                }
+                Stmt::Assign { .. } | Stmt::Decl(_) | Stmt::Goto => Some(state),
+                Stmt::Call(c) => self.call(fr, c, state),
+                Stmt::If { cond, test, then, els } => {
+                    let c = self.walk_stmts(fr, cond, state);
+                    merge_abrupt(&mut out, &c);
+                    match c.next {
+                        None => None,
+                        Some(cs) => {
+                            let (t, e) = self.split(test, cs);
+                            let o1 = self.walk_stmts(fr, then, t);
+                            let o2 = self.walk_stmts(fr, els, e);
+                            merge_abrupt(&mut out, &o1);
+                            merge_abrupt(&mut out, &o2);
+                            join(o1.next, o2.next)
+                        }
+                    }
+                }
+                Stmt::Loop { cond, test, body, do_while, infinite } => {
+                    let r = self.walk_loop(fr, cond, test, body, *do_while, *infinite, state);
+                    out.ret = join(out.ret.take(), r.ret);
+                    r.next
+                }
+                Stmt::Switch { cond, arms } => {
+                    let c = self.walk_stmts(fr, cond, state);
+                    merge_abrupt(&mut out, &c);
+                    match c.next {
+                        None => None,
+                        Some(cs) => {
+                            let mut acc = Some(cs.clone());
+                            for arm in arms {
+                                let o = self.walk_stmts(fr, arm, cs.clone());
+                                out.ret = join(out.ret.take(), o.ret);
+                                out.cont = join(out.cont.take(), o.cont);
+                                acc = join(acc, join(o.next, o.brk));
+                            }
+                            acc
+                        }
+                    }
+                }
+                Stmt::Return { .. } => {
+                    out.ret = join(out.ret.take(), Some(state));
+                    None
+                }
+                Stmt::Break => {
+                    out.brk = join(out.brk.take(), Some(state));
+                    None
+                }
+                Stmt::Continue => {
+                    out.cont = join(out.cont.take(), Some(state));
+                    None
+                }
+            };
+        }
+        out.next = cur;
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn walk_loop(&mut self, fr: &Frame, cond: &[Stmt], test: &Test, body: &[Stmt], do_while: bool, infinite: bool, st: State) -> Out {
+        self.loop_depth += 1;
+        let mut out = Out::default();
+        let mut head = st;
+        let mut exits: Option<State> = None;
+        // Loops are assumed to run at least once (RacerF's unfolding), except
+        // that a trylock spin exits where its test says.
+        let spin = matches!(test, Test::CallZero { .. } | Test::VarZero { .. });
+        for iter in 0..MAX_LOOP_ITERS {
+            let (enter, leave) = if do_while {
+                (Some(head.clone()), None)
+            } else {
+                let c = self.walk_stmts(fr, cond, head.clone());
+                out.ret = join(out.ret.take(), c.ret);
+                match c.next {
+                    Some(cs) => {
+                        let (t, e) = self.split(test, cs);
+                        (Some(t), Some(e))
+                    }
+                    None => (None, None),
+                }
+            };
+            if !infinite && (iter > 0 || spin) {
+                exits = join(exits, leave);
+            }
+            let Some(enter) = enter else { break };
+            let b = self.walk_stmts(fr, body, enter);
+            out.ret = join(out.ret.take(), b.ret);
+            exits = join(exits, b.brk);
+            let mut next = join(b.next, b.cont);
+            if do_while {
+                if let Some(n) = next.take() {
+                    let c = self.walk_stmts(fr, cond, n);
+                    out.ret = join(out.ret.take(), c.ret);
+                    if let Some(cs) = c.next {
+                        let (t, e) = self.split(test, cs);
+                        if !infinite {
+                            exits = join(exits, Some(e));
+                        }
+                        next = Some(t);
+                    }
+                }
+            }
+            let Some(next) = next else { break };
+            let new_head = join(Some(head.clone()), Some(next)).expect("both present");
+            if new_head == head && iter > 0 {
+                break;
+            }
+            head = new_head;
+        }
+        self.loop_depth -= 1;
+        out.next = exits;
+        out
+    }
+
+    /// States for the then- and else-branch of a test (trylock success).
+    fn split(&self, test: &Test, st: State) -> (State, State) {
+        let (key, zero_on_true) = match test {
+            Test::CallZero { id, zero_on_true } => (TryKey::Call(*id), *zero_on_true),
+            Test::VarZero { var, zero_on_true } => (TryKey::Var(var.clone()), *zero_on_true),
+            Test::Other => return (st.clone(), st),
+        };
+        let held: Vec<Held> = st.tries.iter().filter(|(k, _)| *k == key).map(|(_, h)| h.clone()).collect();
+        if held.is_empty() {
+            return (st.clone(), st);
+        }
+        let mut ok = st.clone();
+        let mut fail = st;
+        for h in held {
+            ok.must.insert(h.clone());
+            ok.may.insert(h.clone());
+            fail.must.remove(&h.lock);
+            fail.may.remove(&h.lock);
+        }
+        ok.tries.retain(|(k, _)| *k != key);
+        fail.tries.retain(|(k, _)| *k != key);
+        if zero_on_true {
+            (ok, fail)
+        } else {
+            (fail, ok)
+        }
+    }
+
+    fn lock_keys(&self, fr: &Frame, arg: Option<&Expr>) -> Vec<LocKey> {
+        let Some(arg) = arg else { return Vec::new() };
+        let mut v: Vec<LocKey> = self.eval(fr, arg, 0).into_iter().filter_map(|v| if let Val::Target(k) = v { Some(k) } else { None }).collect();
+        if v.is_empty() {
+            // An unresolved lock pointer: name it by its expression's type or text.
+            v = self.deref(fr, arg, 0);
+            if v.is_empty() {
+                if let Expr::Var(x) = arg {
+                    v.push(LocKey::new(Base::Local { func: fr.fname.clone(), var: x.clone() }).with(Elem::Field(Name::from("*"))));
+                }
+            }
+        }
+        v
+    }
+
+    fn call(&mut self, fr: &Frame, c: &Call, mut st: State) -> Option<State> {
+        let model = fr.summary.models.get(&c.id).cloned();
+        match model {
+            Some(CallModel::Lock { arg, shared }) => {
+                let keys = self.lock_keys(fr, c.args.get(arg));
+                let single = keys.len() == 1;
+                for k in keys {
+                    let h = Held { lock: k, shared };
+                    if single {
+                        st.must.insert(h.clone());
+                    }
+                    st.may.insert(h);
+                }
+                Some(st)
+            }
+            Some(CallModel::TryLock { arg, shared }) => {
+                for k in self.lock_keys(fr, c.args.get(arg)) {
+                    let h = Held { lock: k, shared };
+                    st.may.insert(h.clone());
+                    st.tries.push((TryKey::Call(c.id), h));
+                }
+                Some(st)
+            }
+            Some(CallModel::Unlock { arg }) => {
+                let keys = self.lock_keys(fr, c.args.get(arg));
+                let single = keys.len() == 1;
+                for k in &keys {
+                    st.must.remove(k);
+                    if single {
+                        st.may.remove(k);
+                    }
+                }
+                Some(st)
+            }
+            Some(CallModel::Create { tid, func, arg }) => {
+                self.spawn(fr, c, &mut st, tid, func, arg);
+                Some(st)
+            }
+            Some(CallModel::Join { tid }) => {
+                if let Some(e) = c.args.get(tid) {
+                    let keys: Vec<LocKey> = self.place(fr, e, 0).into_iter().map(|k| k.without_indices()).collect();
+                    let matching: Vec<u32> = self.sites.iter().enumerate().filter(|(_, s)| s.tid.iter().any(|t| keys.contains(t))).map(|(i, _)| i as u32).collect();
+                    for s in matching {
+                        st.joined.insert(s);
+                    }
+                }
+                Some(st)
+            }
+            Some(CallModel::Once { func }) => {
+                let callee = c.args.get(func).cloned().unwrap_or(Expr::Other);
+                let targets = self.functions_of(fr, &Callee::Indirect(callee));
+                let once = Held { lock: LocKey::new(Base::Synthetic(Name::from("pthread_once"))), shared: false };
+                for f in targets {
+                    let mut s2 = st.clone();
+                    s2.must.insert(once.clone());
+                    s2.may.insert(once.clone());
+                    if let Some(e) = self.walk_fn(f, s2, Vec::new()) {
+                        st.created = st.created.union(&e.created);
+                    }
+                }
+                Some(st)
+            }
+            Some(CallModel::Mem { write, read }) => {
+                for (idx, kind) in [(write, AccessKind::Write), (read, AccessKind::Read)] {
+                    if let Some(e) = idx.and_then(|i| c.args.get(i)) {
+                        let place = Expr::Deref(Box::new(e.clone()));
+                        self.record(fr, &place, kind, c.span, &st);
+                    }
+                }
+                Some(st)
+            }
+            Some(CallModel::Exit) => None,
+            Some(_) => Some(st),
+            None => {
+                let callees = self.functions_of(fr, &c.callee);
+                if callees.is_empty() {
+                    return Some(st);
+                }
+                let mut acc = None;
+                for f in callees {
+                    let nparams = self.summary(f).ir.params.len();
+                    let bindings: Vec<Vals> = (0..nparams).map(|i| c.args.get(i).map(|a| self.eval(fr, a, 0)).unwrap_or_default()).collect();
+                    let e = self.walk_fn(f, st.clone(), bindings);
+                    acc = join(acc, e);
+                }
+                acc
+            }
+        }
+    }
+
+    fn spawn(&mut self, fr: &Frame, c: &Call, st: &mut State, tid: usize, func: usize, arg: usize) {
+        let key = (fr.fid, c.id);
+        let site = match self.site_index.get(&key) {
+            Some(&s) => s,
+            None => {
+                let tids = c.args.get(tid).map(|e| self.deref(fr, e, 0)).unwrap_or_default().into_iter().map(|k| k.without_indices()).collect();
+                let s = self.sites.len() as u32;
+                self.sites.push(Site { func: fr.fid, call: c.id, span: c.span, tid: tids, in_loop: false, visits: 0, joined_before: None });
+                self.site_index.insert(key, s);
+                s
+            }
+        };
+        {
+            let info = &mut self.sites[site as usize];
+            info.visits += 1;
+            info.in_loop |= self.loop_depth > 0;
+            info.joined_before = Some(match &info.joined_before {
+                None => st.joined.clone(),
+                Some(j) => j.intersect(&st.joined),
+            });
+        }
+        if let Some(top) = self.sites_stack.last_mut() {
+            top.push(site);
+        }
+        let entries = c.args.get(func).map(|e| self.functions_of(fr, &Callee::Indirect(e.clone()))).unwrap_or_default();
+        let argv = c.args.get(arg).map(|e| self.eval(fr, e, 0)).unwrap_or_default();
+        for f in entries {
+            let name = f.name(self.db).clone();
+            // A thread that (transitively) creates itself again is the same abstract thread.
+            let chain: Vec<u32> = {
+                let mut v = vec![self.thread];
+                let mut t = self.thread;
+                while let Some(p) = self.threads[t as usize].parent {
+                    v.push(p);
+                    t = p;
+                }
+                v
+            };
+            if let Some(&anc) = chain.iter().find(|&&t| self.threads[t as usize].site == Some(site) && self.threads[t as usize].entry == name) {
+                self.threads[anc as usize].unique = false;
+                continue;
+            }
+            let tkey = (self.thread, site, name.clone());
+            match self.thread_index.get(&tkey) {
+                Some(&t) => {
+                    add_vals(&mut self.thread_args[t as usize], argv.clone());
+                }
+                None => {
+                    if self.threads.len() >= THREAD_BUDGET {
+                        self.mark_incomplete(fr.fid, "too many threads");
+                        continue;
+                    }
+                    let t = self.threads.len() as u32;
+                    self.threads.push(Thread { entry: name, parent: Some(self.thread), site: Some(site), unique: true });
+                    self.thread_args.push(argv.clone());
+                    self.thread_index.insert(tkey, t);
+                }
+            }
+        }
+        st.created.insert(site);
+        st.joined.remove(site);
+    }
+
+    fn record(&mut self, fr: &Frame, place: &Expr, kind: AccessKind, span: racelens_syntax::Span, st: &State) {
+        let keys = self.place(fr, place, 0);
+        if keys.is_empty() {
+            return;
+        }
+        if let Some(t) = self.type_of(fr, place, 0) {
+            if t.atomic || t.thread_local {
+                return;
+            }
+        }
+        let weak = keys.len() > 1;
+        let direct = is_direct(place);
+        for k in keys {
+            if self.excluded(fr, &k) {
+                continue;
+            }
+            let direct_local = match &k.base {
+                Base::Local { func, var } => {
+                    let own = *func == fr.fname && direct;
+                    if own && !fr.address_taken.contains(var) {
+                        continue;
+                    }
+                    own
+                }
+                _ => false,
+            };
+            let fact = AccessFact {
+                thread: self.thread,
+                func: fr.fid,
+                span,
+                kind,
+                must: st.must.clone(),
+                may: st.may.clone(),
+                created: st.created.clone(),
+                joined: st.joined.clone(),
+                direct_local,
+                weak: weak || k.is_weak(),
+            };
+            let set = self.facts.entry(k).or_default();
+            if set.len() < 4096 {
+                set.insert(fact);
+            }
+        }
+    }
+
+    /// Atomic or thread-local globals and fields never race.
+    fn excluded(&self, _fr: &Frame, k: &LocKey) -> bool {
+        if let Base::Global(g) = &k.base {
+            if let Some(t) = self.prog.globals.get(g) {
+                if t.atomic || t.thread_local {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+fn merge_abrupt(out: &mut Out, o: &Out) {
+    out.brk = join(out.brk.take(), o.brk.clone());
+    out.cont = join(out.cont.take(), o.cont.clone());
+    out.ret = join(out.ret.take(), o.ret.clone());
+}
+
+fn is_direct(e: &Expr) -> bool {
+    match e {
+        Expr::Var(_) => true,
+        Expr::Field { base, arrow: false, .. } => is_direct(base),
+        Expr::Index { base, .. } => is_direct(base),
+        _ => false,
+    }
+}
+
+/// Visits every statement, nested ones included.
+pub fn visit_stmts(stmts: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
+    for s in stmts {
+        f(s);
+        match s {
+            Stmt::If { cond, then, els, .. } => {
+                visit_stmts(cond, f);
+                visit_stmts(then, f);
+                visit_stmts(els, f);
+            }
+            Stmt::Loop { cond, body, .. } => {
+                visit_stmts(cond, f);
+                visit_stmts(body, f);
+            }
+            Stmt::Switch { cond, arms } => {
+                visit_stmts(cond, f);
+                for a in arms {
+                    visit_stmts(a, f);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Visits every call, nested ones included.
+pub fn visit_calls(stmts: &[Stmt], f: &mut dyn FnMut(&Call)) {
+    visit_stmts(stmts, &mut |s| {
+        if let Stmt::Call(c) = s {
+            f(c)
+        }
+    });
+}

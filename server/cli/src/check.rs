@@ -1,0 +1,134 @@
+//! `racelens check`: load the program, analyse it, print the races.
+//!
+//! Exit codes: 0 when no race is found, 1 when races are found, 2 for usage
+//! or IO errors (with a message on stderr).
+
+use crate::inputs;
+use crate::render::{self, Sources};
+use crate::sarif;
+use crate::Format;
+use racelens_analysis::{AnalysisHost, Config};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+pub fn run(paths: Vec<PathBuf>, format: Format, config: Option<PathBuf>, explain: bool) -> ExitCode {
+    match run_inner(paths, format, config, explain) {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("racelens: error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Loads the configuration, reporting problems on stderr.
+pub fn config_for(explicit: Option<PathBuf>, first: Option<&PathBuf>) -> Result<Config, String> {
+    let path = match explicit {
+        Some(p) => {
+            if !p.is_file() {
+                return Err(format!("config file `{}` does not exist", p.display()));
+            }
+            Some(p)
+        }
+        None => first.and_then(|p| inputs::find_config(p)),
+    };
+    let Some(path) = path else { return Ok(Config::default()) };
+    let (cfg, errors) = inputs::load_config(&path)?;
+    for e in errors {
+        eprintln!("racelens: warning: {}:{}:{}: {} (using the default configuration)", path.display(), e.line, e.column, e.message);
+    }
+    Ok(cfg)
+}
+
+fn run_inner(mut paths: Vec<PathBuf>, format: Format, config: Option<PathBuf>, explain: bool) -> Result<ExitCode, String> {
+    if paths.is_empty() {
+        paths.push(PathBuf::from("."));
+    }
+    let files = inputs::collect(&paths)?;
+    if files.is_empty() {
+        return Err(format!("no .c or .h files found in {}", paths.iter().map(|p| format!("`{}`", p.display())).collect::<Vec<_>>().join(", ")));
+    }
+    let cfg = config_for(config, paths.first())?;
+    let mut loaded = Vec::new();
+    let mut total = 0usize;
+    for f in &files {
+        let text = inputs::read_lossy(f)?;
+        total += text.len();
+        loaded.push((f.clone(), Arc::<str>::from(text)));
+    }
+    let progress = (std::io::stderr().is_terminal() && (total > 2_000_000 || files.len() > 50)).then(|| {
+        let pb = indicatif::ProgressBar::new(loaded.len() as u64);
+        pb.set_style(indicatif::ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} files").unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()));
+        pb.set_message("parsing");
+        pb
+    });
+    // Deep but bounded recursion in the analysis gets a generous stack.
+    let result = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || {
+            let mut host = AnalysisHost::new(cfg);
+            let mut sources = Sources::new();
+            for (p, t) in &loaded {
+                host.set_file_text(p, t.clone());
+                sources.add(p, t.clone());
+                if let Some(pb) = &progress {
+                    pb.inc(1);
+                }
+            }
+            if let Some(pb) = &progress {
+                pb.set_message("analysing");
+            }
+            let analysis = host.snapshot();
+            let races = analysis.races();
+            let incomplete = analysis.incomplete();
+            let explanations: Vec<Option<String>> = { let _ = explain; Vec::new() };
+            if let Some(pb) = progress {
+                pb.finish_and_clear();
+            }
+            (races, incomplete, sources, explanations)
+        })
+        .map_err(|e| format!("cannot start analysis thread: {e}"))?
+        .join();
+    let (races, incomplete, sources, explanations) = match result {
+        Ok(r) => r,
+        Err(_) => return Err("internal error during analysis (please report this bug)".into()),
+    };
+    let text = match format {
+        Format::Sarif => sarif::render(&races, &incomplete, &sources),
+        Format::Json => json(&races, &sources),
+        Format::Human => {
+            let mut s = render::render(&races, &incomplete, &sources, &explanations);
+            s.push_str(&format!("racelens: {} racy access{} in {} file{}\n", races.len(), if races.len() == 1 { "" } else { "es" }, files.len(), if files.len() == 1 { "" } else { "s" }));
+            s
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+    Ok(if races.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn json(races: &[racelens_analysis::RaceReport], src: &Sources) -> String {
+    let site = |s: &racelens_analysis::SiteRef| {
+        let (l, c) = src.position(&s.file, s.start);
+        serde_json::json!({ "file": s.file, "line": l + 1, "column": c + 1, "function": s.func })
+    };
+    let v: Vec<serde_json::Value> = races
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "variable": r.var,
+                "access": racelens_analysis::report::kind_word(r.kind),
+                "confidence": if r.confidence == racelens_analysis::Confidence::Must { "must" } else { "may" },
+                "location": site(&r.site),
+                "threads": r.threads,
+                "locks": r.locks,
+                "message": r.message(),
+                "conflicts": r.conflicts.iter().map(|c| serde_json::json!({ "location": site(&c.site), "access": racelens_analysis::report::kind_word(c.kind), "thread": c.thread, "locks": c.locks })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({ "races": v })).expect("json")
+}

@@ -1,0 +1,84 @@
+//! SARIF 2.1.0 output: one result per racy access, with the conflicting
+//! accesses as `relatedLocations` and the confidence as a property.
+
+use crate::render::Sources;
+use racelens_analysis::{Confidence, RaceReport, SiteRef};
+use serde_json::{json, Value};
+
+pub fn file_uri(path: &std::path::Path) -> String {
+    let s = path.to_string_lossy();
+    let mut out = String::from("file://");
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+fn region(src: &Sources, site: &SiteRef) -> Value {
+    let (l1, c1) = src.position(&site.file, site.start);
+    let (l2, c2) = src.position(&site.file, site.end);
+    json!({ "startLine": l1 + 1, "startColumn": c1 + 1, "endLine": l2 + 1, "endColumn": c2 + 1 })
+}
+
+fn location(src: &Sources, site: &SiteRef) -> Value {
+    json!({ "physicalLocation": { "artifactLocation": { "uri": file_uri(&site.file) }, "region": region(src, site) } })
+}
+
+pub fn render(reports: &[RaceReport], incomplete: &[racelens_analysis::Incomplete], src: &Sources) -> String {
+    let mut results: Vec<Value> = reports
+        .iter()
+        .map(|r| {
+            let mut related: Vec<Value> = Vec::new();
+            for (i, c) in r.conflicts.iter().enumerate() {
+                let mut l = location(src, &c.site);
+                l["id"] = json!(i);
+                l["message"] = json!({ "text": format!("conflicting {} in thread `{}`, holding {}", racelens_analysis::report::kind_word(c.kind), c.thread, racelens_analysis::report::locks_text(&c.locks)) });
+                related.push(l);
+            }
+            for cr in &r.creations {
+                let mut l = location(src, &cr.site);
+                l["id"] = json!(related.len());
+                l["message"] = json!({ "text": format!("thread `{}` is created here", cr.thread) });
+                related.push(l);
+            }
+            let confidence = if r.confidence == Confidence::Must { "must" } else { "may" };
+            json!({
+                "ruleId": "data-race",
+                "level": if r.confidence == Confidence::Must { "warning" } else { "note" },
+                "message": { "text": r.message() },
+                "locations": [location(src, &r.site)],
+                "relatedLocations": related,
+                "properties": { "confidence": confidence, "variable": r.var, "access": racelens_analysis::report::kind_word(r.kind), "threads": r.threads, "locks": r.locks },
+            })
+        })
+        .collect();
+    for inc in incomplete {
+        results.push(json!({
+            "ruleId": "analysis-incomplete",
+            "level": "note",
+            "message": { "text": format!("analysis incomplete for `{}`: {}", inc.site.func, inc.reason) },
+            "locations": [location(src, &inc.site)],
+        }));
+    }
+    let doc = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "racelens",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": [
+                    { "id": "data-race", "shortDescription": { "text": "Data race between threads" },
+                      "fullDescription": { "text": "Two threads access the same memory location without a common lock, at least one access writes, and nothing orders them." } },
+                    { "id": "analysis-incomplete", "shortDescription": { "text": "Analysis stopped by a budget" } }
+                ]
+            }},
+            "columnKind": "utf16CodeUnits",
+            "results": results,
+        }]
+    });
+    serde_json::to_string_pretty(&doc).expect("json")
+}
