@@ -161,6 +161,8 @@ local function run()
       tostring(d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code)), d.message)
     check(d.lnum == unguarded or d.lnum == guarded, 'diagnostic on line %d is on one of the counter++ lines', d.lnum + 1)
     check(d.message:find('counter', 1, true) ~= nil, 'message names `counter`')
+    local code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code)
+    check(code == 'data-race', 'code is data-race')
     if d.lnum == unguarded and on_unguarded == nil then
       on_unguarded = d
     end

@@ -76,7 +76,7 @@ impl Default for Config {
         put(&["pthread_detach", "thrd_detach"], Detach);
         put(&["pthread_once", "call_once"], Once { func: 1 });
         put(&["malloc", "calloc", "realloc", "strdup", "strndup", "aligned_alloc", "valloc", "xmalloc", "xcalloc", "xrealloc", "g_malloc", "g_new0"], Alloc);
-        put(&["free"], Free);
+        put(&["free"], Mem { write: Some(0), read: None });
         put(&["pthread_cond_wait", "pthread_cond_timedwait", "cnd_wait", "cnd_timedwait"], CondWait);
         put(&["pthread_barrier_wait"], Barrier);
         put(&["memset", "bzero", "sprintf", "snprintf", "vsprintf", "vsnprintf", "fgets", "gets"], Mem { write: Some(0), read: None });

@@ -208,6 +208,8 @@ pub struct Program {
     pub structs: FxHashMap<Name, Vec<(Name, TypeInfo)>>,
     pub typedefs: FxHashMap<Name, TypeInfo>,
     pub prototypes: rustc_hash::FxHashSet<Name>,
+    /// Return types of defined and declared functions.
+    pub returns: FxHashMap<Name, TypeInfo>,
 }
 
 impl Program {
@@ -221,6 +223,7 @@ impl Program {
             }
             match self.typedefs.get(n) {
                 Some(def) if def.name.as_ref() != Some(n) => {
+                    t.volatile |= def.volatile << t.pointer.min(7);
                     t.pointer += def.pointer;
                     t.array |= def.array;
                     t.atomic |= def.atomic;
@@ -270,7 +273,13 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
         for (n, t) in &items.typedefs {
             p.typedefs.insert(n.clone(), t.clone());
         }
-        p.prototypes.extend(items.prototypes.iter().cloned());
+        for (n, t) in &items.prototypes {
+            p.prototypes.insert(n.clone());
+            p.returns.entry(n.clone()).or_insert_with(|| t.clone());
+        }
+        for f in &items.functions {
+            p.returns.insert(f.name.clone(), f.ret.clone());
+        }
     }
     Arc::new(p)
 }

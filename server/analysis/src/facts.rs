@@ -5,7 +5,7 @@
 //! only moves code around.
 
 use crate::db::FunctionId;
-use crate::model::{LocKey, LockSet, SiteSet};
+use crate::model::{Base, Elem, LocKey, LockSet, SiteSet};
 use racelens_syntax::{AccessKind, Name, Span};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -38,6 +38,8 @@ pub struct Site {
 /// One access of a thread to a location, with the analysis facts at that point.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AccessFact {
+    /// The path below the location's base (fields and indices).
+    pub path: Vec<Elem>,
     pub thread: u32,
     pub func: FunctionId,
     pub span: Span,
@@ -52,6 +54,13 @@ pub struct AccessFact {
     pub direct_local: bool,
     /// The location is one of several the access may touch.
     pub weak: bool,
+}
+
+impl AccessFact {
+    /// The full location of this access below `base`.
+    pub fn key(&self, base: &Base) -> LocKey {
+        LocKey { base: base.clone(), path: self.path.clone() }
+    }
 }
 
 /// Threads and spawn sites of the program.
@@ -81,7 +90,8 @@ impl ThreadTable {
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct ThreadAnalysis {
     pub table: Arc<ThreadTable>,
-    pub locations: BTreeMap<LocKey, Arc<Vec<AccessFact>>>,
+    /// Accesses clustered by base object (RacerF: bases do not overlap).
+    pub locations: BTreeMap<Base, Arc<Vec<AccessFact>>>,
     /// Functions whose analysis was cut short by a budget.
     pub incomplete: Vec<(FunctionId, String)>,
 }

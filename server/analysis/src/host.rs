@@ -126,6 +126,11 @@ impl Analysis {
             .collect()
     }
 
+    /// The input of a file, for queries that need its syntax tree.
+    pub fn file(&self, path: &Path) -> Option<SourceFile> {
+        self.files.get(path).copied()
+    }
+
     pub fn file_text(&self, path: &Path) -> Option<Arc<str>> {
         self.files.get(path).map(|f| f.parsed(&self.db).text.clone())
     }

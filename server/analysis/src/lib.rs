@@ -9,14 +9,19 @@
 
 pub mod config;
 pub mod db;
+pub mod explain;
 pub mod facts;
+pub mod fixes;
 pub mod host;
+pub mod hover;
 pub mod model;
 pub mod races;
 pub mod report;
 pub mod walk;
 
 pub use config::{Config, ConfigError};
+pub use explain::{Explanation, Step, Verdict};
+pub use fixes::{FileEdit, Fix};
 pub use host::{Analysis, AnalysisHost, Incomplete};
 pub use races::Confidence;
 pub use report::{Conflict, Creation, RaceReport, SiteRef};

@@ -7,7 +7,7 @@
 
 use crate::db::Workspace;
 use crate::facts::{AccessFact, ThreadAnalysis, ThreadTable};
-use crate::model::LocKey;
+use crate::model::Base;
 use crate::walk;
 use racelens_syntax::AccessKind;
 use std::sync::Arc;
@@ -18,7 +18,7 @@ pub struct Location {
     #[returns(copy)]
     pub ws: Workspace,
     #[returns(ref)]
-    pub key: LocKey,
+    pub key: Base,
 }
 
 /// How sure racelens is of a race.
@@ -69,7 +69,7 @@ pub fn races_at(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<RacePair>> {
 }
 
 /// Pairs of racing accesses among `facts`.
-pub fn check_location(key: &LocKey, facts: &[AccessFact], table: &ThreadTable) -> Vec<RacePair> {
+pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) -> Vec<RacePair> {
     let mut out = Vec::new();
     if !facts.iter().any(|f| f.kind == AccessKind::Write) {
         return out;
@@ -81,7 +81,7 @@ pub fn check_location(key: &LocKey, facts: &[AccessFact], table: &ThreadTable) -
     }
     for (i, a) in facts.iter().enumerate() {
         for (j, b) in facts.iter().enumerate().skip(i) {
-            if let Some(c) = race_pair(key, a, b, table) {
+            if let Some(c) = race_pair(base, a, b, table) {
                 out.push(RacePair { a: i as u32, b: j as u32, confidence: c });
             }
         }
@@ -89,8 +89,12 @@ pub fn check_location(key: &LocKey, facts: &[AccessFact], table: &ThreadTable) -
     out
 }
 
-fn race_pair(key: &LocKey, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> Option<Confidence> {
+fn race_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> Option<Confidence> {
     if a.kind == AccessKind::Read && b.kind == AccessKind::Read {
+        return None;
+    }
+    let (ka, kb) = (a.key(base), b.key(base));
+    if !ka.may_overlap(&kb) {
         return None;
     }
     let unique = |t: u32| table.threads.get(t as usize).map(|t| t.unique).unwrap_or(true);
@@ -108,7 +112,7 @@ fn race_pair(key: &LocKey, a: &AccessFact, b: &AccessFact, table: &ThreadTable) 
     if !may_happen_in_parallel(a, b, table) {
         return None;
     }
-    let must = !a.weak && !b.weak && !key.is_weak() && key.must_overlap(key) && !a.may.excludes(&b.may);
+    let must = !a.weak && !b.weak && !ka.is_weak() && ka.must_overlap(&kb) && !a.may.excludes(&b.may);
     Some(if must { Confidence::Must } else { Confidence::May })
 }
 

@@ -105,10 +105,11 @@ pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
             continue;
         }
         let facts = location_accesses(db, loc);
-        let var = loc.key(db).display();
+        let base = loc.key(db);
         for p in pairs.iter() {
             let (a, b) = (&facts[p.a as usize], &facts[p.b as usize]);
             for (x, y) in [(a, b), (b, a)] {
+                let var = x.key(base).display();
                 let site = fact_site(db, x);
                 let r = by_site.entry(site.clone()).or_insert_with(|| RaceReport {
                     var: var.clone(),

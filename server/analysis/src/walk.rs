@@ -95,6 +95,7 @@ struct Frame {
     locals: FxHashMap<Name, TypeInfo>,
     pts: FxHashMap<Name, Vals>,
     address_taken: FxHashSet<Name>,
+    calls: FxHashMap<u32, Callee>,
 }
 
 struct MemoEntry {
@@ -115,6 +116,8 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         thread_index: FxHashMap::default(),
         thread_args: Vec::new(),
         facts: FxHashMap::default(),
+        struct_prefixes: FxHashMap::default(),
+        returns: Default::default(),
         memo: FxHashMap::default(),
         contexts: FxHashMap::default(),
         stack: Vec::new(),
@@ -163,7 +166,11 @@ struct Walker<'a> {
     site_index: FxHashMap<(FunctionId, u32), u32>,
     thread_index: FxHashMap<(u32, u32, Name), u32>,
     thread_args: Vec<Vals>,
-    facts: FxHashMap<LocKey, FxHashSet<AccessFact>>,
+    facts: FxHashMap<Base, FxHashSet<AccessFact>>,
+    /// For each concrete base: path prefixes that hold a struct, and its type.
+    struct_prefixes: FxHashMap<Base, FxHashSet<(Vec<Elem>, Name)>>,
+    /// Memoized return values of functions (context-insensitive).
+    returns: std::cell::RefCell<FxHashMap<FunctionId, Vals>>,
     memo: FxHashMap<(FunctionId, State, Vec<Vals>), MemoEntry>,
     contexts: FxHashMap<FunctionId, usize>,
     stack: Vec<FunctionId>,
@@ -179,6 +186,45 @@ struct Walker<'a> {
 
 impl<'a> Walker<'a> {
     fn finish(mut self) -> ThreadAnalysis {
+        // An entry function started at several sites is not unique.
+        let mut sites_of: FxHashMap<Name, FxHashSet<u32>> = FxHashMap::default();
+        for th in &self.threads {
+            if let Some(s) = th.site {
+                sites_of.entry(th.entry.clone()).or_default().insert(s);
+            }
+        }
+        for th in &mut self.threads {
+            if sites_of.get(&th.entry).map(|s| s.len() > 1).unwrap_or(false) {
+                th.unique = false;
+            }
+        }
+        // Accesses through unresolved pointers of struct type T may touch
+        // every object of type T: copy them into those bases.
+        let typed: Vec<(Name, Vec<AccessFact>)> = self
+            .facts
+            .iter()
+            .filter_map(|(b, f)| if let Base::Type(t) = b { Some((t.clone(), f.iter().cloned().collect())) } else { None })
+            .collect();
+        for (t, tfacts) in typed {
+            for (base, prefixes) in &self.struct_prefixes {
+                for (prefix, ty) in prefixes {
+                    if *ty != t {
+                        continue;
+                    }
+                    let set = self.facts.entry(base.clone()).or_default();
+                    for f in &tfacts {
+                        let mut g = f.clone();
+                        let mut path = prefix.clone();
+                        path.extend(f.path.iter().cloned());
+                        g.path = path;
+                        g.weak = true;
+                        if set.len() < 4096 {
+                            set.insert(g);
+                        }
+                    }
+                }
+            }
+        }
         // Uniqueness: a thread is unique when its site runs once, outside
         // loops and memo replays, in a unique parent.
         for i in 1..self.threads.len() {
@@ -194,7 +240,7 @@ impl<'a> Walker<'a> {
         let mut locations = BTreeMap::new();
         for (k, set) in self.facts {
             let mut v: Vec<AccessFact> = set.into_iter().collect();
-            v.sort_by(|a, b| (a.thread, a.func.key(), a.span, a.kind, &a.must, &a.may, &a.created, &a.joined).cmp(&(b.thread, b.func.key(), b.span, b.kind, &b.must, &b.may, &b.created, &b.joined)).then(a.weak.cmp(&b.weak)).then(a.direct_local.cmp(&b.direct_local)));
+            v.sort_by(|a, b| (&a.path, a.thread, a.func.key(), a.span, a.kind, &a.must, &a.may, &a.created, &a.joined).cmp(&(&b.path, b.thread, b.func.key(), b.span, b.kind, &b.must, &b.may, &b.created, &b.joined)).then(a.weak.cmp(&b.weak)).then(a.direct_local.cmp(&b.direct_local)));
             locations.insert(k, Arc::new(v));
         }
         ThreadAnalysis {
@@ -255,7 +301,11 @@ impl<'a> Walker<'a> {
         });
         let address_taken = summary.ir.address_taken.iter().cloned().collect();
         let fname = fid.name(self.db).clone();
-        let mut frame = Frame { fid, fname, summary, locals, pts, address_taken };
+        let mut calls = FxHashMap::default();
+        visit_calls(&summary.ir.body, &mut |c| {
+            calls.insert(c.id, c.callee.clone());
+        });
+        let mut frame = Frame { fid, fname, summary, locals, pts, address_taken, calls };
         // Flow-insensitive points-to of local pointers, to a small fixpoint.
         let summary = frame.summary.clone();
         for _ in 0..3 {
@@ -328,11 +378,21 @@ impl<'a> Walker<'a> {
         }
         match e {
             Expr::Var(x) => fr.locals.get(x).cloned().or_else(|| self.prog.globals.get(x).map(|t| self.prog.resolve_type(t))),
-            Expr::Field { base, field, .. } => {
+            Expr::Field { base, field, arrow } => {
                 let bt = self.type_of(fr, base, depth + 1)?;
+                let level = if *arrow { bt.pointer.saturating_sub(1) } else { bt.pointer };
+                let obj_volatile = level < 8 && (bt.volatile >> level) & 1 == 1;
                 let ft = self.prog.field_type(bt.name.as_deref()?, field)?;
-                Some(self.prog.resolve_type(ft))
+                let mut ft = self.prog.resolve_type(ft);
+                if obj_volatile && ft.pointer < 8 {
+                    ft.volatile |= 1 << ft.pointer;
+                }
+                Some(ft)
             }
+            Expr::CallResult(id) => match fr.calls.get(id) {
+                Some(Callee::Direct(n)) => self.prog.returns.get(n).map(|t| self.prog.resolve_type(t)),
+                _ => None,
+            },
             Expr::Index { base, .. } => {
                 let mut t = self.type_of(fr, base, depth + 1)?;
                 if t.array {
@@ -470,12 +530,33 @@ impl<'a> Walker<'a> {
                 }
                 add_vals(&mut out, self.place(fr, p, depth + 1).into_iter().map(Val::Target));
             }
-            Expr::Cast { value, .. } | Expr::Offset(value) => out = self.eval(fr, value, depth + 1),
-            Expr::CallResult(id) => {
-                if let Some(CallModel::Alloc) = fr.summary.models.get(id) {
-                    out.push(Val::Target(LocKey::new(Base::Heap { func: fr.fname.clone(), call: *id })));
+            Expr::Cast { value, .. } => out = self.eval(fr, value, depth + 1),
+            Expr::Offset(value) => {
+                // Pointer arithmetic stays in the object; stepping back from a
+                // member (container_of) reaches the enclosing struct.
+                for v in self.eval(fr, value, depth + 1) {
+                    let v = match v {
+                        Val::Target(mut k) if matches!(k.path.last(), Some(Elem::Field(_))) => {
+                            k.path.pop();
+                            Val::Target(k)
+                        }
+                        v => v,
+                    };
+                    add_vals(&mut out, [v]);
                 }
             }
+            Expr::CallResult(id) => match fr.summary.models.get(id) {
+                Some(CallModel::Alloc) => out.push(Val::Target(LocKey::new(Base::Heap { func: fr.fname.clone(), call: *id }))),
+                Some(_) => {}
+                None => {
+                    if let Some(callee) = fr.calls.get(id) {
+                        for f in self.functions_of(fr, callee) {
+                            let v = self.return_vals(f);
+                            add_vals(&mut out, v);
+                        }
+                    }
+                }
+            },
             Expr::Field { .. } | Expr::Index { .. } | Expr::Deref(_) => {
                 if self.is_array(fr, e) {
                     add_vals(&mut out, self.place(fr, e, depth + 1).into_iter().map(Val::Target));
@@ -494,6 +575,24 @@ impl<'a> Walker<'a> {
             }
             _ => {}
         }
+        out
+    }
+
+    /// What a function may return, evaluated without calling context.
+    fn return_vals(&self, f: FunctionId) -> Vals {
+        if let Some(v) = self.returns.borrow().get(&f) {
+            return v.clone();
+        }
+        self.returns.borrow_mut().insert(f, Vec::new());
+        let frame = self.frame(f, &[]);
+        let mut out = Vec::new();
+        visit_stmts(&frame.summary.ir.body, &mut |s| {
+            if let Stmt::Return { value: Some(e), .. } = s {
+                let v = self.eval(&frame, e, 0);
+                add_vals(&mut out, v);
+            }
+        });
+        self.returns.borrow_mut().insert(f, out.clone());
         out
     }
 
@@ -735,8 +834,9 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn lock_keys(&self, fr: &Frame, arg: Option<&Expr>) -> Vec<LocKey> {
-        let Some(arg) = arg else { return Vec::new() };
+    /// The locks an argument may denote; `false` when it is unresolved.
+    fn lock_keys(&self, fr: &Frame, arg: Option<&Expr>) -> (Vec<LocKey>, bool) {
+        let Some(arg) = arg else { return (Vec::new(), false) };
         let mut v: Vec<LocKey> = self.eval(fr, arg, 0).into_iter().filter_map(|v| if let Val::Target(k) = v { Some(k) } else { None }).collect();
         if v.is_empty() {
             // An unresolved lock pointer: name it by its expression's type or text.
@@ -745,28 +845,31 @@ impl<'a> Walker<'a> {
                 if let Expr::Var(x) = arg {
                     v.push(LocKey::new(Base::Local { func: fr.fname.clone(), var: x.clone() }).with(Elem::Field(Name::from("*"))));
                 }
+                return (v, false);
             }
         }
-        v
+        (v, true)
     }
 
     fn call(&mut self, fr: &Frame, c: &Call, mut st: State) -> Option<State> {
         let model = fr.summary.models.get(&c.id).cloned();
         match model {
             Some(CallModel::Lock { arg, shared }) => {
-                let keys = self.lock_keys(fr, c.args.get(arg));
+                let (keys, _) = self.lock_keys(fr, c.args.get(arg));
                 let single = keys.len() == 1;
                 for k in keys {
                     let h = Held { lock: k, shared };
                     if single {
                         st.must.insert(h.clone());
                     }
-                    st.may.insert(h);
+                    st.may.insert(h.clone());
+                    // A checked result means the lock may fail on one branch.
+                    st.tries.push((TryKey::Call(c.id), h));
                 }
                 Some(st)
             }
             Some(CallModel::TryLock { arg, shared }) => {
-                for k in self.lock_keys(fr, c.args.get(arg)) {
+                for k in self.lock_keys(fr, c.args.get(arg)).0 {
                     let h = Held { lock: k, shared };
                     st.may.insert(h.clone());
                     st.tries.push((TryKey::Call(c.id), h));
@@ -774,7 +877,12 @@ impl<'a> Walker<'a> {
                 Some(st)
             }
             Some(CallModel::Unlock { arg }) => {
-                let keys = self.lock_keys(fr, c.args.get(arg));
+                let (keys, resolved) = self.lock_keys(fr, c.args.get(arg));
+                if !resolved {
+                    // Unlocking an unknown mutex may release any lock.
+                    st.must = LockSet::default();
+                    return Some(st);
+                }
                 let single = keys.len() == 1;
                 for k in &keys {
                     st.must.remove(k);
@@ -785,7 +893,10 @@ impl<'a> Walker<'a> {
                 Some(st)
             }
             Some(CallModel::Create { tid, func, arg }) => {
-                self.spawn(fr, c, &mut st, tid, func, arg);
+                let tids = c.args.get(tid).map(|e| self.deref(fr, e, 0)).unwrap_or_default().into_iter().map(|k| k.without_indices()).collect();
+                let entries = c.args.get(func).map(|e| self.functions_of(fr, &Callee::Indirect(e.clone()))).unwrap_or_default();
+                let argv = c.args.get(arg).map(|e| self.eval(fr, e, 0)).unwrap_or_default();
+                self.spawn(fr, c, &mut st, tids, entries, argv);
                 Some(st)
             }
             Some(CallModel::Join { tid }) => {
@@ -824,8 +935,24 @@ impl<'a> Walker<'a> {
             Some(CallModel::Exit) => None,
             Some(_) => Some(st),
             None => {
+                if let Callee::Direct(n) = &c.callee {
+                    if fr.locals.contains_key(n) || self.prog.globals.contains_key(n) {
+                        self.record(fr, &Expr::Var(n.clone()), AccessKind::Read, c.span, &st);
+                    }
+                }
                 let callees = self.functions_of(fr, &c.callee);
                 if callees.is_empty() {
+                    // An unknown function may call the functions it is given,
+                    // at any time: treat them as new threads.
+                    let entries: Vec<FunctionId> = c
+                        .args
+                        .iter()
+                        .flat_map(|a| self.eval(fr, a, 0))
+                        .filter_map(|v| if let Val::Func(f) = v { self.prog.functions.get(&f).map(|d| d[0]) } else { None })
+                        .collect();
+                    if !entries.is_empty() && !self.prog.functions.contains_key(&*callee_name(&c.callee)) {
+                        self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new());
+                    }
                     return Some(st);
                 }
                 let mut acc = None;
@@ -840,12 +967,11 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn spawn(&mut self, fr: &Frame, c: &Call, st: &mut State, tid: usize, func: usize, arg: usize) {
+    fn spawn(&mut self, fr: &Frame, c: &Call, st: &mut State, tids: Vec<LocKey>, entries: Vec<FunctionId>, argv: Vals) {
         let key = (fr.fid, c.id);
         let site = match self.site_index.get(&key) {
             Some(&s) => s,
             None => {
-                let tids = c.args.get(tid).map(|e| self.deref(fr, e, 0)).unwrap_or_default().into_iter().map(|k| k.without_indices()).collect();
                 let s = self.sites.len() as u32;
                 self.sites.push(Site { func: fr.fid, call: c.id, span: c.span, tid: tids, in_loop: false, visits: 0, joined_before: None });
                 self.site_index.insert(key, s);
@@ -864,8 +990,6 @@ impl<'a> Walker<'a> {
         if let Some(top) = self.sites_stack.last_mut() {
             top.push(site);
         }
-        let entries = c.args.get(func).map(|e| self.functions_of(fr, &Callee::Indirect(e.clone()))).unwrap_or_default();
-        let argv = c.args.get(arg).map(|e| self.eval(fr, e, 0)).unwrap_or_default();
         for f in entries {
             let name = f.name(self.db).clone();
             // A thread that (transitively) creates itself again is the same abstract thread.
@@ -909,7 +1033,7 @@ impl<'a> Walker<'a> {
             return;
         }
         if let Some(t) = self.type_of(fr, place, 0) {
-            if t.atomic || t.thread_local {
+            if t.atomic || t.thread_local || t.is_volatile() {
                 return;
             }
         }
@@ -929,7 +1053,11 @@ impl<'a> Walker<'a> {
                 }
                 _ => false,
             };
+            if !matches!(k.base, Base::Type(_)) {
+                self.note_struct_prefixes(fr, &k);
+            }
             let fact = AccessFact {
+                path: k.path.clone(),
                 thread: self.thread,
                 func: fr.fid,
                 span,
@@ -941,9 +1069,43 @@ impl<'a> Walker<'a> {
                 direct_local,
                 weak: weak || k.is_weak(),
             };
-            let set = self.facts.entry(k).or_default();
+            let set = self.facts.entry(k.base).or_default();
             if set.len() < 4096 {
                 set.insert(fact);
+            }
+        }
+    }
+
+    /// Records which prefixes of `k` are structs, for type-based accesses.
+    fn note_struct_prefixes(&mut self, fr: &Frame, k: &LocKey) {
+        let base_ty = match &k.base {
+            Base::Global(g) => match g.split_once("::") {
+                Some((_, v)) => fr.locals.get(v).cloned(),
+                None => self.prog.globals.get(g).map(|t| self.prog.resolve_type(t)),
+            },
+            Base::Local { func, var } if *func == fr.fname => fr.locals.get(var).cloned(),
+            _ => None,
+        };
+        let Some(mut ty) = base_ty else { return };
+        let set = self.struct_prefixes.entry(k.base.clone()).or_default();
+        if set.len() > 64 {
+            return;
+        }
+        for i in 0..=k.path.len() {
+            if ty.pointer == 0 && !ty.array {
+                if let Some(n) = &ty.name {
+                    if self.prog.structs.contains_key(n) {
+                        set.insert((k.path[..i].to_vec(), n.clone()));
+                    }
+                }
+            }
+            let Some(e) = k.path.get(i) else { break };
+            match e {
+                Elem::Index(_) => ty.array = false,
+                Elem::Field(f) => match ty.name.as_deref().and_then(|n| self.prog.field_type(n, f)) {
+                    Some(ft) => ty = self.prog.resolve_type(ft),
+                    None => break,
+                },
             }
         }
     }
@@ -958,6 +1120,13 @@ impl<'a> Walker<'a> {
             }
         }
         false
+    }
+}
+
+fn callee_name(c: &Callee) -> Name {
+    match c {
+        Callee::Direct(n) => n.clone(),
+        Callee::Indirect(_) => Name::from(""),
     }
 }
 

@@ -112,7 +112,7 @@ pub enum Stmt {
     Loop { cond: Vec<Stmt>, test: Test, body: Vec<Stmt>, do_while: bool, infinite: bool },
     /// `switch`: each arm may run; `break` leaves the switch.
     Switch { cond: Vec<Stmt>, arms: Vec<Vec<Stmt>> },
-    Return { span: Span },
+    Return { span: Span, value: Option<Expr> },
     Break,
     Continue,
     Goto,
@@ -129,6 +129,16 @@ pub struct TypeInfo {
     pub thread_local: bool,
     pub is_static: bool,
     pub is_function: bool,
+    /// Bit `i` set: the object at pointer level `i` is `volatile` (level 0 is
+    /// the base type, level `pointer` the declared object itself).
+    pub volatile: u8,
+}
+
+impl TypeInfo {
+    /// Is the declared object itself volatile?
+    pub fn is_volatile(&self) -> bool {
+        self.pointer < 8 && (self.volatile >> self.pointer) & 1 == 1
+    }
 }
 
 /// A local variable declaration.

@@ -15,6 +15,8 @@ pub struct FunctionItem {
     pub start: u32,
     pub end: u32,
     pub is_static: bool,
+    /// The return type.
+    pub ret: TypeInfo,
     /// Span of the name, relative to `start`.
     pub name_span: (u32, u32),
 }
@@ -60,8 +62,8 @@ pub struct FileItems {
     pub structs: Vec<StructDef>,
     pub typedefs: Vec<(Name, TypeInfo)>,
     pub macros: Vec<MacroDef>,
-    /// Declared function names (prototypes), for telling functions from data.
-    pub prototypes: Vec<Name>,
+    /// Declared function names (prototypes) with their return types.
+    pub prototypes: Vec<(Name, TypeInfo)>,
     /// Byte offsets of syntax errors (first few), for reporting.
     pub error_count: u32,
 }
@@ -140,8 +142,11 @@ pub(crate) fn base_type(node: Node, src: &str) -> TypeInfo {
                 _ => {}
             },
             "type_qualifier" => {
-                if text(child, src).starts_with("_Atomic") {
+                let q = text(child, src);
+                if q.starts_with("_Atomic") {
                     ty.atomic = true;
+                } else if q == "volatile" {
+                    ty.volatile |= 1;
                 }
             }
             "attribute_specifier" | "ms_declspec_modifier" => {
@@ -176,6 +181,10 @@ pub(crate) fn declarator<'t>(mut d: Node<'t>, ty: &mut TypeInfo) -> Option<Node<
             "identifier" | "field_identifier" | "type_identifier" | "primitive_type" => return Some(d),
             "pointer_declarator" | "abstract_pointer_declarator" => {
                 ty.pointer = ty.pointer.saturating_add(1);
+                let mut cur = d.walk();
+                if ty.pointer < 8 && d.children(&mut cur).any(|c| c.kind() == "type_qualifier" && c.child(0).map(|t| t.kind() == "volatile").unwrap_or(false)) {
+                    ty.volatile |= 1 << ty.pointer;
+                }
                 saw_pointer_in_parens = true;
                 d = d.child_by_field_name("declarator")?;
             }
@@ -205,8 +214,9 @@ pub(crate) fn declarator<'t>(mut d: Node<'t>, ty: &mut TypeInfo) -> Option<Node<
 fn function_item(node: Node, src: &str, items: &mut FileItems) {
     let ty = base_type(node, src);
     let Some(decl) = node.child_by_field_name("declarator") else { return };
-    let mut t = TypeInfo::default();
+    let mut t = ty.clone();
     let Some(n) = declarator(decl, &mut t) else { return };
+    t.is_function = false;
     if let Some(t) = node.child_by_field_name("type") {
         struct_defs(t, src, items, 0);
     }
@@ -216,6 +226,7 @@ fn function_item(node: Node, src: &str, items: &mut FileItems) {
         start,
         end: node.end_byte() as u32,
         is_static: ty.is_static,
+        ret: t,
         name_span: (n.start_byte() as u32 - start, n.end_byte() as u32 - start),
     });
 }
@@ -233,7 +244,8 @@ fn declaration_item(node: Node, src: &str, items: &mut FileItems) {
         let mut ty = base.clone();
         let Some(n) = declarator(d, &mut ty) else { continue };
         if ty.is_function {
-            items.prototypes.push(name(n, src));
+            ty.is_function = false;
+            items.prototypes.push((name(n, src), ty));
             continue;
         }
         let mut init_refs = Vec::new();
@@ -365,6 +377,6 @@ mod tests {
         assert_eq!(items.macros[0].params.as_deref(), Some(&[][..]));
         assert!(items.structs.iter().any(|s| &*s.name == "q" && s.fields.len() == 2));
         assert!(items.structs.iter().any(|s| &*s.name == "T"));
-        assert_eq!(&*items.prototypes[0], "f");
+        assert_eq!(&*items.prototypes[0].0, "f");
     }
 }

@@ -242,11 +242,9 @@ impl<'s> Lowerer<'s> {
                 self.push(out, Stmt::Switch { cond, arms });
             }
             "return_statement" => {
-                if let Some(e) = n.named_child(0) {
-                    self.value(e, out, depth + 1);
-                }
+                let value = n.named_child(0).map(|e| self.value(e, out, depth + 1));
                 let span = self.span(n);
-                self.push(out, Stmt::Return { span });
+                self.push(out, Stmt::Return { span, value });
             }
             "break_statement" => self.push(out, Stmt::Break),
             "continue_statement" => self.push(out, Stmt::Continue),
@@ -312,6 +310,7 @@ impl<'s> Lowerer<'s> {
             }
             let name = name(nn, self.src);
             let span = self.span(nn);
+            self.array_sizes(d, out, depth);
             self.push(out, Stmt::Decl(LocalDecl { name: name.clone(), ty: ty.clone(), span }));
             if d.kind() == "init_declarator" {
                 if let Some(v) = d.child_by_field_name("value") {
@@ -329,6 +328,24 @@ impl<'s> Lowerer<'s> {
                         self.push(out, Stmt::Assign { lhs: Expr::Var(name), rhs });
                     }
                 }
+            }
+        }
+    }
+
+    /// Evaluates the size expressions of (variable-length) array declarators.
+    fn array_sizes(&mut self, d: Node, out: &mut Vec<Stmt>, depth: u32) {
+        let mut n = d;
+        for _ in 0..16 {
+            if n.kind() == "array_declarator" {
+                if let Some(size) = n.child_by_field_name("size") {
+                    if !matches!(size.kind(), "number_literal") {
+                        self.value(size, out, depth + 1);
+                    }
+                }
+            }
+            match n.child_by_field_name("declarator") {
+                Some(c) => n = c,
+                None => break,
             }
         }
     }
@@ -536,11 +553,38 @@ impl<'s> Lowerer<'s> {
                 }
                 Expr::Other
             }
-            "sizeof_expression" | "alignof_expression" | "offsetof_expression" | "gnu_asm_expression" => Expr::Other,
-            "compound_statement" => {
-                // GNU statement expression `({ ... })`.
-                self.stmt(n, out, depth + 1);
+            "sizeof_expression" => {
+                // `sizeof(int[n])` evaluates the length of a variable-length array.
+                if let Some(t) = n.child_by_field_name("type") {
+                    let mut stack = vec![t];
+                    let mut cur = t.walk();
+                    while let Some(x) = stack.pop() {
+                        if x.kind() == "abstract_array_declarator" {
+                            if let Some(size) = x.child_by_field_name("size") {
+                                self.value(size, out, depth + 1);
+                            }
+                        }
+                        stack.extend(x.named_children(&mut cur));
+                    }
+                }
                 Expr::Other
+            }
+            "alignof_expression" | "offsetof_expression" | "gnu_asm_expression" => Expr::Other,
+            "compound_statement" => {
+                // GNU statement expression `({ ...; e; })`: its value is `e`.
+                let mut cur = n.walk();
+                let children: Vec<Node> = n.named_children(&mut cur).collect();
+                let mut value = Expr::Other;
+                for (i, c) in children.iter().enumerate() {
+                    if i + 1 == children.len() && c.kind() == "expression_statement" {
+                        if let Some(e) = c.named_child(0) {
+                            value = self.value(e, out, depth + 1);
+                        }
+                    } else {
+                        self.stmt(*c, out, depth + 1);
+                    }
+                }
+                value
             }
             _ => {
                 let mut cur = n.walk();
