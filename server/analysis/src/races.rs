@@ -106,7 +106,7 @@ fn race_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
     if a.direct_local && b.direct_local {
         return None;
     }
-    if a.must.excludes(&b.must) {
+    if a.must.excludes(&b.must) || once_ordered(a, b) || once_ordered(b, a) {
         return None;
     }
     if !may_happen_in_parallel(a, b, table) {
@@ -114,6 +114,18 @@ fn race_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
     }
     let must = !a.weak && !b.weak && !ka.is_weak() && ka.must_overlap(&kb) && !a.may.excludes(&b.may);
     Some(if must { Confidence::Must } else { Confidence::May })
+}
+
+/// Is `a` inside a `pthread_once` init function whose completion `b` has
+/// already waited for?
+fn once_ordered(a: &AccessFact, b: &AccessFact) -> bool {
+    a.must.0.iter().any(|h| match &h.lock.base {
+        Base::Synthetic(n) => match n.strip_prefix("once:") {
+            Some(k) => b.must.0.iter().any(|o| matches!(&o.lock.base, Base::Synthetic(m) if m.strip_prefix("once-done:") == Some(k))),
+            None => false,
+        },
+        _ => false,
+    })
 }
 
 /// Active-threads check: can the two accesses overlap in time, given which

@@ -186,18 +186,6 @@ struct Walker<'a> {
 
 impl<'a> Walker<'a> {
     fn finish(mut self) -> ThreadAnalysis {
-        // An entry function started at several sites is not unique.
-        let mut sites_of: FxHashMap<Name, FxHashSet<u32>> = FxHashMap::default();
-        for th in &self.threads {
-            if let Some(s) = th.site {
-                sites_of.entry(th.entry.clone()).or_default().insert(s);
-            }
-        }
-        for th in &mut self.threads {
-            if sites_of.get(&th.entry).map(|s| s.len() > 1).unwrap_or(false) {
-                th.unique = false;
-            }
-        }
         // Accesses through unresolved pointers of struct type T may touch
         // every object of type T: copy them into those bases.
         let typed: Vec<(Name, Vec<AccessFact>)> = self
@@ -208,7 +196,7 @@ impl<'a> Walker<'a> {
         for (t, tfacts) in typed {
             for (base, prefixes) in &self.struct_prefixes {
                 for (prefix, ty) in prefixes {
-                    if *ty != t {
+                    if *ty != t || (*base == Base::Type(t.clone()) && prefix.is_empty()) {
                         continue;
                     }
                     let set = self.facts.entry(base.clone()).or_default();
@@ -756,45 +744,40 @@ impl<'a> Walker<'a> {
         let mut out = Out::default();
         let mut head = st;
         let mut exits: Option<State> = None;
-        // Loops are assumed to run at least once (RacerF's unfolding), except
-        // that a trylock spin exits where its test says.
+        // Loops are assumed to run at least once (RacerF's unfolding): exits
+        // are taken after the body, except that a trylock spin may exit at
+        // once where its test says.
         let spin = matches!(test, Test::CallZero { .. } | Test::VarZero { .. });
         for iter in 0..MAX_LOOP_ITERS {
-            let (enter, leave) = if do_while {
-                (Some(head.clone()), None)
+            let enter = if do_while {
+                Some(head.clone())
             } else {
                 let c = self.walk_stmts(fr, cond, head.clone());
                 out.ret = join(out.ret.take(), c.ret);
                 match c.next {
                     Some(cs) => {
                         let (t, e) = self.split(test, cs);
-                        (Some(t), Some(e))
+                        if spin && !infinite {
+                            exits = join(exits, Some(e));
+                        }
+                        Some(t)
                     }
-                    None => (None, None),
+                    None => None,
                 }
             };
-            if !infinite && (iter > 0 || spin) {
-                exits = join(exits, leave);
-            }
             let Some(enter) = enter else { break };
             let b = self.walk_stmts(fr, body, enter);
             out.ret = join(out.ret.take(), b.ret);
             exits = join(exits, b.brk);
-            let mut next = join(b.next, b.cont);
-            if do_while {
-                if let Some(n) = next.take() {
-                    let c = self.walk_stmts(fr, cond, n);
-                    out.ret = join(out.ret.take(), c.ret);
-                    if let Some(cs) = c.next {
-                        let (t, e) = self.split(test, cs);
-                        if !infinite {
-                            exits = join(exits, Some(e));
-                        }
-                        next = Some(t);
-                    }
+            let Some(next) = join(b.next, b.cont) else { break };
+            if !infinite {
+                let c = self.walk_stmts(fr, cond, next.clone());
+                out.ret = join(out.ret.take(), c.ret);
+                if let Some(cs) = c.next {
+                    let (_, e) = self.split(test, cs);
+                    exits = join(exits, Some(e));
                 }
             }
-            let Some(next) = next else { break };
             let new_head = join(Some(head.clone()), Some(next)).expect("both present");
             if new_head == head && iter > 0 {
                 break;
@@ -893,7 +876,7 @@ impl<'a> Walker<'a> {
                 Some(st)
             }
             Some(CallModel::Create { tid, func, arg }) => {
-                let tids = c.args.get(tid).map(|e| self.deref(fr, e, 0)).unwrap_or_default().into_iter().map(|k| k.without_indices()).collect();
+                let tids = c.args.get(tid).map(|e| self.deref(fr, e, 0)).unwrap_or_default();
                 let entries = c.args.get(func).map(|e| self.functions_of(fr, &Callee::Indirect(e.clone()))).unwrap_or_default();
                 let argv = c.args.get(arg).map(|e| self.eval(fr, e, 0)).unwrap_or_default();
                 self.spawn(fr, c, &mut st, tids, entries, argv);
@@ -901,8 +884,8 @@ impl<'a> Walker<'a> {
             }
             Some(CallModel::Join { tid }) => {
                 if let Some(e) = c.args.get(tid) {
-                    let keys: Vec<LocKey> = self.place(fr, e, 0).into_iter().map(|k| k.without_indices()).collect();
-                    let matching: Vec<u32> = self.sites.iter().enumerate().filter(|(_, s)| s.tid.iter().any(|t| keys.contains(t))).map(|(i, _)| i as u32).collect();
+                    let keys: Vec<LocKey> = self.place(fr, e, 0);
+                    let matching: Vec<u32> = self.sites.iter().enumerate().filter(|(_, s)| s.tid.iter().any(|t| keys.iter().any(|k| same_thread_id(k, t)))).map(|(i, _)| i as u32).collect();
                     for s in matching {
                         st.joined.insert(s);
                     }
@@ -912,7 +895,8 @@ impl<'a> Walker<'a> {
             Some(CallModel::Once { func }) => {
                 let callee = c.args.get(func).cloned().unwrap_or(Expr::Other);
                 let targets = self.functions_of(fr, &Callee::Indirect(callee));
-                let once = Held { lock: LocKey::new(Base::Synthetic(Name::from("pthread_once"))), shared: false };
+                let key = c.args.first().map(|a| self.lock_keys(fr, Some(a)).0).unwrap_or_default().first().map(|k| k.display()).unwrap_or_default();
+                let once = Held { lock: LocKey::new(Base::Synthetic(Name::from(format!("once:{key}")))), shared: false };
                 for f in targets {
                     let mut s2 = st.clone();
                     s2.must.insert(once.clone());
@@ -921,6 +905,11 @@ impl<'a> Walker<'a> {
                         st.created = st.created.union(&e.created);
                     }
                 }
+                // Everything after `pthread_once` returns is ordered after the
+                // init function, whichever thread ran it.
+                let done = Held { lock: LocKey::new(Base::Synthetic(Name::from(format!("once-done:{key}")))), shared: true };
+                st.must.insert(done.clone());
+                st.may.insert(done);
                 Some(st)
             }
             Some(CallModel::Mem { write, read }) => {
@@ -952,6 +941,10 @@ impl<'a> Walker<'a> {
                         .collect();
                     if !entries.is_empty() && !self.prog.functions.contains_key(&*callee_name(&c.callee)) {
                         self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new());
+                        // It may call them any number of times.
+                        if let Some(&s) = self.site_index.get(&(fr.fid, c.id)) {
+                            self.sites[s as usize].in_loop = true;
+                        }
                     }
                     return Some(st);
                 }
@@ -1053,9 +1046,7 @@ impl<'a> Walker<'a> {
                 }
                 _ => false,
             };
-            if !matches!(k.base, Base::Type(_)) {
-                self.note_struct_prefixes(fr, &k);
-            }
+            self.note_struct_prefixes(fr, &k);
             let fact = AccessFact {
                 path: k.path.clone(),
                 thread: self.thread,
@@ -1084,6 +1075,7 @@ impl<'a> Walker<'a> {
                 None => self.prog.globals.get(g).map(|t| self.prog.resolve_type(t)),
             },
             Base::Local { func, var } if *func == fr.fname => fr.locals.get(var).cloned(),
+            Base::Type(t) => Some(TypeInfo { name: Some(t.clone()), ..Default::default() }),
             _ => None,
         };
         let Some(mut ty) = base_ty else { return };
@@ -1121,6 +1113,17 @@ impl<'a> Walker<'a> {
         }
         false
     }
+}
+
+/// Do two thread-id locations name the same id? Unknown indices match any.
+fn same_thread_id(a: &LocKey, b: &LocKey) -> bool {
+    a.base == b.base
+        && a.path.len() == b.path.len()
+        && a.path.iter().zip(&b.path).all(|(x, y)| match (x, y) {
+            (Elem::Index(Some(i)), Elem::Index(Some(j))) => i == j,
+            (Elem::Index(_), Elem::Index(_)) => true,
+            _ => x == y,
+        })
 }
 
 fn callee_name(c: &Callee) -> Name {
