@@ -19,6 +19,10 @@ pub struct Thread {
     pub site: Option<u32>,
     /// Created exactly once in every run.
     pub unique: bool,
+    /// Creation locksets: (creator thread, lock) where the creator held the
+    /// lock from this thread's creation until it was joined (or forever).
+    /// Other threads holding the lock cannot run in parallel with this one.
+    pub creation_locks: Vec<(u32, LocKey)>,
 }
 
 /// A thread-creation call.
@@ -52,6 +56,11 @@ pub struct AccessFact {
     pub joined: SiteSet,
     /// A local accessed by name in its own frame.
     pub direct_local: bool,
+    /// (site, lock): the thread spawned at `site` (this thread or an ancestor
+    /// on its creation chain) had certainly acquired `lock` before this access.
+    pub acquired: Vec<(u32, LocKey)>,
+    /// (site, lock): locks held continuously since that site spawned.
+    pub clean: Vec<(u32, LocKey)>,
     /// The location is one of several the access may touch.
     pub weak: bool,
 }

@@ -106,7 +106,7 @@ fn race_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
     if a.direct_local && b.direct_local {
         return None;
     }
-    if a.must.excludes(&b.must) || once_ordered(a, b) || once_ordered(b, a) {
+    if a.must.excludes(&b.must) || once_ordered(a, b) || once_ordered(b, a) || creation_excludes(a, b, table) || creation_excludes(b, a, table) {
         return None;
     }
     if !may_happen_in_parallel(a, b, table) {
@@ -114,6 +114,18 @@ fn race_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
     }
     let must = !a.weak && !b.weak && !ka.is_weak() && ka.must_overlap(&kb) && !a.may.excludes(&b.may);
     Some(if must { Confidence::Must } else { Confidence::May })
+}
+
+/// Is `a`'s thread bracketed by a creator holding a lock that `b` holds?
+/// The creator itself is not excluded: it holds the lock while `a` runs.
+fn creation_excludes(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
+    let Some(th) = table.threads.get(a.thread as usize) else { return false };
+    let Some(tb) = table.threads.get(b.thread as usize) else { return false };
+    th.creation_locks.iter().any(|(creator, l)| {
+        (*creator != b.thread && b.must.0.iter().any(|h| &h.lock == l && !h.shared))
+            // Both bracketed by the same lock held by different creators.
+            || tb.creation_locks.iter().any(|(c2, l2)| l2 == l && c2 != creator)
+    })
 }
 
 /// Is `a` inside a `pthread_once` init function whose completion `b` has
@@ -126,6 +138,13 @@ fn once_ordered(a: &AccessFact, b: &AccessFact) -> bool {
         },
         _ => false,
     })
+}
+
+/// Descendant lockset: `early` holds a lock continuously since it spawned
+/// `site`, and `late`'s thread (spawned through `site`) had acquired that
+/// lock before `late`: so `early` happens before `late`.
+fn lock_ordered(early: &AccessFact, site: u32, late: &AccessFact) -> bool {
+    early.clean.iter().any(|(s, l)| *s == site && late.acquired.iter().any(|(s2, l2)| s2 == s && l2 == l))
 }
 
 /// Active-threads check: can the two accesses overlap in time, given which
@@ -144,6 +163,9 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
             return true;
         }
         let site = cb[pos - 1].1.expect("child has a site");
+        if lock_ordered(a, site, b) {
+            return false;
+        }
         return a.created.contains(site) && !a.joined.contains(site);
     }
     if let Some(pos) = ca.iter().position(|(t, _)| *t == b.thread) {
@@ -151,6 +173,9 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
             return true;
         }
         let site = ca[pos - 1].1.expect("child has a site");
+        if lock_ordered(b, site, a) {
+            return false;
+        }
         return b.created.contains(site) && !b.joined.contains(site);
     }
     // Siblings under a common ancestor: ordered if one branch is joined

@@ -63,6 +63,10 @@ struct State {
     created: SiteSet,
     joined: SiteSet,
     tries: Vec<(TryKey, Held)>,
+    /// (site, lock): the lock has been held continuously since the site spawned.
+    clean: Vec<(u32, LocKey)>,
+    /// Locks this thread has certainly acquired at some point.
+    acquired: Vec<LocKey>,
 }
 
 fn join(a: Option<State>, b: Option<State>) -> Option<State> {
@@ -75,7 +79,16 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                     tries.push(t);
                 }
             }
-            Some(State { must: a.must.intersect(&b.must), may: a.may.union(&b.may), created: a.created.union(&b.created), joined: a.joined.intersect(&b.joined), tries })
+            // A pair survives where the other path did not spawn the site at all.
+            let mut clean: Vec<(u32, LocKey)> = a.clean.iter().filter(|c| b.clean.contains(c) || !b.created.contains(c.0)).cloned().collect();
+            for c in &b.clean {
+                if !a.created.contains(c.0) && !clean.contains(c) {
+                    clean.push(c.clone());
+                }
+            }
+            clean.sort();
+            let acquired = a.acquired.iter().filter(|l| b.acquired.contains(l)).cloned().collect();
+            Some(State { must: a.must.intersect(&b.must), may: a.may.union(&b.may), created: a.created.union(&b.created), joined: a.joined.intersect(&b.joined), tries, clean, acquired })
         }
     }
 }
@@ -115,6 +128,7 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         site_index: FxHashMap::default(),
         thread_index: FxHashMap::default(),
         thread_args: Vec::new(),
+        thread_acquired: Vec::new(),
         facts: FxHashMap::default(),
         struct_prefixes: FxHashMap::default(),
         returns: Default::default(),
@@ -127,6 +141,7 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         store: FxHashMap::default(),
         incomplete: FxHashMap::default(),
         replayed_sites: FxHashSet::default(),
+        protected: FxHashMap::default(),
     };
     w.build_store();
     // The root thread: `main`, or every function nobody calls.
@@ -134,10 +149,12 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         Some(m) => vec![m[0]],
         None => w.uncalled_functions(),
     };
-    w.threads.push(Thread { entry: Name::from("main"), parent: None, site: None, unique: true });
+    w.threads.push(Thread { entry: Name::from("main"), parent: None, site: None, unique: true, creation_locks: Vec::new() });
     w.thread_args.push(Vec::new());
+    w.thread_acquired.push(Vec::new());
     for r in roots {
-        w.walk_fn(r, State::default(), Vec::new());
+        let exit = w.walk_fn(r, State::default(), Vec::new());
+        w.thread_ended(exit);
     }
     let mut t = 1;
     while t < w.threads.len() {
@@ -147,10 +164,27 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         w.steps = 0;
         let entry = w.threads[t].entry.clone();
         let args = w.thread_args[t].clone();
+        let mut init = State::default();
+        // Creation locksets: what the creator held across this thread's life,
+        // plus what its own creators held across theirs.
+        let mut cl = Vec::new();
+        if let (Some(site), Some(parent)) = (w.threads[t].site, w.threads[t].parent) {
+            for l in w.protected.get(&site).cloned().unwrap_or_default() {
+                cl.push((parent, l));
+            }
+            cl.extend(w.threads[parent as usize].creation_locks.iter().cloned());
+        }
+        for (_, l) in &cl {
+            // The thread itself never holds these; it only inherits them for
+            // its own children, whose creation it brackets.
+            init.clean.retain(|c| &c.1 != l);
+        }
+        w.threads[t].creation_locks = cl;
         if let Some(fs) = prog.functions.get(&entry) {
             let f = fs[0];
             let bindings = vec![args];
-            w.walk_fn(f, State::default(), bindings);
+            let exit = w.walk_fn(f, init, bindings);
+            w.thread_ended(exit);
         }
         t += 1;
     }
@@ -166,6 +200,8 @@ struct Walker<'a> {
     site_index: FxHashMap<(FunctionId, u32), u32>,
     thread_index: FxHashMap<(u32, u32, Name), u32>,
     thread_args: Vec<Vals>,
+    /// Per thread: (ancestor site, lock) acquired along the creation chain.
+    thread_acquired: Vec<Vec<(u32, LocKey)>>,
     facts: FxHashMap<Base, FxHashSet<AccessFact>>,
     /// For each concrete base: path prefixes that hold a struct, and its type.
     struct_prefixes: FxHashMap<Base, FxHashSet<(Vec<Elem>, Name)>>,
@@ -182,9 +218,47 @@ struct Walker<'a> {
     store: FxHashMap<LocKey, Vals>,
     incomplete: FxHashMap<FunctionId, String>,
     replayed_sites: FxHashSet<u32>,
+    /// Per site: locks the creator held from the spawn until the thread ended.
+    protected: FxHashMap<u32, Vec<LocKey>>,
 }
 
 impl<'a> Walker<'a> {
+    /// At the end of a thread, the sites it created and never joined keep the
+    /// locks that were never released (a lock held at exit is never released).
+    fn thread_ended(&mut self, exit: Option<State>) {
+        let Some(exit) = exit else { return };
+        for &s in &exit.created.0 {
+            if exit.joined.contains(s) {
+                continue;
+            }
+            let held: Vec<LocKey> = exit.clean.iter().filter(|(x, _)| *x == s).map(|(_, l)| l.clone()).collect();
+            self.protect(s, held);
+        }
+    }
+
+    /// Locks acquired by this thread (tagged with its spawn site) and by its
+    /// ancestors before they created the next thread on the chain.
+    fn chain_acquired(&self, st: &State) -> Vec<(u32, LocKey)> {
+        let mut v = self.thread_acquired.get(self.thread as usize).cloned().unwrap_or_default();
+        if let Some(site) = self.threads[self.thread as usize].site {
+            for l in &st.acquired {
+                v.push((site, l.clone()));
+            }
+        }
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    fn protect(&mut self, site: u32, held: Vec<LocKey>) {
+        match self.protected.get_mut(&site) {
+            Some(p) => p.retain(|l| held.contains(l)),
+            None => {
+                self.protected.insert(site, held);
+            }
+        }
+    }
+
     fn finish(mut self) -> ThreadAnalysis {
         // Accesses through unresolved pointers of struct type T may touch
         // every object of type T: copy them into those bases.
@@ -841,6 +915,10 @@ impl<'a> Walker<'a> {
                 let (keys, _) = self.lock_keys(fr, c.args.get(arg));
                 let single = keys.len() == 1;
                 for k in keys {
+                    if single && !st.acquired.contains(&k) {
+                        st.acquired.push(k.clone());
+                        st.acquired.sort();
+                    }
                     let h = Held { lock: k, shared };
                     if single {
                         st.must.insert(h.clone());
@@ -864,10 +942,12 @@ impl<'a> Walker<'a> {
                 if !resolved {
                     // Unlocking an unknown mutex may release any lock.
                     st.must = LockSet::default();
+                    st.clean.clear();
                     return Some(st);
                 }
                 let single = keys.len() == 1;
                 for k in &keys {
+                    st.clean.retain(|(_, l)| l != k);
                     st.must.remove(k);
                     if single {
                         st.may.remove(k);
@@ -887,6 +967,11 @@ impl<'a> Walker<'a> {
                     let keys: Vec<LocKey> = self.place(fr, e, 0);
                     let matching: Vec<u32> = self.sites.iter().enumerate().filter(|(_, s)| s.tid.iter().any(|t| keys.iter().any(|k| same_thread_id(k, t)))).map(|(i, _)| i as u32).collect();
                     for s in matching {
+                        if st.created.contains(s) && !st.joined.contains(s) {
+                            let held: Vec<LocKey> = st.clean.iter().filter(|(x, _)| *x == s).map(|(_, l)| l.clone()).collect();
+                            self.protect(s, held);
+                        }
+                        st.clean.retain(|(x, _)| *x != s);
                         st.joined.insert(s);
                     }
                 }
@@ -1003,6 +1088,8 @@ impl<'a> Walker<'a> {
             match self.thread_index.get(&tkey) {
                 Some(&t) => {
                     add_vals(&mut self.thread_args[t as usize], argv.clone());
+                    let now = self.chain_acquired(st);
+                    self.thread_acquired[t as usize].retain(|x| now.contains(x));
                 }
                 None => {
                     if self.threads.len() >= THREAD_BUDGET {
@@ -1010,14 +1097,23 @@ impl<'a> Walker<'a> {
                         continue;
                     }
                     let t = self.threads.len() as u32;
-                    self.threads.push(Thread { entry: name, parent: Some(self.thread), site: Some(site), unique: true });
+                    self.threads.push(Thread { entry: name, parent: Some(self.thread), site: Some(site), unique: true, creation_locks: Vec::new() });
                     self.thread_args.push(argv.clone());
+                    let now = self.chain_acquired(st);
+                    self.thread_acquired.push(now);
                     self.thread_index.insert(tkey, t);
                 }
             }
         }
         st.created.insert(site);
         st.joined.remove(site);
+        st.clean.retain(|(x, _)| *x != site);
+        for h in &st.must.0 {
+            if !h.shared && !matches!(h.lock.base, Base::Synthetic(_)) {
+                st.clean.push((site, h.lock.clone()));
+            }
+        }
+        st.clean.sort();
     }
 
     fn record(&mut self, fr: &Frame, place: &Expr, kind: AccessKind, span: racelens_syntax::Span, st: &State) {
@@ -1058,6 +1154,8 @@ impl<'a> Walker<'a> {
                 created: st.created.clone(),
                 joined: st.joined.clone(),
                 direct_local,
+                acquired: self.chain_acquired(st),
+                clean: st.clean.clone(),
                 weak: weak || k.is_weak(),
             };
             let set = self.facts.entry(k.base).or_default();

@@ -1,0 +1,115 @@
+//! Conversions between the analysis' byte offsets and paths and the LSP's
+//! positions and URIs (the `to_proto` / `from_proto` layer).
+//!
+//! Offsets are mapped through [`LineIndex`] of the very text the analysis
+//! saw, so a diagnostic's range always matches the version it is published
+//! with. Columns are counted in the negotiated [`Encoding`].
+
+use racelens_syntax::LineIndex;
+use std::path::{Path, PathBuf};
+use tower_lsp_server::ls_types::{Position, PositionEncodingKind, Range, Uri};
+
+/// The position encoding agreed with the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Encoding {
+    Utf8,
+    #[default]
+    Utf16,
+}
+
+impl Encoding {
+    /// Picks UTF-8 when the client offers it in either list, else UTF-16
+    /// (the encoding every client must support).
+    pub fn negotiate(position_encodings: &[PositionEncodingKind], offset_encoding: &[String]) -> Encoding {
+        let utf8 = position_encodings.iter().any(|k| k.as_str() == "utf-8") || offset_encoding.iter().any(|k| k == "utf-8");
+        if utf8 {
+            Encoding::Utf8
+        } else {
+            Encoding::Utf16
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Utf8 => "utf-8",
+            Encoding::Utf16 => "utf-16",
+        }
+    }
+
+    pub fn is_utf16(self) -> bool {
+        self == Encoding::Utf16
+    }
+}
+
+/// A zero-based line and column in some encoding, free of LSP types so that
+/// the benchmark and tests can drive the edit path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LineCol {
+    pub line: u32,
+    pub col: u32,
+}
+
+/// A text with its line index, for offset to position conversion.
+pub struct Lines<'a> {
+    pub text: &'a str,
+    pub index: &'a LineIndex,
+}
+
+impl Lines<'_> {
+    pub fn position(&self, offset: usize, enc: Encoding) -> Position {
+        let (line, character) = self.index.position(self.text, offset, enc.is_utf16());
+        Position { line, character }
+    }
+
+    pub fn range(&self, start: usize, end: usize, enc: Encoding) -> Range {
+        Range { start: self.position(start, enc), end: self.position(end.max(start), enc) }
+    }
+
+    /// Byte offset of an LSP position, clamped into the text.
+    pub fn offset(&self, pos: Position, enc: Encoding) -> usize {
+        self.index.offset(self.text, pos.line, pos.character, enc.is_utf16())
+    }
+}
+
+pub fn line_col(pos: Position) -> LineCol {
+    LineCol { line: pos.line, col: pos.character }
+}
+
+/// The file path the analysis uses for a URI: the canonical path when the
+/// file exists (so that workspace scans and editor URIs agree), the plain
+/// path otherwise, and the URI text itself for non-file schemes.
+pub fn uri_to_path(uri: &Uri) -> PathBuf {
+    let is_file = uri.scheme().as_str().eq_ignore_ascii_case("file");
+    match uri.to_file_path().filter(|_| is_file) {
+        Some(p) => std::fs::canonicalize(&p).unwrap_or_else(|_| p.into_owned()),
+        None => PathBuf::from(uri.as_str()),
+    }
+}
+
+/// A `file:` URI for a path (used for files the client has not opened).
+pub fn path_to_uri(path: &Path) -> Option<Uri> {
+    Uri::from_file_path(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negotiation_prefers_utf8_from_either_list() {
+        assert_eq!(Encoding::negotiate(&[PositionEncodingKind::UTF16, PositionEncodingKind::UTF8], &[]), Encoding::Utf8);
+        assert_eq!(Encoding::negotiate(&[], &["utf-8".into()]), Encoding::Utf8);
+        assert_eq!(Encoding::negotiate(&[PositionEncodingKind::UTF32], &["utf-16".into()]), Encoding::Utf16);
+    }
+
+    #[test]
+    fn ranges_in_both_encodings_after_multibyte_text() {
+        let text = "/* é😀 */ x = 1;\n";
+        let index = LineIndex::new(text);
+        let lines = Lines { text, index: &index };
+        let x = text.find('x').unwrap();
+        assert_eq!(lines.position(x, Encoding::Utf8), Position { line: 0, character: 13 });
+        assert_eq!(lines.position(x, Encoding::Utf16), Position { line: 0, character: 10 });
+        assert_eq!(lines.offset(Position { line: 0, character: 10 }, Encoding::Utf16), x);
+    }
+}

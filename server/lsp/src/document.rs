@@ -1,0 +1,187 @@
+//! An open document: its text as a rope, its tree-sitter tree and the
+//! incremental edit path.
+//!
+//! Each content change is applied on its own, in order: its byte range is
+//! taken from the text as it is before the change, then the rope and the
+//! tree are edited. After the last change the file is reparsed once from the
+//! edited tree, reading the rope chunk by chunk.
+
+use crate::convert::{Encoding, LineCol};
+use racelens_syntax::{LineIndex, Parsed};
+use ropey::{Rope, RopeSlice};
+use std::sync::{Arc, OnceLock};
+use tree_sitter::{InputEdit, Parser, Point, Tree};
+
+/// One content change in the client's terms: replace `range` (the whole
+/// text when `None`) with `text`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextChange {
+    pub range: Option<(LineCol, LineCol)>,
+    pub text: String,
+}
+
+pub struct Document {
+    version: i32,
+    rope: Rope,
+    /// `None` after a whole-text replacement: the next parse starts afresh.
+    tree: Option<Tree>,
+    parsed: Parsed,
+    line_index: Arc<OnceLock<LineIndex>>,
+}
+
+impl Document {
+    pub fn new(text: &str, version: i32, parser: &mut Parser) -> Document {
+        let rope = Rope::from_str(text);
+        let (tree, parsed) = parse_rope(&rope, None, parser);
+        Document { version, rope, tree, parsed, line_index: Arc::default() }
+    }
+
+    pub fn version(&self) -> i32 {
+        self.version
+    }
+
+    /// The current text and tree, as the analysis takes them.
+    pub fn parsed(&self) -> Parsed {
+        self.parsed.clone()
+    }
+
+    pub fn text(&self) -> &Arc<str> {
+        &self.parsed.text
+    }
+
+    /// The line index of the current text, built on first use.
+    pub fn line_index(&self) -> Arc<OnceLock<LineIndex>> {
+        self.line_index.clone()
+    }
+
+    /// Applies the changes of one `didChange` and reparses once.
+    pub fn apply_changes(&mut self, changes: &[TextChange], version: i32, enc: Encoding, parser: &mut Parser) {
+        for change in changes {
+            match change.range {
+                None => {
+                    self.rope = Rope::from_str(&change.text);
+                    self.tree = None;
+                }
+                Some((start, end)) => self.apply_range_change(start, end, &change.text, enc),
+            }
+        }
+        self.version = version;
+        self.reparse(parser);
+    }
+
+    fn apply_range_change(&mut self, start: LineCol, end: LineCol, text: &str, enc: Encoding) {
+        let start = self.offset(start, enc);
+        let end = self.offset(end, enc).max(start);
+        let edit = InputEdit {
+            start_byte: start,
+            old_end_byte: end,
+            new_end_byte: start + text.len(),
+            start_position: point(&self.rope, start),
+            old_end_position: point(&self.rope, end),
+            new_end_position: Point::default(),
+        };
+        let (start_char, end_char) = (self.rope.byte_to_char(start), self.rope.byte_to_char(end));
+        self.rope.remove(start_char..end_char);
+        self.rope.insert(start_char, text);
+        let edit = InputEdit { new_end_position: point(&self.rope, edit.new_end_byte), ..edit };
+        if let Some(tree) = &mut self.tree {
+            tree.edit(&edit);
+        }
+    }
+
+    fn reparse(&mut self, parser: &mut Parser) {
+        (self.tree, self.parsed) = parse_rope(&self.rope, self.tree.as_ref(), parser);
+        self.line_index = Arc::default();
+    }
+
+    /// Byte offset of a position in the current text, clamped: lines past
+    /// the end map to the end, columns past a line's end to its end, and a
+    /// column inside a character to that character's start.
+    pub fn offset(&self, pos: LineCol, enc: Encoding) -> usize {
+        let line_no = pos.line as usize;
+        if line_no >= self.rope.len_lines() {
+            return self.rope.len_bytes();
+        }
+        let line = self.rope.line(line_no);
+        let content_chars = content_len_chars(line);
+        let char_in_line = match enc {
+            Encoding::Utf16 => line.utf16_cu_to_char((pos.col as usize).min(line.char_to_utf16_cu(content_chars))),
+            Encoding::Utf8 => line.byte_to_char((pos.col as usize).min(line.char_to_byte(content_chars))),
+        };
+        self.rope.line_to_byte(line_no) + line.char_to_byte(char_in_line)
+    }
+}
+
+/// Parses the rope, reusing `old_tree` (already edited) when given.
+fn parse_rope(rope: &Rope, old_tree: Option<&Tree>, parser: &mut Parser) -> (Option<Tree>, Parsed) {
+    let mut read = |byte: usize, _: Point| -> &[u8] {
+        if byte >= rope.len_bytes() {
+            return &[];
+        }
+        let (chunk, chunk_start, _, _) = rope.chunk_at_byte(byte);
+        &chunk.as_bytes()[byte - chunk_start..]
+    };
+    let text: Arc<str> = Arc::from(String::from(rope));
+    match parser.parse_with_options(&mut read, old_tree, None) {
+        Some(tree) => (Some(tree.clone()), Parsed { text, tree: Arc::new(tree) }),
+        None => {
+            // Parsing only fails after a cancellation or a timeout, neither of
+            // which is set; degrade to a fresh parse rather than crash.
+            tracing::error!("incremental parse failed; parsing the document from scratch");
+            parser.reset();
+            (None, racelens_syntax::parse::parse(text))
+        }
+    }
+}
+
+/// Characters of a line without its line break.
+fn content_len_chars(line: RopeSlice) -> usize {
+    let mut n = line.len_chars();
+    if n > 0 && line.char(n - 1) == '\n' {
+        n -= 1;
+    }
+    if n > 0 && line.char(n - 1) == '\r' {
+        n -= 1;
+    }
+    n
+}
+
+/// tree-sitter's point of a byte offset: a row and a byte column.
+fn point(rope: &Rope, byte: usize) -> Point {
+    let row = rope.byte_to_line(byte);
+    Point { row, column: byte - rope.line_to_byte(row) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(l0: u32, c0: u32, l1: u32, c1: u32, text: &str) -> TextChange {
+        TextChange { range: Some((LineCol { line: l0, col: c0 }, LineCol { line: l1, col: c1 })), text: text.into() }
+    }
+
+    #[test]
+    fn incremental_edits_match_a_fresh_parse() {
+        let mut parser = racelens_syntax::parse::new_parser();
+        let mut doc = Document::new("int a;\nint f(void) { return a; }\n", 1, &mut parser);
+        doc.apply_changes(&[change(1, 21, 1, 22, "b"), change(0, 4, 0, 5, "b")], 2, Encoding::Utf16, &mut parser);
+        assert_eq!(&**doc.text(), "int b;\nint f(void) { return b; }\n");
+        let fresh = racelens_syntax::parse_text(doc.text());
+        assert_eq!(doc.parsed().tree.root_node().to_sexp(), fresh.root_node().to_sexp());
+    }
+
+    #[test]
+    fn positions_are_clamped_and_encoded() {
+        let mut parser = racelens_syntax::parse::new_parser();
+        let doc = Document::new("/* é😀 */ x;\r\ny;", 1, &mut parser);
+        let x = doc.text().find('x').unwrap();
+        assert_eq!(doc.offset(LineCol { line: 0, col: 10 }, Encoding::Utf16), x);
+        assert_eq!(doc.offset(LineCol { line: 0, col: 13 }, Encoding::Utf8), x);
+        // Inside the emoji: back to its start.
+        assert_eq!(doc.offset(LineCol { line: 0, col: 5 }, Encoding::Utf16), 5);
+        assert_eq!(doc.offset(LineCol { line: 0, col: 7 }, Encoding::Utf8), 5);
+        // Past the end of the line: before the CRLF.
+        assert_eq!(doc.offset(LineCol { line: 0, col: 99 }, Encoding::Utf16), x + 2);
+        assert_eq!(doc.offset(LineCol { line: 9, col: 0 }, Encoding::Utf16), doc.text().len());
+    }
+}

@@ -1,0 +1,121 @@
+//! The files of the workspace on disk: which .c/.h files make up the
+//! program, reading them, and where `racelens.toml` is.
+//!
+//! A folder's files come from `compile_commands.json` when it has one (plus
+//! every header), otherwise from a walk that respects `.gitignore`. This is
+//! the only module of the server that reads source files from disk.
+
+use racelens_syntax::Parsed;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub const CONFIG_FILE: &str = "racelens.toml";
+
+pub fn is_c(p: &Path) -> bool {
+    matches!(p.extension().and_then(|e| e.to_str()), Some("c" | "h"))
+}
+
+pub fn is_config(p: &Path) -> bool {
+    p.file_name().and_then(|n| n.to_str()) == Some(CONFIG_FILE)
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// The C files of all `roots`, sorted.
+pub fn scan(roots: &[PathBuf]) -> BTreeSet<PathBuf> {
+    roots.iter().flat_map(|r| folder_files(r)).collect()
+}
+
+fn folder_files(dir: &Path) -> Vec<PathBuf> {
+    let walked = ignore::WalkBuilder::new(dir)
+        .hidden(true)
+        .git_ignore(true)
+        .require_git(false)
+        .build()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && is_c(e.path()))
+        .map(|e| canonical(e.path()));
+    let Some(listed) = compile_commands(dir) else { return walked.collect() };
+    let mut files: Vec<PathBuf> = walked.filter(|p| p.extension().and_then(|e| e.to_str()) == Some("h")).collect();
+    files.extend(listed.into_iter().filter(|p| p.is_file()));
+    files
+}
+
+/// The source files named by `dir/compile_commands.json`, if it exists and parses.
+fn compile_commands(dir: &Path) -> Option<Vec<PathBuf>> {
+    let text = std::fs::read_to_string(dir.join("compile_commands.json")).ok()?;
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&text).ok()?;
+    let files = entries.iter().filter_map(|e| {
+        let file = e.get("file")?.as_str()?;
+        let base = e.get("directory").and_then(|d| d.as_str()).map(PathBuf::from).unwrap_or_else(|| dir.to_path_buf());
+        Some(canonical(&base.join(file)))
+    });
+    Some(files.collect())
+}
+
+/// Reads a file, replacing invalid UTF-8 rather than failing.
+pub fn read_lossy(p: &Path) -> std::io::Result<String> {
+    let bytes = std::fs::read(p)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
+/// Reads and parses files in parallel; unreadable files are logged and skipped.
+pub fn load(paths: &[PathBuf]) -> Vec<(PathBuf, Parsed)> {
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
+    let chunk = paths.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let jobs: Vec<_> = paths.chunks(chunk).map(|part| s.spawn(move || part.iter().filter_map(|p| load_one(p)).collect::<Vec<_>>())).collect();
+        jobs.into_iter().flat_map(|j| j.join().unwrap_or_default()).collect()
+    })
+}
+
+fn load_one(p: &Path) -> Option<(PathBuf, Parsed)> {
+    match read_lossy(p) {
+        Ok(text) => Some((p.to_path_buf(), racelens_syntax::parse::parse(Arc::from(text)))),
+        Err(e) => {
+            tracing::warn!("cannot read `{}`: {e}", p.display());
+            None
+        }
+    }
+}
+
+/// The configuration file in use: `configured` (absolute, or relative to
+/// the first root) when set, else `racelens.toml` in the first root that
+/// has one.
+pub fn config_path(configured: &str, roots: &[PathBuf]) -> Option<PathBuf> {
+    if !configured.is_empty() {
+        let p = PathBuf::from(configured);
+        return Some(match (p.is_absolute(), roots.first()) {
+            (false, Some(root)) => canonical(&root.join(p)),
+            _ => canonical(&p),
+        });
+    }
+    roots.iter().map(|r| r.join(CONFIG_FILE)).find(|p| p.is_file()).map(|p| canonical(&p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_respects_gitignore_and_compile_commands() {
+        let dir = std::env::temp_dir().join(format!("racelens-ws-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("a/build")).unwrap();
+        for f in ["a/x.c", "a/y.h", "a/build/gen.c", "a/notes.txt"] {
+            std::fs::write(dir.join(f), "int v;\n").unwrap();
+        }
+        std::fs::write(dir.join("a/.gitignore"), "build/\n").unwrap();
+        let names = |set: BTreeSet<PathBuf>| set.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect::<Vec<_>>();
+        assert_eq!(names(scan(&[canonical(&dir.join("a"))])), ["x.c", "y.h"]);
+        std::fs::write(dir.join("a/compile_commands.json"), r#"[{"directory": "build", "file": "gen.c"}]"#.replace("build", &dir.join("a/build").to_string_lossy())).unwrap();
+        assert_eq!(names(scan(&[canonical(&dir.join("a"))])), ["gen.c", "y.h"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
