@@ -35,7 +35,7 @@ pub struct Site {
     pub tid: Vec<LocKey>,
     pub in_loop: bool,
     pub visits: u32,
-    /// Sites certainly joined whenever this site spawns.
+    /// Sites certainly finished (created before and joined) whenever this site spawns.
     pub joined_before: Option<SiteSet>,
 }
 
@@ -50,10 +50,9 @@ pub struct AccessFact {
     pub kind: AccessKind,
     pub must: LockSet,
     pub may: LockSet,
-    /// Spawn sites this thread may have executed before the access.
-    pub created: SiteSet,
-    /// Spawn sites this thread has certainly joined before the access.
-    pub joined: SiteSet,
+    /// Spawn sites whose threads may be running at the access (created on
+    /// some path and not joined on it).
+    pub active: SiteSet,
     /// A local accessed by name in its own frame.
     pub direct_local: bool,
     /// (site, lock): the thread spawned at `site` (this thread or an ancestor

@@ -14,6 +14,7 @@ pub mod facts;
 pub mod fixes;
 pub mod host;
 pub mod hover;
+mod locate;
 pub mod model;
 pub mod races;
 pub mod report;

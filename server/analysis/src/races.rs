@@ -166,7 +166,7 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
         if lock_ordered(a, site, b) {
             return false;
         }
-        return a.created.contains(site) && !a.joined.contains(site);
+        return a.active.contains(site);
     }
     if let Some(pos) = ca.iter().position(|(t, _)| *t == b.thread) {
         if pos == 0 || !unique(b.thread) {
@@ -176,7 +176,7 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
         if lock_ordered(b, site, a) {
             return false;
         }
-        return b.created.contains(site) && !b.joined.contains(site);
+        return b.active.contains(site);
     }
     // Siblings under a common ancestor: ordered if one branch is joined
     // before the other is created.

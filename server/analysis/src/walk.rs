@@ -61,8 +61,13 @@ struct State {
     must: LockSet,
     may: LockSet,
     created: SiteSet,
-    joined: SiteSet,
+    /// Sites that may have been created and not joined.
+    active: SiteSet,
     tries: Vec<(TryKey, Held)>,
+    /// Branch facts on plain variables that hold on this path: (var, nonzero).
+    conds: Vec<(Name, bool)>,
+    /// Spawns that happened only when a variable was (non)zero.
+    guards: Vec<(u32, Name, bool)>,
     /// (site, lock): the lock has been held continuously since the site spawned.
     clean: Vec<(u32, LocKey)>,
     /// Locks this thread has certainly acquired at some point.
@@ -88,7 +93,18 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
             }
             clean.sort();
             let acquired = a.acquired.iter().filter(|l| b.acquired.contains(l)).cloned().collect();
-            Some(State { must: a.must.intersect(&b.must), may: a.may.union(&b.may), created: a.created.union(&b.created), joined: a.joined.intersect(&b.joined), tries, clean, acquired })
+            let conds = a.conds.iter().filter(|c| b.conds.contains(c)).cloned().collect();
+            let mut guards: Vec<(u32, Name, bool)> = Vec::new();
+            for s in a.created.union(&b.created).0 {
+                let ga: Vec<_> = a.guards.iter().filter(|g| g.0 == s).cloned().collect();
+                let gb: Vec<_> = b.guards.iter().filter(|g| g.0 == s).cloned().collect();
+                match (a.created.contains(s), b.created.contains(s)) {
+                    (true, true) => guards.extend(ga.into_iter().filter(|g| gb.contains(g))),
+                    (true, false) => guards.extend(ga),
+                    _ => guards.extend(gb),
+                }
+            }
+            Some(State { must: a.must.intersect(&b.must), may: a.may.union(&b.may), created: a.created.union(&b.created), active: a.active.union(&b.active), tries, clean, acquired, conds, guards })
         }
     }
 }
@@ -228,7 +244,7 @@ impl<'a> Walker<'a> {
     fn thread_ended(&mut self, exit: Option<State>) {
         let Some(exit) = exit else { return };
         for &s in &exit.created.0 {
-            if exit.joined.contains(s) {
+            if !exit.active.contains(s) {
                 continue;
             }
             let held: Vec<LocKey> = exit.clean.iter().filter(|(x, _)| *x == s).map(|(_, l)| l.clone()).collect();
@@ -302,7 +318,7 @@ impl<'a> Walker<'a> {
         let mut locations = BTreeMap::new();
         for (k, set) in self.facts {
             let mut v: Vec<AccessFact> = set.into_iter().collect();
-            v.sort_by(|a, b| (&a.path, a.thread, a.func.key(), a.span, a.kind, &a.must, &a.may, &a.created, &a.joined).cmp(&(&b.path, b.thread, b.func.key(), b.span, b.kind, &b.must, &b.may, &b.created, &b.joined)).then(a.weak.cmp(&b.weak)).then(a.direct_local.cmp(&b.direct_local)));
+            v.sort_by(|a, b| (&a.path, a.thread, a.func.key(), a.span, a.kind, &a.must, &a.may, &a.active).cmp(&(&b.path, b.thread, b.func.key(), b.span, b.kind, &b.must, &b.may, &b.active)).then(a.weak.cmp(&b.weak)).then(a.direct_local.cmp(&b.direct_local)));
             locations.insert(k, Arc::new(v));
         }
         ThreadAnalysis {
@@ -755,6 +771,12 @@ impl<'a> Walker<'a> {
                     }
                     Some(state)
                 }
+                Stmt::Assign { lhs: Expr::Var(x), .. } => {
+                    let mut state = state;
+                    state.conds.retain(|c| &c.0 != x);
+                    state.guards.retain(|g| &g.1 != x);
+                    Some(state)
+                }
                 Stmt::Assign { .. } | Stmt::Decl(_) | Stmt::Goto => Some(state),
                 Stmt::Call(c) => self.call(fr, c, state),
                 Stmt::If { cond, test, then, els } => {
@@ -872,6 +894,24 @@ impl<'a> Walker<'a> {
         };
         let held: Vec<Held> = st.tries.iter().filter(|(k, _)| *k == key).map(|(_, h)| h.clone()).collect();
         if held.is_empty() {
+            if let TryKey::Var(v) = key {
+                // Path correlation on a plain flag: in each branch, spawns
+                // guarded by the opposite value of the flag did not happen.
+                let (mut t, mut e) = (st.clone(), st);
+                let then_nonzero = !zero_on_true;
+                for (branch, nonzero) in [(&mut t, then_nonzero), (&mut e, !then_nonzero)] {
+                    let dead: Vec<u32> = branch.guards.iter().filter(|g| g.1 == v && g.2 != nonzero).map(|g| g.0).collect();
+                    for s in dead {
+                        branch.created.remove(s);
+                        branch.active.remove(s);
+                        branch.clean.retain(|c| c.0 != s);
+                        branch.guards.retain(|g| g.0 != s);
+                    }
+                    branch.conds.retain(|c| c.0 != v);
+                    branch.conds.push((v.clone(), nonzero));
+                }
+                return (t, e);
+            }
             return (st.clone(), st);
         }
         let mut ok = st.clone();
@@ -967,12 +1007,12 @@ impl<'a> Walker<'a> {
                     let keys: Vec<LocKey> = self.place(fr, e, 0);
                     let matching: Vec<u32> = self.sites.iter().enumerate().filter(|(_, s)| s.tid.iter().any(|t| keys.iter().any(|k| same_thread_id(k, t)))).map(|(i, _)| i as u32).collect();
                     for s in matching {
-                        if st.created.contains(s) && !st.joined.contains(s) {
+                        if st.active.contains(s) {
                             let held: Vec<LocKey> = st.clean.iter().filter(|(x, _)| *x == s).map(|(_, l)| l.clone()).collect();
                             self.protect(s, held);
                         }
                         st.clean.retain(|(x, _)| *x != s);
-                        st.joined.insert(s);
+                        st.active.remove(s);
                     }
                 }
                 Some(st)
@@ -1060,9 +1100,10 @@ impl<'a> Walker<'a> {
             let info = &mut self.sites[site as usize];
             info.visits += 1;
             info.in_loop |= self.loop_depth > 0;
+            let finished = SiteSet(st.created.0.iter().copied().filter(|x| !st.active.contains(*x)).collect());
             info.joined_before = Some(match &info.joined_before {
-                None => st.joined.clone(),
-                Some(j) => j.intersect(&st.joined),
+                None => finished,
+                Some(j) => j.intersect(&finished),
             });
         }
         if let Some(top) = self.sites_stack.last_mut() {
@@ -1106,7 +1147,11 @@ impl<'a> Walker<'a> {
             }
         }
         st.created.insert(site);
-        st.joined.remove(site);
+        st.active.insert(site);
+        st.guards.retain(|g| g.0 != site);
+        for (v, nz) in &st.conds {
+            st.guards.push((site, v.clone(), *nz));
+        }
         st.clean.retain(|(x, _)| *x != site);
         for h in &st.must.0 {
             if !h.shared && !matches!(h.lock.base, Base::Synthetic(_)) {
@@ -1151,8 +1196,7 @@ impl<'a> Walker<'a> {
                 kind,
                 must: st.must.clone(),
                 may: st.may.clone(),
-                created: st.created.clone(),
-                joined: st.joined.clone(),
+                active: st.active.clone(),
                 direct_local,
                 acquired: self.chain_acquired(st),
                 clean: st.clean.clone(),

@@ -5,9 +5,12 @@
 //! saw, so a diagnostic's range always matches the version it is published
 //! with. Columns are counted in the negotiated [`Encoding`].
 
+use racelens_analysis::{Analysis, SiteRef};
 use racelens_syntax::LineIndex;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use tower_lsp_server::ls_types::{Position, PositionEncodingKind, Range, Uri};
+use std::sync::{Arc, OnceLock};
+use tower_lsp_server::ls_types::{Location, Position, PositionEncodingKind, Range, Uri};
 
 /// The position encoding agreed with the client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -89,6 +92,59 @@ pub fn uri_to_path(uri: &Uri) -> PathBuf {
 /// A `file:` URI for a path (used for files the client has not opened).
 pub fn path_to_uri(path: &Path) -> Option<Uri> {
     Uri::from_file_path(path)
+}
+
+/// An open document as a snapshot saw it.
+#[derive(Clone)]
+pub struct OpenFile {
+    pub uri: Uri,
+    pub version: i32,
+    pub text: Arc<str>,
+    /// Shared with the document, so it is built once per version.
+    pub line_index: Arc<OnceLock<LineIndex>>,
+}
+
+/// URIs and ranges for any file of a snapshot: open documents through their
+/// cached line index, other files through the analysis' text.
+pub struct Files<'a> {
+    analysis: &'a Analysis,
+    open: &'a BTreeMap<PathBuf, OpenFile>,
+    enc: Encoding,
+    others: HashMap<PathBuf, Option<(Arc<str>, LineIndex)>>,
+}
+
+impl<'a> Files<'a> {
+    pub fn new(analysis: &'a Analysis, open: &'a BTreeMap<PathBuf, OpenFile>, enc: Encoding) -> Self {
+        Files { analysis, open, enc, others: HashMap::new() }
+    }
+
+    /// The client's URI for an open file, a `file:` URI otherwise.
+    pub fn uri(&self, path: &Path) -> Option<Uri> {
+        match self.open.get(path) {
+            Some(f) => Some(f.uri.clone()),
+            None => path_to_uri(path),
+        }
+    }
+
+    pub fn range(&mut self, path: &Path, start: usize, end: usize) -> Option<Range> {
+        let enc = self.enc;
+        if let Some(f) = self.open.get(path) {
+            let index = f.line_index.get_or_init(|| LineIndex::new(&f.text));
+            return Some(Lines { text: &f.text, index }.range(start, end, enc));
+        }
+        let analysis = self.analysis;
+        let entry = self.others.entry(path.to_path_buf()).or_insert_with(|| analysis.file_text(path).map(|t| {
+            let index = LineIndex::new(&t);
+            (t, index)
+        }));
+        let (text, index) = entry.as_ref()?;
+        Some(Lines { text, index }.range(start, end, enc))
+    }
+
+    pub fn location(&mut self, site: &SiteRef) -> Option<Location> {
+        let range = self.range(&site.file, site.start, site.end)?;
+        Some(Location { uri: self.uri(&site.file)?, range })
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,204 @@
+//! Diagnostics: the races and incomplete analyses of a snapshot in LSP
+//! terms, and the [`Publisher`] that works out what to send.
+//!
+//! A [`DiagnosticsJob`] is taken under the state's lock and computed off
+//! the async runtime; it unwinds with `Cancelled` when a newer edit arrives.
+//! Every open file is recomputed, since an edit in one file can add or
+//! remove races in another.
+
+use crate::convert::{Encoding, Files};
+use crate::state::Snapshot;
+use racelens_analysis::explain::{self, Explanation};
+use racelens_analysis::report::{kind_word, locks_text};
+use racelens_analysis::{ConfigError, Confidence, Conflict, Creation, Incomplete, RaceReport};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use tower_lsp_server::ls_types::{Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, NumberOrString, Position, Range, Uri};
+
+pub const SOURCE: &str = "racelens";
+pub const RACE_CODE: &str = "data-race";
+
+/// How many races per run get their explanation steps as related
+/// information; the schedule search is bounded but not free.
+const MAX_EXPLAINED: usize = 16;
+
+/// The diagnostics of one file, with the document version they belong to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileDiagnostics {
+    pub uri: Uri,
+    pub version: Option<i32>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Everything needed to compute one revision's diagnostics.
+pub struct DiagnosticsJob {
+    pub revision: u64,
+    pub snapshot: Snapshot,
+    pub enable: bool,
+    /// The configuration file and its own diagnostics.
+    pub config: Option<(Uri, Vec<Diagnostic>)>,
+}
+
+impl DiagnosticsJob {
+    /// The diagnostics of every open file (and of the configuration file).
+    pub fn compute(&self) -> Vec<FileDiagnostics> {
+        let snap = &self.snapshot;
+        let mut per_file: BTreeMap<&Path, Vec<Diagnostic>> = snap.open.keys().map(|p| (p.as_path(), Vec::new())).collect();
+        if self.enable {
+            let mut files = Files::new(&snap.analysis, &snap.open, snap.encoding);
+            let mut explained = 0;
+            for report in snap.analysis.races() {
+                let Some(list) = per_file.get_mut(report.site.file.as_path()) else { continue };
+                let explanation = if explained < MAX_EXPLAINED {
+                    explained += 1;
+                    explain::explain(&snap.analysis, &report)
+                } else {
+                    None
+                };
+                list.extend(race_diagnostic(&report, explanation.as_ref(), snap.may_severity, &mut files));
+            }
+            for inc in snap.analysis.incomplete() {
+                if let Some(list) = per_file.get_mut(inc.site.file.as_path()) {
+                    list.extend(incomplete_diagnostic(&inc, &mut files));
+                }
+            }
+        }
+        let mut out: Vec<FileDiagnostics> = per_file
+            .into_iter()
+            .map(|(path, diagnostics)| {
+                let open = &snap.open[path];
+                FileDiagnostics { uri: open.uri.clone(), version: Some(open.version), diagnostics }
+            })
+            .collect();
+        if let Some((uri, diagnostics)) = &self.config {
+            out.push(FileDiagnostics { uri: uri.clone(), version: None, diagnostics: diagnostics.clone() });
+        }
+        out
+    }
+}
+
+pub fn conflict_message(c: &Conflict) -> String {
+    format!("conflicting {} in thread `{}`, holding {}", kind_word(c.kind), c.thread, locks_text(&c.locks))
+}
+
+pub fn creation_message(c: &Creation) -> String {
+    format!("thread `{}` is created here", c.thread)
+}
+
+/// One race as a diagnostic on its access, with the conflicting accesses,
+/// the thread creations and the schedule steps as related information.
+pub fn race_diagnostic(report: &RaceReport, explanation: Option<&Explanation>, may_severity: DiagnosticSeverity, files: &mut Files) -> Option<Diagnostic> {
+    let range = files.range(&report.site.file, report.site.start, report.site.end)?;
+    let conflicts = report.conflicts.iter().map(|c| (&c.site, conflict_message(c)));
+    let creations = report.creations.iter().map(|c| (&c.site, creation_message(c)));
+    let steps = explanation.into_iter().flat_map(|e| e.steps.iter().enumerate().map(|(i, s)| (&s.site, format!("step {}: {}", i + 1, s.message))));
+    let related: Vec<DiagnosticRelatedInformation> =
+        conflicts.chain(creations).chain(steps).filter_map(|(site, message)| Some(DiagnosticRelatedInformation { location: files.location(site)?, message })).collect();
+    let severity = match report.confidence {
+        Confidence::Must => DiagnosticSeverity::WARNING,
+        Confidence::May => may_severity,
+    };
+    Some(Diagnostic {
+        range,
+        severity: Some(severity),
+        code: Some(NumberOrString::String(RACE_CODE.into())),
+        source: Some(SOURCE.into()),
+        message: report.message(),
+        related_information: (!related.is_empty()).then_some(related),
+        ..Diagnostic::default()
+    })
+}
+
+fn incomplete_diagnostic(inc: &Incomplete, files: &mut Files) -> Option<Diagnostic> {
+    Some(Diagnostic {
+        range: files.range(&inc.site.file, inc.site.start, inc.site.end)?,
+        severity: Some(DiagnosticSeverity::INFORMATION),
+        code: Some(NumberOrString::String("analysis-incomplete".into())),
+        source: Some(SOURCE.into()),
+        message: format!("analysis incomplete for `{}`: {}", inc.site.func, inc.reason),
+        ..Diagnostic::default()
+    })
+}
+
+/// Problems in `racelens.toml`, from the error's position to the end of its line.
+pub fn config_diagnostics(text: &str, errors: &[ConfigError], enc: Encoding) -> Vec<Diagnostic> {
+    errors
+        .iter()
+        .map(|e| {
+            let line_no = e.line.saturating_sub(1);
+            let line = text.lines().nth(line_no as usize).unwrap_or("");
+            let units = |s: &str| if enc.is_utf16() { s.encode_utf16().count() } else { s.len() } as u32;
+            let prefix: String = line.chars().take(e.column.saturating_sub(1) as usize).collect();
+            let (start, end) = (units(&prefix), units(line));
+            Diagnostic {
+                range: Range { start: Position { line: line_no, character: start }, end: Position { line: line_no, character: end.max(start) } },
+                severity: Some(DiagnosticSeverity::ERROR),
+                code: Some(NumberOrString::String("config".into())),
+                source: Some(SOURCE.into()),
+                message: format!("{} (using the default configuration)", e.message),
+                ..Diagnostic::default()
+            }
+        })
+        .collect()
+}
+
+/// What the client has been sent, to send only what changed.
+#[derive(Default)]
+pub struct Publisher {
+    sent: HashMap<Uri, (Option<i32>, Vec<Diagnostic>)>,
+}
+
+impl Publisher {
+    /// The notifications that bring the client to `files`: files whose
+    /// diagnostics or version changed, and empty lists for files that are
+    /// no longer reported (closed documents).
+    pub fn changes(&mut self, files: Vec<FileDiagnostics>) -> Vec<FileDiagnostics> {
+        let mut out = Vec::new();
+        let mut current = HashMap::new();
+        for f in files {
+            let changed = match self.sent.get(&f.uri) {
+                Some((version, diagnostics)) => *version != f.version || *diagnostics != f.diagnostics,
+                None => f.version.is_some() || !f.diagnostics.is_empty(),
+            };
+            current.insert(f.uri.clone(), (f.version, f.diagnostics.clone()));
+            if changed {
+                out.push(f);
+            }
+        }
+        for (uri, (_, diagnostics)) in self.sent.drain() {
+            if !current.contains_key(&uri) && !diagnostics.is_empty() {
+                out.push(FileDiagnostics { uri, version: None, diagnostics: Vec::new() });
+            }
+        }
+        self.sent = current;
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(uri: &str, version: Option<i32>, n: usize) -> FileDiagnostics {
+        let d = Diagnostic { message: "m".into(), ..Diagnostic::default() };
+        FileDiagnostics { uri: uri.parse().unwrap(), version, diagnostics: vec![d; n] }
+    }
+
+    #[test]
+    fn publisher_sends_changes_versions_and_clears_closed_files() {
+        let mut p = Publisher::default();
+        assert_eq!(p.changes(vec![file("file:///a.c", Some(1), 1), file("file:///b.c", Some(1), 0)]).len(), 2);
+        assert!(p.changes(vec![file("file:///a.c", Some(1), 1), file("file:///b.c", Some(1), 0)]).is_empty());
+        let sent = p.changes(vec![file("file:///b.c", Some(2), 0)]);
+        assert_eq!(sent, vec![file("file:///b.c", Some(2), 0), file("file:///a.c", None, 0)]);
+        assert!(p.changes(vec![file("file:///t.toml", None, 0)]).is_empty());
+    }
+
+    #[test]
+    fn config_errors_point_at_their_column() {
+        let errs = [ConfigError { message: "bad".into(), line: 2, column: 3 }];
+        let d = config_diagnostics("[locks]\né = 3\n", &errs, Encoding::Utf8);
+        assert_eq!(d[0].range.start, Position { line: 1, character: 3 });
+        assert_eq!(d[0].range.end, Position { line: 1, character: 6 });
+    }
+}

@@ -1,0 +1,254 @@
+//! The running server around the [`State`]: scheduling diagnostics, running
+//! analysis work off the async runtime, loading the workspace, and talking
+//! back to the client.
+//!
+//! Diagnostics follow the one-writer pattern: an edit changes the state and
+//! bumps the revision under the lock; a task then waits a few milliseconds,
+//! takes a snapshot job if no newer edit came, and computes it on a blocking
+//! thread. A newer edit cancels that computation (salsa unwinds it) and
+//! schedules its own, so only the newest revision is published.
+
+use crate::config::Settings;
+use crate::convert::Encoding;
+use crate::diagnostics::{FileDiagnostics, Publisher};
+use crate::state::State;
+use crate::workspace;
+use racelens_analysis::Cancelled;
+use std::collections::BTreeSet;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
+use tower_lsp_server::jsonrpc;
+use tower_lsp_server::ls_types::{
+    ClientCapabilities, ConfigurationItem, DidChangeWatchedFilesRegistrationOptions, FileSystemWatcher, GlobPattern, ProgressToken, Registration,
+};
+use tower_lsp_server::Client;
+
+/// Wait this long after an edit before analysing, to coalesce bursts.
+const DEBOUNCE: Duration = Duration::from_millis(3);
+
+/// Why analysis work produced no result.
+#[derive(Debug)]
+pub enum Failure {
+    /// A newer edit cancelled it; its own work will answer.
+    Cancelled,
+    Panicked(String),
+}
+
+impl Failure {
+    pub fn into_rpc(self) -> jsonrpc::Error {
+        match self {
+            Failure::Cancelled => jsonrpc::Error::content_modified(),
+            Failure::Panicked(msg) => jsonrpc::Error { message: format!("racelens: internal error: {msg}").into(), ..jsonrpc::Error::internal_error() },
+        }
+    }
+}
+
+/// Runs `f` on a blocking thread, turning salsa cancellation and panics
+/// into a [`Failure`] instead of taking the server down.
+pub async fn run_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, Failure> {
+    match tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(f))).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(payload)) if payload.is::<Cancelled>() => Err(Failure::Cancelled),
+        Ok(Err(payload)) => Err(Failure::Panicked(panic_message(payload.as_ref()))),
+        Err(e) => Err(Failure::Panicked(e.to_string())),
+    }
+}
+
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap_or_else(|| "panic".into())
+}
+
+/// What the client said it can do, as far as the server cares.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClientFeatures {
+    pub configuration: bool,
+    pub work_done_progress: bool,
+    pub watch_files: bool,
+}
+
+impl ClientFeatures {
+    pub fn from_capabilities(caps: &ClientCapabilities) -> Self {
+        let ws = caps.workspace.as_ref();
+        ClientFeatures {
+            configuration: ws.and_then(|w| w.configuration).unwrap_or(false),
+            work_done_progress: caps.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
+            watch_files: ws.and_then(|w| w.did_change_watched_files.as_ref()).and_then(|d| d.dynamic_registration).unwrap_or(false),
+        }
+    }
+}
+
+pub struct Session {
+    state: Mutex<State>,
+    revision: Arc<AtomicU64>,
+    publisher: tokio::sync::Mutex<Publisher>,
+    client: Client,
+    features: OnceLock<ClientFeatures>,
+}
+
+impl Session {
+    pub fn new(client: Client) -> Arc<Session> {
+        let state = State::new(Encoding::default(), Settings::default());
+        Arc::new(Session { revision: state.revision_counter(), state: Mutex::new(state), publisher: Default::default(), client, features: OnceLock::new() })
+    }
+
+    /// The state. Never hold the guard across an `.await`.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn set_features(&self, features: ClientFeatures) {
+        let _ = self.features.set(features);
+    }
+
+    fn features(&self) -> ClientFeatures {
+        self.features.get().copied().unwrap_or_default()
+    }
+
+    fn is_current(&self, revision: u64) -> bool {
+        self.revision.load(Ordering::SeqCst) == revision
+    }
+
+    /// Publishes the diagnostics of `revision` soon, unless a newer one comes.
+    pub fn schedule_diagnostics(self: &Arc<Self>, revision: u64) {
+        let session = self.clone();
+        tokio::spawn(async move { session.refresh(revision, DEBOUNCE).await });
+    }
+
+    /// Computes and publishes `revision`'s diagnostics after `delay`.
+    /// Returns whether they were published (not superseded or failed).
+    async fn refresh(&self, revision: u64, delay: Duration) -> bool {
+        tokio::time::sleep(delay).await;
+        let job = {
+            let state = self.lock();
+            if state.revision() != revision {
+                return false;
+            }
+            state.diagnostics_job()
+        };
+        match run_blocking(move || job.compute()).await {
+            Ok(files) => self.publish(revision, files).await,
+            Err(Failure::Cancelled) => {
+                tracing::debug!("diagnostics of revision {revision} cancelled by a newer edit");
+                false
+            }
+            Err(Failure::Panicked(msg)) => {
+                tracing::error!("diagnostics of revision {revision} failed: {msg}");
+                false
+            }
+        }
+    }
+
+    async fn publish(&self, revision: u64, files: Vec<FileDiagnostics>) -> bool {
+        let mut publisher = self.publisher.lock().await;
+        if !self.is_current(revision) {
+            return false;
+        }
+        for f in publisher.changes(files) {
+            self.client.publish_diagnostics(f.uri, f.diagnostics, f.version).await;
+        }
+        true
+    }
+
+    /// After `initialized`: settings, file watchers, then the workspace.
+    pub async fn start(self: Arc<Self>) {
+        self.pull_settings().await;
+        if self.features().watch_files {
+            self.register_watchers().await;
+        }
+        self.load_workspace().await;
+    }
+
+    /// Asks the client for the `racelens` section, when it can answer.
+    pub async fn pull_settings(self: &Arc<Self>) {
+        if !self.features().configuration {
+            return;
+        }
+        let item = ConfigurationItem { scope_uri: None, section: Some("racelens".into()) };
+        match self.client.configuration(vec![item]).await {
+            Ok(values) => {
+                if let Some(value) = values.first() {
+                    self.apply_settings(value);
+                }
+            }
+            Err(e) => tracing::warn!("workspace/configuration failed: {e}"),
+        }
+    }
+
+    /// Merges a settings object into the current settings.
+    pub fn apply_settings(self: &Arc<Self>, value: &serde_json::Value) {
+        let revision = {
+            let mut state = self.lock();
+            let mut settings = state.settings().clone();
+            settings.update(value);
+            if settings == *state.settings() {
+                return;
+            }
+            state.set_settings(settings)
+        };
+        self.schedule_diagnostics(revision);
+    }
+
+    async fn register_watchers(&self) {
+        let watcher = |glob: &str| FileSystemWatcher { glob_pattern: GlobPattern::String(glob.into()), kind: None };
+        let options = DidChangeWatchedFilesRegistrationOptions { watchers: vec![watcher("**/*.{c,h}"), watcher(&format!("**/{}", workspace::CONFIG_FILE))] };
+        let registration = Registration { id: "racelens-watched-files".into(), method: "workspace/didChangeWatchedFiles".into(), register_options: serde_json::to_value(options).ok() };
+        if let Err(e) = self.client.register_capability(vec![registration]).await {
+            tracing::warn!("cannot register file watchers: {e}");
+        }
+    }
+
+    /// Scans the roots, reads and parses their files off the runtime, hands
+    /// them to the analysis and publishes the first diagnostics, reporting
+    /// progress meanwhile.
+    pub async fn load_workspace(self: &Arc<Self>) {
+        let roots = self.lock().roots().to_vec();
+        let progress = self.begin_progress("racelens: loading workspace").await;
+        let scan_roots = roots.clone();
+        let Ok(files) = run_blocking(move || workspace::scan(&scan_roots)).await else { return };
+        if let Some(p) = &progress {
+            p.report(format!("parsing {} files", files.len())).await;
+        }
+        let list: Vec<PathBuf> = files.iter().cloned().collect();
+        let loaded = run_blocking(move || workspace::load(&list)).await.unwrap_or_default();
+        tracing::info!("loaded {} of {} files from {} folder(s)", loaded.len(), files.len(), roots.len());
+        if let Some(p) = &progress {
+            p.report("analysing").await;
+        }
+        let revision = {
+            let mut state = self.lock();
+            state.reload_config();
+            state.add_disk_files(files, loaded)
+        };
+        self.refresh(revision, Duration::ZERO).await;
+        if let Some(p) = progress {
+            p.finish().await;
+        }
+    }
+
+    async fn begin_progress(&self, title: &str) -> Option<tower_lsp_server::OngoingProgress<tower_lsp_server::Unbounded, tower_lsp_server::NotCancellable>> {
+        if !self.features().work_done_progress {
+            return None;
+        }
+        static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+        let token = ProgressToken::String(format!("racelens/progress/{}", NEXT_TOKEN.fetch_add(1, Ordering::Relaxed)));
+        if let Err(e) = self.client.create_work_done_progress(token.clone()).await {
+            tracing::warn!("window/workDoneProgress/create failed: {e}");
+            return None;
+        }
+        Some(self.client.progress(token, title).with_message("scanning").begin().await)
+    }
+
+    /// Files were created or deleted on disk: rescan the roots and load
+    /// the files that joined the workspace.
+    pub async fn rescan(self: &Arc<Self>) {
+        let roots = self.lock().roots().to_vec();
+        let Ok(files) = run_blocking(move || workspace::scan(&roots)).await else { return };
+        let added = self.lock().set_disk_files(files);
+        let loaded = run_blocking(move || workspace::load(&added)).await.unwrap_or_default();
+        let revision = self.lock().add_disk_files(BTreeSet::new(), loaded);
+        self.schedule_diagnostics(revision);
+    }
+}

@@ -1,0 +1,273 @@
+//! The server's state: open documents, the workspace's files, settings and
+//! the analysis host, the single writer of the analysis inputs.
+//!
+//! Every change to the inputs goes through a method here, called with the
+//! state's lock held and without awaiting, so edits apply in arrival order.
+//! Each change bumps the revision; readers take an [`Analysis`] snapshot
+//! together with the open files' texts, so what they compute matches the
+//! versions they report.
+
+use crate::config::{parse_severity, Settings};
+use crate::convert::{path_to_uri, Encoding, LineCol, OpenFile};
+use crate::diagnostics::{config_diagnostics, DiagnosticsJob};
+use crate::document::{Document, TextChange};
+use crate::workspace;
+use racelens_analysis::{Analysis, AnalysisHost, Config};
+use racelens_syntax::{LineIndex, Parsed};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, Uri};
+use tree_sitter::Parser;
+
+struct OpenDocument {
+    uri: Uri,
+    doc: Document,
+}
+
+/// The configuration file in effect and what parsing it found.
+#[derive(Default)]
+struct ConfigFile {
+    path: Option<PathBuf>,
+    may_severity: Option<DiagnosticSeverity>,
+    /// Diagnostics of the file, already in LSP terms.
+    diagnostics: Vec<Diagnostic>,
+}
+
+pub struct State {
+    host: AnalysisHost,
+    parser: Parser,
+    docs: BTreeMap<PathBuf, OpenDocument>,
+    roots: Vec<PathBuf>,
+    /// The workspace's C files on disk (open or not).
+    disk_files: BTreeSet<PathBuf>,
+    settings: Settings,
+    encoding: Encoding,
+    config: ConfigFile,
+    revision: Arc<AtomicU64>,
+}
+
+/// What a request needs to answer off the lock: a snapshot and the open
+/// files it was taken with.
+pub struct Snapshot {
+    pub analysis: Analysis,
+    pub open: BTreeMap<PathBuf, OpenFile>,
+    pub encoding: Encoding,
+    pub may_severity: DiagnosticSeverity,
+}
+
+impl State {
+    pub fn new(encoding: Encoding, settings: Settings) -> State {
+        State {
+            host: AnalysisHost::new(Config::default()),
+            parser: racelens_syntax::parse::new_parser(),
+            docs: BTreeMap::new(),
+            roots: Vec::new(),
+            disk_files: BTreeSet::new(),
+            settings,
+            encoding,
+            config: ConfigFile::default(),
+            revision: Arc::default(),
+        }
+    }
+
+    /// The revision counter, readable without the lock.
+    pub fn revision_counter(&self) -> Arc<AtomicU64> {
+        self.revision.clone()
+    }
+
+    pub fn revision(&self) -> u64 {
+        self.revision.load(Ordering::SeqCst)
+    }
+
+    fn bump(&mut self) -> u64 {
+        self.revision.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// Set once, by `initialize`, before any document is open.
+    pub fn set_encoding(&mut self, encoding: Encoding) {
+        self.encoding = encoding;
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    pub fn host(&self) -> &AnalysisHost {
+        &self.host
+    }
+
+    pub fn is_open(&self, path: &Path) -> bool {
+        self.docs.contains_key(path)
+    }
+
+    fn is_config(&self, path: &Path) -> bool {
+        self.config.path.as_deref() == Some(path) || workspace::is_config(path)
+    }
+
+    /// `didOpen`: the editor's text replaces the disk contents.
+    pub fn open(&mut self, uri: Uri, path: PathBuf, version: i32, text: &str) -> u64 {
+        let doc = Document::new(text, version, &mut self.parser);
+        let parsed = doc.parsed();
+        self.docs.insert(path.clone(), OpenDocument { uri, doc });
+        if self.is_config(&path) {
+            self.reload_config();
+        } else {
+            self.host.set_file(&path, parsed);
+        }
+        self.bump()
+    }
+
+    /// `didChange`: applies the changes to the open document. Returns `None`
+    /// when the document is not open.
+    pub fn change(&mut self, path: &Path, version: i32, changes: &[TextChange]) -> Option<u64> {
+        let open = self.docs.get_mut(path)?;
+        open.doc.apply_changes(changes, version, self.encoding, &mut self.parser);
+        let parsed = open.doc.parsed();
+        if self.is_config(path) {
+            self.reload_config();
+        } else {
+            self.host.set_file(path, parsed);
+        }
+        Some(self.bump())
+    }
+
+    /// `didClose`: back to the disk contents, or out of the program when the
+    /// file is not part of the workspace.
+    pub fn close(&mut self, path: &Path) -> u64 {
+        if self.docs.remove(path).is_some() {
+            if self.is_config(path) {
+                self.reload_config();
+            } else {
+                self.load_from_disk(path);
+            }
+        }
+        self.bump()
+    }
+
+    fn load_from_disk(&mut self, path: &Path) {
+        let text = if self.disk_files.contains(path) { workspace::read_lossy(path).ok() } else { None };
+        match text {
+            Some(text) => self.host.set_file_text(path, text),
+            None => self.host.remove_file(path),
+        }
+    }
+
+    pub fn set_settings(&mut self, settings: Settings) -> u64 {
+        let config_moved = settings.config_path != self.settings.config_path;
+        if settings.trace_server != self.settings.trace_server {
+            tracing::info!("racelens.trace.server is now `{}`", settings.trace_server);
+        }
+        self.settings = settings;
+        if config_moved {
+            self.reload_config();
+        }
+        self.bump()
+    }
+
+    pub fn set_roots(&mut self, roots: Vec<PathBuf>) {
+        self.roots = roots;
+    }
+
+    /// Re-reads the configuration file (an open one from its document) and
+    /// hands the model to the analysis. A broken file keeps the defaults
+    /// and produces diagnostics on the file.
+    pub fn reload_config(&mut self) -> u64 {
+        let path = workspace::config_path(&self.settings.config_path, &self.roots);
+        let text = path.as_deref().and_then(|p| match self.docs.get(p) {
+            Some(open) => Some(open.doc.text().to_string()),
+            None => workspace::read_lossy(p).map_err(|e| tracing::warn!("cannot read `{}`: {e}", p.display())).ok(),
+        });
+        let (config, errors) = text.as_deref().map(Config::from_toml).unwrap_or_default();
+        if !errors.is_empty() {
+            tracing::warn!("{} problem(s) in `{}`; using the defaults", errors.len(), path.as_deref().unwrap_or(Path::new("?")).display());
+        }
+        let diagnostics = text.as_deref().map(|t| config_diagnostics(t, &errors, self.encoding)).unwrap_or_default();
+        self.config = ConfigFile { may_severity: parse_severity(&config.may_severity), path, diagnostics };
+        self.host.set_config(config);
+        self.bump()
+    }
+
+    /// Adds files read from disk (skipping open ones: the editor's text wins)
+    /// and remembers the workspace's file list.
+    pub fn add_disk_files(&mut self, files: BTreeSet<PathBuf>, loaded: Vec<(PathBuf, Parsed)>) -> u64 {
+        for (path, parsed) in loaded {
+            if !self.docs.contains_key(&path) {
+                self.host.set_file(&path, parsed);
+            }
+        }
+        self.disk_files.extend(files);
+        self.bump()
+    }
+
+    /// Replaces the workspace's file list after a rescan: files that left it
+    /// leave the program unless open. Returns the files that joined it.
+    pub fn set_disk_files(&mut self, files: BTreeSet<PathBuf>) -> Vec<PathBuf> {
+        for gone in self.disk_files.difference(&files) {
+            if !self.docs.contains_key(gone) {
+                self.host.remove_file(gone);
+            }
+        }
+        let new = files.difference(&self.disk_files).cloned().collect();
+        self.disk_files = files;
+        self.bump();
+        new
+    }
+
+    /// A watched file changed on disk. Open documents keep the editor's text.
+    pub fn disk_file_changed(&mut self, path: &Path) -> u64 {
+        if self.is_config(path) {
+            self.reload_config();
+        } else if self.disk_files.contains(path) && !self.docs.contains_key(path) {
+            self.load_from_disk(path);
+        }
+        self.bump()
+    }
+
+    pub fn is_disk_file(&self, path: &Path) -> bool {
+        self.disk_files.contains(path)
+    }
+
+    fn open_files(&self) -> BTreeMap<PathBuf, OpenFile> {
+        self.docs
+            .iter()
+            .filter(|(p, _)| !self.is_config(p))
+            .map(|(p, o)| (p.clone(), OpenFile { uri: o.uri.clone(), version: o.doc.version(), text: o.doc.text().clone(), line_index: o.doc.line_index() }))
+            .collect()
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let may_severity = self.settings.may_severity.or(self.config.may_severity).unwrap_or(DiagnosticSeverity::INFORMATION);
+        Snapshot { analysis: self.host.snapshot(), open: self.open_files(), encoding: self.encoding, may_severity }
+    }
+
+    /// Everything needed to compute the diagnostics of this revision.
+    pub fn diagnostics_job(&self) -> DiagnosticsJob {
+        let config_uri = self.config.path.as_deref().and_then(|p| self.docs.get(p).map(|o| o.uri.clone()).or_else(|| path_to_uri(p)));
+        DiagnosticsJob {
+            revision: self.revision(),
+            snapshot: self.snapshot(),
+            enable: self.settings.enable,
+            config: config_uri.map(|uri| (uri, self.config.diagnostics.clone())),
+        }
+    }
+
+    /// Byte offset of a position in a file, clamped: through the rope for an
+    /// open document, through the analysis' text otherwise.
+    pub fn offset(&self, path: &Path, pos: LineCol) -> Option<usize> {
+        if let Some(open) = self.docs.get(path) {
+            return Some(open.doc.offset(pos, self.encoding));
+        }
+        let text = self.host.snapshot().file_text(path)?;
+        Some(LineIndex::new(&text).offset(&text, pos.line, pos.col, self.encoding.is_utf16()))
+    }
+}
