@@ -3,10 +3,36 @@
 //!
 //! Exists to turn a candidate race into a concrete, readable schedule, and to
 //! refute candidates that a join, a lock-protected flag or a condition
-//! variable orders (Goanna's layered check, LaDR's notion of a race).
+//! variable orders. This is Goanna's layered approach (a model check of only
+//! the candidate, over an abstract thread model) with LaDR's notion of a
+//! race: one access is enabled at the end of one context and the other at
+//! the start of the next.
+//!
+//! The model ([`model`], built by [`build`]) has only the threads on the two
+//! creation chains, and only their creations, joins, locks, condition
+//! variables, tested flags and the racing accesses. [`search`] explores its
+//! interleavings breadth-first. Bounds: loops unrolled twice, calls inlined
+//! 12 deep, 8 thread instances, 200,000 states per search.
 
+mod build;
+mod model;
+mod search;
+
+use crate::db::FunctionId;
+use crate::facts::AccessFact;
 use crate::host::Analysis;
-use crate::report::{RaceReport, SiteRef};
+use crate::locate::{locate, short_path};
+use crate::races::{races_at, thread_analysis};
+use crate::report::{site_of, RaceReport, SiteRef};
+use model::{Model, Op};
+use racelens_syntax::{AccessKind, LineIndex, Span};
+use rustc_hash::{FxHashMap, FxHashSet};
+use search::{AccessClass, Event, Outcome, Relax, Search, State, Step as RawStep};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Thread pairs checked per report; the rest leave the verdict unknown.
+const MAX_THREAD_PAIRS: usize = 6;
 
 /// One step of a schedule.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,15 +57,13 @@ impl Explanation {
 /// Outcome of the bounded check of one candidate race.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
+    /// A schedule in which both accesses are enabled at once.
     Witness(Explanation),
+    /// No schedule within the bounds races; the reason names what orders
+    /// the accesses.
     Refuted(String),
+    /// The model is incomplete or the search ran out of states.
     Unknown,
-}
-
-/// Checks a candidate race.
-pub fn check(analysis: &Analysis, report: &RaceReport) -> Verdict {
-    let _ = (analysis, report);
-    Verdict::Unknown
 }
 
 /// A schedule reaching the race, when the bounded search finds one.
@@ -47,5 +71,282 @@ pub fn explain(analysis: &Analysis, report: &RaceReport) -> Option<Explanation> 
     match check(analysis, report) {
         Verdict::Witness(e) => Some(e),
         _ => None,
+    }
+}
+
+/// Checks a candidate race: searches each pair of racing threads.
+pub fn check(analysis: &Analysis, report: &RaceReport) -> Verdict {
+    let groups = thread_pairs(analysis, report);
+    if groups.is_empty() {
+        return Verdict::Unknown;
+    }
+    let mut refuted: Option<String> = None;
+    let mut unknown = groups.len() > MAX_THREAD_PAIRS;
+    for ((tx, ty), pairs) in groups.into_iter().take(MAX_THREAD_PAIRS) {
+        match check_pair(analysis, report, tx, ty, &pairs) {
+            Verdict::Witness(e) => return Verdict::Witness(e),
+            Verdict::Refuted(r) => {
+                refuted.get_or_insert(r);
+            }
+            Verdict::Unknown => unknown = true,
+        }
+    }
+    match refuted {
+        Some(r) if !unknown => Verdict::Refuted(r),
+        _ => Verdict::Unknown,
+    }
+}
+
+/// Racing pairs (reported access first) grouped by their two threads.
+fn thread_pairs(analysis: &Analysis, report: &RaceReport) -> BTreeMap<(u32, u32), Vec<(AccessFact, AccessFact)>> {
+    let db = analysis.db();
+    let mut groups: BTreeMap<(u32, u32), Vec<(AccessFact, AccessFact)>> = BTreeMap::new();
+    for l in locate(db, analysis.workspace(), report) {
+        for p in races_at(db, l.loc).iter() {
+            let (a, b) = (p.a as usize, p.b as usize);
+            for (x, y) in [(a, b), (b, a)] {
+                if l.at_site.contains(&x) {
+                    let (fx, fy) = (l.facts[x].clone(), l.facts[y].clone());
+                    let g = groups.entry((fx.thread, fy.thread)).or_default();
+                    if !g.contains(&(fx.clone(), fy.clone())) {
+                        g.push((fx, fy));
+                    }
+                }
+            }
+        }
+    }
+    groups
+}
+
+fn check_pair(analysis: &Analysis, report: &RaceReport, tx: u32, ty: u32, pairs: &[(AccessFact, AccessFact)]) -> Verdict {
+    let db = analysis.db();
+    let ws = analysis.workspace();
+    let table = thread_analysis(db, ws).table.clone();
+    let mut threads: Vec<u32> = table.chain(tx).into_iter().chain(table.chain(ty)).map(|(t, _)| t).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let mut accesses = FxHashSet::default();
+    for (x, y) in pairs {
+        accesses.insert((x.thread, x.func, x.span));
+        accesses.insert((y.thread, y.func, y.span));
+    }
+    let wanted = build::Wanted { threads: threads.clone(), accesses };
+    let model = build::build(db, ws, &table, &wanted);
+    let mt = |t: u32| threads.iter().position(|&x| x == t).unwrap_or(0) as u8;
+    let classes: Vec<(AccessClass, AccessClass)> = pairs.iter().map(|(x, y)| ((mt(x.thread), x.func, x.span, x.kind), (mt(y.thread), y.func, y.span, y.kind))).collect();
+    match Search::new(&model, &classes, Relax::default(), search::MAX_STATES).run() {
+        Outcome::Found { steps, last, a, b } => {
+            let vars = access_names(analysis, report, pairs);
+            Verdict::Witness(Render { analysis, report, model: &model, vars, lines: Default::default() }.explanation(&steps, &last, a, b))
+        }
+        Outcome::NotFound { reached, cut } => {
+            let side = |f: &dyn Fn(&(AccessClass, AccessClass)) -> AccessClass| classes.iter().any(|p| reached.contains(&f(p)));
+            if !model.complete || !side(&|p| p.0) || !side(&|p| p.1) {
+                return Verdict::Unknown;
+            }
+            let r = Render { analysis, report, model: &model, vars: FxHashMap::default(), lines: Default::default() };
+            Verdict::Refuted(r.reason(&classes, cut))
+        }
+        Outcome::Exhausted => Verdict::Unknown,
+    }
+}
+
+/// The variable each racing access touches, by function and span.
+fn access_names(analysis: &Analysis, report: &RaceReport, pairs: &[(AccessFact, AccessFact)]) -> FxHashMap<(FunctionId, Span), String> {
+    let db = analysis.db();
+    let mut m = FxHashMap::default();
+    let bases: Vec<_> = locate(db, analysis.workspace(), report).into_iter().map(|l| l.loc.key(db).clone()).collect();
+    for (x, y) in pairs {
+        for f in [x, y] {
+            let name = bases.first().map(|b| f.key(b).display()).unwrap_or_else(|| report.var.clone());
+            m.entry((f.func, f.span)).or_insert(name);
+        }
+    }
+    m
+}
+
+/// Turns search results into text.
+struct Render<'a> {
+    analysis: &'a Analysis,
+    report: &'a RaceReport,
+    model: &'a Model,
+    vars: FxHashMap<(FunctionId, Span), String>,
+    lines: std::cell::RefCell<FxHashMap<PathBuf, LineIndex>>,
+}
+
+impl Render<'_> {
+    fn site(&self, at: model::At) -> SiteRef {
+        match at {
+            Some((f, sp)) => site_of(self.analysis.db(), f, sp),
+            None => self.report.site.clone(),
+        }
+    }
+
+    /// "L12" in the report's file, "other.c:12" elsewhere.
+    fn line(&self, site: &SiteRef) -> String {
+        let Some(text) = self.analysis.file_text(&site.file) else { return "?".into() };
+        let mut lines = self.lines.borrow_mut();
+        let li = lines.entry(site.file.clone()).or_insert_with(|| LineIndex::new(&text));
+        let n = li.line_of(site.start.min(text.len())) + 1;
+        if site.file == self.report.site.file {
+            format!("L{n}")
+        } else {
+            format!("{}:{n}", short_path(&site.file))
+        }
+    }
+
+    /// "`main`", or "`worker` #2" for the second instance running `worker`.
+    fn label(&self, st: &State, i: u8) -> String {
+        let t = st.insts[i as usize].t as usize;
+        let th = &self.model.threads[t];
+        if th.site.is_none() {
+            return format!("`{}`", th.entry);
+        }
+        let k = st.insts[..=i as usize].iter().filter(|x| self.model.threads[x.t as usize].entry == th.entry).count();
+        format!("`{}` #{k}", th.entry)
+    }
+
+    fn explanation(&self, steps: &[RawStep], last: &State, a: u8, b: u8) -> Explanation {
+        let mut out = Vec::new();
+        for s in steps {
+            if let Some(step) = self.step(s, last) {
+                out.push(step);
+            }
+        }
+        let kind = |i: u8| match self.op_of(last, i) {
+            Op::Access { kind } => *kind,
+            _ => AccessKind::Read,
+        };
+        let at_report = |i: u8| self.site(self.at_of(last, i)) == self.report.site;
+        let (first, second) = match (kind(a), kind(b)) {
+            (AccessKind::Write, AccessKind::Read) => (a, b),
+            (AccessKind::Read, AccessKind::Write) => (b, a),
+            _ if at_report(b) && !at_report(a) => (b, a),
+            _ => (a, b),
+        };
+        for i in [first, second] {
+            let at = self.at_of(last, i);
+            let site = self.site(at);
+            let locks: Vec<String> = last.held_by(i).iter().map(|&l| format!("`{}`", self.model.locks[l as usize])).collect();
+            let verb = if kind(i) == AccessKind::Read { "reads" } else { "writes" };
+            let (who, var, line) = (self.label(last, i), self.var(at), self.line(&site));
+            let message = format!("{who} {verb} `{var}` at {line} holding {{{}}}", locks.join(", "));
+            out.push(Step { message, site });
+        }
+        Explanation { steps: out }
+    }
+
+    fn op_of(&self, st: &State, i: u8) -> &Op {
+        let x = &st.insts[i as usize];
+        &self.model.threads[x.t as usize].code[x.pc as usize].op
+    }
+
+    fn at_of(&self, st: &State, i: u8) -> model::At {
+        let x = &st.insts[i as usize];
+        self.model.threads[x.t as usize].code[x.pc as usize].at
+    }
+
+    fn var(&self, at: model::At) -> String {
+        at.and_then(|k| self.vars.get(&k).cloned()).unwrap_or_else(|| self.report.var.clone())
+    }
+
+    /// The message of one step of the schedule, if it says something.
+    fn step(&self, s: &RawStep, last: &State) -> Option<Step> {
+        let t = last.insts[s.inst as usize].t as usize;
+        let ins = &self.model.threads[t].code[s.pc as usize];
+        let site = self.site(ins.at);
+        let at = self.line(&site);
+        let who = self.label(last, s.inst);
+        let lock = |l: &u16| self.model.locks[*l as usize].clone();
+        let cond = |c: &u16| self.model.conds[*c as usize].clone();
+        let message = match (&ins.op, &s.event) {
+            (Op::Create { .. }, Event::Created(n)) => format!("thread {} created at {at}", self.label(last, *n)),
+            (Op::Lock { lock: l, shared }, _) => format!("{who} {} `{}` at {at}", if *shared { "read-locks" } else { "locks" }, lock(l)),
+            (Op::TryLock { lock: l, .. }, Event::TryOk) => format!("{who} acquires `{}` with a trylock at {at}", lock(l)),
+            (Op::TryLock { lock: l, .. }, _) => format!("{who} fails to acquire `{}` at {at}", lock(l)),
+            (Op::Unlock { lock: l }, _) => format!("{who} unlocks `{}` at {at}", lock(l)),
+            (Op::Wait { cond: c, lock: l, .. }, Event::Woken) => format!("{who} wakes up from `{}` and re-acquires `{}` at {at}", cond(c), lock(l)),
+            (Op::Wait { cond: c, .. }, Event::TimedOut) => format!("{who} times out waiting on `{}` at {at}", cond(c)),
+            (Op::Wait { cond: c, lock: l, .. }, _) => format!("{who} waits on `{}` at {at}, releasing `{}`", cond(c), lock(l)),
+            (Op::Signal { cond: c, all }, Event::Signalled(ws)) => {
+                let woken: Vec<String> = ws.iter().map(|w| self.label(last, *w)).collect();
+                let tail = if woken.is_empty() { " (nobody waits)".to_string() } else { format!(", waking {}", woken.join(", ")) };
+                format!("{who} {} `{}` at {at}{tail}", if *all { "broadcasts" } else { "signals" }, cond(c))
+            }
+            (Op::Join { .. }, Event::Joined(Some(j))) => format!("{who} joins {} at {at}", self.label(last, *j)),
+            (Op::Join { .. }, _) => return None,
+            (Op::Access { kind }, _) => format!("{who} {} `{}` at {at}", if *kind == AccessKind::Read { "reads" } else { "writes" }, self.var(ins.at)),
+            (Op::FlagWrite { flag, value }, _) => {
+                let f = &self.model.flags[*flag as usize];
+                if f.name.starts_with("once:") {
+                    return None;
+                }
+                match value {
+                    Some(v) => format!("{who} sets `{}` to {v} at {at}", f.name),
+                    None => format!("{who} writes `{}` at {at}", f.name),
+                }
+            }
+            (Op::FlagTest { flag, .. }, Event::Tested(zero)) => {
+                let f = &self.model.flags[*flag as usize];
+                match (f.name.starts_with("once:"), zero) {
+                    (true, true) => format!("{who} runs the `pthread_once` routine at {at}"),
+                    (true, false) => format!("{who} finds the `pthread_once` routine done at {at}"),
+                    (false, true) => format!("{who} sees `{}` == 0 at {at}", f.name),
+                    (false, false) => format!("{who} sees `{}` != 0 at {at}", f.name),
+                }
+            }
+            _ => return None,
+        };
+        Some(Step { message, site })
+    }
+
+    /// Why a refuted pair cannot race: the first synchronisation whose
+    /// removal lets the search find a schedule (joins, then each flag, each
+    /// condition variable, then all locks).
+    fn reason(&self, classes: &[(AccessClass, AccessClass)], cut: bool) -> String {
+        let bound = if cut { format!(" (within {} loop iterations and {} threads)", build::LOOP_UNROLL, search::MAX_INSTANCES) } else { String::new() };
+        let mut tries: Vec<(Relax, String)> = Vec::new();
+        if self.has(|op| matches!(op, Op::Join { .. })) {
+            tries.push((Relax { joins: true, ..Relax::default() }, format!("ordered by thread joins ({})", self.lines_of(|op| matches!(op, Op::Join { .. })))));
+        }
+        for (i, f) in self.model.flags.iter().enumerate() {
+            let i = i as u16;
+            let uses = |op: &Op| matches!(op, Op::FlagTest { flag, .. } | Op::FlagWrite { flag, .. } if *flag == i);
+            let what = if f.name.starts_with("once:") { "ordered by `pthread_once`".to_string() } else { format!("ordered by the flag `{}`", f.name) };
+            tries.push((Relax { flags: Relax::bit(i), ..Relax::default() }, format!("{what} ({})", self.lines_of(uses))));
+        }
+        for (i, c) in self.model.conds.iter().enumerate() {
+            let i = i as u16;
+            let uses = |op: &Op| matches!(op, Op::Wait { cond, .. } | Op::Signal { cond, .. } if *cond == i);
+            tries.push((Relax { conds: Relax::bit(i), ..Relax::default() }, format!("ordered by the condition variable `{c}` ({})", self.lines_of(uses))));
+        }
+        if !self.model.locks.is_empty() {
+            let names: Vec<String> = self.model.locks.iter().map(|l| format!("`{l}`")).collect();
+            tries.push((Relax { locks: true, ..Relax::default() }, format!("excluded by the locking of {}", names.join(", "))));
+        }
+        for (relax, why) in tries {
+            if let Outcome::Found { .. } = Search::new(self.model, classes, relax, search::MAX_STATES / 4).run() {
+                return format!("{why}{bound}");
+            }
+        }
+        format!("no schedule runs both accesses back to back{bound}")
+    }
+
+    fn has(&self, is: impl Fn(&Op) -> bool) -> bool {
+        self.model.threads.iter().flat_map(|t| t.code.iter()).any(|i| is(&i.op))
+    }
+
+    /// "L10, L22": where the instructions `is` selects come from.
+    fn lines_of(&self, is: impl Fn(&Op) -> bool) -> String {
+        let mut lines: Vec<String> = Vec::new();
+        for ins in self.model.threads.iter().flat_map(|t| t.code.iter()).filter(|i| is(&i.op)) {
+            let l = self.line(&self.site(ins.at));
+            if !lines.contains(&l) {
+                lines.push(l);
+            }
+        }
+        lines.sort_by_key(|l| l.trim_start_matches('L').parse::<u32>().unwrap_or(u32::MAX));
+        lines.truncate(4);
+        lines.join(", ")
     }
 }

@@ -6,7 +6,7 @@
 //! built on top of them need the memory location, every access to it and the
 //! racing pairs, which live in the per-location queries of [`crate::races`].
 
-use crate::db::{FunctionId, Workspace};
+use crate::db::Workspace;
 use crate::facts::{AccessFact, ThreadTable};
 use crate::races::{location_accesses, locations, races_at, Location};
 use crate::report::{site_of, RaceReport, SiteRef};
@@ -45,11 +45,6 @@ pub(crate) fn locate(db: &dyn salsa::Database, ws: Workspace, report: &RaceRepor
 
 pub(crate) fn fact_site(db: &dyn salsa::Database, f: &AccessFact) -> SiteRef {
     site_of(db, f.func, f.span)
-}
-
-/// Absolute start of a function-relative span.
-pub(crate) fn abs_site(db: &dyn salsa::Database, func: FunctionId, span: racelens_syntax::Span) -> SiteRef {
-    site_of(db, func, span)
 }
 
 /// "`worker`", or "`worker` #2" when several abstract threads run `worker`.

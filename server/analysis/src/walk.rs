@@ -72,6 +72,8 @@ struct State {
     clean: Vec<(u32, LocKey)>,
     /// Locks this thread has certainly acquired at some point.
     acquired: Vec<LocKey>,
+    /// Heap objects allocated by this thread that no other thread can reach yet.
+    fresh: Vec<Base>,
 }
 
 fn join(a: Option<State>, b: Option<State>) -> Option<State> {
@@ -104,7 +106,8 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                     _ => guards.extend(gb),
                 }
             }
-            Some(State { must: a.must.intersect(&b.must), may: a.may.union(&b.may), created: a.created.union(&b.created), active: a.active.union(&b.active), tries, clean, acquired, conds, guards })
+            let fresh = a.fresh.iter().filter(|f| b.fresh.contains(f)).cloned().collect();
+            Some(State { must: a.must.intersect(&b.must), may: a.may.union(&b.may), created: a.created.union(&b.created), active: a.active.union(&b.active), tries, clean, acquired, conds, guards, fresh })
         }
     }
 }
@@ -764,20 +767,32 @@ impl<'a> Walker<'a> {
                     self.record(fr, &a.place, a.kind, a.span, &state);
                     Some(state)
                 }
-                Stmt::Assign { lhs: Expr::Var(x), rhs: Expr::CallResult(id) } => {
+                Stmt::Assign { lhs: Expr::Var(x), rhs: rhs @ Expr::CallResult(id) } => {
                     let mut state = state;
                     if let Some(h) = state.tries.iter().find(|(k, _)| *k == TryKey::Call(*id)).map(|(_, h)| h.clone()) {
                         state.tries.push((TryKey::Var(x.clone()), h));
                     }
+                    if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) || fr.address_taken.contains(x) {
+                        self.escape(fr, rhs, &mut state);
+                    }
                     Some(state)
                 }
-                Stmt::Assign { lhs: Expr::Var(x), .. } => {
+                Stmt::Assign { lhs: Expr::Var(x), rhs } if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) => {
                     let mut state = state;
                     state.conds.retain(|c| &c.0 != x);
                     state.guards.retain(|g| &g.1 != x);
+                    if fr.address_taken.contains(x) {
+                        self.escape(fr, rhs, &mut state);
+                    }
                     Some(state)
                 }
-                Stmt::Assign { .. } | Stmt::Decl(_) | Stmt::Goto => Some(state),
+                Stmt::Assign { rhs, .. } => {
+                    // Storing a pointer anywhere but a local publishes it.
+                    let mut state = state;
+                    self.escape(fr, rhs, &mut state);
+                    Some(state)
+                }
+                Stmt::Decl(_) | Stmt::Goto => Some(state),
                 Stmt::Call(c) => self.call(fr, c, state),
                 Stmt::If { cond, test, then, els } => {
                     let c = self.walk_stmts(fr, cond, state);
@@ -883,6 +898,18 @@ impl<'a> Walker<'a> {
         self.loop_depth -= 1;
         out.next = exits;
         out
+    }
+
+    /// Heap objects reachable from `e` are no longer fresh.
+    fn escape(&self, fr: &Frame, e: &Expr, st: &mut State) {
+        if st.fresh.is_empty() {
+            return;
+        }
+        for v in self.eval(fr, e, 0) {
+            if let Val::Target(k) = v {
+                st.fresh.retain(|b| *b != k.base);
+            }
+        }
     }
 
     /// States for the then- and else-branch of a test (trylock success).
@@ -999,6 +1026,9 @@ impl<'a> Walker<'a> {
                 let tids = c.args.get(tid).map(|e| self.deref(fr, e, 0)).unwrap_or_default();
                 let entries = c.args.get(func).map(|e| self.functions_of(fr, &Callee::Indirect(e.clone()))).unwrap_or_default();
                 let argv = c.args.get(arg).map(|e| self.eval(fr, e, 0)).unwrap_or_default();
+                if let Some(e) = c.args.get(arg) {
+                    self.escape(fr, e, &mut st);
+                }
                 self.spawn(fr, c, &mut st, tids, entries, argv);
                 Some(st)
             }
@@ -1047,6 +1077,14 @@ impl<'a> Walker<'a> {
                 Some(st)
             }
             Some(CallModel::Exit) => None,
+            Some(CallModel::Alloc) => {
+                let b = Base::Heap { func: fr.fname.clone(), call: c.id };
+                if !st.fresh.contains(&b) {
+                    st.fresh.push(b);
+                    st.fresh.sort();
+                }
+                Some(st)
+            }
             Some(_) => Some(st),
             None => {
                 if let Callee::Direct(n) = &c.callee {
@@ -1056,6 +1094,9 @@ impl<'a> Walker<'a> {
                 }
                 let callees = self.functions_of(fr, &c.callee);
                 if callees.is_empty() {
+                    for a in &c.args {
+                        self.escape(fr, a, &mut st);
+                    }
                     // An unknown function may call the functions it is given,
                     // at any time: treat them as new threads.
                     let entries: Vec<FunctionId> = c
@@ -1174,6 +1215,9 @@ impl<'a> Walker<'a> {
         let weak = keys.len() > 1;
         let direct = is_direct(place);
         for k in keys {
+            if st.fresh.contains(&k.base) {
+                continue;
+            }
             if self.excluded(fr, &k) {
                 continue;
             }

@@ -9,7 +9,7 @@ fn dump() {
     let a = host.snapshot();
     for r in a.races() {
         println!("{} @{} {:?}", r.message(), &src[r.site.start..r.site.end], r.site.start);
-        println!("  {:?}", racelens_analysis::explain::check(&a, &r));
+        match racelens_analysis::explain::check(&a, &r) { racelens_analysis::Verdict::Witness(e) => print!("{}", e.text()), v => println!("  {:?}", v) }
     }
     for needle in std::env::var("HOVER").unwrap_or_default().split(',').filter(|s| !s.is_empty()) {
         let off = src.find(needle).unwrap();

@@ -1,4 +1,52 @@
-//! racelens language server (work in progress).
+//! The racelens language server: live data-race diagnostics, hover, quick
+//! fixes and race explanations for C files, over LSP on stdio.
+//!
+//! Only this crate knows LSP types. Layers: [`server`] has the thin
+//! `LanguageServer` handlers; [`session`] schedules analysis work and talks
+//! to the client; [`state`] owns the documents and the analysis host (the
+//! single writer); [`document`] is the incremental edit path; [`convert`],
+//! [`diagnostics`] and [`requests`] turn analysis results into LSP values;
+//! [`workspace`] reads the disk; [`config`] holds the client's settings.
+//!
+//! The `racelens bench` command drives [`state::State`] directly, through
+//! the same methods the handlers call.
 
-/// Runs the server over stdio.
-pub fn run_stdio() {}
+pub mod config;
+pub mod convert;
+pub mod diagnostics;
+pub mod document;
+mod middleware;
+pub mod requests;
+pub mod server;
+pub mod session;
+pub mod state;
+pub mod workspace;
+
+pub use convert::{Encoding, LineCol};
+pub use document::TextChange;
+pub use state::State;
+
+/// Stack size of the runtime's threads: the analysis recurses deeply (but
+/// boundedly) on large programs, like `racelens check`'s worker thread.
+const STACK_SIZE: usize = 256 << 20;
+
+/// Runs the server over stdin and stdout until the client sends `exit` or
+/// closes stdin. Logs go to stderr through `tracing`.
+pub fn run_stdio() {
+    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(2);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(workers).max_blocking_threads(32).thread_stack_size(STACK_SIZE).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!("cannot start the async runtime: {e}");
+            return;
+        }
+    };
+    runtime.block_on(async {
+        let (service, socket) = tower_lsp_server::LspService::new(server::Server::new);
+        let service = middleware::CatchPanics::new(service);
+        tower_lsp_server::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+    });
+    // Stdin's reader thread may still be blocked in a read that cannot be
+    // cancelled; do not wait for it.
+    runtime.shutdown_background();
+}

@@ -39,13 +39,6 @@ pub(super) enum Op {
     FlagTest { flag: u16, zero_on_true: bool, then: Pc, els: Pc },
 }
 
-impl Op {
-    /// Silent instructions are thread-local control flow, never a step.
-    pub(super) fn is_silent(&self) -> bool {
-        matches!(self, Op::Jump(_) | Op::Choice(_))
-    }
-}
-
 #[derive(Clone, Debug)]
 pub(super) struct Instr {
     pub op: Op,

@@ -1,0 +1,511 @@
+//! End-to-end tests of `racelens lsp`: spawn the binary, speak JSON-RPC
+//! with Content-Length framing, and check what it publishes and answers.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A client speaking to a spawned server.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    incoming: Receiver<Value>,
+    next_id: i64,
+    /// Notifications and server requests seen so far, in order.
+    seen: Vec<Value>,
+    /// What `workspace/configuration` answers for the `racelens` section.
+    settings: Value,
+}
+
+fn read_message(r: &mut impl BufRead) -> Option<Value> {
+    let mut len = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length:") {
+            len = v.trim().parse().ok();
+        }
+    }
+    let mut body = vec![0; len?];
+    r.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+impl Client {
+    fn spawn(root: Option<&Path>) -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_racelens"))
+            .arg("lsp")
+            .current_dir(root.unwrap_or(Path::new(".")))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn racelens lsp");
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, incoming) = channel();
+        std::thread::spawn(move || {
+            while let Some(msg) = read_message(&mut stdout) {
+                if tx.send(msg).is_err() {
+                    break;
+                }
+            }
+        });
+        Client { child, stdin, incoming, next_id: 0, seen: Vec::new(), settings: json!({}) }
+    }
+
+    fn send(&mut self, msg: Value) {
+        let body = serde_json::to_vec(&msg).unwrap();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
+        self.stdin.write_all(&body).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn send_raw(&mut self, body: &str) {
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Receives one message, answering the server's own requests.
+    fn recv(&mut self, deadline: Instant) -> Option<Value> {
+        let msg = match self.incoming.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(m) => m,
+            Err(RecvTimeoutError::Timeout) => return None,
+            Err(RecvTimeoutError::Disconnected) => panic!("server closed its output"),
+        };
+        if let (Some(id), Some(method)) = (msg.get("id"), msg.get("method").and_then(Value::as_str)) {
+            let result = match method {
+                "workspace/configuration" => json!([self.settings.clone()]),
+                _ => Value::Null,
+            };
+            self.send(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        }
+        if msg.get("method").is_some() {
+            self.seen.push(msg.clone());
+        }
+        Some(msg)
+    }
+
+    /// Sends a request and waits for its response (result or error).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + TIMEOUT;
+        while let Some(msg) = self.recv(deadline) {
+            if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
+                return msg;
+            }
+        }
+        panic!("no response to {method}");
+    }
+
+    fn initialize(&mut self, capabilities: Value, root: Option<&Path>, options: Value) -> Value {
+        let root_uri = root.map(uri);
+        let folders = root.map(|r| json!([{"uri": uri(r), "name": "root"}])).unwrap_or(Value::Null);
+        let resp = self.request(
+            "initialize",
+            json!({"processId": null, "rootUri": root_uri, "workspaceFolders": folders, "capabilities": capabilities, "initializationOptions": options}),
+        );
+        self.notify("initialized", json!({}));
+        resp["result"].clone()
+    }
+
+    fn open(&mut self, path: &Path, text: &str) {
+        self.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri(path), "languageId": "c", "version": 1, "text": text}}));
+    }
+
+    fn change(&mut self, path: &Path, version: i32, changes: Value) {
+        self.notify("textDocument/didChange", json!({"textDocument": {"uri": uri(path), "version": version}, "contentChanges": changes}));
+    }
+
+    /// Waits for diagnostics of `path` that satisfy `pred`, returning them.
+    fn diagnostics_where(&mut self, path: &Path, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        let want = uri(path);
+        let deadline = Instant::now() + TIMEOUT;
+        let mut last = None;
+        while let Some(msg) = self.recv(deadline) {
+            if msg["method"] == "textDocument/publishDiagnostics" && msg["params"]["uri"] == want {
+                let diags = msg["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+                if pred(&diags) {
+                    return diags;
+                }
+                last = Some(diags);
+            }
+        }
+        panic!("timed out waiting for diagnostics of {want}; last published: {last:#?}");
+    }
+
+    fn races(&mut self, path: &Path, n: usize) -> Vec<Value> {
+        self.diagnostics_where(path, |d| d.iter().filter(|d| d["code"] == "data-race").count() == n)
+    }
+
+    fn shutdown(mut self) -> i32 {
+        let resp = self.request("shutdown", Value::Null);
+        assert!(resp.get("error").is_none(), "{resp}");
+        self.notify("exit", Value::Null);
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(Instant::now() < deadline, "server did not exit");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn uri(p: &Path) -> String {
+    format!("file://{}", p.display())
+}
+
+/// A fresh directory with the given files, canonicalised.
+fn project(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("racelens-e2e-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (f, text) in files {
+        std::fs::write(dir.join(f), text).unwrap();
+    }
+    std::fs::canonicalize(&dir).unwrap()
+}
+
+fn utf8_caps() -> Value {
+    json!({"general": {"positionEncodings": ["utf-8", "utf-16"]}, "window": {"workDoneProgress": true},
+           "workspace": {"configuration": true, "didChangeWatchedFiles": {"dynamicRegistration": true}}})
+}
+
+/// `counter` is written by the worker under `m` and by main without it.
+const RACY: &str = "#include <pthread.h>
+int counter;
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+void *worker(void *arg) {
+    pthread_mutex_lock(&m);
+    counter++;
+    pthread_mutex_unlock(&m);
+    return 0;
+}
+int main(void) {
+    pthread_t t;
+    pthread_create(&t, 0, worker, 0);
+    counter++;
+    pthread_join(t, 0);
+    return 0;
+}
+";
+
+/// The same program with main's access guarded too.
+const GUARDED: &str = "#include <pthread.h>
+int counter;
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+void *worker(void *arg) {
+    pthread_mutex_lock(&m);
+    counter++;
+    pthread_mutex_unlock(&m);
+    return 0;
+}
+int main(void) {
+    pthread_t t;
+    pthread_create(&t, 0, worker, 0);
+    pthread_mutex_lock(&m);
+    counter++;
+    pthread_mutex_unlock(&m);
+    pthread_join(t, 0);
+    return 0;
+}
+";
+
+fn line_of(text: &str, needle: &str) -> u32 {
+    text.lines().position(|l| l.contains(needle)).expect(needle) as u32
+}
+
+#[test]
+fn open_publishes_races_with_related_information() {
+    let dir = project("open", &[("race.c", RACY)]);
+    let file = dir.join("race.c");
+    let mut c = Client::spawn(Some(&dir));
+    let init = c.initialize(utf8_caps(), Some(&dir), json!({}));
+    assert_eq!(init["capabilities"]["positionEncoding"], "utf-8");
+    assert!(init.get("offsetEncoding").is_none(), "offsetEncoding only for clients that ask: {init}");
+    c.open(&file, RACY);
+    let diags = c.races(&file, 2);
+    let main_access = line_of(RACY, "pthread_create") + 1;
+    let d = diags.iter().find(|d| d["range"]["start"]["line"] == main_access).expect("race on main's access");
+    assert_eq!(d["range"], json!({"start": {"line": main_access, "character": 4}, "end": {"line": main_access, "character": 11}}));
+    assert_eq!(d["severity"], 2, "must-races are warnings");
+    assert_eq!(d["source"], "racelens");
+    assert!(d["message"].as_str().unwrap().contains("data race on `counter`"), "{d}");
+    let related: Vec<&str> = d["relatedInformation"].as_array().unwrap().iter().map(|r| r["message"].as_str().unwrap()).collect();
+    assert!(related.contains(&"conflicting write in thread `worker`, holding {`m`}"), "{related:?}");
+    assert!(related.contains(&"thread `worker` is created here"), "{related:?}");
+    let created = d["relatedInformation"].as_array().unwrap().iter().find(|r| r["message"] == "thread `worker` is created here").unwrap();
+    assert_eq!(created["location"]["uri"], uri(&file));
+    assert_eq!(created["location"]["range"]["start"]["line"], line_of(RACY, "pthread_create"));
+    // The workspace load reported progress and registered file watchers.
+    assert!(c.seen.iter().any(|m| m["method"] == "window/workDoneProgress/create"));
+    assert!(c.seen.iter().any(|m| m["method"] == "$/progress" && m["params"]["value"]["title"] == "racelens: loading workspace"));
+    assert!(c.seen.iter().any(|m| m["method"] == "client/registerCapability"
+        && m["params"]["registrations"][0]["method"] == "workspace/didChangeWatchedFiles"));
+    assert_eq!(c.shutdown(), 0);
+}
+
+#[test]
+fn commenting_out_a_lock_adds_a_race_and_reverting_removes_it() {
+    let dir = project("toggle", &[]);
+    let file = dir.join("toggle.c");
+    let mut c = Client::spawn(None);
+    c.initialize(json!({}), None, json!({}));
+    c.open(&file, GUARDED);
+    c.diagnostics_where(&file, |d| d.is_empty());
+    let lock = line_of(GUARDED, "pthread_create") + 1;
+    let unlock = lock + 2;
+    // Comment out main's lock and unlock in one didChange (bottom first
+    // would also work; these are applied in order).
+    c.change(&file, 2, json!([
+        {"range": {"start": {"line": lock, "character": 4}, "end": {"line": lock, "character": 4}}, "text": "// "},
+        {"range": {"start": {"line": unlock, "character": 4}, "end": {"line": unlock, "character": 4}}, "text": "// "},
+    ]));
+    let diags = c.races(&file, 2);
+    assert!(diags.iter().any(|d| d["range"]["start"]["line"] == lock + 1), "{diags:#?}");
+    c.change(&file, 3, json!([
+        {"range": {"start": {"line": lock, "character": 4}, "end": {"line": lock, "character": 7}}, "text": ""},
+        {"range": {"start": {"line": unlock, "character": 4}, "end": {"line": unlock, "character": 7}}, "text": ""},
+    ]));
+    c.diagnostics_where(&file, |d| d.is_empty());
+}
+
+#[test]
+fn an_edit_in_one_file_changes_the_diagnostics_of_another() {
+    let a = "#include <pthread.h>
+extern int counter;
+extern pthread_mutex_t m;
+void *worker(void *arg) {
+    pthread_mutex_lock(&m);
+    counter++;
+    pthread_mutex_unlock(&m);
+    return 0;
+}
+";
+    let b = "#include <pthread.h>
+int counter;
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+void *worker(void *arg);
+int main(void) {
+    pthread_t t;
+    pthread_create(&t, 0, worker, 0);
+    pthread_mutex_lock(&m);
+    counter++;
+    pthread_mutex_unlock(&m);
+    pthread_join(t, 0);
+    return 0;
+}
+";
+    let dir = project("cross", &[("a.c", a), ("b.c", b)]);
+    let (fa, fb) = (dir.join("a.c"), dir.join("b.c"));
+    let mut c = Client::spawn(Some(&dir));
+    c.initialize(utf8_caps(), Some(&dir), json!({}));
+    c.open(&fa, a);
+    c.open(&fb, b);
+    c.diagnostics_where(&fb, |d| d.is_empty());
+    // Drop the worker's lock in a.c: main's access in b.c now races.
+    let lock = line_of(a, "pthread_mutex_lock");
+    c.change(&fa, 2, json!([{"range": {"start": {"line": lock, "character": 0}, "end": {"line": lock + 1, "character": 0}}, "text": ""}]));
+    let diags = c.races(&fb, 1);
+    assert_eq!(diags[0]["range"]["start"]["line"], line_of(b, "counter++"));
+    let related = diags[0]["relatedInformation"].as_array().unwrap();
+    assert!(related.iter().any(|r| r["location"]["uri"] == uri(&fa)), "{related:#?}");
+}
+
+/// The access sits after multibyte text on its line; its column differs by
+/// encoding, and an edit addressed in that encoding must land right.
+fn multibyte_positions(caps: Value, expect_encoding: &str, top_level_offset_encoding: bool) {
+    let text = GUARDED.replace("    pthread_mutex_lock(&m);\n    counter++;", "    /* é😀 */ pthread_mutex_lock(&m); counter++;");
+    let dir = project(&format!("enc-{expect_encoding}-{top_level_offset_encoding}"), &[]);
+    let file = dir.join("enc.c");
+    let mut c = Client::spawn(None);
+    let init = c.initialize(caps, None, json!({}));
+    assert_eq!(init["capabilities"]["positionEncoding"], expect_encoding);
+    if top_level_offset_encoding {
+        assert_eq!(init["offsetEncoding"], expect_encoding, "{init}");
+    }
+    c.open(&file, &text);
+    c.diagnostics_where(&file, |d| d.is_empty());
+    let line_no = line_of(&text, "é😀");
+    let line = text.lines().nth(line_no as usize).unwrap();
+    let col = |byte: usize| -> usize {
+        if expect_encoding == "utf-8" {
+            byte
+        } else {
+            line[..byte].encode_utf16().count()
+        }
+    };
+    let lock = line.find("pthread_mutex_lock(&m);").unwrap();
+    let (start, end) = (col(lock), col(lock + "pthread_mutex_lock(&m);".len()));
+    c.change(&file, 2, json!([{"range": {"start": {"line": line_no, "character": start}, "end": {"line": line_no, "character": end}}, "text": "(void)0;"}]));
+    let diags = c.races(&file, 2);
+    let new_line = line.replace("pthread_mutex_lock(&m);", "(void)0;");
+    let access = new_line.find("counter++").unwrap();
+    let col = |byte: usize| if expect_encoding == "utf-8" { byte } else { new_line[..byte].encode_utf16().count() };
+    let d = diags.iter().find(|d| d["range"]["start"]["line"] == line_no).expect("race after the multibyte comment");
+    assert_eq!(d["range"]["start"]["character"], col(access));
+    assert_eq!(d["range"]["end"]["character"], col(access + "counter".len()));
+}
+
+#[test]
+fn positions_after_multibyte_text_in_utf8() {
+    multibyte_positions(json!({"general": {"positionEncodings": ["utf-16", "utf-8"]}}), "utf-8", false);
+}
+
+#[test]
+fn positions_after_multibyte_text_in_utf8_via_clangd_offset_encoding() {
+    multibyte_positions(json!({"offsetEncoding": ["utf-8", "utf-16"]}), "utf-8", true);
+}
+
+#[test]
+fn positions_after_multibyte_text_in_utf16() {
+    multibyte_positions(json!({"general": {"positionEncodings": ["utf-16"]}}), "utf-16", false);
+}
+
+#[test]
+fn explain_code_actions_and_hover_answer_without_errors() {
+    let dir = project("explain", &[]);
+    let file = dir.join("explain.c");
+    let mut c = Client::spawn(None);
+    c.initialize(json!({}), None, json!({}));
+    c.open(&file, RACY);
+    let diags = c.races(&file, 2);
+    let main_access = line_of(RACY, "pthread_create") + 1;
+    let pos = json!({"line": main_access, "character": 5});
+    let resp = c.request("workspace/executeCommand", json!({"command": "racelens.explain", "arguments": [{"uri": uri(&file), "position": pos}]}));
+    let result = &resp["result"];
+    assert!(result["race"].as_str().unwrap().contains("`counter`"), "{resp}");
+    assert!(result["text"].is_string() && result["steps"].is_array(), "{resp}");
+    for step in result["steps"].as_array().unwrap() {
+        assert!(step["message"].is_string() && step["uri"].is_string() && step["range"]["start"]["line"].is_number(), "{step}");
+    }
+    let none = c.request("workspace/executeCommand", json!({"command": "racelens.explain", "arguments": [{"uri": uri(&file), "position": {"line": 0, "character": 0}}]}));
+    assert_eq!(none["result"], Value::Null, "{none}");
+    let bad = c.request("workspace/executeCommand", json!({"command": "racelens.explain", "arguments": [{"uri": 3}]}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let d = diags.iter().find(|d| d["range"]["start"]["line"] == main_access).unwrap();
+    let actions = c.request("textDocument/codeAction", json!({"textDocument": {"uri": uri(&file)}, "range": d["range"], "context": {"diagnostics": [d]}}));
+    for a in actions["result"].as_array().expect("code actions") {
+        assert_eq!(a["kind"], "quickfix", "{a}");
+        assert_eq!(a["diagnostics"][0]["message"], d["message"], "{a}");
+        assert!(a["edit"]["changes"][uri(&file)].is_array(), "{a}");
+    }
+    let hover = c.request("textDocument/hover", json!({"textDocument": {"uri": uri(&file)}, "position": pos}));
+    assert!(hover.get("error").is_none(), "{hover}");
+    if !hover["result"].is_null() {
+        assert_eq!(hover["result"]["contents"]["kind"], "markdown");
+    }
+}
+
+#[test]
+fn bad_input_gets_errors_not_a_crash() {
+    let dir = project("robust", &[]);
+    let file = dir.join("r.c");
+    let mut c = Client::spawn(None);
+    c.initialize(json!({}), None, json!({}));
+    let unknown = c.request("racelens/noSuchMethod", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let malformed = c.request("textDocument/hover", json!({"textDocument": 42}));
+    assert_eq!(malformed["error"]["code"], -32602, "{malformed}");
+    c.send_raw("{not json");
+    // Edits to unopened documents are ignored; out-of-range positions clamp.
+    c.change(&dir.join("never-opened.c"), 2, json!([{"text": "int x;"}]));
+    c.open(&file, GUARDED);
+    c.diagnostics_where(&file, |d| d.is_empty());
+    c.change(&file, 2, json!([{"range": {"start": {"line": 999, "character": 999}, "end": {"line": 1000, "character": 0}}, "text": "\n/* tail */\n"}]));
+    c.change(&file, 3, json!([{"range": {"start": {"line": 0, "character": 999}, "end": {"line": 0, "character": 1999}}, "text": ""}]));
+    let hover = c.request("textDocument/hover", json!({"textDocument": {"uri": uri(&file)}, "position": {"line": 99999, "character": 5}}));
+    assert!(hover.get("error").is_none(), "{hover}");
+    c.diagnostics_where(&file, |d| d.is_empty());
+    assert_eq!(c.shutdown(), 0);
+}
+
+#[test]
+fn a_broken_racelens_toml_gets_a_diagnostic_and_a_fix_clears_it() {
+    let dir = project("toml", &[("racelens.toml", "[locks]\nlock = 3\n"), ("main.c", RACY)]);
+    let toml = dir.join("racelens.toml");
+    let mut c = Client::spawn(Some(&dir));
+    c.initialize(utf8_caps(), Some(&dir), json!({}));
+    let diags = c.diagnostics_where(&toml, |d| !d.is_empty());
+    assert_eq!(diags[0]["range"]["start"]["line"], 1, "{diags:#?}");
+    assert_eq!(diags[0]["severity"], 1);
+    std::fs::write(&toml, "[locks]\nlock = [\"my_lock\"]\n").unwrap();
+    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": uri(&toml), "type": 2}]}));
+    c.diagnostics_where(&toml, |d| d.is_empty());
+}
+
+#[test]
+fn settings_change_severity_and_enable() {
+    let dir = project("settings", &[]);
+    let file = dir.join("s.c");
+    let mut c = Client::spawn(None);
+    c.initialize(json!({"workspace": {"configuration": true}}), None, json!({"enable": false}));
+    c.open(&file, RACY);
+    c.diagnostics_where(&file, |d| d.is_empty());
+    c.settings = json!({"enable": true});
+    c.notify("workspace/didChangeConfiguration", json!({"settings": null}));
+    c.races(&file, 2);
+    c.settings = json!({"enable": false});
+    c.notify("workspace/didChangeConfiguration", json!({"settings": {"racelens": {"enable": false}}}));
+    c.diagnostics_where(&file, |d| d.is_empty());
+}
+
+#[test]
+fn unopened_files_follow_the_disk_and_close_reverts_to_it() {
+    let worker = "#include <pthread.h>
+extern int counter;
+extern pthread_mutex_t m;
+void *worker(void *arg) {
+    pthread_mutex_lock(&m);
+    counter++;
+    pthread_mutex_unlock(&m);
+    return 0;
+}
+";
+    let main = GUARDED.replace(
+        "void *worker(void *arg) {\n    pthread_mutex_lock(&m);\n    counter++;\n    pthread_mutex_unlock(&m);\n    return 0;\n}\n",
+        "void *worker(void *arg);\n",
+    );
+    let dir = project("disk", &[("w.c", worker), ("main.c", &main)]);
+    let (fw, fm) = (dir.join("w.c"), dir.join("main.c"));
+    let mut c = Client::spawn(Some(&dir));
+    c.initialize(utf8_caps(), Some(&dir), json!({}));
+    c.open(&fm, &main);
+    c.diagnostics_where(&fm, |d| d.is_empty());
+    // On disk, the worker loses its lock: main's access races.
+    std::fs::write(&fw, worker.replace("    pthread_mutex_lock(&m);\n", "")).unwrap();
+    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": uri(&fw), "type": 2}]}));
+    c.races(&fm, 1);
+    // Opening w.c with the guarded text wins over the disk; closing it
+    // goes back to the disk.
+    c.open(&fw, worker);
+    c.races(&fm, 0);
+    c.notify("textDocument/didClose", json!({"textDocument": {"uri": uri(&fw)}}));
+    c.races(&fm, 1);
+}
