@@ -273,6 +273,11 @@ impl Render<'_> {
                 let tail = if woken.is_empty() { " (nobody waits)".to_string() } else { format!(", waking {}", woken.join(", ")) };
                 format!("{who} {} `{}` at {at}{tail}", if *all { "broadcasts" } else { "signals" }, cond(c))
             }
+            (Op::Barrier { barrier }, Event::Signalled(ws)) => {
+                let woken: Vec<String> = ws.iter().map(|w| self.label(last, *w)).collect();
+                format!("{who} reaches barrier `{}` at {at}, releasing {}", self.model.barriers[*barrier as usize].0, woken.join(", "))
+            }
+            (Op::Barrier { barrier }, _) => format!("{who} waits at barrier `{}` at {at}", self.model.barriers[*barrier as usize].0),
             (Op::Join { .. }, Event::Joined(Some(j))) => format!("{who} joins {} at {at}", self.label(last, *j)),
             (Op::Join { .. }, _) => return None,
             (Op::Access { kind }, _) => format!("{who} {} `{}` at {at}", if *kind == AccessKind::Read { "reads" } else { "writes" }, self.var(ins.at)),
@@ -319,6 +324,10 @@ impl Render<'_> {
             let i = i as u16;
             let uses = |op: &Op| matches!(op, Op::Wait { cond, .. } | Op::Signal { cond, .. } if *cond == i);
             tries.push((Relax { conds: Relax::bit(i), ..Relax::default() }, format!("ordered by the condition variable `{c}` ({})", self.lines_of(uses))));
+        }
+        if !self.model.barriers.is_empty() {
+            let names: Vec<String> = self.model.barriers.iter().map(|b| format!("`{}`", b.0)).collect();
+            tries.push((Relax { barriers: true, ..Relax::default() }, format!("ordered by the barrier {} ({})", names.join(", "), self.lines_of(|op| matches!(op, Op::Barrier { .. })))));
         }
         if !self.model.locks.is_empty() {
             let names: Vec<String> = self.model.locks.iter().map(|l| format!("`{l}`")).collect();

@@ -56,6 +56,11 @@ impl LocKey {
         matches!(self.base, Base::Type(_) | Base::Heap { .. })
     }
 
+    /// A lock key that may stand for several lock objects.
+    pub fn is_weak_lock(&self) -> bool {
+        matches!(self.base, Base::Type(_)) || self.path.iter().any(|e| matches!(e, Elem::Index(None)))
+    }
+
     /// The location with all indices forgotten (for points-to storage).
     pub fn without_indices(&self) -> LocKey {
         LocKey { base: self.base.clone(), path: self.path.iter().filter(|e| matches!(e, Elem::Field(_))).cloned().collect() }

@@ -74,6 +74,10 @@ struct State {
     acquired: Vec<LocKey>,
     /// Heap objects allocated by this thread that no other thread can reach yet.
     fresh: Vec<Base>,
+    /// Symbolic locks: (pointer variable, path, shared) for `&q->lock` held
+    /// through `q` since `q` was last assigned. They guard accesses through
+    /// the same `q`, whatever object `q` points to.
+    syms: Vec<(Name, Vec<Elem>, bool)>,
 }
 
 fn join(a: Option<State>, b: Option<State>) -> Option<State> {
@@ -107,7 +111,8 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 }
             }
             let fresh = a.fresh.iter().filter(|f| b.fresh.contains(f)).cloned().collect();
-            Some(State { must: a.must.intersect(&b.must), may: a.may.union(&b.may), created: a.created.union(&b.created), active: a.active.union(&b.active), tries, clean, acquired, conds, guards, fresh })
+            let syms = a.syms.iter().filter(|x| b.syms.contains(x)).cloned().collect();
+            Some(State { must: a.must.intersect(&b.must), may: a.may.union(&b.may), created: a.created.union(&b.created), active: a.active.union(&b.active), tries, clean, acquired, conds, guards, fresh, syms })
         }
     }
 }
@@ -128,6 +133,8 @@ struct Frame {
     pts: FxHashMap<Name, Vals>,
     address_taken: FxHashSet<Name>,
     calls: FxHashMap<u32, Callee>,
+    /// Locals assigned exactly once, from `&place`: `d = &s->datum`.
+    single_defs: FxHashMap<Name, Expr>,
 }
 
 struct MemoEntry {
@@ -386,7 +393,22 @@ impl<'a> Walker<'a> {
         visit_calls(&summary.ir.body, &mut |c| {
             calls.insert(c.id, c.callee.clone());
         });
-        let mut frame = Frame { fid, fname, summary, locals, pts, address_taken, calls };
+        let mut counts: FxHashMap<Name, (u32, Option<Expr>)> = FxHashMap::default();
+        visit_stmts(&summary.ir.body, &mut |s| {
+            if let Stmt::Assign { lhs: Expr::Var(x), rhs } = s {
+                let e = counts.entry(x.clone()).or_insert((0, None));
+                e.0 += 1;
+                e.1 = Some(rhs.clone());
+            }
+        });
+        let single_defs = counts
+            .into_iter()
+            .filter_map(|(x, (n, e))| match e {
+                Some(e @ Expr::AddrOf(_)) if n == 1 && locals.contains_key(&x) && !address_taken_has(&summary.ir.address_taken, &x) => Some((x, e)),
+                _ => None,
+            })
+            .collect();
+        let mut frame = Frame { fid, fname, summary, locals, pts, address_taken, calls, single_defs };
         // Flow-insensitive points-to of local pointers, to a small fixpoint.
         let summary = frame.summary.clone();
         for _ in 0..3 {
@@ -533,7 +555,7 @@ impl<'a> Walker<'a> {
                 let bases = if *arrow { self.deref(fr, base, depth + 1) } else { self.place(fr, base, depth + 1) };
                 bases.into_iter().map(|k| k.with(Elem::Field(field.clone()))).collect()
             }
-            Expr::Index { base, index } => {
+            Expr::Index { base, index, .. } => {
                 if self.is_array(fr, base) {
                     self.place(fr, base, depth + 1).into_iter().map(|k| k.with(Elem::Index(*index))).collect()
                 } else {
@@ -775,12 +797,14 @@ impl<'a> Walker<'a> {
                     if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) || fr.address_taken.contains(x) {
                         self.escape(fr, rhs, &mut state);
                     }
+                    state.syms.retain(|y| &y.0 != x);
                     Some(state)
                 }
                 Stmt::Assign { lhs: Expr::Var(x), rhs } if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) => {
                     let mut state = state;
                     state.conds.retain(|c| &c.0 != x);
                     state.guards.retain(|g| &g.1 != x);
+                    state.syms.retain(|y| &y.0 != x);
                     if fr.address_taken.contains(x) {
                         self.escape(fr, rhs, &mut state);
                     }
@@ -900,6 +924,62 @@ impl<'a> Walker<'a> {
         out
     }
 
+    /// `q->a.b` -> (q, [a, b]); `*q` -> (q, []): the pointer variable an
+    /// lvalue goes through, and the path below its target.
+    fn sym_root(&self, fr: &Frame, e: &Expr, depth: u32) -> Option<(Name, Vec<Elem>)> {
+        if depth > 16 {
+            return None;
+        }
+        match e {
+            Expr::Field { base, field, arrow: true } => match &**base {
+                Expr::Var(q) if fr.locals.contains_key(q) => Some((q.clone(), vec![Elem::Field(field.clone())])),
+                Expr::Cast { value, .. } => match &**value {
+                    Expr::Var(q) if fr.locals.contains_key(q) => Some((q.clone(), vec![Elem::Field(field.clone())])),
+                    _ => None,
+                },
+                _ => None,
+            },
+            Expr::Field { base, field, arrow: false } => {
+                let (q, mut p) = self.sym_root(fr, base, depth + 1)?;
+                p.push(Elem::Field(field.clone()));
+                Some((q, p))
+            }
+            Expr::Index { base, index: Some(i), .. } if self.is_array(fr, base) => {
+                let (q, mut p) = self.sym_root(fr, base, depth + 1)?;
+                p.push(Elem::Index(Some(*i)));
+                Some((q, p))
+            }
+            // `a[i]` for an array `a` and a plain index variable `i`: the same
+            // element while `i` is unchanged. The root is the index variable;
+            // its path starts with a marker of the array that is dropped when
+            // the lock is instantiated.
+            Expr::Index { base, var: Some(i), .. } if self.is_array(fr, base) && fr.locals.contains_key(i) => match &**base {
+                Expr::Var(a) => Some((i.clone(), vec![Elem::Field(Name::from(format!("@{a}"))), Elem::Index(None)])),
+                _ => None,
+            },
+            Expr::Deref(v) => match &**v {
+                Expr::Var(q) => match fr.single_defs.get(q) {
+                    Some(Expr::AddrOf(place)) => self.sym_root(fr, place, depth + 1),
+                    _ if fr.locals.contains_key(q) => Some((q.clone(), Vec::new())),
+                    _ => None,
+                },
+                Expr::Cast { value, .. } => self.sym_root(fr, &Expr::Deref(value.clone()), depth + 1),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The symbolic lock named by a lock call's pointer argument.
+    fn lock_sym(&self, fr: &Frame, arg: &Expr) -> Option<(Name, Vec<Elem>)> {
+        match arg {
+            Expr::AddrOf(place) => self.sym_root(fr, place, 0),
+            Expr::Cast { value, .. } => self.lock_sym(fr, value),
+            Expr::Var(_) => self.sym_root(fr, &Expr::Deref(Box::new(arg.clone())), 0),
+            _ => None,
+        }
+    }
+
     /// Heap objects reachable from `e` are no longer fresh.
     fn escape(&self, fr: &Frame, e: &Expr, st: &mut State) {
         if st.fresh.is_empty() {
@@ -980,7 +1060,15 @@ impl<'a> Walker<'a> {
         match model {
             Some(CallModel::Lock { arg, shared }) => {
                 let (keys, _) = self.lock_keys(fr, c.args.get(arg));
-                let single = keys.len() == 1;
+                if let Some((q, path)) = c.args.get(arg).and_then(|a| self.lock_sym(fr, a)) {
+                    if !st.syms.iter().any(|x| x.0 == q && x.1 == path) {
+                        st.syms.push((q, path, shared));
+                        st.syms.sort();
+                    }
+                }
+                // A lock that may stand for several objects only counts
+                // where it is known to be the same object (symbolically).
+                let single = keys.len() == 1 && !keys[0].is_weak_lock();
                 for k in keys {
                     if single && !st.acquired.contains(&k) {
                         st.acquired.push(k.clone());
@@ -1010,7 +1098,15 @@ impl<'a> Walker<'a> {
                     // Unlocking an unknown mutex may release any lock.
                     st.must = LockSet::default();
                     st.clean.clear();
+                    st.syms.clear();
                     return Some(st);
+                }
+                match c.args.get(arg).and_then(|a| self.lock_sym(fr, a)) {
+                    Some((q, path)) => st.syms.retain(|x| !(x.0 == q && x.1 == path)),
+                    None => {
+                        let last: Vec<Elem> = keys.iter().filter_map(|k| k.path.last().cloned()).collect();
+                        st.syms.retain(|x| !x.1.last().map(|e| last.contains(e)).unwrap_or(true));
+                    }
                 }
                 let single = keys.len() == 1;
                 for k in &keys {
@@ -1116,9 +1212,46 @@ impl<'a> Walker<'a> {
                 }
                 let mut acc = None;
                 for f in callees {
-                    let nparams = self.summary(f).ir.params.len();
-                    let bindings: Vec<Vals> = (0..nparams).map(|i| c.args.get(i).map(|a| self.eval(fr, a, 0)).unwrap_or_default()).collect();
-                    let e = self.walk_fn(f, st.clone(), bindings);
+                    let params: Vec<Name> = self.summary(f).ir.params.iter().map(|p| p.name.clone()).collect();
+                    let bindings: Vec<Vals> = (0..params.len()).map(|i| c.args.get(i).map(|a| self.eval(fr, a, 0)).unwrap_or_default()).collect();
+                    // Symbolic locks follow pointer arguments into the callee and back.
+                    let arg_root: Vec<Option<(Name, Vec<Elem>)>> = (0..params.len()).map(|i| c.args.get(i).and_then(|a| self.lock_sym(fr, a))).collect();
+                    let mut inner = st.clone();
+                    inner.syms = Vec::new();
+                    for (q, path, sh) in &st.syms {
+                        for (i, r) in arg_root.iter().enumerate() {
+                            if let Some((x, pre)) = r {
+                                if x == q && path.starts_with(pre) {
+                                    inner.syms.push((params[i].clone(), path[pre.len()..].to_vec(), *sh));
+                                }
+                            }
+                        }
+                    }
+                    inner.syms.sort();
+                    inner.syms.dedup();
+                    let e = self.walk_fn(f, inner, bindings).map(|mut e| {
+                        let mut back = Vec::new();
+                        for (p, path, sh) in &e.syms {
+                            if let Some(i) = params.iter().position(|x| x == p) {
+                                if let Some(Some((x, pre))) = arg_root.get(i) {
+                                    let mut full = pre.clone();
+                                    full.extend(path.iter().cloned());
+                                    back.push((x.clone(), full, *sh));
+                                }
+                            }
+                        }
+                        // Caller symbols the callee could not see survive it.
+                        for x in &st.syms {
+                            let passed = arg_root.iter().flatten().any(|(v, pre)| *v == x.0 && x.1.starts_with(pre));
+                            if !passed {
+                                back.push(x.clone());
+                            }
+                        }
+                        back.sort();
+                        back.dedup();
+                        e.syms = back;
+                        e
+                    });
                     acc = join(acc, e);
                 }
                 acc
@@ -1214,9 +1347,27 @@ impl<'a> Walker<'a> {
         }
         let weak = keys.len() > 1;
         let direct = is_direct(place);
+        let root = if st.syms.is_empty() { None } else { self.sym_root(fr, place, 0) };
         for k in keys {
             if st.fresh.contains(&k.base) {
                 continue;
+            }
+            let mut must = st.must.clone();
+            let mut may = st.may.clone();
+            if let Some((q, apath)) = &root {
+                let marker = |p: &[Elem]| matches!(p.first(), Some(Elem::Field(f)) if f.starts_with('@'));
+                let apath_eff: &[Elem] = if marker(apath) { &apath[1..] } else { apath };
+                if k.path.len() >= apath_eff.len() && k.path[k.path.len() - apath_eff.len()..] == apath_eff[..] {
+                    let prefix = &k.path[..k.path.len() - apath_eff.len()];
+                    for (_, lpath, shared) in st.syms.iter().filter(|x| &x.0 == q && marker(&x.1) == marker(apath) && (!marker(apath) || x.1.first() == apath.first())) {
+                        let lpath_eff: &[Elem] = if marker(lpath) { &lpath[1..] } else { lpath };
+                        let mut path = prefix.to_vec();
+                        path.extend(lpath_eff.iter().cloned());
+                        let h = Held { lock: LocKey { base: k.base.clone(), path }, shared: *shared };
+                        must.insert(h.clone());
+                        may.insert(h);
+                    }
+                }
             }
             if self.excluded(fr, &k) {
                 continue;
@@ -1238,8 +1389,8 @@ impl<'a> Walker<'a> {
                 func: fr.fid,
                 span,
                 kind,
-                must: st.must.clone(),
-                may: st.may.clone(),
+                must,
+                may,
                 active: st.active.clone(),
                 direct_local,
                 acquired: self.chain_acquired(st),
@@ -1317,6 +1468,10 @@ fn callee_name(c: &Callee) -> Name {
         Callee::Direct(n) => n.clone(),
         Callee::Indirect(_) => Name::from(""),
     }
+}
+
+fn address_taken_has(v: &[Name], x: &Name) -> bool {
+    v.iter().any(|y| y == x)
 }
 
 fn merge_abrupt(out: &mut Out, o: &Out) {

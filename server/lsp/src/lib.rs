@@ -20,6 +20,7 @@ pub mod requests;
 pub mod server;
 pub mod session;
 pub mod state;
+mod transport;
 pub mod workspace;
 
 pub use convert::{Encoding, LineCol};
@@ -42,9 +43,10 @@ pub fn run_stdio() {
         }
     };
     runtime.block_on(async {
-        let (service, socket) = tower_lsp_server::LspService::new(server::Server::new);
+        let (service, socket) = tower_lsp_server::LspService::build(server::Server::new).custom_method(transport::INVALID_MESSAGE, server::Server::invalid_message).finish();
         let service = middleware::CatchPanics::new(service);
-        tower_lsp_server::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+        let input = transport::filter(tokio::io::stdin());
+        tower_lsp_server::Server::new(input, tokio::io::stdout(), socket).serve(service).await;
     });
     // Stdin's reader thread may still be blocked in a read that cannot be
     // cancelled; do not wait for it.

@@ -11,6 +11,7 @@ use crate::convert::{line_col, uri_to_path, Encoding};
 use crate::document::TextChange;
 use crate::requests::{self, EXPLAIN_COMMAND};
 use crate::session::{run_blocking, ClientFeatures, Session};
+use crate::transport::InvalidMessage;
 use crate::workspace;
 use serde::Deserialize;
 use serde_json::Value;
@@ -27,6 +28,11 @@ pub struct Server {
 impl Server {
     pub fn new(client: Client) -> Server {
         Server { session: Session::new(client) }
+    }
+
+    /// Answers a message the transport could not decode with its error.
+    pub async fn invalid_message(&self, params: InvalidMessage) -> Result<()> {
+        Err(params.into_error())
     }
 }
 

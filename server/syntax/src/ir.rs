@@ -32,8 +32,9 @@ pub enum Expr {
     Var(Name),
     /// `base.field` (`arrow == false`) or `base->field`.
     Field { base: Box<Expr>, field: Name, arrow: bool },
-    /// `base[index]`; `index` is `Some` only for integer constants.
-    Index { base: Box<Expr>, index: Option<i64> },
+    /// `base[index]`; `index` is `Some` only for integer constants, `var`
+    /// names a plain variable index (`a[i]`).
+    Index { base: Box<Expr>, index: Option<i64>, var: Option<Name> },
     /// `*e`.
     Deref(Box<Expr>),
     /// `&e`.

@@ -633,11 +633,12 @@ impl<'s> Lowerer<'s> {
                 let Some(a) = n.child_by_field_name("argument") else { return Expr::Other };
                 let base = self.place(a, out, depth + 1);
                 let index = n.child_by_field_name("index").map(|i| self.value(i, out, depth + 1));
-                let index = match index {
-                    Some(Expr::Int(k)) => Some(k),
-                    _ => None,
+                let (index, var) = match index {
+                    Some(Expr::Int(k)) => (Some(k), None),
+                    Some(Expr::Var(v)) => (None, Some(v)),
+                    _ => (None, None),
                 };
-                Expr::Index { base: Box::new(base), index }
+                Expr::Index { base: Box::new(base), index, var }
             }
             "pointer_expression" => {
                 let op = n.child_by_field_name("operator").map(|o| text(o, self.src)).unwrap_or("");

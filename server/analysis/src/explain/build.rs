@@ -609,7 +609,7 @@ impl<'a> Builder<'a> {
             Some(CallModel::Create { tid: _, func: _, arg: a }) => self.create(fr, c, a),
             Some(CallModel::Join { tid }) => self.join(fr, c, tid),
             Some(CallModel::Once { func }) => self.once(fr, c, func),
-            Some(CallModel::Barrier) => self.model.gap("a barrier".into()),
+            Some(CallModel::Barrier) => self.barrier(fr, c),
             Some(CallModel::Exit) => {
                 let thread_only = matches!(&c.callee, Callee::Direct(n) if n.contains("thread_exit") || &**n == "thrd_exit");
                 self.emit(if thread_only { Op::End } else { Op::ExitProcess }, at);
@@ -728,6 +728,49 @@ impl<'a> Builder<'a> {
         self.emit(Op::Unlock { lock: ctl }, at);
     }
 
+    /// `pthread_barrier_wait(&b)`, with the count from `b`'s initialisation.
+    fn barrier(&mut self, fr: &mut Frame, c: &Call) {
+        let Some(key) = c.args.first().and_then(|e| self.pointee(fr, e, 0)) else {
+            self.model.gap("a barrier that is not resolved".into());
+            return;
+        };
+        let Some(count) = self.barrier_count(&key) else {
+            self.model.gap(format!("barrier `{}` with an unknown count", key.display()));
+            return;
+        };
+        let name = key.display();
+        let barrier = match self.model.barriers.iter().position(|(n, _)| *n == name) {
+            Some(b) => b as u16,
+            None => {
+                self.model.barriers.push((name, count));
+                (self.model.barriers.len() - 1) as u16
+            }
+        };
+        self.emit(Op::Barrier { barrier }, Some((fr.fid, c.span)));
+    }
+
+    /// The constant count of the only `pthread_barrier_init` of `key`.
+    fn barrier_count(&self, key: &LocKey) -> Option<u32> {
+        let mut counts = Vec::new();
+        for &f in self.prog.functions.values().flatten() {
+            let summary = function_summary(self.db, f).clone();
+            let mut fr = Frame { fid: f, fname: f.name(self.db).clone(), locals: local_names(&summary), summary: summary.clone(), env: FxHashMap::default(), returns: Vec::new() };
+            self.bind_locals(&mut fr);
+            crate::walk::visit_calls(&summary.ir.body, &mut |c| {
+                if matches!(&c.callee, Callee::Direct(n) if &**n == "pthread_barrier_init") && c.args.first().and_then(|e| self.pointee(&fr, e, 0)).as_ref() == Some(key) {
+                    counts.push(match c.args.get(2) {
+                        Some(Expr::Int(n)) if *n > 0 => Some(*n as u32),
+                        _ => None,
+                    });
+                }
+            });
+        }
+        match counts.as_slice() {
+            [one] => *one,
+            _ => None,
+        }
+    }
+
     // ----- naming memory --------------------------------------------------
 
     /// The index of the lock (or condition variable) `e` points to.
@@ -785,7 +828,7 @@ impl<'a> Builder<'a> {
                 let b = if *arrow { self.pointee(fr, base, depth + 1) } else { self.place(fr, base, depth + 1) };
                 b.map(|k| k.with(Elem::Field(field.clone())))
             }
-            Expr::Index { base, index } => {
+            Expr::Index { base, index, .. } => {
                 let is_ptr = matches!(&**base, Expr::Var(x) if fr.env.contains_key(x));
                 let b = if is_ptr { self.pointee(fr, base, depth + 1) } else { self.place(fr, base, depth + 1) };
                 b.map(|k| k.with(Elem::Index(*index)))

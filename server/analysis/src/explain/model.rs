@@ -33,6 +33,8 @@ pub(super) enum Op {
     Create { children: Vec<u8> },
     /// Waits for the oldest unjoined thread created at one of `sites`.
     Join { sites: Vec<u32> },
+    /// Waits until `count` instances have arrived at the barrier.
+    Barrier { barrier: u16 },
     Access { kind: AccessKind },
     FlagWrite { flag: u16, value: Option<i64> },
     /// Goes to `then` when (flag == 0) == zero_on_true, else to `els`.
@@ -70,6 +72,8 @@ pub(super) struct Model {
     pub threads: Vec<ModelThread>,
     pub locks: Vec<String>,
     pub conds: Vec<String>,
+    /// Barriers with their participant count.
+    pub barriers: Vec<(String, u32)>,
     pub flags: Vec<Flag>,
     /// False when the model drops behaviours for reasons other than the
     /// documented bounds (unresolved locks or calls, gotos, barriers): a

@@ -31,6 +31,7 @@ pub(super) struct Relax {
     /// Condition variables (same encoding) whose waits return at once.
     pub conds: u64,
     pub locks: bool,
+    pub barriers: bool,
 }
 
 impl Relax {
@@ -54,6 +55,7 @@ pub(super) enum Status {
     Wait { cond: u16, lock: u16, timed: bool },
     /// Woken from a wait, re-acquiring the lock.
     Relock { lock: u16 },
+    AtBarrier { barrier: u16 },
     Done,
     /// Cut by a loop bound: never moves again.
     Stuck,
@@ -75,6 +77,8 @@ pub(super) struct State {
     /// Instances holding each lock in read mode, as a bit set.
     readers: Vec<u16>,
     flags: Vec<i64>,
+    /// Instances waiting at each barrier, as a bit set.
+    arrived: Vec<u16>,
     exited: bool,
 }
 
@@ -161,7 +165,7 @@ impl<'m> Search<'m> {
     }
 
     pub(super) fn run(mut self) -> Outcome {
-        let init = State { insts: Vec::new(), owner: vec![NO_OWNER; self.model.locks.len()], readers: vec![0; self.model.locks.len()], flags: self.model.flags.iter().map(|f| f.init.unwrap_or(UNKNOWN)).collect(), exited: false };
+        let init = State { insts: Vec::new(), owner: vec![NO_OWNER; self.model.locks.len()], readers: vec![0; self.model.locks.len()], flags: self.model.flags.iter().map(|f| f.init.unwrap_or(UNKNOWN)).collect(), arrived: vec![0; self.model.barriers.len()], exited: false };
         let mut seen: FxHashSet<State> = FxHashSet::default();
         let mut nodes: Vec<(u32, Option<Step>)> = Vec::new();
         let mut queue: VecDeque<(State, u32)> = VecDeque::new();
@@ -307,7 +311,7 @@ impl<'m> Search<'m> {
                         }
                     }
                 }
-                Status::Wait { .. } | Status::Done | Status::Stuck => {}
+                Status::Wait { .. } | Status::AtBarrier { .. } | Status::Done | Status::Stuck => {}
             }
         }
         out
@@ -403,6 +407,31 @@ impl<'m> Search<'m> {
                     }
                     Some(_) => Vec::new(),
                 }
+            }
+            Op::Barrier { barrier } => {
+                let b = *barrier as usize;
+                if self.relax.barriers {
+                    return next(self, s.clone(), Event::Exec);
+                }
+                let waiting = s.arrived[b];
+                if waiting.count_ones() + 1 < self.model.barriers[b].1 {
+                    let mut n = s.clone();
+                    n.arrived[b] |= 1 << me;
+                    n.insts[i].status = Status::AtBarrier { barrier: *barrier };
+                    return vec![(n, Event::Exec)];
+                }
+                // The last arrival releases everyone waiting.
+                let mut n = s.clone();
+                n.arrived[b] = 0;
+                let mut states = vec![n];
+                for j in 0..s.insts.len() {
+                    if waiting & (1 << j) != 0 {
+                        let jpc = s.insts[j].pc;
+                        states = states.iter().flat_map(|st| self.land(st, j, jpc + 1)).collect();
+                    }
+                }
+                let released: Vec<u8> = (0..s.insts.len() as u8).filter(|j| waiting & (1 << j) != 0).collect();
+                states.into_iter().flat_map(|st| next(self, st, Event::Signalled(released.clone()))).collect()
             }
             Op::Access { .. } => next(self, s.clone(), Event::Exec),
             Op::FlagWrite { flag, value } => {
