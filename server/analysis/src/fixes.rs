@@ -3,12 +3,34 @@
 //!
 //! Exists so that every race report comes with edits that, once applied,
 //! compile and remove the race; the edits follow the file's own lock idiom.
+//! A fix is offered only when it removes every race of the reported access:
+//! a lock goes around the conflicting accesses that lack it too, and the
+//! atomic rewrite covers every access or none. `tests/fixes.rs` applies
+//! every fix to every fixture, compiles it and re-analyses it.
 
+mod atomic;
+mod region;
+mod spelling;
+pub(crate) mod syntax;
+
+use crate::config::CallModel;
+use crate::db::{function_offset, function_summary, program, FunctionId, Workspace};
+use crate::facts::AccessFact;
 use crate::host::Analysis;
+use crate::locate::{fact_site, locate};
+use crate::model::{Base, LocKey};
+use crate::races::races_at;
 use crate::report::RaceReport;
-use std::path::PathBuf;
+use racelens_syntax::{Callee, Parsed, Stmt};
+use region::LockText;
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// A replacement of `start..end` (byte offsets) in `file`.
+/// A replacement of `start..end` (byte offsets of the current text) in
+/// `file`. The edits of a fix never overlap; insertions at the same offset
+/// appear in list order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileEdit {
     pub file: PathBuf,
@@ -25,8 +47,398 @@ pub struct Fix {
     pub is_preferred: bool,
 }
 
-/// The quick fixes offered for one race report.
+/// The quick fixes offered for one race report, the preferred one first.
 pub fn quick_fixes(analysis: &Analysis, report: &RaceReport) -> Vec<Fix> {
-    let _ = (analysis, report);
-    Vec::new()
+    let Some(ctx) = Ctx::new(analysis, report) else { return Vec::new() };
+    let mut fixes = Vec::new();
+    let guard = ctx.guard_with_existing_lock();
+    let guarded = guard.is_some();
+    fixes.extend(guard);
+    fixes.extend(ctx.atomic());
+    if !guarded && ctx.best_lock().is_none() {
+        fixes.extend(ctx.new_mutex());
+    }
+    for (i, f) in fixes.iter_mut().enumerate() {
+        f.is_preferred = i == 0;
+    }
+    fixes
+}
+
+/// One access place: the function it is in and its absolute range.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Place {
+    file: PathBuf,
+    start: usize,
+    end: usize,
+    func: salsa::Id,
+}
+
+/// What the fixes know about the reported access.
+struct Ctx<'a> {
+    analysis: &'a Analysis,
+    db: &'a dyn salsa::Database,
+    ws: Workspace,
+    report: &'a RaceReport,
+    facts: Arc<Vec<AccessFact>>,
+    key: LocKey,
+    /// Facts at the reported site.
+    ours: Vec<usize>,
+    /// Facts racing with ours.
+    conflicts: Vec<usize>,
+    funcs: FxHashMap<salsa::Id, FunctionId>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(analysis: &'a Analysis, report: &'a RaceReport) -> Option<Self> {
+        let db = analysis.db();
+        let ws = analysis.workspace();
+        let l = locate(db, ws, report).into_iter().next()?;
+        let base = l.loc.key(db).clone();
+        let key = l.facts[l.at_site[0]].key(&base);
+        let mut conflicts = BTreeSet::new();
+        for p in races_at(db, l.loc).iter() {
+            let (a, b) = (p.a as usize, p.b as usize);
+            for (x, y) in [(a, b), (b, a)] {
+                if l.at_site.contains(&x) {
+                    conflicts.insert(y);
+                }
+            }
+        }
+        let funcs = l.facts.iter().map(|f| (f.func.key(), f.func)).collect();
+        Some(Ctx { analysis, db, ws, report, facts: l.facts.clone(), key, ours: l.at_site, conflicts: conflicts.into_iter().collect(), funcs })
+    }
+
+    fn place(&self, f: &AccessFact) -> Place {
+        let s = fact_site(self.db, f);
+        Place { file: s.file, start: s.start, end: s.end, func: f.func.key() }
+    }
+
+    fn same_key(&self) -> impl Iterator<Item = &AccessFact> {
+        let base = self.key.base.clone();
+        self.facts.iter().filter(move |f| f.key(&base) == self.key)
+    }
+
+    fn var(&self) -> String {
+        self.report.var.clone()
+    }
+
+    /// The lock held at most of the other accesses to the location, with
+    /// how many of how many distinct places hold it.
+    fn best_lock(&self) -> Option<(LocKey, usize, usize)> {
+        let mut at: BTreeMap<Place, Vec<&AccessFact>> = BTreeMap::new();
+        let here = self.place(&self.facts[self.ours[0]]);
+        for f in self.same_key() {
+            let p = self.place(f);
+            if (p.file.clone(), p.start, p.end) != (here.file.clone(), here.start, here.end) {
+                at.entry(p).or_default().push(f);
+            }
+        }
+        let mut counts: BTreeMap<LocKey, usize> = BTreeMap::new();
+        for fs in at.values() {
+            let mut held: Vec<LocKey> = fs[0].must.0.iter().map(|h| h.lock.clone()).collect();
+            held.retain(|l| fs.iter().all(|f| f.must.0.iter().any(|h| &h.lock == l)));
+            for l in held {
+                if !matches!(l.base, Base::Synthetic(_)) {
+                    *counts.entry(l).or_default() += 1;
+                }
+            }
+        }
+        let (lock, k) = counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))?;
+        Some((lock, k, at.len()))
+    }
+
+    /// "Guard with `m` (held at 5 of 6 other accesses)".
+    fn guard_with_existing_lock(&self) -> Option<Fix> {
+        let (lock, k, n) = self.best_lock()?;
+        let holds = |f: &AccessFact| f.must.0.iter().any(|h| h.lock == lock);
+        let mut places: Vec<Place> = vec![self.place(&self.facts[self.ours[0]])];
+        for &c in &self.conflicts {
+            let p = self.place(&self.facts[c]);
+            if !holds(&self.facts[c]) && !places.contains(&p) {
+                places.push(p);
+            }
+        }
+        // Locking again where the lock may already be held would deadlock.
+        let at_places = |f: &&AccessFact| places.iter().any(|p| *p == self.place(f));
+        if self.facts.iter().filter(at_places).any(|f| f.may.0.iter().any(|h| h.lock == lock)) {
+            return None;
+        }
+        let spellings = spelling::Spellings::new(self.db, self.ws, &lock);
+        let edits = self.guard(&places, &|at| spellings.at(at))?;
+        let name = lock.display();
+        let title = match places.len() {
+            1 => format!("Guard with `{name}` (held at {k} of {n} other accesses)"),
+            m => format!("Guard with `{name}` here and at {} other racing accesses (held at {k} of {n} other accesses)", m - 1),
+        };
+        Some(Fix { title, edits, is_preferred: false })
+    }
+
+    /// Lock and unlock around each place, files and regions at a time.
+    fn guard(&self, places: &[Place], spell: &dyn Fn(&spelling::At) -> Option<LockText>) -> Option<Vec<FileEdit>> {
+        let mut edits = Vec::new();
+        let files: BTreeSet<&PathBuf> = places.iter().map(|p| &p.file).collect();
+        for file in files {
+            let sf = self.analysis.file(file)?;
+            let p = sf.parsed(self.db);
+            let here: Vec<(usize, usize)> = places.iter().filter(|x| &x.file == file).map(|x| (x.start, x.end)).collect();
+            let touches: Vec<(usize, usize)> = self.same_key().map(|f| self.place(f)).filter(|x| &x.file == file).map(|x| (x.start, x.end)).collect();
+            let e = self.guard_file(p, file, places, &here, &touches, spell).or_else(|| self.guard_file(p, file, places, &here, &here, spell))?;
+            edits.extend(e);
+        }
+        Some(edits)
+    }
+
+    fn guard_file(&self, p: &Parsed, file: &Path, places: &[Place], here: &[(usize, usize)], touches: &[(usize, usize)], spell: &dyn Fn(&spelling::At) -> Option<LockText>) -> Option<Vec<FileEdit>> {
+        let mut edits = Vec::new();
+        for r in region::regions(p, here, touches)? {
+            let first = places.iter().filter(|x| x.file == file && r.start() <= x.start && x.end <= r.end()).min()?;
+            let func = *self.funcs.get(&first.func)?;
+            if self.blocked(func, r.start(), r.end()) {
+                return None;
+            }
+            let at = spelling::At { func, parsed: p, pos: r.start(), access: syntax::node_at(p, first.start, first.end), key: &self.key };
+            let lt = spell(&at)?;
+            let all_touches: Vec<(usize, usize)> = self.same_key().map(|f| self.place(f)).filter(|x| x.file == file).map(|x| (x.start, x.end)).collect();
+            edits.extend(region::guard_edits(p, file, &r, &lt, &all_touches, &|n| region::return_type(&p.text, n))?);
+        }
+        Some(edits)
+    }
+
+    /// Does the range call anything that synchronises (or might)? Holding
+    /// a new lock across it could deadlock or change the lock order.
+    fn blocked(&self, func: FunctionId, start: usize, end: usize) -> bool {
+        let off = function_offset(self.db, func) as usize;
+        let s = function_summary(self.db, func);
+        let mut blocked = false;
+        let mut memo = FxHashMap::default();
+        crate::walk::visit_calls(&s.ir.body, &mut |c| {
+            let (cs, ce) = (off + c.span.start as usize, off + c.span.end as usize);
+            if cs < start || ce > end {
+                return;
+            }
+            blocked |= match s.models.get(&c.id) {
+                Some(m) => is_sync(m),
+                None => match &c.callee {
+                    Callee::Direct(n) => self.calls_sync(n, &mut memo, 0),
+                    Callee::Indirect(_) => true,
+                },
+            };
+        });
+        blocked
+    }
+
+    fn calls_sync(&self, name: &str, memo: &mut FxHashMap<String, bool>, depth: u32) -> bool {
+        if let Some(&b) = memo.get(name) {
+            return b;
+        }
+        let prog = program(self.db, self.ws);
+        let Some(fs) = prog.functions.get(name) else { return false };
+        if depth > 16 {
+            return true;
+        }
+        memo.insert(name.to_string(), false);
+        let mut b = false;
+        for &f in fs {
+            let s = function_summary(self.db, f);
+            let mut callees = Vec::new();
+            crate::walk::visit_calls(&s.ir.body, &mut |c| match (s.models.get(&c.id), &c.callee) {
+                (Some(m), _) => b |= is_sync(m),
+                (None, Callee::Direct(n)) => callees.push(n.to_string()),
+                (None, Callee::Indirect(_)) => b = true,
+            });
+            for n in callees {
+                b |= self.calls_sync(&n, memo, depth + 1);
+            }
+        }
+        memo.insert(name.to_string(), b);
+        b
+    }
+
+    /// Rewrites every access of a scalar integer with atomic builtins.
+    fn atomic(&self) -> Option<Fix> {
+        let prog = program(self.db, self.ws);
+        let ty = match &self.key.base {
+            Base::Global(g) if self.key.path.is_empty() => match g.split_once("::") {
+                None => prog.resolve_type(prog.globals.get(g)?),
+                Some((f, v)) => prog.resolve_type(&self.static_local_type(f, v)?),
+            },
+            _ => return None,
+        };
+        let is_bool = atomic::integer_kind(&ty)?;
+        if self.facts.iter().any(|f| !f.path.is_empty()) {
+            return None;
+        }
+        let mut sites: Vec<(PathBuf, usize, usize)> = self.facts.iter().map(|f| self.place(f)).map(|p| (p.file, p.start, p.end)).collect();
+        sites.sort();
+        sites.dedup();
+        let edits = atomic::rewrite_all(self.analysis, &self.key, is_bool, &sites)?;
+        let title = format!("Use atomic operations for every access to `{}` ({} places)", self.var(), sites.len());
+        Some(Fix { title, edits, is_preferred: false })
+    }
+
+    fn static_local_type(&self, func: &str, var: &str) -> Option<racelens_syntax::TypeInfo> {
+        let prog = program(self.db, self.ws);
+        let f = *prog.functions.get(func)?.first()?;
+        let mut ty = None;
+        crate::walk::visit_stmts(&function_summary(self.db, f).ir.body, &mut |s| {
+            if let Stmt::Decl(d) = s {
+                if &*d.name == var && d.ty.is_static {
+                    ty = Some(d.ty.clone());
+                }
+            }
+        });
+        ty
+    }
+
+    /// "Protect `x` with a new mutex" (when guarding this access is
+    /// enough) and "Protect every access to `x` with a new mutex `x_lock`".
+    fn new_mutex(&self) -> Vec<Fix> {
+        let Some(decl) = self.declaration_point() else { return Vec::new() };
+        let lt = LockText { lock: format!("pthread_mutex_lock(&{});", decl.name), unlock: format!("pthread_mutex_unlock(&{});", decl.name) };
+        let spell = |_: &spelling::At| Some(lt.clone());
+        let ours = self.place(&self.facts[self.ours[0]]);
+        let mut every: Vec<Place> = vec![ours.clone()];
+        for f in self.same_key().chain(self.conflicts.iter().map(|&c| &self.facts[c])) {
+            let p = self.place(f);
+            if !every.contains(&p) {
+                every.push(p);
+            }
+        }
+        let visible = |ps: &[Place]| ps.iter().all(|p| p.file == decl.file && p.start >= decl.visible_from);
+        let mut fixes = Vec::new();
+        let var = self.var();
+        let single_suffices = self.conflicts.iter().all(|&c| {
+            let p = self.place(&self.facts[c]);
+            p.file == ours.file && self.same_region(&ours, &p)
+        });
+        let mut with_decl = |places: &[Place], title: String| {
+            if !visible(places) {
+                return;
+            }
+            if let Some(mut edits) = self.guard(places, &spell) {
+                edits.extend(decl.edits.iter().cloned());
+                edits.sort_by(|a, b| (&a.file, a.start).cmp(&(&b.file, b.start)));
+                if !fixes.iter().any(|f: &Fix| f.edits == edits) {
+                    fixes.push(Fix { title, edits, is_preferred: false });
+                }
+            }
+        };
+        if single_suffices {
+            with_decl(std::slice::from_ref(&ours), format!("Protect `{var}` with a new mutex"));
+        }
+        with_decl(&every, format!("Protect every access to `{var}` with a new mutex `{}`", decl.name));
+        fixes
+    }
+
+    /// Is `other` inside the region that guarding `ours` alone would lock?
+    fn same_region(&self, ours: &Place, other: &Place) -> bool {
+        if ours.start == other.start && ours.end == other.end {
+            return true;
+        }
+        let Some(sf) = self.analysis.file(&ours.file) else { return false };
+        let p = sf.parsed(self.db);
+        let touches: Vec<(usize, usize)> = self.same_key().map(|f| self.place(f)).filter(|x| x.file == ours.file).map(|x| (x.start, x.end)).collect();
+        match region::regions(p, &[(ours.start, ours.end)], &touches) {
+            Some(rs) => rs.iter().any(|r| r.start() <= other.start && other.end <= r.end()),
+            None => false,
+        }
+    }
+
+    /// Where `static pthread_mutex_t x_lock = ...;` goes and from where it
+    /// is visible.
+    fn declaration_point(&self) -> Option<NewLock> {
+        let name_base = lock_name_base(&self.key);
+        match &self.key.base {
+            Base::Global(g) if !g.contains("::") => {
+                for &file in self.ws.files(self.db) {
+                    let items = crate::db::file_items(self.db, file);
+                    if let Some(gi) = items.globals.iter().find(|x| x.name == *g && !x.is_extern) {
+                        let p = file.parsed(self.db);
+                        let end = gi.decl_end as usize;
+                        let at = syntax::trivia_to_eol(&p.text, end).unwrap_or(end);
+                        return NewLock::new(file.path(self.db), p, &name_base, at, "\n", "", end);
+                    }
+                }
+                None
+            }
+            Base::Global(g) => {
+                let (func, var) = g.split_once("::")?;
+                let prog = program(self.db, self.ws);
+                let f = *prog.functions.get(func)?.first()?;
+                let s = function_summary(self.db, f);
+                let mut span = None;
+                crate::walk::visit_stmts(&s.ir.body, &mut |st| {
+                    if let Stmt::Decl(d) = st {
+                        if &*d.name == var && d.ty.is_static {
+                            span = Some(d.span);
+                        }
+                    }
+                });
+                let off = function_offset(self.db, f) as usize;
+                let span = span?;
+                let file = f.file(self.db);
+                let p = file.parsed(self.db);
+                let n = syntax::node_at(p, off + span.start as usize, off + span.end as usize)?;
+                let (stmt, _) = syntax::statement_around(n)?;
+                let indent = syntax::indent_before(&p.text, stmt.start_byte())?.to_string();
+                let at = syntax::trivia_to_eol(&p.text, stmt.end_byte()).unwrap_or(stmt.end_byte());
+                NewLock::new(file.path(self.db), p, &name_base, at, &format!("\n{indent}"), "", stmt.end_byte())
+            }
+            _ => {
+                // No variable to put it next to: before the first function that uses it.
+                let ours = self.place(&self.facts[self.ours[0]]);
+                let f = *self.funcs.get(&ours.func)?;
+                let p = f.file(self.db).parsed(self.db);
+                let start = function_offset(self.db, f) as usize;
+                let at = syntax::line_start(&p.text, start);
+                NewLock::new(&ours.file, p, &name_base, at, "", "\n\n", at)
+            }
+        }
+    }
+}
+
+/// A new mutex's name, declaration edits and the offset it is visible from.
+struct NewLock {
+    name: String,
+    file: PathBuf,
+    visible_from: usize,
+    edits: Vec<FileEdit>,
+}
+
+impl NewLock {
+    fn new(file: &Path, p: &Parsed, base: &str, at: usize, before: &str, after: &str, visible_from: usize) -> Option<NewLock> {
+        let name = (1..100).map(|k| if k == 1 { format!("{base}_lock") } else { format!("{base}_lock{k}") }).find(|n| !syntax::mentions(&p.text, n))?;
+        let mut edits = Vec::new();
+        if !p.text.contains("pthread.h") {
+            edits.push(FileEdit { file: file.to_path_buf(), start: 0, end: 0, new_text: "#include <pthread.h>\n".into() });
+        }
+        edits.push(FileEdit { file: file.to_path_buf(), start: at, end: at, new_text: format!("{before}static pthread_mutex_t {name} = PTHREAD_MUTEX_INITIALIZER;{after}") });
+        Some(NewLock { name, file: file.to_path_buf(), visible_from, edits })
+    }
+}
+
+/// `counter` -> `counter`, `stats.hits` -> `stats_hits`, `(struct q).n` -> `q_n`.
+fn lock_name_base(k: &LocKey) -> String {
+    let mut s = match &k.base {
+        Base::Global(g) => g.rsplit("::").next().unwrap_or(g).to_string(),
+        Base::Local { var, .. } => var.to_string(),
+        Base::Heap { func, .. } => format!("{func}_heap"),
+        Base::Type(t) => t.to_string(),
+        Base::Synthetic(n) => n.to_string(),
+    };
+    for e in &k.path {
+        if let crate::model::Elem::Field(f) = e {
+            s.push('_');
+            s.push_str(f);
+        }
+    }
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+}
+
+/// Calls that block or change which locks are held.
+fn is_sync(m: &CallModel) -> bool {
+    matches!(
+        m,
+        CallModel::Lock { .. } | CallModel::TryLock { .. } | CallModel::Unlock { .. } | CallModel::Create { .. } | CallModel::Join { .. } | CallModel::Once { .. } | CallModel::CondWait | CallModel::Barrier | CallModel::Exit
+    )
 }

@@ -926,57 +926,71 @@ impl<'a> Walker<'a> {
 
     /// `q->a.b` -> (q, [a, b]); `*q` -> (q, []): the pointer variable an
     /// lvalue goes through, and the path below its target.
-    fn sym_root(&self, fr: &Frame, e: &Expr, depth: u32) -> Option<(Name, Vec<Elem>)> {
+    /// Every symbolic root of an lvalue: the pointer variable itself first,
+    /// then, for `p = &a[i]`, the roots of `a[i]` (valid while `i` is unchanged).
+    fn sym_roots(&self, fr: &Frame, e: &Expr, depth: u32) -> Vec<(Name, Vec<Elem>)> {
         if depth > 16 {
-            return None;
+            return Vec::new();
         }
+        let extend = |mut v: Vec<(Name, Vec<Elem>)>, el: Elem| {
+            for r in &mut v {
+                r.1.push(el.clone());
+            }
+            v
+        };
         match e {
-            Expr::Field { base, field, arrow: true } => match &**base {
-                Expr::Var(q) if fr.locals.contains_key(q) => Some((q.clone(), vec![Elem::Field(field.clone())])),
-                Expr::Cast { value, .. } => match &**value {
-                    Expr::Var(q) if fr.locals.contains_key(q) => Some((q.clone(), vec![Elem::Field(field.clone())])),
-                    _ => None,
-                },
-                _ => None,
-            },
-            Expr::Field { base, field, arrow: false } => {
-                let (q, mut p) = self.sym_root(fr, base, depth + 1)?;
-                p.push(Elem::Field(field.clone()));
-                Some((q, p))
+            Expr::Field { base, field, arrow: true } => {
+                let inner = match &**base {
+                    Expr::Cast { value, .. } => &**value,
+                    b => b,
+                };
+                match inner {
+                    Expr::Var(q) if fr.locals.contains_key(q) => {
+                        let mut v = vec![(q.clone(), vec![Elem::Field(field.clone())])];
+                        if let Some(Expr::AddrOf(place)) = fr.single_defs.get(q) {
+                            v.extend(extend(self.sym_roots(fr, place, depth + 1), Elem::Field(field.clone())));
+                        }
+                        v
+                    }
+                    _ => Vec::new(),
+                }
             }
-            Expr::Index { base, index: Some(i), .. } if self.is_array(fr, base) => {
-                let (q, mut p) = self.sym_root(fr, base, depth + 1)?;
-                p.push(Elem::Index(Some(*i)));
-                Some((q, p))
-            }
+            Expr::Field { base, field, arrow: false } => extend(self.sym_roots(fr, base, depth + 1), Elem::Field(field.clone())),
+            Expr::Index { base, index: Some(i), .. } if self.is_array(fr, base) => extend(self.sym_roots(fr, base, depth + 1), Elem::Index(Some(*i))),
             // `a[i]` for an array `a` and a plain index variable `i`: the same
             // element while `i` is unchanged. The root is the index variable;
             // its path starts with a marker of the array that is dropped when
             // the lock is instantiated.
             Expr::Index { base, var: Some(i), .. } if self.is_array(fr, base) && fr.locals.contains_key(i) => match &**base {
-                Expr::Var(a) => Some((i.clone(), vec![Elem::Field(Name::from(format!("@{a}"))), Elem::Index(None)])),
-                _ => None,
+                Expr::Var(a) => vec![(i.clone(), vec![Elem::Field(Name::from(format!("@{a}"))), Elem::Index(None)])],
+                _ => Vec::new(),
             },
             Expr::Deref(v) => match &**v {
-                Expr::Var(q) => match fr.single_defs.get(q) {
-                    Some(Expr::AddrOf(place)) => self.sym_root(fr, place, depth + 1),
-                    _ if fr.locals.contains_key(q) => Some((q.clone(), Vec::new())),
-                    _ => None,
-                },
-                Expr::Cast { value, .. } => self.sym_root(fr, &Expr::Deref(value.clone()), depth + 1),
-                _ => None,
+                Expr::Var(q) if fr.locals.contains_key(q) => {
+                    let mut out = vec![(q.clone(), Vec::new())];
+                    if let Some(Expr::AddrOf(place)) = fr.single_defs.get(q) {
+                        out.extend(self.sym_roots(fr, place, depth + 1));
+                    }
+                    out
+                }
+                Expr::Cast { value, .. } => self.sym_roots(fr, &Expr::Deref(value.clone()), depth + 1),
+                _ => Vec::new(),
             },
-            _ => None,
+            _ => Vec::new(),
         }
     }
 
     /// The symbolic lock named by a lock call's pointer argument.
     fn lock_sym(&self, fr: &Frame, arg: &Expr) -> Option<(Name, Vec<Elem>)> {
+        self.lock_syms(fr, arg).into_iter().next()
+    }
+
+    fn lock_syms(&self, fr: &Frame, arg: &Expr) -> Vec<(Name, Vec<Elem>)> {
         match arg {
-            Expr::AddrOf(place) => self.sym_root(fr, place, 0),
-            Expr::Cast { value, .. } => self.lock_sym(fr, value),
-            Expr::Var(_) => self.sym_root(fr, &Expr::Deref(Box::new(arg.clone())), 0),
-            _ => None,
+            Expr::AddrOf(place) => self.sym_roots(fr, place, 0),
+            Expr::Cast { value, .. } => self.lock_syms(fr, value),
+            Expr::Var(_) => self.sym_roots(fr, &Expr::Deref(Box::new(arg.clone())), 0),
+            _ => Vec::new(),
         }
     }
 
@@ -1060,7 +1074,7 @@ impl<'a> Walker<'a> {
         match model {
             Some(CallModel::Lock { arg, shared }) => {
                 let (keys, _) = self.lock_keys(fr, c.args.get(arg));
-                if let Some((q, path)) = c.args.get(arg).and_then(|a| self.lock_sym(fr, a)) {
+                for (q, path) in c.args.get(arg).map(|a| self.lock_syms(fr, a)).unwrap_or_default() {
                     if !st.syms.iter().any(|x| x.0 == q && x.1 == path) {
                         st.syms.push((q, path, shared));
                         st.syms.sort();
@@ -1101,9 +1115,10 @@ impl<'a> Walker<'a> {
                     st.syms.clear();
                     return Some(st);
                 }
-                match c.args.get(arg).and_then(|a| self.lock_sym(fr, a)) {
-                    Some((q, path)) => st.syms.retain(|x| !(x.0 == q && x.1 == path)),
-                    None => {
+                let roots = c.args.get(arg).map(|a| self.lock_syms(fr, a)).unwrap_or_default();
+                match roots.is_empty() {
+                    false => st.syms.retain(|x| !roots.iter().any(|(q, path)| x.0 == *q && x.1 == *path)),
+                    true => {
                         let last: Vec<Elem> = keys.iter().filter_map(|k| k.path.last().cloned()).collect();
                         st.syms.retain(|x| !x.1.last().map(|e| last.contains(e)).unwrap_or(true));
                     }
@@ -1347,14 +1362,30 @@ impl<'a> Walker<'a> {
         }
         let weak = keys.len() > 1;
         let direct = is_direct(place);
-        let root = if st.syms.is_empty() { None } else { self.sym_root(fr, place, 0) };
+        let roots = if st.syms.is_empty() { Vec::new() } else { self.sym_roots(fr, place, 0) };
+        let mut index_vars = Vec::new();
+        if !st.syms.is_empty() {
+            index_vars_in(place, &mut index_vars, 0);
+        }
         for k in keys {
             if st.fresh.contains(&k.base) {
                 continue;
             }
             let mut must = st.must.clone();
             let mut may = st.may.clone();
-            if let Some((q, apath)) = &root {
+            // `lock(&L[i]); ... A[i]...`: the lock of the same index guards it.
+            for (v, arr) in &index_vars {
+                for (_, lpath, shared) in st.syms.iter().filter(|x| &x.0 == v) {
+                    if let Some(Elem::Field(l)) = lpath.first() {
+                        if let Some(lname) = l.strip_prefix('@') {
+                            let h = Held { lock: LocKey { base: Base::Synthetic(Name::from(format!("{lname}[index of {arr}]"))), path: lpath[2..].to_vec() }, shared: *shared };
+                            must.insert(h.clone());
+                            may.insert(h);
+                        }
+                    }
+                }
+            }
+            for (q, apath) in &roots {
                 let marker = |p: &[Elem]| matches!(p.first(), Some(Elem::Field(f)) if f.starts_with('@'));
                 let apath_eff: &[Elem] = if marker(apath) { &apath[1..] } else { apath };
                 if k.path.len() >= apath_eff.len() && k.path[k.path.len() - apath_eff.len()..] == apath_eff[..] {
@@ -1467,6 +1498,23 @@ fn callee_name(c: &Callee) -> Name {
     match c {
         Callee::Direct(n) => n.clone(),
         Callee::Indirect(_) => Name::from(""),
+    }
+}
+
+/// Plain index variables used anywhere in an lvalue: `slot[i]->next` -> (i, slot).
+fn index_vars_in(e: &Expr, out: &mut Vec<(Name, Name)>, depth: u32) {
+    if depth > 16 {
+        return;
+    }
+    match e {
+        Expr::Index { base, var, .. } => {
+            if let (Some(v), Expr::Var(a)) = (var, &**base) {
+                out.push((v.clone(), a.clone()));
+            }
+            index_vars_in(base, out, depth + 1);
+        }
+        Expr::Field { base, .. } | Expr::Deref(base) | Expr::Cast { value: base, .. } | Expr::Offset(base) | Expr::AddrOf(base) => index_vars_in(base, out, depth + 1),
+        _ => {}
     }
 }
 

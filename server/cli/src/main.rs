@@ -1,6 +1,7 @@
 //! The `racelens` binary: `check` for people and CI, `lsp` for editors,
 //! `bench` for the committed benchmarks.
 
+mod bench;
 mod check;
 mod inputs;
 mod render;
@@ -41,12 +42,18 @@ enum Command {
     },
     /// Run the language server over stdio.
     Lsp,
+    /// Measure the language server's edit and load latencies.
+    Bench {
+        #[command(subcommand)]
+        which: bench::BenchCommand,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check { paths, format, config, explain } => check::run(paths, format, config, explain),
+        Command::Bench { which } => bench::run(which),
         Command::Lsp => {
             tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_env_filter(tracing_subscriber::EnvFilter::try_from_env("RACELENS_LOG").unwrap_or_else(|_| "info".into())).init();
             racelens_lsp::run_stdio();

@@ -115,6 +115,17 @@ impl Client {
         panic!("no response to {method}");
     }
 
+    /// Waits for a response (no `method`) that satisfies `pred`.
+    fn response_where(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + TIMEOUT;
+        while let Some(msg) = self.recv(deadline) {
+            if msg.get("method").is_none() && pred(&msg) {
+                return msg;
+            }
+        }
+        panic!("no such response");
+    }
+
     fn initialize(&mut self, capabilities: Value, root: Option<&Path>, options: Value) -> Value {
         let root_uri = root.map(uri);
         let folders = root.map(|r| json!([{"uri": uri(r), "name": "root"}])).unwrap_or(Value::Null);
@@ -434,6 +445,11 @@ fn bad_input_gets_errors_not_a_crash() {
     let malformed = c.request("textDocument/hover", json!({"textDocument": 42}));
     assert_eq!(malformed["error"]["code"], -32602, "{malformed}");
     c.send_raw("{not json");
+    let parse_error = c.response_where(|m| m["id"].is_null() && m.get("error").is_some());
+    assert_eq!(parse_error["error"]["code"], -32700, "{parse_error}");
+    c.send_raw(r#"{"jsonrpc":"2.0","id":77,"method":5}"#);
+    let invalid = c.response_where(|m| m["id"] == 77);
+    assert_eq!(invalid["error"]["code"], -32600, "{invalid}");
     // Edits to unopened documents are ignored; out-of-range positions clamp.
     c.change(&dir.join("never-opened.c"), 2, json!([{"text": "int x;"}]));
     c.open(&file, GUARDED);

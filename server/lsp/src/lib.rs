@@ -26,6 +26,8 @@ pub mod workspace;
 pub use convert::{Encoding, LineCol};
 pub use document::TextChange;
 pub use state::State;
+/// Its types appear in [`document::Document`]'s API.
+pub use tree_sitter;
 
 /// Stack size of the runtime's threads: the analysis recurses deeply (but
 /// boundedly) on large programs, like `racelens check`'s worker thread.

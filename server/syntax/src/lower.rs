@@ -503,6 +503,7 @@ impl<'s> Lowerer<'s> {
                 let span = self.span(a);
                 self.push(out, Stmt::Access(Access { place: place.clone(), kind: AccessKind::Read, span }));
                 self.push(out, Stmt::Access(Access { place: place.clone(), kind: AccessKind::Write, span }));
+                self.push(out, Stmt::Assign { lhs: place.clone(), rhs: Expr::Offset(Box::new(place.clone())) });
                 Expr::Offset(Box::new(place))
             }
             "call_expression" => self.call(n, out, depth),

@@ -1,0 +1,302 @@
+//! Where a lock goes: the statements around some accesses that a lock and
+//! an unlock can bracket, and the edits that do it.
+//!
+//! A region is the smallest statement around each access, grown to the run
+//! of neighbouring statements of the same block that touch the location.
+//! Statements stay in their block (no braces are added around a run, so a
+//! declaration keeps its scope); a lone `if`/loop body gets braces. Every
+//! `return`, `break`, `continue` or `goto` that leaves the region unlocks
+//! first; a returned value that reads the location is computed under the
+//! lock into a temporary.
+
+use super::syntax::*;
+use super::FileEdit;
+use racelens_syntax::Parsed;
+use std::path::Path;
+use tree_sitter::Node;
+
+/// Neighbouring statements without calls that a run may bridge.
+const MAX_BRIDGE: usize = 2;
+
+/// The texts of the lock and unlock statements, with their semicolons.
+#[derive(Clone, Debug)]
+pub(super) struct LockText {
+    pub lock: String,
+    pub unlock: String,
+}
+
+/// Consecutive statements of one block, or one body that needs braces.
+pub(super) struct Region<'t> {
+    pub stmts: Vec<Node<'t>>,
+    pub braced: bool,
+}
+
+impl Region<'_> {
+    pub(super) fn start(&self) -> usize {
+        self.stmts[0].start_byte()
+    }
+    pub(super) fn end(&self) -> usize {
+        self.stmts[self.stmts.len() - 1].end_byte()
+    }
+}
+
+/// The regions that cover `sites` (absolute ranges in one file). `touches`
+/// are all accesses to the location, to grow runs; `None` when an access
+/// is not inside a statement.
+pub(super) fn regions<'t>(p: &'t Parsed, sites: &[(usize, usize)], touches: &[(usize, usize)]) -> Option<Vec<Region<'t>>> {
+    let mut stmts: Vec<(Node<'t>, bool)> = Vec::new();
+    for &(s, e) in sites {
+        let n = node_at(p, s, e)?;
+        stmts.push(statement_around(n)?);
+    }
+    // An access inside another access's statement is covered by it.
+    let outer: Vec<(Node<'t>, bool)> = stmts.iter().copied().filter(|(n, _)| !stmts.iter().any(|(m, _)| m.id() != n.id() && m.start_byte() <= n.start_byte() && n.end_byte() <= m.end_byte())).collect();
+    let mut out: Vec<Region<'t>> = Vec::new();
+    let mut seen = Vec::new();
+    for (n, braced) in outer {
+        if seen.contains(&n.id()) {
+            continue;
+        }
+        seen.push(n.id());
+        if braced {
+            out.push(Region { stmts: vec![n], braced: true });
+            continue;
+        }
+        let Some(block) = n.parent() else { continue };
+        let members = block_statements(block);
+        let idx = members.iter().position(|m| m.id() == n.id())?;
+        // Merge with an existing run of the same block when adjacent.
+        let touching = |m: &Node| touches.iter().any(|&(s, e)| m.start_byte() <= s && e <= m.end_byte());
+        let (mut lo, mut hi) = (idx, idx);
+        grow(&members, &mut lo, &mut hi, &touching);
+        if let Some(r) = out.iter_mut().find(|r| !r.braced && r.stmts[0].parent().map(|b| b.id()) == Some(block.id())) {
+            let rlo = members.iter().position(|m| m.id() == r.stmts[0].id())?;
+            let rhi = members.iter().position(|m| m.id() == r.stmts[r.stmts.len() - 1].id())?;
+            if lo <= rhi + 1 + MAX_BRIDGE && rlo <= hi + 1 + MAX_BRIDGE && bridgeable(&members, lo.min(rlo), hi.max(rhi), &touching) {
+                r.stmts = members[lo.min(rlo)..=hi.max(rhi)].to_vec();
+                continue;
+            }
+        }
+        out.push(Region { stmts: members[lo..=hi].to_vec(), braced: false });
+    }
+    out.sort_by_key(|r| r.start());
+    Some(out)
+}
+
+/// The statements of a block, in order (comments and labels of `case` left out).
+fn block_statements(block: Node) -> Vec<Node> {
+    let value = block.child_by_field_name("value").map(|v| v.id());
+    let mut cur = block.walk();
+    block.named_children(&mut cur).filter(|c| c.kind() != "comment" && Some(c.id()) != value).collect()
+}
+
+/// Grows `lo..=hi` over neighbours that touch the location, bridging up
+/// to [`MAX_BRIDGE`] plain statements between two that do.
+fn grow(members: &[Node], lo: &mut usize, hi: &mut usize, touching: &dyn Fn(&Node) -> bool) {
+    loop {
+        let before = (*lo > 0).then(|| (1..=MAX_BRIDGE + 1).take_while(|k| *lo >= *k).find(|k| touching(&members[*lo - k]) && (1..*k).all(|j| plain(members[*lo - j])))).flatten();
+        let after = (1..=MAX_BRIDGE + 1).filter(|k| *hi + k < members.len()).find(|k| touching(&members[*hi + k]) && (1..*k).all(|j| plain(members[*hi + j])));
+        match (before, after) {
+            (None, None) => return,
+            (b, a) => {
+                if let Some(k) = b {
+                    *lo -= k;
+                }
+                if let Some(k) = a {
+                    *hi += k;
+                }
+            }
+        }
+    }
+}
+
+fn bridgeable(members: &[Node], lo: usize, hi: usize, touching: &dyn Fn(&Node) -> bool) -> bool {
+    members[lo..=hi].iter().all(|m| touching(m) || plain(*m))
+}
+
+/// An expression statement or declaration without calls or jumps.
+fn plain(n: Node) -> bool {
+    matches!(n.kind(), "expression_statement" | "declaration") && !descendants(n).any(|d| d.kind() == "call_expression")
+}
+
+pub(super) fn descendants(n: Node) -> impl Iterator<Item = Node> {
+    let mut stack = vec![n];
+    std::iter::from_fn(move || {
+        let x = stack.pop()?;
+        let mut cur = x.walk();
+        let kids: Vec<Node> = x.named_children(&mut cur).collect();
+        stack.extend(kids.into_iter().rev());
+        Some(x)
+    })
+}
+
+/// Builds the edits that bracket `r` with the lock, or `None` when it
+/// cannot be done safely (a label inside, which a jump could enter).
+pub(super) fn guard_edits(p: &Parsed, file: &Path, r: &Region, lt: &LockText, touches: &[(usize, usize)], ret_type: &dyn Fn(Node) -> Option<String>) -> Option<Vec<FileEdit>> {
+    let text = &*p.text;
+    let inside = |n: Node| r.start() <= n.start_byte() && n.end_byte() <= r.end();
+    let mut edits: Vec<FileEdit> = Vec::new();
+    let edit = |start: usize, end: usize, new_text: String| FileEdit { file: file.to_path_buf(), start, end, new_text };
+    let last = r.stmts[r.stmts.len() - 1];
+    let mut ends_in_jump = false;
+    for s in &r.stmts {
+        for d in descendants(*s) {
+            match d.kind() {
+                "labeled_statement" => return None,
+                "case_statement" if !within_switch(d, &inside) => return None,
+                "return_statement" | "break_statement" | "continue_statement" | "goto_statement" if leaves(d, &inside) => {
+                    let is_last = d.id() == last.id();
+                    ends_in_jump |= is_last;
+                    edits.push(unlock_before_jump(p, file, d, lt, touches, is_last && !r.braced, ret_type)?);
+                }
+                _ => {}
+            }
+        }
+    }
+    let first = r.stmts[0];
+    let unit = indent_unit(text);
+    if r.braced {
+        let inner = line_indent(text, first.start_byte()).to_string();
+        match (indent_before(text, first.start_byte()), first.prev_sibling()) {
+            (Some(_), Some(prev)) if text[prev.end_byte()..first.start_byte()].trim().is_empty() => {
+                let outer = line_indent(text, prev.start_byte());
+                edits.push(edit(prev.end_byte(), first.start_byte(), format!(" {{\n{inner}{}\n{inner}", lt.lock)));
+                let tail = if ends_in_jump { String::new() } else { format!("\n{inner}{}", lt.unlock) };
+                let at = trivia_to_eol(text, last.end_byte()).unwrap_or(last.end_byte());
+                edits.push(edit(at, at, format!("{tail}\n{outer}}}")));
+            }
+            _ => {
+                edits.push(edit(first.start_byte(), first.start_byte(), format!("{{ {} ", lt.lock)));
+                let tail = if ends_in_jump { " }".to_string() } else { format!(" {} }}", lt.unlock) };
+                edits.push(edit(last.end_byte(), last.end_byte(), tail));
+            }
+        }
+        let _ = unit;
+    } else {
+        match indent_before(text, first.start_byte()) {
+            Some(ind) => {
+                let ls = line_start(text, first.start_byte());
+                edits.push(edit(ls, ls, format!("{ind}{}\n", lt.lock)));
+            }
+            None => edits.push(edit(first.start_byte(), first.start_byte(), format!("{} ", lt.lock))),
+        }
+        if !ends_in_jump {
+            let ind = line_indent(text, last.start_byte());
+            match (indent_before(text, last.start_byte()), trivia_to_eol(text, last.end_byte())) {
+                (Some(_), Some(eol)) => edits.push(edit(eol, eol, format!("\n{ind}{}", lt.unlock))),
+                _ => edits.push(edit(last.end_byte(), last.end_byte(), format!(" {}", lt.unlock))),
+            }
+        }
+    }
+    edits.sort_by_key(|e| (e.start, e.end));
+    Some(edits)
+}
+
+/// Is a `case` label inside a `switch` that is itself inside the region?
+fn within_switch(n: Node, inside: &dyn Fn(Node) -> bool) -> bool {
+    let mut cur = n.parent();
+    while let Some(p) = cur {
+        if p.kind() == "switch_statement" {
+            return inside(p);
+        }
+        cur = p.parent();
+    }
+    false
+}
+
+/// Does this jump leave the region?
+fn leaves(j: Node, inside: &dyn Fn(Node) -> bool) -> bool {
+    let loops: &[&str] = match j.kind() {
+        "break_statement" => &["for_statement", "while_statement", "do_statement", "switch_statement"],
+        "continue_statement" => &["for_statement", "while_statement", "do_statement"],
+        _ => return true,
+    };
+    let mut cur = j.parent();
+    while let Some(p) = cur {
+        if loops.contains(&p.kind()) {
+            return !inside(p);
+        }
+        cur = p.parent();
+    }
+    true
+}
+
+/// Unlocks before a jump that leaves the region. A returned value that
+/// reads the location is first saved under the lock.
+fn unlock_before_jump(p: &Parsed, file: &Path, j: Node, lt: &LockText, touches: &[(usize, usize)], last_in_block: bool, ret_type: &dyn Fn(Node) -> Option<String>) -> Option<FileEdit> {
+    let text = &*p.text;
+    let edit = |start: usize, end: usize, new_text: String| FileEdit { file: file.to_path_buf(), start, end, new_text };
+    let value = (j.kind() == "return_statement").then(|| j.named_child(0)).flatten().filter(|v| v.kind() != "comment");
+    let reads = value.map(|v| touches.iter().any(|&(s, e)| v.start_byte() <= s && e <= v.end_byte())).unwrap_or(false);
+    let in_block = j.parent().map(is_block).unwrap_or(false);
+    let own_line = indent_before(text, j.start_byte());
+    if reads {
+        let v = value?;
+        let ty = ret_type(j)?;
+        let func_text = enclosing_function(j).map(|f| &text[f.byte_range()]).unwrap_or(text);
+        let tmp = (1..).map(|k| if k == 1 { "result".to_string() } else { format!("result{k}") }).find(|n| !mentions(func_text, n))?;
+        let decl = format!("{} = {};", declare(&ty, &tmp), &text[v.byte_range()]);
+        let ret = format!("return {tmp};");
+        return Some(match (in_block && last_in_block, own_line) {
+            (true, Some(ind)) => edit(j.start_byte(), j.end_byte(), format!("{decl}\n{ind}{}\n{ind}{ret}", lt.unlock)),
+            _ => edit(j.start_byte(), j.end_byte(), format!("{{ {decl} {} {ret} }}", lt.unlock)),
+        });
+    }
+    Some(match (in_block, own_line) {
+        (true, Some(ind)) => {
+            let ls = line_start(text, j.start_byte());
+            edit(ls, ls, format!("{ind}{}\n", lt.unlock))
+        }
+        (true, None) => edit(j.start_byte(), j.start_byte(), format!("{} ", lt.unlock)),
+        (false, _) => edit(j.start_byte(), j.end_byte(), format!("{{ {} {} }}", lt.unlock, &text[j.byte_range()])),
+    })
+}
+
+/// `int x`, `char *x` from a type text and a name.
+fn declare(ty: &str, name: &str) -> String {
+    let ty = ty.trim();
+    if ty.ends_with('*') {
+        format!("{ty}{name}")
+    } else {
+        format!("{ty} {name}")
+    }
+}
+
+pub(super) fn enclosing_function(mut n: Node) -> Option<Node> {
+    loop {
+        if n.kind() == "function_definition" {
+            return Some(n);
+        }
+        n = n.parent()?;
+    }
+}
+
+/// The declared return type of the function around `n`, as text: the
+/// definition's text before its name, without storage classes.
+pub(super) fn return_type(text: &str, n: Node) -> Option<String> {
+    let def = enclosing_function(n)?;
+    let mut d = def.child_by_field_name("declarator")?;
+    for _ in 0..16 {
+        if d.kind() == "function_declarator" {
+            break;
+        }
+        d = d.child_by_field_name("declarator")?;
+    }
+    let name = d.child_by_field_name("declarator")?;
+    let mut ty = text[def.start_byte()..name.start_byte()].trim().to_string();
+    loop {
+        let before = ty.clone();
+        for w in ["static", "inline", "__inline__", "__inline", "extern", "_Noreturn"] {
+            if let Some(rest) = ty.strip_prefix(w) {
+                if rest.starts_with(char::is_whitespace) {
+                    ty = rest.trim_start().to_string();
+                }
+            }
+        }
+        if ty == before {
+            break;
+        }
+    }
+    let ok = !ty.is_empty() && ty != "void" && !ty.contains(['(', '\n', '#']);
+    ok.then_some(ty)
+}

@@ -1,0 +1,200 @@
+//! `racelens bench`: latency of the language server's edit path and of a
+//! cold workspace load, measured in-process through the server's own state.
+//!
+//! `bench edit FILE` opens FILE like `didOpen`, then replays small edits
+//! inside function bodies like `didChange` (a character inserted into and
+//! deleted from a statement, an `x = x;` line added and removed), each
+//! followed by the computation of fresh diagnostics. Next to it, the same
+//! edits go through a bare tree-sitter incremental reparse, the floor any
+//! editor integration pays. `bench load DIR` loads a folder like the
+//! server's start-up does and computes the first diagnostics.
+
+use clap::Subcommand;
+use racelens_lsp::config::Settings;
+use racelens_lsp::tree_sitter::{InputEdit, Point, Tree};
+use racelens_lsp::{workspace, Encoding, LineCol, State, TextChange};
+use racelens_syntax::LineIndex;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Edit-to-diagnostics latency of small edits inside function bodies.
+    Edit {
+        file: PathBuf,
+        /// Number of edits to replay.
+        #[arg(long, default_value_t = 200)]
+        iterations: usize,
+    },
+    /// Time from a cold start on a folder to its first diagnostics.
+    Load {
+        dir: PathBuf,
+        /// The file to open (default: the first file that defines `main`).
+        #[arg(long)]
+        open: Option<PathBuf>,
+    },
+}
+
+pub fn run(which: BenchCommand) -> ExitCode {
+    // The analysis recurses deeply on large programs, as in `check`.
+    let worker = std::thread::Builder::new().stack_size(256 << 20).spawn(move || match which {
+        BenchCommand::Edit { file, iterations } => edit(&file, iterations),
+        BenchCommand::Load { dir, open } => load(&dir, open.as_deref()),
+    });
+    match worker.map(|w| w.join()) {
+        Ok(Ok(Ok(()))) => ExitCode::SUCCESS,
+        Ok(Ok(Err(msg))) => {
+            eprintln!("racelens: error: {msg}");
+            ExitCode::from(2)
+        }
+        _ => ExitCode::from(2),
+    }
+}
+
+/// One replayed edit: replace `start..end` of the current text by `text`.
+#[derive(Clone)]
+struct Edit {
+    start: usize,
+    end: usize,
+    text: String,
+}
+
+/// Four edits per function body, each pair restoring the original text:
+/// a space inserted before the first `;` and removed again, then an
+/// `x = x;` line inserted after the `{` and removed again.
+fn edits_for(text: &str, tree: &Tree, iterations: usize) -> Vec<Edit> {
+    let items = racelens_syntax::extract_items(tree, text);
+    let mut cycle = Vec::new();
+    for f in &items.functions {
+        let body = &text[f.start as usize..f.end as usize];
+        let Some(open) = body[f.name_span.1 as usize..].find('{').map(|i| i + f.name_span.1 as usize + f.start as usize + 1) else { continue };
+        let line = "\n    racelens_bench_x = racelens_bench_x;";
+        if let Some(semi) = text[open..f.end as usize].find(';').map(|i| i + open) {
+            cycle.push(Edit { start: semi, end: semi, text: " ".into() });
+            cycle.push(Edit { start: semi, end: semi + 1, text: String::new() });
+        }
+        cycle.push(Edit { start: open, end: open, text: line.into() });
+        cycle.push(Edit { start: open, end: open + line.len(), text: String::new() });
+    }
+    cycle.iter().cycle().take(if cycle.is_empty() { 0 } else { iterations }).cloned().collect()
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or_default()
+}
+
+fn summary(name: &str, mut times: Vec<Duration>) {
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!("{name:<34} p50 {:>8.2} ms   p95 {:>8.2} ms   max {:>8.2} ms", ms(percentile(&times, 0.5)), ms(percentile(&times, 0.95)), ms(times.last().copied().unwrap_or_default()));
+}
+
+fn edit(file: &Path, iterations: usize) -> Result<(), String> {
+    let path = std::fs::canonicalize(file).map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
+    let text = workspace::read_lossy(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let uri = racelens_lsp::convert::path_to_uri(&path).ok_or("cannot make a URI for the file")?;
+
+    let t = Instant::now();
+    let mut state = State::new(Encoding::Utf8, Settings::default());
+    state.open(uri, path.clone(), 1, &text);
+    let first = state.diagnostics_job().compute();
+    let open_time = t.elapsed();
+    let count: usize = first.iter().map(|f| f.diagnostics.len()).sum();
+    println!("{}: {} bytes, open to first diagnostics {:.1} ms ({count} diagnostics)", path.display(), text.len(), open_time.as_secs_f64() * 1e3);
+
+    let edits = edits_for(&text, &racelens_syntax::parse_text(&text), iterations);
+    if edits.is_empty() {
+        return Err("no function bodies to edit".into());
+    }
+    let (mut total, mut apply, mut analyse) = (Vec::new(), Vec::new(), Vec::new());
+    let mut current = text.clone();
+    for (i, e) in edits.iter().enumerate() {
+        let change = byte_change(&current, e);
+        let t0 = Instant::now();
+        state.change(&path, i as i32 + 2, &[change]).ok_or("the document is not open")?;
+        let t1 = Instant::now();
+        let diagnostics = state.diagnostics_job().compute();
+        let t2 = Instant::now();
+        std::hint::black_box(diagnostics);
+        current.replace_range(e.start..e.end, &e.text);
+        apply.push(t1 - t0);
+        analyse.push(t2 - t1);
+        total.push(t2 - t0);
+    }
+    println!("{} edits inside {} function bodies:", edits.len(), racelens_syntax::extract_items(&racelens_syntax::parse_text(&text), &text).functions.len());
+    summary("edit to diagnostics (server path)", total);
+    summary("  of which: apply edit + reparse", apply);
+    summary("  of which: analysis + conversion", analyse);
+    summary("bare tree-sitter incremental parse", bare_reparse(&text, &edits));
+    Ok(())
+}
+
+/// An edit in the client's terms (UTF-8 columns), taken from the text
+/// before the edit, as a client computes it.
+fn byte_change(text: &str, e: &Edit) -> TextChange {
+    let index = LineIndex::new(text);
+    let pos = |offset| {
+        let (line, col) = index.position(text, offset, false);
+        LineCol { line, col }
+    };
+    TextChange { range: Some((pos(e.start), pos(e.end))), text: e.text.clone() }
+}
+
+/// The same edits applied to a `String` and a tree, reparsing each time.
+fn bare_reparse(text: &str, edits: &[Edit]) -> Vec<Duration> {
+    let mut parser = racelens_syntax::parse::new_parser();
+    let mut text = text.to_string();
+    let mut tree = racelens_syntax::parse_text(&text);
+    let point = |text: &str, offset: usize| {
+        let before = &text[..offset];
+        let row = before.matches('\n').count();
+        Point { row, column: offset - before.rfind('\n').map(|i| i + 1).unwrap_or(0) }
+    };
+    edits
+        .iter()
+        .map(|e| {
+            let t = Instant::now();
+            let (start_position, old_end_position) = (point(&text, e.start), point(&text, e.end));
+            text.replace_range(e.start..e.end, &e.text);
+            let new_end_byte = e.start + e.text.len();
+            tree.edit(&InputEdit { start_byte: e.start, old_end_byte: e.end, new_end_byte, start_position, old_end_position, new_end_position: point(&text, new_end_byte) });
+            tree = parser.parse(&text, Some(&tree)).expect("tree-sitter parses");
+            t.elapsed()
+        })
+        .collect()
+}
+
+fn load(dir: &Path, open: Option<&Path>) -> Result<(), String> {
+    let dir = std::fs::canonicalize(dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
+    let t0 = Instant::now();
+    let mut state = State::new(Encoding::Utf16, Settings::default());
+    state.set_roots(vec![dir.clone()]);
+    let files = workspace::scan(state.roots());
+    let list: Vec<PathBuf> = files.iter().cloned().collect();
+    let loaded = workspace::load(&list);
+    let t1 = Instant::now();
+    let main_file = loaded.iter().find(|(_, p)| p.text.contains("main(")).map(|(path, _)| path.clone());
+    let open = match open {
+        Some(p) => Some(std::fs::canonicalize(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()))?),
+        None => main_file,
+    };
+    state.reload_config();
+    state.add_disk_files(files, loaded);
+    if let Some(p) = &open {
+        let text = workspace::read_lossy(p).map_err(|e| e.to_string())?;
+        let uri = racelens_lsp::convert::path_to_uri(p).ok_or("cannot make a URI")?;
+        state.open(uri, p.clone(), 1, &text);
+    }
+    let t2 = Instant::now();
+    let diagnostics = state.diagnostics_job().compute();
+    let t3 = Instant::now();
+    let races = state.snapshot().analysis.races().len();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!("{}: {} files", dir.display(), list.len());
+    println!("scan + read + parse      {:>8.1} ms", ms(t1 - t0));
+    println!("set inputs + open        {:>8.1} ms", ms(t2 - t1));
+    println!("analysis to diagnostics  {:>8.1} ms", ms(t3 - t2));
+    println!("cold load to first diagnostics {:.1} ms ({} races in the program; {} diagnostics in {})", ms(t3 - t0), races, diagnostics.iter().map(|f| f.diagnostics.len()).sum::<usize>(), open.as_deref().map(|p| p.display().to_string()).unwrap_or_else(|| "no open file".into()));
+    Ok(())
+}
