@@ -20,6 +20,8 @@ pub enum CallModel {
     Detach,
     Once { func: usize },
     Alloc,
+    /// `realloc`: frees its argument and returns a new object.
+    Realloc,
     Free,
     /// Atomic read-modify-write or load/store: no plain access.
     Atomic,
@@ -75,7 +77,8 @@ impl Default for Config {
         put(&["pthread_join", "thrd_join"], Join { tid: 0 });
         put(&["pthread_detach", "thrd_detach"], Detach);
         put(&["pthread_once", "call_once"], Once { func: 1 });
-        put(&["malloc", "calloc", "realloc", "strdup", "strndup", "aligned_alloc", "valloc", "xmalloc", "xcalloc", "xrealloc", "g_malloc", "g_new0"], Alloc);
+        put(&["realloc", "xrealloc"], Realloc);
+        put(&["malloc", "calloc", "strdup", "strndup", "aligned_alloc", "valloc", "xmalloc", "xcalloc", "g_malloc", "g_new0"], Alloc);
         put(&["free"], Mem { write: Some(0), read: None });
         put(&["pthread_cond_wait", "pthread_cond_timedwait", "cnd_wait", "cnd_timedwait"], CondWait);
         put(&["pthread_barrier_wait"], Barrier);

@@ -23,6 +23,8 @@ pub struct Thread {
     /// lock from this thread's creation until it was joined (or forever).
     /// Other threads holding the lock cannot run in parallel with this one.
     pub creation_locks: Vec<(u32, LocKey)>,
+    /// Sites this thread may leave running when it ends (`None`: unknown).
+    pub leaks: Option<SiteSet>,
 }
 
 /// A thread-creation call.
@@ -37,6 +39,8 @@ pub struct Site {
     pub visits: u32,
     /// Sites certainly finished (created before and joined) whenever this site spawns.
     pub joined_before: Option<SiteSet>,
+    /// The thread id escaped to unknown code: joins through it are not trusted.
+    pub tid_escaped: bool,
 }
 
 /// One access of a thread to a location, with the analysis facts at that point.
@@ -53,6 +57,8 @@ pub struct AccessFact {
     /// Spawn sites whose threads may be running at the access (created on
     /// some path and not joined on it).
     pub active: SiteSet,
+    /// Spawn sites that may have run before the access.
+    pub created: SiteSet,
     /// A local accessed by name in its own frame.
     pub direct_local: bool,
     /// (site, lock): the thread spawned at `site` (this thread or an ancestor

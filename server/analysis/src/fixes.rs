@@ -168,7 +168,7 @@ impl<'a> Ctx<'a> {
         let name = lock.display();
         let title = match places.len() {
             1 => format!("Guard with `{name}` (held at {k} of {n} other accesses)"),
-            m => format!("Guard with `{name}` here and at {} other racing accesses (held at {k} of {n} other accesses)", m - 1),
+            m => format!("Guard with `{name}` here and at {} (held at {k} of {n} other accesses)", plural(m - 1, "other racing access")),
         };
         Some(Fix { title, edits, is_preferred: false })
     }
@@ -272,7 +272,7 @@ impl<'a> Ctx<'a> {
         sites.sort();
         sites.dedup();
         let edits = atomic::rewrite_all(self.analysis, &self.key, is_bool, &sites)?;
-        let title = format!("Use atomic operations for every access to `{}` ({} places)", self.var(), sites.len());
+        let title = format!("Use atomic operations for every access to {} ({})", self.subject(), plural(sites.len(), "place"));
         Some(Fix { title, edits, is_preferred: false })
     }
 
@@ -293,9 +293,6 @@ impl<'a> Ctx<'a> {
     /// "Protect `x` with a new mutex" (when guarding this access is
     /// enough) and "Protect every access to `x` with a new mutex `x_lock`".
     fn new_mutex(&self) -> Vec<Fix> {
-        let Some(decl) = self.declaration_point() else { return Vec::new() };
-        let lt = LockText { lock: format!("pthread_mutex_lock(&{});", decl.name), unlock: format!("pthread_mutex_unlock(&{});", decl.name) };
-        let spell = |_: &spelling::At| Some(lt.clone());
         let ours = self.place(&self.facts[self.ours[0]]);
         let mut every: Vec<Place> = vec![ours.clone()];
         for f in self.same_key().chain(self.conflicts.iter().map(|&c| &self.facts[c])) {
@@ -304,30 +301,32 @@ impl<'a> Ctx<'a> {
                 every.push(p);
             }
         }
-        let visible = |ps: &[Place]| ps.iter().all(|p| p.file == decl.file && p.start >= decl.visible_from);
-        let mut fixes = Vec::new();
-        let var = self.var();
         let single_suffices = self.conflicts.iter().all(|&c| {
             let p = self.place(&self.facts[c]);
             p.file == ours.file && self.same_region(&ours, &p)
         });
-        let mut with_decl = |places: &[Place], title: String| {
-            if !visible(places) {
-                return;
-            }
-            if let Some(mut edits) = self.guard(places, &spell) {
-                edits.extend(decl.edits.iter().cloned());
-                edits.sort_by(|a, b| (&a.file, a.start).cmp(&(&b.file, b.start)));
-                if !fixes.iter().any(|f: &Fix| f.edits == edits) {
-                    fixes.push(Fix { title, edits, is_preferred: false });
-                }
+        let var = self.subject();
+        let mut fixes: Vec<Fix> = Vec::new();
+        let mut offer = |places: &[Place], title: &dyn Fn(&str) -> String| {
+            let Some(decl) = self.declaration_point(places) else { return };
+            let lt = LockText { lock: format!("pthread_mutex_lock(&{});", decl.name), unlock: format!("pthread_mutex_unlock(&{});", decl.name) };
+            let Some(mut edits) = self.guard(places, &|_| Some(lt.clone())) else { return };
+            edits.extend(decl.edits.iter().cloned());
+            edits.sort_by(|a, b| (&a.file, a.start).cmp(&(&b.file, b.start)));
+            if !fixes.iter().any(|f| f.edits == edits) {
+                fixes.push(Fix { title: title(&decl.name), edits, is_preferred: false });
             }
         };
         if single_suffices {
-            with_decl(std::slice::from_ref(&ours), format!("Protect `{var}` with a new mutex"));
+            offer(std::slice::from_ref(&ours), &|_| format!("Protect {var} with a new mutex"));
         }
-        with_decl(&every, format!("Protect every access to `{var}` with a new mutex `{}`", decl.name));
+        offer(&every, &|name| format!("Protect every access to {var} with a new mutex `{name}`"));
         fixes
+    }
+
+    /// "`counter`", or the object's description without inner quotes.
+    fn subject(&self) -> String {
+        format!("`{}`", self.var().replace('`', ""))
     }
 
     /// Is `other` inside the region that guarding `ours` alone would lock?
@@ -344,56 +343,71 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Where `static pthread_mutex_t x_lock = ...;` goes and from where it
-    /// is visible.
-    fn declaration_point(&self) -> Option<NewLock> {
+    /// Where `static pthread_mutex_t x_lock = ...;` goes: next to the
+    /// variable when every place sees it there, else at top level before
+    /// the first function with a place. All places must be in one file.
+    fn declaration_point(&self, places: &[Place]) -> Option<NewLock> {
+        let file = &places.first()?.file;
+        if places.iter().any(|p| &p.file != file) {
+            return None;
+        }
         let name_base = lock_name_base(&self.key);
-        match &self.key.base {
-            Base::Global(g) if !g.contains("::") => {
-                for &file in self.ws.files(self.db) {
-                    let items = crate::db::file_items(self.db, file);
-                    if let Some(gi) = items.globals.iter().find(|x| x.name == *g && !x.is_extern) {
-                        let p = file.parsed(self.db);
-                        let end = gi.decl_end as usize;
-                        let at = syntax::trivia_to_eol(&p.text, end).unwrap_or(end);
-                        return NewLock::new(file.path(self.db), p, &name_base, at, "\n", "", end);
-                    }
-                }
-                None
-            }
-            Base::Global(g) => {
-                let (func, var) = g.split_once("::")?;
-                let prog = program(self.db, self.ws);
-                let f = *prog.functions.get(func)?.first()?;
-                let s = function_summary(self.db, f);
-                let mut span = None;
-                crate::walk::visit_stmts(&s.ir.body, &mut |st| {
-                    if let Stmt::Decl(d) = st {
-                        if &*d.name == var && d.ty.is_static {
-                            span = Some(d.span);
-                        }
-                    }
-                });
-                let off = function_offset(self.db, f) as usize;
-                let span = span?;
-                let file = f.file(self.db);
+        let sees = |d: &NewLock| places.iter().all(|p| p.start >= d.visible_from && p.end <= d.visible_until);
+        let next_to_variable = match &self.key.base {
+            Base::Global(g) if !g.contains("::") => self.after_global(g, &name_base),
+            Base::Global(g) => self.after_static_local(g, &name_base),
+            _ => None,
+        };
+        if let Some(d) = next_to_variable.filter(|d| &d.file == file && sees(d)) {
+            return Some(d);
+        }
+        let sf = self.analysis.file(file)?;
+        let p = sf.parsed(self.db);
+        let first = places.iter().filter_map(|x| self.funcs.get(&x.func)).map(|&f| function_offset(self.db, f) as usize).min()?;
+        let at = syntax::line_start(&p.text, first);
+        NewLock::new(file, p, &name_base, at, "", "\n\n", at).filter(|d| sees(d))
+    }
+
+    fn after_global(&self, g: &str, name_base: &str) -> Option<NewLock> {
+        for &file in self.ws.files(self.db) {
+            let items = crate::db::file_items(self.db, file);
+            if let Some(gi) = items.globals.iter().find(|x| &*x.name == g && !x.is_extern) {
                 let p = file.parsed(self.db);
-                let n = syntax::node_at(p, off + span.start as usize, off + span.end as usize)?;
-                let (stmt, _) = syntax::statement_around(n)?;
-                let indent = syntax::indent_before(&p.text, stmt.start_byte())?.to_string();
-                let at = syntax::trivia_to_eol(&p.text, stmt.end_byte()).unwrap_or(stmt.end_byte());
-                NewLock::new(file.path(self.db), p, &name_base, at, &format!("\n{indent}"), "", stmt.end_byte())
-            }
-            _ => {
-                // No variable to put it next to: before the first function that uses it.
-                let ours = self.place(&self.facts[self.ours[0]]);
-                let f = *self.funcs.get(&ours.func)?;
-                let p = f.file(self.db).parsed(self.db);
-                let start = function_offset(self.db, f) as usize;
-                let at = syntax::line_start(&p.text, start);
-                NewLock::new(&ours.file, p, &name_base, at, "", "\n\n", at)
+                let end = gi.decl_end as usize;
+                let at = syntax::trivia_to_eol(&p.text, end).unwrap_or(end);
+                return NewLock::new(file.path(self.db), p, name_base, at, "\n", "", end);
             }
         }
+        None
+    }
+
+    fn after_static_local(&self, g: &str, name_base: &str) -> Option<NewLock> {
+        let (func, var) = g.split_once("::")?;
+        let prog = program(self.db, self.ws);
+        let f = *prog.functions.get(func)?.first()?;
+        let s = function_summary(self.db, f);
+        let mut span = None;
+        crate::walk::visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Decl(d) = st {
+                if &*d.name == var && d.ty.is_static {
+                    span = Some(d.span);
+                }
+            }
+        });
+        let off = function_offset(self.db, f) as usize;
+        let span = span?;
+        let file = f.file(self.db);
+        let p = file.parsed(self.db);
+        let n = syntax::node_at(p, off + span.start as usize, off + span.end as usize)?;
+        let (stmt, _) = syntax::statement_around(n)?;
+        let indent = syntax::indent_before(&p.text, stmt.start_byte())?.to_string();
+        let at = syntax::trivia_to_eol(&p.text, stmt.end_byte()).unwrap_or(stmt.end_byte());
+        let end_of_function = off + crate::db::function_text(self.db, f).len();
+        NewLock::new(file.path(self.db), p, name_base, at, &format!("\n{indent}"), "", stmt.end_byte()).map(|mut d| {
+            // Visible only inside its function.
+            d.visible_until = end_of_function;
+            d
+        })
     }
 }
 
@@ -402,6 +416,7 @@ struct NewLock {
     name: String,
     file: PathBuf,
     visible_from: usize,
+    visible_until: usize,
     edits: Vec<FileEdit>,
 }
 
@@ -413,7 +428,7 @@ impl NewLock {
             edits.push(FileEdit { file: file.to_path_buf(), start: 0, end: 0, new_text: "#include <pthread.h>\n".into() });
         }
         edits.push(FileEdit { file: file.to_path_buf(), start: at, end: at, new_text: format!("{before}static pthread_mutex_t {name} = PTHREAD_MUTEX_INITIALIZER;{after}") });
-        Some(NewLock { name, file: file.to_path_buf(), visible_from, edits })
+        Some(NewLock { name, file: file.to_path_buf(), visible_from, visible_until: usize::MAX, edits })
     }
 }
 
@@ -433,6 +448,11 @@ fn lock_name_base(k: &LocKey) -> String {
         }
     }
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+}
+
+fn plural(n: usize, what: &str) -> String {
+    let s = if n == 1 { "" } else if what.ends_with("ss") { "es" } else { "s" };
+    format!("{n} {what}{s}")
 }
 
 /// Calls that block or change which locks are held.

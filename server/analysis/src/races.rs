@@ -147,6 +147,21 @@ fn lock_ordered(early: &AccessFact, site: u32, late: &AccessFact) -> bool {
     early.clean.iter().any(|(s, l)| *s == site && late.acquired.iter().any(|(s2, l2)| s2 == s && l2 == l))
 }
 
+/// Joining a thread ends its descendants only if each of them was joined by
+/// its own creator: does some thread on `chain` (descendant first, up to the
+/// joined child) leave the next one running?
+fn leaks_below(table: &ThreadTable, chain: &[(u32, Option<u32>)]) -> bool {
+    for w in chain.windows(2) {
+        let (child_site, parent) = (w[0].1, w[1].0);
+        let Some(cs) = child_site else { return true };
+        match table.threads.get(parent as usize).and_then(|t| t.leaks.as_ref()) {
+            Some(l) if !l.contains(cs) => {}
+            _ => return true,
+        }
+    }
+    false
+}
+
 /// Active-threads check: can the two accesses overlap in time, given which
 /// threads each side has created and joined at that point?
 pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
@@ -166,7 +181,7 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
         if lock_ordered(a, site, b) {
             return false;
         }
-        return a.active.contains(site);
+        return a.active.contains(site) || (a.created.contains(site) && leaks_below(table, &cb[..pos]));
     }
     if let Some(pos) = ca.iter().position(|(t, _)| *t == b.thread) {
         if pos == 0 || !unique(b.thread) {
@@ -176,7 +191,7 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
         if lock_ordered(b, site, a) {
             return false;
         }
-        return b.active.contains(site);
+        return b.active.contains(site) || (b.created.contains(site) && leaks_below(table, &ca[..pos]));
     }
     // Siblings under a common ancestor: ordered if one branch is joined
     // before the other is created.

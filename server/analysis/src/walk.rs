@@ -168,6 +168,7 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         incomplete: FxHashMap::default(),
         replayed_sites: FxHashSet::default(),
         protected: FxHashMap::default(),
+        heap_in_loop: FxHashSet::default(),
     };
     w.build_store();
     // The root thread: `main`, or every function nobody calls.
@@ -175,7 +176,7 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         Some(m) => vec![m[0]],
         None => w.uncalled_functions(),
     };
-    w.threads.push(Thread { entry: Name::from("main"), parent: None, site: None, unique: true, creation_locks: Vec::new() });
+    w.threads.push(Thread { entry: Name::from("main"), parent: None, site: None, unique: true, creation_locks: Vec::new(), leaks: None });
     w.thread_args.push(Vec::new());
     w.thread_acquired.push(Vec::new());
     for r in roots {
@@ -244,6 +245,8 @@ struct Walker<'a> {
     store: FxHashMap<LocKey, Vals>,
     incomplete: FxHashMap<FunctionId, String>,
     replayed_sites: FxHashSet<u32>,
+    /// Allocation sites visited inside a loop: they stand for many objects.
+    heap_in_loop: FxHashSet<Base>,
     /// Per site: locks the creator held from the spawn until the thread ended.
     protected: FxHashMap<u32, Vec<LocKey>>,
 }
@@ -252,6 +255,8 @@ impl<'a> Walker<'a> {
     /// At the end of a thread, the sites it created and never joined keep the
     /// locks that were never released (a lock held at exit is never released).
     fn thread_ended(&mut self, exit: Option<State>) {
+        let t = self.thread as usize;
+        self.threads[t].leaks = exit.as_ref().map(|e| e.active.clone());
         let Some(exit) = exit else { return };
         for &s in &exit.created.0 {
             if !exit.active.contains(s) {
@@ -434,7 +439,8 @@ impl<'a> Walker<'a> {
     fn build_store(&mut self) {
         for (g, refs) in &self.prog.global_inits {
             let ty = self.prog.globals.get(g).map(|t| self.prog.resolve_type(t)).unwrap_or_default();
-            if ty.pointer == 0 && !ty.array {
+            let is_struct = ty.name.as_ref().map(|n| self.prog.structs.contains_key(n)).unwrap_or(false);
+            if ty.pointer == 0 && !ty.array && !is_struct {
                 continue;
             }
             let mut vals = Vec::new();
@@ -586,13 +592,46 @@ impl<'a> Walker<'a> {
         if out.is_empty() {
             if let Some(t) = self.type_of(fr, v, 0) {
                 if let Some(n) = &t.name {
-                    if (t.pointer >= 1 || t.array) && self.prog.structs.contains_key(n) {
+                    // Memory behind a pointer that unknown code returned may be
+                    // any object of its type, scalars included.
+                    let from_unknown = self.from_unknown_call(fr, v);
+                    if (t.pointer >= 1 || t.array) && (self.prog.structs.contains_key(n) || from_unknown) {
                         out.push(LocKey::new(Base::Type(n.clone())));
                     }
                 }
             }
         }
         out
+    }
+
+    /// Does this pointer value come from a call to a function without a body?
+    fn from_unknown_call(&self, fr: &Frame, v: &Expr) -> bool {
+        let is_unknown = |id: &u32| match fr.calls.get(id) {
+            Some(Callee::Direct(n)) => !self.prog.functions.contains_key(n) && fr.summary.models.get(id).is_none(),
+            _ => false,
+        };
+        match v {
+            Expr::CallResult(id) => is_unknown(id),
+            Expr::Cast { value, .. } => self.from_unknown_call(fr, value),
+            Expr::Var(x) if fr.locals.contains_key(x) => {
+                let mut found = false;
+                visit_stmts(&fr.summary.ir.body, &mut |s| {
+                    if let Stmt::Assign { lhs: Expr::Var(y), rhs } = s {
+                        if y == x {
+                            let mut r = rhs;
+                            while let Expr::Cast { value, .. } = r {
+                                r = value;
+                            }
+                            if let Expr::CallResult(id) = r {
+                                found |= is_unknown(id);
+                            }
+                        }
+                    }
+                });
+                found
+            }
+            _ => false,
+        }
     }
 
     /// The pointer values an expression may evaluate to.
@@ -649,7 +688,7 @@ impl<'a> Walker<'a> {
                 }
             }
             Expr::CallResult(id) => match fr.summary.models.get(id) {
-                Some(CallModel::Alloc) => out.push(Val::Target(LocKey::new(Base::Heap { func: fr.fname.clone(), call: *id }))),
+                Some(CallModel::Alloc | CallModel::Realloc) => out.push(Val::Target(LocKey::new(Base::Heap { func: fr.fname.clone(), call: *id }))),
                 Some(_) => {}
                 None => {
                     if let Some(callee) = fr.calls.get(id) {
@@ -1082,7 +1121,7 @@ impl<'a> Walker<'a> {
                 }
                 // A lock that may stand for several objects only counts
                 // where it is known to be the same object (symbolically).
-                let single = keys.len() == 1 && !keys[0].is_weak_lock();
+                let single = keys.len() == 1 && !keys[0].is_weak_lock() && !self.heap_in_loop.contains(&keys[0].base);
                 for k in keys {
                     if single && !st.acquired.contains(&k) {
                         st.acquired.push(k.clone());
@@ -1146,7 +1185,7 @@ impl<'a> Walker<'a> {
             Some(CallModel::Join { tid }) => {
                 if let Some(e) = c.args.get(tid) {
                     let keys: Vec<LocKey> = self.place(fr, e, 0);
-                    let matching: Vec<u32> = self.sites.iter().enumerate().filter(|(_, s)| s.tid.iter().any(|t| keys.iter().any(|k| same_thread_id(k, t)))).map(|(i, _)| i as u32).collect();
+                    let matching: Vec<u32> = self.sites.iter().enumerate().filter(|(_, s)| !s.tid_escaped && s.tid.iter().any(|t| keys.iter().any(|k| same_thread_id(k, t)))).map(|(i, _)| i as u32).collect();
                     for s in matching {
                         if st.active.contains(s) {
                             let held: Vec<LocKey> = st.clean.iter().filter(|(x, _)| *x == s).map(|(_, l)| l.clone()).collect();
@@ -1188,8 +1227,19 @@ impl<'a> Walker<'a> {
                 Some(st)
             }
             Some(CallModel::Exit) => None,
+            Some(CallModel::Realloc) => {
+                // The old object is freed (written) and a new one returned.
+                if let Some(e) = c.args.first() {
+                    let place = Expr::Deref(Box::new(e.clone()));
+                    self.record(fr, &place, AccessKind::Write, c.span, &st);
+                }
+                Some(st)
+            }
             Some(CallModel::Alloc) => {
                 let b = Base::Heap { func: fr.fname.clone(), call: c.id };
+                if self.loop_depth > 0 {
+                    self.heap_in_loop.insert(b.clone());
+                }
                 if !st.fresh.contains(&b) {
                     st.fresh.push(b);
                     st.fresh.sort();
@@ -1207,15 +1257,33 @@ impl<'a> Walker<'a> {
                 if callees.is_empty() {
                     for a in &c.args {
                         self.escape(fr, a, &mut st);
+                        // A thread id handed to unknown code may be overwritten.
+                        for v in self.eval(fr, a, 0) {
+                            if let Val::Target(k) = v {
+                                for site in self.sites.iter_mut() {
+                                    if site.tid.iter().any(|t| same_thread_id(t, &k)) {
+                                        site.tid_escaped = true;
+                                    }
+                                }
+                            }
+                        }
                     }
                     // An unknown function may call the functions it is given,
                     // at any time: treat them as new threads.
-                    let entries: Vec<FunctionId> = c
-                        .args
-                        .iter()
-                        .flat_map(|a| self.eval(fr, a, 0))
-                        .filter_map(|v| if let Val::Func(f) = v { self.prog.functions.get(&f).map(|d| d[0]) } else { None })
-                        .collect();
+                    // Functions passed directly, or in a struct of callbacks.
+                    let mut vals: Vals = Vec::new();
+                    for a in &c.args {
+                        for v in self.eval(fr, a, 0) {
+                            if let Val::Target(k) = &v {
+                                if let Some(inner) = self.store.get(&k.without_indices()) {
+                                    add_vals(&mut vals, inner.iter().filter(|x| matches!(x, Val::Func(_))).cloned());
+                                }
+                            }
+                            add_vals(&mut vals, [v]);
+                        }
+                    }
+                    let mut entries: Vec<FunctionId> = vals.into_iter().filter_map(|v| if let Val::Func(f) = v { self.prog.functions.get(&f).map(|d| d[0]) } else { None }).collect();
+                    entries.dedup();
                     if !entries.is_empty() && !self.prog.functions.contains_key(&*callee_name(&c.callee)) {
                         self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new());
                         // It may call them any number of times.
@@ -1280,7 +1348,7 @@ impl<'a> Walker<'a> {
             Some(&s) => s,
             None => {
                 let s = self.sites.len() as u32;
-                self.sites.push(Site { func: fr.fid, call: c.id, span: c.span, tid: tids, in_loop: false, visits: 0, joined_before: None });
+                self.sites.push(Site { func: fr.fid, call: c.id, span: c.span, tid: tids, in_loop: false, visits: 0, joined_before: None, tid_escaped: false });
                 self.site_index.insert(key, s);
                 s
             }
@@ -1327,7 +1395,7 @@ impl<'a> Walker<'a> {
                         continue;
                     }
                     let t = self.threads.len() as u32;
-                    self.threads.push(Thread { entry: name, parent: Some(self.thread), site: Some(site), unique: true, creation_locks: Vec::new() });
+                    self.threads.push(Thread { entry: name, parent: Some(self.thread), site: Some(site), unique: true, creation_locks: Vec::new(), leaks: None });
                     self.thread_args.push(argv.clone());
                     let now = self.chain_acquired(st);
                     self.thread_acquired.push(now);
@@ -1356,7 +1424,7 @@ impl<'a> Walker<'a> {
             return;
         }
         if let Some(t) = self.type_of(fr, place, 0) {
-            if t.atomic || t.thread_local || t.is_volatile() {
+            if t.atomic || (t.thread_local && is_direct(place)) || t.is_volatile() {
                 return;
             }
         }
@@ -1400,7 +1468,7 @@ impl<'a> Walker<'a> {
                     }
                 }
             }
-            if self.excluded(fr, &k) {
+            if self.excluded(fr, &k, direct) {
                 continue;
             }
             let direct_local = match &k.base {
@@ -1411,6 +1479,8 @@ impl<'a> Walker<'a> {
                     }
                     own
                 }
+                // Each thread has its own instance of a thread-local variable.
+                Base::Global(g) => direct && self.prog.globals.get(g).map(|t| t.thread_local).unwrap_or(false),
                 _ => false,
             };
             self.note_struct_prefixes(fr, &k);
@@ -1423,6 +1493,7 @@ impl<'a> Walker<'a> {
                 must,
                 may,
                 active: st.active.clone(),
+                created: st.created.clone(),
                 direct_local,
                 acquired: self.chain_acquired(st),
                 clean: st.clean.clone(),
@@ -1470,11 +1541,11 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Atomic or thread-local globals and fields never race.
-    fn excluded(&self, _fr: &Frame, k: &LocKey) -> bool {
+    /// Atomic globals never race; thread-local ones only through pointers.
+    fn excluded(&self, _fr: &Frame, k: &LocKey, direct: bool) -> bool {
         if let Base::Global(g) = &k.base {
             if let Some(t) = self.prog.globals.get(g) {
-                if t.atomic || t.thread_local {
+                if t.atomic || (t.thread_local && direct) {
                     return true;
                 }
             }

@@ -374,8 +374,7 @@ impl<'a> Builder<'a> {
             Stmt::Goto => direct = true,
             Stmt::Call(c) => match (s.models.get(&c.id), &c.callee) {
                 (Some(CallModel::Mem { .. }), _) => direct |= wanted(c.span),
-                (Some(CallModel::Alloc | CallModel::Free | CallModel::Atomic | CallModel::Detach), _) => {}
-                (Some(_), _) => direct = true,
+                (Some(m), _) => direct |= synchronises(m),
                 (None, Callee::Direct(n)) if is_signal(n).is_some() => direct = true,
                 (None, Callee::Direct(n)) if !locals.contains_key(n) && !self.prog.globals.contains_key(n) => callees.push(n.clone()),
                 (None, _) => direct = true,
@@ -624,7 +623,7 @@ impl<'a> Builder<'a> {
                     }
                 }
             }
-            Some(CallModel::Alloc | CallModel::Free | CallModel::Atomic | CallModel::Detach) => {}
+            Some(CallModel::Alloc | CallModel::Realloc | CallModel::Free | CallModel::Atomic | CallModel::Detach) => {}
             None => self.plain_call(fr, c),
         }
     }
@@ -838,6 +837,14 @@ impl<'a> Builder<'a> {
             _ => None,
         }
     }
+}
+
+/// Models the search executes.
+fn synchronises(m: &CallModel) -> bool {
+    matches!(
+        m,
+        CallModel::Lock { .. } | CallModel::TryLock { .. } | CallModel::Unlock { .. } | CallModel::Create { .. } | CallModel::Join { .. } | CallModel::Once { .. } | CallModel::CondWait | CallModel::Barrier | CallModel::Exit
+    )
 }
 
 /// `pthread_cond_signal` and friends: `Some(broadcast)`.
