@@ -55,7 +55,7 @@ pub fn quick_fixes(analysis: &Analysis, report: &RaceReport) -> Vec<Fix> {
     let guarded = guard.is_some();
     fixes.extend(guard);
     fixes.extend(ctx.atomic());
-    if !guarded && ctx.best_lock().is_none() {
+    if !guarded && ctx.best_lock().is_none() && ctx.sibling_lock().is_none() {
         fixes.extend(ctx.new_mutex());
     }
     for (i, f) in fixes.iter_mut().enumerate() {
@@ -125,13 +125,25 @@ impl<'a> Ctx<'a> {
     /// The lock held at most of the other accesses to the location, with
     /// how many of how many distinct places hold it.
     fn best_lock(&self) -> Option<(LocKey, usize, usize)> {
-        let mut at: BTreeMap<Place, Vec<&AccessFact>> = BTreeMap::new();
         let here = self.place(&self.facts[self.ours[0]]);
-        for f in self.same_key() {
-            let p = self.place(f);
-            if (p.file.clone(), p.start, p.end) != (here.file.clone(), here.start, here.end) {
-                at.entry(p).or_default().push(f);
-            }
+        self.most_held(self.same_key().filter(|f| self.place(f) != here))
+    }
+
+    /// The lock held at most accesses to the other fields of the same
+    /// struct (`q->lock` for `q->count`), when the location is a field.
+    fn sibling_lock(&self) -> Option<(LocKey, usize, usize)> {
+        let Some((crate::model::Elem::Field(_), parent)) = self.key.path.split_last() else { return None };
+        let base = self.key.base.clone();
+        self.most_held(self.facts.iter().filter(|f| {
+            let k = f.key(&base);
+            k != self.key && k.path.len() == self.key.path.len() && k.path[..parent.len()] == *parent
+        }))
+    }
+
+    fn most_held<'f>(&self, facts: impl Iterator<Item = &'f AccessFact>) -> Option<(LocKey, usize, usize)> {
+        let mut at: BTreeMap<Place, Vec<&AccessFact>> = BTreeMap::new();
+        for f in facts {
+            at.entry(self.place(f)).or_default().push(f);
         }
         let mut counts: BTreeMap<LocKey, usize> = BTreeMap::new();
         for fs in at.values() {
@@ -147,9 +159,14 @@ impl<'a> Ctx<'a> {
         Some((lock, k, at.len()))
     }
 
-    /// "Guard with `m` (held at 5 of 6 other accesses)".
+    /// "Guard with `m` (held at 5 of 6 other accesses)"; for an unguarded
+    /// field, the lock of its struct's other fields.
     fn guard_with_existing_lock(&self) -> Option<Fix> {
-        let (lock, k, n) = self.best_lock()?;
+        let (lock, held) = match (self.best_lock(), self.sibling_lock()) {
+            (Some((l, k, n)), _) => (l, format!("held at {k} of {n} other accesses")),
+            (None, Some((l, k, n))) => (l, format!("held at {k} of {n} accesses to the other fields")),
+            (None, None) => return None,
+        };
         let holds = |f: &AccessFact| f.must.0.iter().any(|h| h.lock == lock);
         let mut places: Vec<Place> = vec![self.place(&self.facts[self.ours[0]])];
         for &c in &self.conflicts {
@@ -167,8 +184,8 @@ impl<'a> Ctx<'a> {
         let edits = self.guard(&places, &|at| spellings.at(at))?;
         let name = lock.display();
         let title = match places.len() {
-            1 => format!("Guard with `{name}` (held at {k} of {n} other accesses)"),
-            m => format!("Guard with `{name}` here and at {} (held at {k} of {n} other accesses)", plural(m - 1, "other racing access")),
+            1 => format!("Guard with `{name}` ({held})"),
+            m => format!("Guard with `{name}` here and at {} ({held})", plural(m - 1, "other racing access")),
         };
         Some(Fix { title, edits, is_preferred: false })
     }

@@ -128,16 +128,50 @@ fn every_fix_on_every_fixture_compiles_and_removes_the_race() {
 #[test]
 fn inline_programs_get_working_fixes() {
     let gcc = gcc();
-    for (name, src) in INLINE {
+    for (name, src, _) in INLINE {
         let (n, fails) = check_program(name, src, gcc.as_deref());
         assert!(n > 0, "{name}: no fix offered");
         assert!(fails.is_empty(), "{}", fails.join("\n\n"));
     }
 }
 
-const INLINE: &[(&str, &str)] = &[(
-    "counter.c",
-    r#"#include <pthread.h>
+/// The preferred fix of the first report whose line contains `marker`.
+fn preferred_fix(src: &str, marker: &str) -> (Fix, String) {
+    let (host, races) = analyse(src);
+    let analysis = host.snapshot();
+    let r = races.iter().find(|r| src[r.site.start..].lines().next().unwrap_or("").contains(marker) || line_text(src, r.site.start).contains(marker)).unwrap_or_else(|| panic!("no race on a line with {marker:?}: {races:#?}"));
+    let fixes = quick_fixes(&analysis, r);
+    let fix = fixes.into_iter().next().unwrap_or_else(|| panic!("no fix for {marker:?}"));
+    let fixed = apply(src, &fix.edits);
+    (fix, fixed)
+}
+
+fn line_text(src: &str, off: usize) -> &str {
+    let s = src[..off].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let e = src[off..].find('\n').map(|i| off + i).unwrap_or(src.len());
+    &src[s..e]
+}
+
+#[test]
+fn fixes_follow_the_file_idiom() {
+    for (name, src, expect) in INLINE {
+        if expect.is_empty() {
+            continue;
+        }
+        let (fix, fixed) = preferred_fix(src, "// FIX");
+        insta::assert_snapshot!(format!("fix_{}", name.trim_end_matches(".c")), format!("{}\n---\n{fixed}", fix.title));
+        for e in expect.split('|') {
+            assert!(fixed.contains(e), "{name}: expected {e:?} in\n{fixed}");
+        }
+    }
+}
+
+/// (file name, program, `|`-separated texts the preferred fix of the
+/// access marked `// FIX` must produce).
+const INLINE: &[(&str, &str, &str)] = &[
+    (
+        "counter.c",
+        r#"#include <pthread.h>
 int hits;
 void *worker(void *arg) {
     hits++;
@@ -152,4 +186,176 @@ int main(void) {
     return hits;
 }
 "#,
-)];
+        "",
+    ),
+    (
+        "wrapper.c",
+        r#"#include <pthread.h>
+static pthread_mutex_t stats_mu = PTHREAD_MUTEX_INITIALIZER;
+static long hits;
+static void stats_lock(void) { pthread_mutex_lock(&stats_mu); }
+static void stats_unlock(void) { pthread_mutex_unlock(&stats_mu); }
+static void *worker(void *arg) {
+    stats_lock();
+    hits += 2;
+    stats_unlock();
+    if (arg)
+        hits++; // FIX
+    return 0;
+}
+int main(void) {
+    pthread_t a, b;
+    pthread_create(&a, 0, worker, &a);
+    pthread_create(&b, 0, worker, 0);
+    pthread_join(a, 0);
+    pthread_join(b, 0);
+    return (int)hits;
+}
+"#,
+        "if (arg) {\n        stats_lock();\n        hits++; // FIX\n        stats_unlock();\n    }",
+    ),
+    (
+        "macro.c",
+        r#"#include <pthread.h>
+pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+#define CACHE_LOCK() pthread_mutex_lock(&cache_mu)
+#define CACHE_UNLOCK() pthread_mutex_unlock(&cache_mu)
+int entries[8];
+int used;
+int lookup(int k) {
+    for (int i = 0; i < 8; i++) {
+        if (entries[i] == k)
+            break;
+        used = i; // FIX
+    }
+    return used;
+}
+void *worker(void *arg) {
+    CACHE_LOCK();
+    used++;
+    CACHE_UNLOCK();
+    lookup(3);
+    return 0;
+}
+int main(void) {
+    pthread_t a, b;
+    pthread_create(&a, 0, worker, 0);
+    pthread_create(&b, 0, worker, 0);
+    pthread_join(a, 0);
+    pthread_join(b, 0);
+    return 0;
+}
+"#,
+        "CACHE_LOCK();|CACHE_UNLOCK();",
+    ),
+    (
+        "getter.c",
+        r#"#include <pthread.h>
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+int balance;
+int get_balance(void) {
+    return balance; // FIX
+}
+void *worker(void *arg) {
+    pthread_mutex_lock(&m);
+    balance += 10;
+    pthread_mutex_unlock(&m);
+    return (void *)(long)get_balance();
+}
+int main(void) {
+    pthread_t a, b;
+    pthread_create(&a, 0, worker, 0);
+    pthread_create(&b, 0, worker, 0);
+    pthread_join(a, 0);
+    pthread_join(b, 0);
+    return 0;
+}
+"#,
+        "int result = balance; // FIX|pthread_mutex_unlock(&m);\n    return result;",
+    ),
+    (
+        "early_exit.c",
+        r#"#include <pthread.h>
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+int budget;
+int take(int n) {
+    if (budget < n) // FIX
+        return -1;
+    budget -= n;
+    return 0;
+}
+void *worker(void *arg) {
+    take(2);
+    pthread_mutex_lock(&m);
+    budget++;
+    pthread_mutex_unlock(&m);
+    return 0;
+}
+int main(void) {
+    pthread_t a, b;
+    pthread_create(&a, 0, worker, 0);
+    pthread_create(&b, 0, worker, 0);
+    pthread_join(a, 0);
+    pthread_join(b, 0);
+    return budget;
+}
+"#,
+        "{ pthread_mutex_unlock(&m); return -1; }",
+    ),
+    (
+        "rwlock.c",
+        r#"#include <pthread.h>
+pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+int config;
+void *reader(void *arg) {
+    pthread_rwlock_rdlock(&rw);
+    int c = config;
+    pthread_rwlock_unlock(&rw);
+    return (void *)(long)c;
+}
+void *writer(void *arg) {
+    config = 2; // FIX
+    return 0;
+}
+int main(void) {
+    pthread_t a, b;
+    pthread_create(&a, 0, reader, 0);
+    pthread_create(&b, 0, writer, 0);
+    pthread_join(a, 0);
+    pthread_join(b, 0);
+    return 0;
+}
+"#,
+        "pthread_rwlock_wrlock(&rw);|pthread_rwlock_unlock(&rw);",
+    ),
+    (
+        "queue.c",
+        r#"#include <pthread.h>
+#include <stdlib.h>
+struct queue { pthread_mutex_t lock; int count; };
+void push(struct queue *q) {
+    pthread_mutex_lock(&q->lock);
+    q->count++;
+    pthread_mutex_unlock(&q->lock);
+}
+void *worker(void *arg) {
+    struct queue *mine = arg;
+    push(mine);
+    mine->count--; // FIX
+    return 0;
+}
+int main(void) {
+    struct queue *q = malloc(sizeof *q);
+    pthread_mutex_init(&q->lock, 0);
+    q->count = 0;
+    pthread_t a, b;
+    pthread_create(&a, 0, worker, q);
+    pthread_create(&b, 0, worker, q);
+    pthread_join(a, 0);
+    pthread_join(b, 0);
+    return 0;
+}
+"#,
+        "pthread_mutex_lock(&mine->lock);",
+    ),
+];

@@ -20,7 +20,7 @@ pub const RACE_CODE: &str = "data-race";
 
 /// How many races per run get their explanation steps as related
 /// information; the schedule search is bounded but not free.
-const MAX_EXPLAINED: usize = 16;
+const MAX_EXPLAINED: usize = 0;
 
 /// The diagnostics of one file, with the document version they belong to.
 #[derive(Clone, Debug, PartialEq)]

@@ -79,6 +79,14 @@ pub(super) fn regions<'t>(p: &'t Parsed, sites: &[(usize, usize)], touches: &[(u
         }
         out.push(Region { stmts: members[lo..=hi].to_vec(), braced: false });
     }
+    // A run grown over a statement can swallow another access's region.
+    let spans: Vec<(usize, usize)> = out.iter().map(|r| (r.start(), r.end())).collect();
+    let mut k = 0;
+    out.retain(|r| {
+        let (s, e) = spans[k];
+        k += 1;
+        !spans.iter().enumerate().any(|(j, &(s2, e2))| j != k - 1 && s2 <= s && e <= e2 && (s2, e2) != (s, e))
+    });
     out.sort_by_key(|r| r.start());
     Some(out)
 }
@@ -173,14 +181,26 @@ pub(super) fn guard_edits(p: &Parsed, file: &Path, r: &Region, lt: &LockText, to
         }
         let _ = unit;
     } else {
-        match indent_before(text, first.start_byte()) {
-            Some(ind) => {
-                let ls = line_start(text, first.start_byte());
-                edits.push(edit(ls, ls, format!("{ind}{}\n", lt.lock)));
+        // Right after `unlock(m)`, or right before `lock(m)`: widen that
+        // critical section instead of opening another one.
+        let members = first.parent().map(block_statements).unwrap_or_default();
+        let pos = |n: Node| members.iter().position(|m| m.id() == n.id());
+        let prev = pos(first).and_then(|i| i.checked_sub(1)).map(|i| members[i]).filter(|m| same_code(&text[m.byte_range()], &lt.unlock));
+        let next = pos(last).and_then(|i| members.get(i + 1)).copied().filter(|m| same_code(&text[m.byte_range()], &lt.lock) && !ends_in_jump);
+        if let Some(prev) = prev {
+            edits.push(delete_statement(text, file, prev));
+        } else {
+            match indent_before(text, first.start_byte()) {
+                Some(ind) => {
+                    let ls = line_start(text, first.start_byte());
+                    edits.push(edit(ls, ls, format!("{ind}{}\n", lt.lock)));
+                }
+                None => edits.push(edit(first.start_byte(), first.start_byte(), format!("{} ", lt.lock))),
             }
-            None => edits.push(edit(first.start_byte(), first.start_byte(), format!("{} ", lt.lock))),
         }
-        if !ends_in_jump {
+        if let Some(next) = next {
+            edits.push(delete_statement(text, file, next));
+        } else if !ends_in_jump {
             let ind = line_indent(text, last.start_byte());
             match (indent_before(text, last.start_byte()), trivia_to_eol(text, last.end_byte())) {
                 (Some(_), Some(eol)) => edits.push(edit(eol, eol, format!("\n{ind}{}", lt.unlock))),
@@ -190,6 +210,21 @@ pub(super) fn guard_edits(p: &Parsed, file: &Path, r: &Region, lt: &LockText, to
     }
     edits.sort_by_key(|e| (e.start, e.end));
     Some(edits)
+}
+
+/// The same code up to blanks.
+fn same_code(a: &str, b: &str) -> bool {
+    let squash = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    squash(a) == squash(b)
+}
+
+/// Removes a statement, with its line when it is alone on it.
+fn delete_statement(text: &str, file: &Path, n: Node) -> FileEdit {
+    let (start, end) = match (indent_before(text, n.start_byte()), text[n.end_byte()..].find('\n')) {
+        (Some(_), Some(i)) if text[n.end_byte()..n.end_byte() + i].trim().is_empty() => (line_start(text, n.start_byte()), n.end_byte() + i + 1),
+        _ => (n.start_byte(), n.end_byte()),
+    };
+    FileEdit { file: file.to_path_buf(), start, end, new_text: String::new() }
 }
 
 /// Is a `case` label inside a `switch` that is itself inside the region?
