@@ -52,6 +52,18 @@ pub struct AccessFact {
     pub func: FunctionId,
     pub span: Span,
     pub kind: AccessKind,
+    /// A local accessed by name in its own frame.
+    pub direct_local: bool,
+    /// The location is one of several the access may touch.
+    pub weak: bool,
+    /// Locksets and thread facts at the access, shared between accesses made
+    /// in the same state (most are), which keeps large programs small.
+    pub ctx: Arc<FactCtx>,
+}
+
+/// The analysis state at an access.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct FactCtx {
     pub must: LockSet,
     pub may: LockSet,
     /// Spawn sites whose threads may be running at the access (created on
@@ -59,15 +71,18 @@ pub struct AccessFact {
     pub active: SiteSet,
     /// Spawn sites that may have run before the access.
     pub created: SiteSet,
-    /// A local accessed by name in its own frame.
-    pub direct_local: bool,
     /// (site, lock): the thread spawned at `site` (this thread or an ancestor
     /// on its creation chain) had certainly acquired `lock` before this access.
     pub acquired: Vec<(u32, LocKey)>,
     /// (site, lock): locks held continuously since that site spawned.
     pub clean: Vec<(u32, LocKey)>,
-    /// The location is one of several the access may touch.
-    pub weak: bool,
+}
+
+impl std::ops::Deref for AccessFact {
+    type Target = FactCtx;
+    fn deref(&self) -> &FactCtx {
+        &self.ctx
+    }
 }
 
 impl AccessFact {

@@ -165,7 +165,11 @@ impl LockSet {
     }
 
     pub fn names(&self) -> Vec<String> {
-        self.0.iter().map(|h| if h.shared { format!("{} (read)", h.lock) } else { h.lock.display() }).collect()
+        self.0
+            .iter()
+            .filter(|h| !matches!(&h.lock.base, Base::Synthetic(n) if n.starts_with("once-done:")))
+            .map(|h| if h.shared { format!("{} (read)", h.lock) } else { h.lock.display() })
+            .collect()
     }
 }
 

@@ -7,7 +7,7 @@
 
 use crate::db::Workspace;
 use crate::facts::{AccessFact, ThreadAnalysis, ThreadTable};
-use crate::model::Base;
+use crate::model::{Base, Elem};
 use crate::walk;
 use racelens_syntax::AccessKind;
 use std::sync::Arc;
@@ -93,8 +93,7 @@ fn race_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
     if a.kind == AccessKind::Read && b.kind == AccessKind::Read {
         return None;
     }
-    let (ka, kb) = (a.key(base), b.key(base));
-    if !ka.may_overlap(&kb) {
+    if !paths_may_overlap(&a.path, &b.path) {
         return None;
     }
     let unique = |t: u32| table.threads.get(t as usize).map(|t| t.unique).unwrap_or(true);
@@ -112,7 +111,8 @@ fn race_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
     if !may_happen_in_parallel(a, b, table) {
         return None;
     }
-    let must = !a.weak && !b.weak && !ka.is_weak() && ka.must_overlap(&kb) && !a.may.excludes(&b.may);
+    let weak_base = matches!(base, Base::Type(_) | Base::Heap { .. });
+    let must = !a.weak && !b.weak && !weak_base && a.path == b.path && !a.path.iter().any(|e| matches!(e, Elem::Index(None))) && !a.may.excludes(&b.may);
     Some(if must { Confidence::Must } else { Confidence::May })
 }
 
@@ -125,6 +125,16 @@ fn creation_excludes(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> boo
         (*creator != b.thread && b.must.0.iter().any(|h| &h.lock == l && !h.shared))
             // Both bracketed by the same lock held by different creators.
             || tb.creation_locks.iter().any(|(c2, l2)| l2 == l && c2 != creator)
+    })
+}
+
+/// Distinct fields or distinct constant indices do not overlap; a prefix
+/// (the whole struct) overlaps its parts.
+fn paths_may_overlap(a: &[Elem], b: &[Elem]) -> bool {
+    a.iter().zip(b).all(|(x, y)| match (x, y) {
+        (Elem::Field(p), Elem::Field(q)) => p == q,
+        (Elem::Index(Some(i)), Elem::Index(Some(j))) => i == j,
+        _ => true,
     })
 }
 

@@ -5,11 +5,12 @@
 //! locks held and every conflicting access.
 
 use crate::db::{function_offset, FunctionId};
-use crate::facts::{AccessFact, ThreadTable};
+use crate::facts::ThreadTable;
 use crate::races::{locations, races_at, location_accesses, thread_analysis, Confidence};
 use crate::db::Workspace;
 use racelens_syntax::AccessKind;
-use std::collections::BTreeMap;
+use racelens_syntax::Span;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::PathBuf;
 
 /// A place in a file, in absolute byte offsets.
@@ -91,14 +92,18 @@ pub fn site_of(db: &dyn salsa::Database, func: FunctionId, span: racelens_syntax
     SiteRef { file: func.file(db).path(db).clone(), start: off + span.start as usize, end: off + span.end as usize, func: func.name(db).to_string() }
 }
 
-fn fact_site(db: &dyn salsa::Database, f: &AccessFact) -> SiteRef {
-    site_of(db, f.func, f.span)
-}
+
+/// Conflicting accesses listed per report; the rest are summarised.
+pub const MAX_CONFLICTS: usize = 16;
 
 /// All races of the workspace, one report per racy access, sorted by position.
 pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
     let table = thread_analysis(db, ws).table.clone();
-    let mut by_site: BTreeMap<SiteRef, RaceReport> = BTreeMap::new();
+    let mut sites: FxHashMap<(FunctionId, Span), SiteRef> = FxHashMap::default();
+    let mut site = |f: FunctionId, s: Span| sites.entry((f, s)).or_insert_with(|| site_of(db, f, s)).clone();
+    let mut index: FxHashMap<(FunctionId, Span), usize> = FxHashMap::default();
+    let mut reports: Vec<RaceReport> = Vec::new();
+    let mut seen_conflicts: FxHashSet<(usize, FunctionId, Span, AccessKind, u32)> = FxHashSet::default();
     for &loc in locations(db, ws) {
         let pairs = races_at(db, loc);
         if pairs.is_empty() {
@@ -109,46 +114,61 @@ pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
         for p in pairs.iter() {
             let (a, b) = (&facts[p.a as usize], &facts[p.b as usize]);
             for (x, y) in [(a, b), (b, a)] {
-                let var = x.key(base).display();
-                let site = fact_site(db, x);
-                let r = by_site.entry(site.clone()).or_insert_with(|| RaceReport {
-                    var: var.clone(),
-                    site,
-                    kind: x.kind,
-                    threads: Vec::new(),
-                    locks: x.must.names(),
-                    confidence: p.confidence,
-                    conflicts: Vec::new(),
-                    creations: Vec::new(),
-                });
+                let i = match index.get(&(x.func, x.span)) {
+                    Some(&i) => i,
+                    None => {
+                        let i = reports.len();
+                        reports.push(RaceReport {
+                            var: x.key(base).display(),
+                            site: site(x.func, x.span),
+                            kind: x.kind,
+                            threads: Vec::new(),
+                            locks: x.must.names(),
+                            confidence: p.confidence,
+                            conflicts: Vec::new(),
+                            creations: Vec::new(),
+                        });
+                        index.insert((x.func, x.span), i);
+                        i
+                    }
+                };
+                let r = &mut reports[i];
                 if x.kind == AccessKind::Write {
                     r.kind = AccessKind::Write;
                 }
                 if p.confidence == Confidence::Must {
                     r.confidence = Confidence::Must;
                 }
-                let tn = thread_name(&table, x.thread);
-                if !r.threads.contains(&tn) {
-                    r.threads.push(tn);
+                if r.threads.len() < 16 {
+                    let tn = thread_name(&table, x.thread);
+                    if !r.threads.contains(&tn) {
+                        r.threads.push(tn);
+                    }
                 }
-                let other_thread = if x.thread == y.thread && std::ptr::eq(x, y) { format!("{} (another instance)", thread_name(&table, y.thread)) } else { thread_name(&table, y.thread) };
-                let c = Conflict { site: fact_site(db, y), kind: y.kind, thread: other_thread, locks: y.must.names() };
-                if !r.conflicts.contains(&c) && r.conflicts.len() < 64 {
-                    r.conflicts.push(c);
+                if r.conflicts.len() < MAX_CONFLICTS && seen_conflicts.insert((i, y.func, y.span, y.kind, y.thread)) {
+                    let other_thread = if x.thread == y.thread && std::ptr::eq(x, y) { format!("{} (another instance)", thread_name(&table, y.thread)) } else { thread_name(&table, y.thread) };
+                    let c = Conflict { site: site(y.func, y.span), kind: y.kind, thread: other_thread, locks: y.must.names() };
+                    let r = &mut reports[i];
+                    if !r.conflicts.contains(&c) {
+                        r.conflicts.push(c);
+                    }
                 }
-                if let Some(site) = table.threads.get(y.thread as usize).and_then(|t| t.site) {
-                    let s = &table.sites[site as usize];
-                    let cr = Creation { thread: thread_name(&table, y.thread), site: site_of(db, s.func, s.span) };
-                    if !r.creations.contains(&cr) {
-                        r.creations.push(cr);
+                if let Some(ts) = table.threads.get(y.thread as usize).and_then(|t| t.site) {
+                    if reports[i].creations.len() < 8 {
+                        let s = &table.sites[ts as usize];
+                        let cr = Creation { thread: thread_name(&table, y.thread), site: site(s.func, s.span) };
+                        let r = &mut reports[i];
+                        if !r.creations.contains(&cr) {
+                            r.creations.push(cr);
+                        }
                     }
                 }
             }
         }
     }
-    let mut v: Vec<RaceReport> = by_site.into_values().collect();
-    for r in &mut v {
+    for r in &mut reports {
         r.conflicts.sort();
     }
-    v
+    reports.sort_by(|a, b| a.site.cmp(&b.site));
+    reports
 }

@@ -135,6 +135,8 @@ struct Frame {
     calls: FxHashMap<u32, Callee>,
     /// Locals assigned exactly once, from `&place`: `d = &s->datum`.
     single_defs: FxHashMap<Name, Expr>,
+    /// Locals assigned from a call result: (local, call id).
+    from_calls: Vec<(Name, u32)>,
 }
 
 struct MemoEntry {
@@ -169,8 +171,14 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         replayed_sites: FxHashSet::default(),
         protected: FxHashMap::default(),
         heap_in_loop: FxHashSet::default(),
+        ctxs: FxHashSet::default(),
+        last_ctx: None,
+        frames: Default::default(),
     };
     w.build_store();
+    // Frames built while the store was incomplete are stale.
+    w.frames.borrow_mut().clear();
+    w.returns.borrow_mut().clear();
     // The root thread: `main`, or every function nobody calls.
     let roots: Vec<FunctionId> = match prog.functions.get("main") {
         Some(m) => vec![m[0]],
@@ -186,6 +194,9 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
     let mut t = 1;
     while t < w.threads.len() {
         w.thread = t as u32;
+        if std::env::var_os("RACELENS_TIMING").is_some() {
+            eprintln!("racelens: walk: thread {} done: {} steps, {} memo entries", t - 1, w.steps, w.memo.len());
+        }
         w.memo.clear();
         w.contexts.clear();
         w.steps = 0;
@@ -214,6 +225,9 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
             w.thread_ended(exit);
         }
         t += 1;
+    }
+    if std::env::var_os("RACELENS_TIMING").is_some() {
+        eprintln!("racelens: walk: {} threads, {} sites, {} steps in last thread, {} fact contexts, {} bases", w.threads.len(), w.sites.len(), w.steps, w.ctxs.len(), w.facts.len());
     }
     w.finish()
 }
@@ -247,6 +261,11 @@ struct Walker<'a> {
     replayed_sites: FxHashSet<u32>,
     /// Allocation sites visited inside a loop: they stand for many objects.
     heap_in_loop: FxHashSet<Base>,
+    /// Interned fact contexts.
+    ctxs: FxHashSet<Arc<FactCtx>>,
+    last_ctx: Option<(u32, Arc<FactCtx>)>,
+    /// Frames by function and pointer arguments.
+    frames: std::cell::RefCell<FxHashMap<(FunctionId, Vec<Vals>), std::rc::Rc<Frame>>>,
     /// Per site: locks the creator held from the spawn until the thread ended.
     protected: FxHashMap<u32, Vec<LocKey>>,
 }
@@ -270,6 +289,9 @@ impl<'a> Walker<'a> {
     /// Locks acquired by this thread (tagged with its spawn site) and by its
     /// ancestors before they created the next thread on the chain.
     fn chain_acquired(&self, st: &State) -> Vec<(u32, LocKey)> {
+        if st.acquired.is_empty() && self.thread_acquired.get(self.thread as usize).map(|v| v.is_empty()).unwrap_or(true) {
+            return Vec::new();
+        }
         let mut v = self.thread_acquired.get(self.thread as usize).cloned().unwrap_or_default();
         if let Some(site) = self.threads[self.thread as usize].site {
             for l in &st.acquired {
@@ -333,7 +355,7 @@ impl<'a> Walker<'a> {
         let mut locations = BTreeMap::new();
         for (k, set) in self.facts {
             let mut v: Vec<AccessFact> = set.into_iter().collect();
-            v.sort_by(|a, b| (&a.path, a.thread, a.func.key(), a.span, a.kind, &a.must, &a.may, &a.active).cmp(&(&b.path, b.thread, b.func.key(), b.span, b.kind, &b.must, &b.may, &b.active)).then(a.weak.cmp(&b.weak)).then(a.direct_local.cmp(&b.direct_local)));
+            v.sort_by(|a, b| (&a.path, a.thread, a.func.key(), a.span, a.kind, &a.must, &a.may, &a.active, &a.created).cmp(&(&b.path, b.thread, b.func.key(), b.span, b.kind, &b.must, &b.may, &b.active, &b.created)).then_with(|| (&a.acquired, &a.clean).cmp(&(&b.acquired, &b.clean))).then(a.weak.cmp(&b.weak)).then(a.direct_local.cmp(&b.direct_local)));
             locations.insert(k, Arc::new(v));
         }
         ThreadAnalysis {
@@ -377,6 +399,18 @@ impl<'a> Walker<'a> {
 
     // ----- frames and points-to -------------------------------------------
 
+    /// Frames depend only on the function and the pointer arguments: build
+    /// each once.
+    fn frame_cached(&self, fid: FunctionId, bindings: &[Vals]) -> std::rc::Rc<Frame> {
+        let key = (fid, bindings.to_vec());
+        if let Some(f) = self.frames.borrow().get(&key) {
+            return f.clone();
+        }
+        let f = std::rc::Rc::new(self.frame(fid, bindings));
+        self.frames.borrow_mut().insert(key, f.clone());
+        f
+    }
+
     fn frame(&self, fid: FunctionId, bindings: &[Vals]) -> Frame {
         let summary = self.summary(fid);
         let mut locals = FxHashMap::default();
@@ -399,8 +433,16 @@ impl<'a> Walker<'a> {
             calls.insert(c.id, c.callee.clone());
         });
         let mut counts: FxHashMap<Name, (u32, Option<Expr>)> = FxHashMap::default();
+        let mut from_calls = Vec::new();
         visit_stmts(&summary.ir.body, &mut |s| {
             if let Stmt::Assign { lhs: Expr::Var(x), rhs } = s {
+                let mut r = rhs;
+                while let Expr::Cast { value, .. } = r {
+                    r = value;
+                }
+                if let Expr::CallResult(id) = r {
+                    from_calls.push((x.clone(), *id));
+                }
                 let e = counts.entry(x.clone()).or_insert((0, None));
                 e.0 += 1;
                 e.1 = Some(rhs.clone());
@@ -413,7 +455,7 @@ impl<'a> Walker<'a> {
                 _ => None,
             })
             .collect();
-        let mut frame = Frame { fid, fname, summary, locals, pts, address_taken, calls, single_defs };
+        let mut frame = Frame { fid, fname, summary, locals, pts, address_taken, calls, single_defs, from_calls };
         // Flow-insensitive points-to of local pointers, to a small fixpoint.
         let summary = frame.summary.clone();
         for _ in 0..3 {
@@ -613,23 +655,7 @@ impl<'a> Walker<'a> {
         match v {
             Expr::CallResult(id) => is_unknown(id),
             Expr::Cast { value, .. } => self.from_unknown_call(fr, value),
-            Expr::Var(x) if fr.locals.contains_key(x) => {
-                let mut found = false;
-                visit_stmts(&fr.summary.ir.body, &mut |s| {
-                    if let Stmt::Assign { lhs: Expr::Var(y), rhs } = s {
-                        if y == x {
-                            let mut r = rhs;
-                            while let Expr::Cast { value, .. } = r {
-                                r = value;
-                            }
-                            if let Expr::CallResult(id) = r {
-                                found |= is_unknown(id);
-                            }
-                        }
-                    }
-                });
-                found
-            }
+            Expr::Var(x) if fr.locals.contains_key(x) => fr.from_calls.iter().any(|(y, id)| y == x && is_unknown(id)),
             _ => false,
         }
     }
@@ -726,7 +752,7 @@ impl<'a> Walker<'a> {
             return v.clone();
         }
         self.returns.borrow_mut().insert(f, Vec::new());
-        let frame = self.frame(f, &[]);
+        let frame = self.frame_cached(f, &[]);
         let mut out = Vec::new();
         visit_stmts(&frame.summary.ir.body, &mut |s| {
             if let Stmt::Return { value: Some(e), .. } = s {
@@ -791,7 +817,8 @@ impl<'a> Walker<'a> {
             st.tries = caller_tries;
             return Some(st);
         }
-        let frame = self.frame(fid, &bindings);
+        let frame = self.frame_cached(fid, &bindings);
+        let frame = &*frame;
         self.stack.push(fid);
         self.sites_stack.push(Vec::new());
         let body = frame.summary.clone();
@@ -1484,26 +1511,37 @@ impl<'a> Walker<'a> {
                 _ => false,
             };
             self.note_struct_prefixes(fr, &k);
-            let fact = AccessFact {
-                path: k.path.clone(),
-                thread: self.thread,
-                func: fr.fid,
-                span,
-                kind,
-                must,
-                may,
-                active: st.active.clone(),
-                created: st.created.clone(),
-                direct_local,
-                acquired: self.chain_acquired(st),
-                clean: st.clean.clone(),
-                weak: weak || k.is_weak(),
-            };
+            let ctx = self.ctx_for(st, must, may);
+            let fact = AccessFact { path: k.path.clone(), thread: self.thread, func: fr.fid, span, kind, direct_local, weak: weak || k.is_weak(), ctx };
             let set = self.facts.entry(k.base).or_default();
             if set.len() < 4096 {
                 set.insert(fact);
             }
         }
+    }
+
+    /// The interned fact context for a state; consecutive accesses in the
+    /// same state reuse the last one without rebuilding it.
+    fn ctx_for(&mut self, st: &State, must: LockSet, may: LockSet) -> Arc<FactCtx> {
+        if let Some((thread, c)) = &self.last_ctx {
+            if *thread == self.thread && c.must == must && c.may == may && c.active == st.active && c.created == st.created && c.clean == st.clean {
+                let acq = self.chain_acquired(st);
+                if c.acquired == acq {
+                    return c.clone();
+                }
+            }
+        }
+        let ctx = FactCtx { must, may, active: st.active.clone(), created: st.created.clone(), acquired: self.chain_acquired(st), clean: st.clean.clone() };
+        let c = match self.ctxs.get(&ctx) {
+            Some(c) => c.clone(),
+            None => {
+                let c = Arc::new(ctx);
+                self.ctxs.insert(c.clone());
+                c
+            }
+        };
+        self.last_ctx = Some((self.thread, c.clone()));
+        c
     }
 
     /// Records which prefixes of `k` are structs, for type-based accesses.

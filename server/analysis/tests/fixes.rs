@@ -271,7 +271,7 @@ int main(void) {
     return 0;
 }
 "#,
-        "int result = balance; // FIX|pthread_mutex_unlock(&m);\n    return result;",
+        "int result = balance;\n    pthread_mutex_unlock(&m);\n    return result; // FIX",
     ),
     (
         "early_exit.c",
@@ -300,7 +300,7 @@ int main(void) {
     return budget;
 }
 "#,
-        "{ pthread_mutex_unlock(&m); return -1; }",
+        "if (budget < n) { // FIX\n        pthread_mutex_unlock(&m);\n        return -1;\n    }",
     ),
     (
         "rwlock.c",
@@ -357,5 +357,59 @@ int main(void) {
 }
 "#,
         "pthread_mutex_lock(&mine->lock);",
+    ),
+    (
+        "shapes.c",
+        r#"#include <pthread.h>
+#include <stdbool.h>
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+bool stop;
+int level, hits, mode;
+int step(int k) {
+    switch (k) {
+    case 0:
+        hits++;
+        break;
+    case 1:
+        return hits;
+    default:
+        if (k > 10)
+            level = k;
+        else if (level > 3)
+            level--;
+    }
+    for (int i = 0; i < level; i++)
+        k++;
+    do {
+        k--;
+    } while (mode > 0);
+    if (k < 0)
+        goto out;
+    mode = k;
+out:
+    hits += 2;
+    return k;
+}
+void *worker(void *arg) {
+    while (!stop)
+        step((int)(long)arg);
+    pthread_mutex_lock(&m);
+    hits = 0;
+    level = 0;
+    mode = 1;
+    pthread_mutex_unlock(&m);
+    return 0;
+}
+int main(void) {
+    pthread_t a, b;
+    pthread_create(&a, 0, worker, 0);
+    pthread_create(&b, 0, worker, (void *)1);
+    stop = true;
+    pthread_join(a, 0);
+    pthread_join(b, 0);
+    return 0;
+}
+"#,
+        "",
     ),
 ];

@@ -29,7 +29,7 @@ fn dump() {
 fn show() {
     let only = std::env::var("SHOW").unwrap_or_default();
     if only.is_empty() { return; }
-    let src = std::fs::read_to_string(format!("../../fixtures/{only}")).unwrap();
+    let src = std::fs::read_to_string(if only.starts_with("/") { only.clone() } else { format!("../../fixtures/{only}") }).unwrap();
     let mut host = AnalysisHost::new(Config::default());
     host.set_file_text(Path::new("/virtual/a.c"), src.clone());
     let a = host.snapshot();

@@ -26,6 +26,9 @@ pub enum BenchCommand {
         /// Number of edits to replay.
         #[arg(long, default_value_t = 200)]
         iterations: usize,
+        /// Print each edit's time and the analysis queries it re-ran.
+        #[arg(long)]
+        verbose: bool,
     },
     /// Time from a cold start on a folder to its first diagnostics.
     Load {
@@ -39,7 +42,7 @@ pub enum BenchCommand {
 pub fn run(which: BenchCommand) -> ExitCode {
     // The analysis recurses deeply on large programs, as in `check`.
     let worker = std::thread::Builder::new().stack_size(256 << 20).spawn(move || match which {
-        BenchCommand::Edit { file, iterations } => edit(&file, iterations),
+        BenchCommand::Edit { file, iterations, verbose } => edit(&file, iterations, verbose),
         BenchCommand::Load { dir, open } => load(&dir, open.as_deref()),
     });
     match worker.map(|w| w.join()) {
@@ -58,6 +61,8 @@ struct Edit {
     start: usize,
     end: usize,
     text: String,
+    /// The function whose body it edits.
+    func: String,
 }
 
 /// Four edits per function body, each pair restoring the original text:
@@ -70,12 +75,13 @@ fn edits_for(text: &str, tree: &Tree, iterations: usize) -> Vec<Edit> {
         let body = &text[f.start as usize..f.end as usize];
         let Some(open) = body[f.name_span.1 as usize..].find('{').map(|i| i + f.name_span.1 as usize + f.start as usize + 1) else { continue };
         let line = "\n    racelens_bench_x = racelens_bench_x;";
+        let edit = |start, end, text: &str| Edit { start, end, text: text.into(), func: f.name.to_string() };
         if let Some(semi) = text[open..f.end as usize].find(';').map(|i| i + open) {
-            cycle.push(Edit { start: semi, end: semi, text: " ".into() });
-            cycle.push(Edit { start: semi, end: semi + 1, text: String::new() });
+            cycle.push(edit(semi, semi, " "));
+            cycle.push(edit(semi, semi + 1, ""));
         }
-        cycle.push(Edit { start: open, end: open, text: line.into() });
-        cycle.push(Edit { start: open, end: open + line.len(), text: String::new() });
+        cycle.push(edit(open, open, line));
+        cycle.push(edit(open, open + line.len(), ""));
     }
     cycle.iter().cycle().take(if cycle.is_empty() { 0 } else { iterations }).cloned().collect()
 }
@@ -90,7 +96,7 @@ fn summary(name: &str, mut times: Vec<Duration>) {
     println!("{name:<34} p50 {:>8.2} ms   p95 {:>8.2} ms   max {:>8.2} ms", ms(percentile(&times, 0.5)), ms(percentile(&times, 0.95)), ms(times.last().copied().unwrap_or_default()));
 }
 
-fn edit(file: &Path, iterations: usize) -> Result<(), String> {
+fn edit(file: &Path, iterations: usize, verbose: bool) -> Result<(), String> {
     let path = std::fs::canonicalize(file).map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
     let text = workspace::read_lossy(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
     let uri = racelens_lsp::convert::path_to_uri(&path).ok_or("cannot make a URI for the file")?;
@@ -109,6 +115,9 @@ fn edit(file: &Path, iterations: usize) -> Result<(), String> {
     }
     let (mut total, mut apply, mut analyse) = (Vec::new(), Vec::new(), Vec::new());
     let mut current = text.clone();
+    if verbose {
+        state.host().db().enable_logging();
+    }
     for (i, e) in edits.iter().enumerate() {
         let change = byte_change(&current, e);
         let t0 = Instant::now();
@@ -121,6 +130,9 @@ fn edit(file: &Path, iterations: usize) -> Result<(), String> {
         apply.push(t1 - t0);
         analyse.push(t2 - t1);
         total.push(t2 - t0);
+        if verbose {
+            println!("edit {i:>4} in `{}`: {:>8.2} ms, re-ran {}", e.func, (t2 - t0).as_secs_f64() * 1e3, query_counts(&state.host().db().take_log()));
+        }
     }
     println!("{} edits inside {} function bodies:", edits.len(), racelens_syntax::extract_items(&racelens_syntax::parse_text(&text), &text).functions.len());
     summary("edit to diagnostics (server path)", total);
@@ -128,6 +140,15 @@ fn edit(file: &Path, iterations: usize) -> Result<(), String> {
     summary("  of which: analysis + conversion", analyse);
     summary("bare tree-sitter incremental parse", bare_reparse(&text, &edits));
     Ok(())
+}
+
+/// "function_summary x1, thread_analysis x1, ..." from a salsa execution log.
+fn query_counts(log: &[String]) -> String {
+    let mut counts = std::collections::BTreeMap::new();
+    for entry in log {
+        *counts.entry(entry.split('(').next().unwrap_or(entry)).or_insert(0) += 1;
+    }
+    counts.iter().map(|(q, n)| format!("{q} x{n}")).collect::<Vec<_>>().join(", ")
 }
 
 /// An edit in the client's terms (UTF-8 columns), taken from the text
@@ -167,18 +188,18 @@ fn bare_reparse(text: &str, edits: &[Edit]) -> Vec<Duration> {
 
 fn load(dir: &Path, open: Option<&Path>) -> Result<(), String> {
     let dir = std::fs::canonicalize(dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
+    let open = open.map(|p| std::fs::canonicalize(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()))).transpose()?;
     let t0 = Instant::now();
     let mut state = State::new(Encoding::Utf16, Settings::default());
     state.set_roots(vec![dir.clone()]);
     let files = workspace::scan(state.roots());
+    let t1 = Instant::now();
     let list: Vec<PathBuf> = files.iter().cloned().collect();
     let loaded = workspace::load(&list);
-    let t1 = Instant::now();
-    let main_file = loaded.iter().find(|(_, p)| p.text.contains("main(")).map(|(path, _)| path.clone());
-    let open = match open {
-        Some(p) => Some(std::fs::canonicalize(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()))?),
-        None => main_file,
-    };
+    let t2 = Instant::now();
+    let defines_main = |p: &racelens_syntax::Parsed| racelens_syntax::extract_items(&p.tree, &p.text).functions.iter().any(|f| &*f.name == "main");
+    let open = open.or_else(|| loaded.iter().find(|(_, p)| defines_main(p)).map(|(path, _)| path.clone()));
+    let t3 = Instant::now();
     state.reload_config();
     state.add_disk_files(files, loaded);
     if let Some(p) = &open {
@@ -186,15 +207,15 @@ fn load(dir: &Path, open: Option<&Path>) -> Result<(), String> {
         let uri = racelens_lsp::convert::path_to_uri(p).ok_or("cannot make a URI")?;
         state.open(uri, p.clone(), 1, &text);
     }
-    let t2 = Instant::now();
     let diagnostics = state.diagnostics_job().compute();
-    let t3 = Instant::now();
+    let t4 = Instant::now();
     let races = state.snapshot().analysis.races().len();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!("{}: {} files", dir.display(), list.len());
-    println!("scan + read + parse      {:>8.1} ms", ms(t1 - t0));
-    println!("set inputs + open        {:>8.1} ms", ms(t2 - t1));
-    println!("analysis to diagnostics  {:>8.1} ms", ms(t3 - t2));
-    println!("cold load to first diagnostics {:.1} ms ({} races in the program; {} diagnostics in {})", ms(t3 - t0), races, diagnostics.iter().map(|f| f.diagnostics.len()).sum::<usize>(), open.as_deref().map(|p| p.display().to_string()).unwrap_or_else(|| "no open file".into()));
+    println!("scan                      {:>8.1} ms", ms(t1 - t0));
+    println!("read + parse              {:>8.1} ms", ms(t2 - t1));
+    println!("open + analysis + convert {:>8.1} ms", ms(t4 - t3));
+    let shown = open.as_deref().map(|p| p.display().to_string()).unwrap_or_else(|| "no open file".into());
+    println!("cold load to first diagnostics {:.1} ms ({races} races in the program; {} diagnostics in {shown})", ms(t4 - t3 + (t2 - t0)), diagnostics.iter().map(|f| f.diagnostics.len()).sum::<usize>());
     Ok(())
 }

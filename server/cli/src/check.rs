@@ -80,9 +80,18 @@ fn run_inner(mut paths: Vec<PathBuf>, format: Format, config: Option<PathBuf>, e
             if let Some(pb) = &progress {
                 pb.set_message("analysing");
             }
+            let timing = std::env::var_os("RACELENS_TIMING").is_some();
+            let t0 = std::time::Instant::now();
             let analysis = host.snapshot();
+            let _ = racelens_analysis::races::thread_analysis(analysis.db(), analysis.workspace());
+            if timing {
+                eprintln!("racelens: walk done after {:?}, peak RSS {} KB", t0.elapsed(), peak_rss_kb());
+            }
             let races = analysis.races();
             let incomplete = analysis.incomplete();
+            if timing {
+                eprintln!("racelens: races done after {:?}, peak RSS {} KB", t0.elapsed(), peak_rss_kb());
+            }
             let explanations: Vec<Option<String>> = { let _ = explain; Vec::new() };
             if let Some(pb) = progress {
                 pb.finish_and_clear();
@@ -95,19 +104,27 @@ fn run_inner(mut paths: Vec<PathBuf>, format: Format, config: Option<PathBuf>, e
         Ok(r) => r,
         Err(_) => return Err("internal error during analysis (please report this bug)".into()),
     };
-    let text = match format {
-        Format::Sarif => sarif::render(&races, &incomplete, &sources),
-        Format::Json => json(&races, &sources),
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let _ = match format {
+        Format::Sarif => sarif::render(&races, &incomplete, &sources, &mut out),
+        Format::Json => out.write_all(json(&races, &sources).as_bytes()),
         Format::Human => {
             let mut s = render::render(&races, &incomplete, &sources, &explanations);
             s.push_str(&format!("racelens: {} racy access{} in {} file{}\n", races.len(), if races.len() == 1 { "" } else { "es" }, files.len(), if files.len() == 1 { "" } else { "s" }));
-            s
+            out.write_all(s.as_bytes())
         }
     };
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
     Ok(if races.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Peak resident set size of this process, from /proc (0 where unavailable).
+pub fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
 }
 
 fn json(races: &[racelens_analysis::RaceReport], src: &Sources) -> String {

@@ -27,58 +27,60 @@ fn location(src: &Sources, site: &SiteRef) -> Value {
     json!({ "physicalLocation": { "artifactLocation": { "uri": file_uri(&site.file) }, "region": region(src, site) } })
 }
 
-pub fn render(reports: &[RaceReport], incomplete: &[racelens_analysis::Incomplete], src: &Sources) -> String {
-    let mut results: Vec<Value> = reports
-        .iter()
-        .map(|r| {
-            let mut related: Vec<Value> = Vec::new();
-            for (i, c) in r.conflicts.iter().enumerate() {
-                let mut l = location(src, &c.site);
-                l["id"] = json!(i);
-                l["message"] = json!({ "text": format!("conflicting {} in thread `{}`, holding {}", racelens_analysis::report::kind_word(c.kind), c.thread, racelens_analysis::report::locks_text(&c.locks)) });
-                related.push(l);
-            }
-            for cr in &r.creations {
-                let mut l = location(src, &cr.site);
-                l["id"] = json!(related.len());
-                l["message"] = json!({ "text": format!("thread `{}` is created here", cr.thread) });
-                related.push(l);
-            }
-            let confidence = if r.confidence == Confidence::Must { "must" } else { "may" };
-            json!({
-                "ruleId": "data-race",
-                "level": if r.confidence == Confidence::Must { "warning" } else { "note" },
-                "message": { "text": r.message() },
-                "locations": [location(src, &r.site)],
-                "relatedLocations": related,
-                "properties": { "confidence": confidence, "variable": r.var, "access": racelens_analysis::report::kind_word(r.kind), "threads": r.threads, "locks": r.locks },
-            })
-        })
-        .collect();
+/// Writes the SARIF log, one result at a time so that huge result sets do
+/// not have to fit in memory as one JSON tree.
+pub fn render(reports: &[RaceReport], incomplete: &[racelens_analysis::Incomplete], src: &Sources, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let driver = json!({
+        "name": "racelens",
+        "version": env!("CARGO_PKG_VERSION"),
+        "informationUri": "https://github.com/racelens/racelens",
+        "rules": [
+            { "id": "data-race", "shortDescription": { "text": "Data race between threads" },
+              "fullDescription": { "text": "Two threads access the same memory location without a common lock, at least one access writes, and nothing orders them." } },
+            { "id": "analysis-incomplete", "shortDescription": { "text": "Analysis stopped by a budget" } }
+        ]
+    });
+    write!(out, "{{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",\n  \"version\": \"2.1.0\",\n  \"runs\": [{{\n    \"tool\": {{ \"driver\": ")?;
+    serde_json::to_writer(&mut *out, &driver)?;
+    write!(out, " }},\n    \"columnKind\": \"utf16CodeUnits\",\n    \"results\": [")?;
+    let mut first = true;
+    for r in reports {
+        let mut related: Vec<Value> = Vec::new();
+        for (i, c) in r.conflicts.iter().enumerate() {
+            let mut l = location(src, &c.site);
+            l["id"] = json!(i);
+            l["message"] = json!({ "text": format!("conflicting {} in thread `{}`, holding {}", racelens_analysis::report::kind_word(c.kind), c.thread, racelens_analysis::report::locks_text(&c.locks)) });
+            related.push(l);
+        }
+        for cr in &r.creations {
+            let mut l = location(src, &cr.site);
+            l["id"] = json!(related.len());
+            l["message"] = json!({ "text": format!("thread `{}` is created here", cr.thread) });
+            related.push(l);
+        }
+        let confidence = if r.confidence == Confidence::Must { "must" } else { "may" };
+        let v = json!({
+            "ruleId": "data-race",
+            "level": if r.confidence == Confidence::Must { "warning" } else { "note" },
+            "message": { "text": r.message() },
+            "locations": [location(src, &r.site)],
+            "relatedLocations": related,
+            "properties": { "confidence": confidence, "variable": r.var, "access": racelens_analysis::report::kind_word(r.kind), "threads": r.threads, "locks": r.locks },
+        });
+        out.write_all(if first { b"\n      " } else { b",\n      " })?;
+        first = false;
+        serde_json::to_writer(&mut *out, &v)?;
+    }
     for inc in incomplete {
-        results.push(json!({
+        let v = json!({
             "ruleId": "analysis-incomplete",
             "level": "note",
             "message": { "text": format!("analysis incomplete for `{}`: {}", inc.site.func, inc.reason) },
             "locations": [location(src, &inc.site)],
-        }));
+        });
+        out.write_all(if first { b"\n      " } else { b",\n      " })?;
+        first = false;
+        serde_json::to_writer(&mut *out, &v)?;
     }
-    let doc = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "racelens",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": [
-                    { "id": "data-race", "shortDescription": { "text": "Data race between threads" },
-                      "fullDescription": { "text": "Two threads access the same memory location without a common lock, at least one access writes, and nothing orders them." } },
-                    { "id": "analysis-incomplete", "shortDescription": { "text": "Analysis stopped by a budget" } }
-                ]
-            }},
-            "columnKind": "utf16CodeUnits",
-            "results": results,
-        }]
-    });
-    serde_json::to_string_pretty(&doc).expect("json")
+    write!(out, "\n    ]\n  }}]\n}}\n")
 }

@@ -8,7 +8,6 @@
 
 use crate::convert::{Encoding, Files};
 use crate::state::Snapshot;
-use racelens_analysis::explain::{self, Explanation};
 use racelens_analysis::report::{kind_word, locks_text};
 use racelens_analysis::{ConfigError, Confidence, Conflict, Creation, Incomplete, RaceReport};
 use std::collections::{BTreeMap, HashMap};
@@ -17,10 +16,6 @@ use tower_lsp_server::ls_types::{Diagnostic, DiagnosticRelatedInformation, Diagn
 
 pub const SOURCE: &str = "racelens";
 pub const RACE_CODE: &str = "data-race";
-
-/// How many races per run get their explanation steps as related
-/// information; the schedule search is bounded but not free.
-const MAX_EXPLAINED: usize = 0;
 
 /// The diagnostics of one file, with the document version they belong to.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,16 +41,13 @@ impl DiagnosticsJob {
         let mut per_file: BTreeMap<&Path, Vec<Diagnostic>> = snap.open.keys().map(|p| (p.as_path(), Vec::new())).collect();
         if self.enable {
             let mut files = Files::new(&snap.analysis, &snap.open, snap.encoding);
-            let mut explained = 0;
             for report in snap.analysis.races() {
-                let Some(list) = per_file.get_mut(report.site.file.as_path()) else { continue };
-                let explanation = if explained < MAX_EXPLAINED {
-                    explained += 1;
-                    explain::explain(&snap.analysis, &report)
-                } else {
-                    None
-                };
-                list.extend(race_diagnostic(&report, explanation.as_ref(), snap.may_severity, &mut files));
+                // The schedule search behind `racelens.explain` costs tens of
+                // milliseconds per race on real programs, too much for every
+                // edit: schedules are served by the command only.
+                if let Some(list) = per_file.get_mut(report.site.file.as_path()) {
+                    list.extend(race_diagnostic(&report, snap.may_severity, &mut files));
+                }
             }
             for inc in snap.analysis.incomplete() {
                 if let Some(list) = per_file.get_mut(inc.site.file.as_path()) {
@@ -85,15 +77,14 @@ pub fn creation_message(c: &Creation) -> String {
     format!("thread `{}` is created here", c.thread)
 }
 
-/// One race as a diagnostic on its access, with the conflicting accesses,
-/// the thread creations and the schedule steps as related information.
-pub fn race_diagnostic(report: &RaceReport, explanation: Option<&Explanation>, may_severity: DiagnosticSeverity, files: &mut Files) -> Option<Diagnostic> {
+/// One race as a diagnostic on its access, with the conflicting accesses
+/// and the thread creations as related information.
+pub fn race_diagnostic(report: &RaceReport, may_severity: DiagnosticSeverity, files: &mut Files) -> Option<Diagnostic> {
     let range = files.range(&report.site.file, report.site.start, report.site.end)?;
     let conflicts = report.conflicts.iter().map(|c| (&c.site, conflict_message(c)));
     let creations = report.creations.iter().map(|c| (&c.site, creation_message(c)));
-    let steps = explanation.into_iter().flat_map(|e| e.steps.iter().enumerate().map(|(i, s)| (&s.site, format!("step {}: {}", i + 1, s.message))));
     let related: Vec<DiagnosticRelatedInformation> =
-        conflicts.chain(creations).chain(steps).filter_map(|(site, message)| Some(DiagnosticRelatedInformation { location: files.location(site)?, message })).collect();
+        conflicts.chain(creations).filter_map(|(site, message)| Some(DiagnosticRelatedInformation { location: files.location(site)?, message })).collect();
     let severity = match report.confidence {
         Confidence::Must => DiagnosticSeverity::WARNING,
         Confidence::May => may_severity,
@@ -192,6 +183,36 @@ mod tests {
         let sent = p.changes(vec![file("file:///b.c", Some(2), 0)]);
         assert_eq!(sent, vec![file("file:///b.c", Some(2), 0), file("file:///a.c", None, 0)]);
         assert!(p.changes(vec![file("file:///t.toml", None, 0)]).is_empty());
+    }
+
+    #[test]
+    fn must_races_warn_and_may_races_take_the_configured_severity() {
+        use crate::convert::Files;
+        use racelens_analysis::{AnalysisHost, Config, SiteRef};
+        let path = std::path::PathBuf::from("/virtual/sev.c");
+        let mut host = AnalysisHost::new(Config::default());
+        host.set_file_text(&path, "int x;\nvoid f(void) { x = 1; }\n");
+        let analysis = host.snapshot();
+        let open = BTreeMap::new();
+        let mut files = Files::new(&analysis, &open, Encoding::Utf16);
+        let site = SiteRef { file: path.clone(), start: 22, end: 23, func: "f".into() };
+        let creation = Creation { thread: "t".into(), site: site.clone() };
+        let mut report = RaceReport {
+            var: "x".into(),
+            site,
+            kind: racelens_syntax::AccessKind::Write,
+            threads: vec!["t".into()],
+            locks: vec![],
+            confidence: Confidence::May,
+            conflicts: vec![],
+            creations: vec![creation],
+        };
+        let d = race_diagnostic(&report, DiagnosticSeverity::HINT, &mut files).unwrap();
+        assert_eq!(d.severity, Some(DiagnosticSeverity::HINT));
+        assert_eq!(d.range, Range { start: Position { line: 1, character: 15 }, end: Position { line: 1, character: 16 } });
+        assert_eq!(d.related_information.unwrap()[0].message, "thread `t` is created here");
+        report.confidence = Confidence::Must;
+        assert_eq!(race_diagnostic(&report, DiagnosticSeverity::HINT, &mut files).unwrap().severity, Some(DiagnosticSeverity::WARNING));
     }
 
     #[test]

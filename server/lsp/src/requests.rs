@@ -36,7 +36,7 @@ pub fn code_actions(snap: &Snapshot, path: &Path, start: usize, end: usize, cont
         let range = files.range(path, report.site.start, report.site.end);
         let mut diagnostics: Vec<Diagnostic> = context.iter().filter(|d| d.source.as_deref() == Some(SOURCE) && Some(d.range) == range).cloned().collect();
         if diagnostics.is_empty() {
-            diagnostics.extend(race_diagnostic(report, None, snap.may_severity, &mut files));
+            diagnostics.extend(race_diagnostic(report, snap.may_severity, &mut files));
         }
         for fix in fixes {
             let Some(edit) = workspace_edit(&fix, &mut files) else { continue };

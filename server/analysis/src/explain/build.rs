@@ -371,7 +371,6 @@ impl<'a> Builder<'a> {
             Stmt::If { test: Test::VarZero { var, .. }, .. } | Stmt::Loop { test: Test::VarZero { var, .. }, .. } => {
                 direct |= !locals.contains_key(var) && self.flags.contains_key(var);
             }
-            Stmt::Goto => direct = true,
             Stmt::Call(c) => match (s.models.get(&c.id), &c.callee) {
                 (Some(CallModel::Mem { .. }), _) => direct |= wanted(c.span),
                 (Some(m), _) => direct |= synchronises(m),
@@ -441,16 +440,19 @@ impl<'a> Builder<'a> {
                     fr.returns.push(j);
                 }
                 Stmt::Break => {
-                    let j = self.emit(Op::Jump(0), None);
-                    if let Some(l) = self.loops.last_mut() {
-                        l.breaks.push(j);
+                    if self.loops.is_empty() {
+                        self.model.gap("`break` outside a loop".into());
+                    } else {
+                        let j = self.emit(Op::Jump(0), None);
+                        self.loops.last_mut().expect("checked").breaks.push(j);
                     }
                 }
                 Stmt::Continue => {
-                    let j = self.emit(Op::Jump(0), None);
-                    match self.loops.iter_mut().rev().find(|l| !l.is_switch) {
-                        Some(l) => l.continues.push(j),
-                        None => self.model.gap("`continue` outside a loop".into()),
+                    if !self.loops.iter().any(|l| !l.is_switch) {
+                        self.model.gap("`continue` outside a loop".into());
+                    } else {
+                        let j = self.emit(Op::Jump(0), None);
+                        self.loops.iter_mut().rev().find(|l| !l.is_switch).expect("checked").continues.push(j);
                     }
                 }
                 Stmt::Goto => self.model.gap(format!("`goto` in `{}`", fr.fname)),
@@ -472,8 +474,10 @@ impl<'a> Builder<'a> {
             if let (Some(pos), Some(CallModel::TryLock { arg, shared })) = (pos, fr.summary.models.get(id).cloned()) {
                 let Stmt::Call(c) = &cond[pos] else { unreachable!() };
                 self.stmts(fr, &cond[..pos]);
-                let lock = self.lock_id(fr, c.args.get(arg), true);
-                let tl = self.emit(Op::TryLock { lock, shared, ok: 0, fail: 0 }, Some((fr.fid, c.span)));
+                let tl = match self.lock_id(fr, c.args.get(arg), true) {
+                    Some(lock) => self.emit(Op::TryLock { lock, shared, ok: 0, fail: 0 }, Some((fr.fid, c.span))),
+                    None => self.emit(Op::Choice(vec![0, 0]), None),
+                };
                 let mut to = (Vec::new(), Vec::new());
                 for slot in 0..2 {
                     let h = self.here();
@@ -585,25 +589,38 @@ impl<'a> Builder<'a> {
         let arg = |i: usize| c.args.get(i);
         match fr.summary.models.get(&c.id).cloned() {
             Some(CallModel::Lock { arg: i, shared }) => {
-                let lock = self.lock_id(fr, arg(i), true);
-                self.emit(Op::Lock { lock, shared }, at);
+                if let Some(lock) = self.lock_id(fr, arg(i), true) {
+                    self.emit(Op::Lock { lock, shared }, at);
+                }
             }
             Some(CallModel::TryLock { arg: i, shared }) => {
                 // The result is not correlated with later tests of it.
-                let lock = self.lock_id(fr, arg(i), true);
-                self.model.gap("a trylock whose result is stored".into());
-                let next = self.here() + 1;
-                self.emit(Op::TryLock { lock, shared, ok: next, fail: next }, at);
+                if let Some(lock) = self.lock_id(fr, arg(i), true) {
+                    self.model.gap("a trylock whose result is stored".into());
+                    let next = self.here() + 1;
+                    self.emit(Op::TryLock { lock, shared, ok: next, fail: next }, at);
+                }
             }
             Some(CallModel::Unlock { arg: i }) => {
-                let lock = self.lock_id(fr, arg(i), true);
-                self.emit(Op::Unlock { lock }, at);
+                if let Some(lock) = self.lock_id(fr, arg(i), true) {
+                    self.emit(Op::Unlock { lock }, at);
+                }
             }
             Some(CallModel::CondWait) => {
-                let cond = self.lock_id(fr, arg(0), false);
                 let lock = self.lock_id(fr, arg(1), true);
                 let timed = matches!(&c.callee, Callee::Direct(n) if n.contains("timed"));
-                self.emit(Op::Wait { cond, lock, timed }, at);
+                match (self.lock_id(fr, arg(0), false), lock) {
+                    (Some(cond), Some(lock)) => {
+                        self.emit(Op::Wait { cond, lock, timed }, at);
+                    }
+                    // An unknown condition: the wait may return at once,
+                    // after letting others take the lock.
+                    (None, Some(lock)) => {
+                        self.emit(Op::Unlock { lock }, at);
+                        self.emit(Op::Lock { lock, shared: false }, at);
+                    }
+                    (_, None) => {}
+                }
             }
             Some(CallModel::Create { tid: _, func: _, arg: a }) => self.create(fr, c, a),
             Some(CallModel::Join { tid }) => self.join(fr, c, tid),
@@ -638,8 +655,12 @@ impl<'a> Builder<'a> {
             }
         };
         if let Some(all) = is_signal(&name) {
-            let cond = self.lock_id(fr, c.args.first(), false);
-            self.emit(Op::Signal { cond, all }, at);
+            match self.lock_id(fr, c.args.first(), false) {
+                Some(cond) => {
+                    self.emit(Op::Signal { cond, all }, at);
+                }
+                None => self.model.gap(format!("a signal of an unresolved condition variable in `{}`", fr.fname)),
+            }
             return;
         }
         let Some(f) = self.function_named(&name, Some(fr.fid)) else { return };
@@ -704,7 +725,10 @@ impl<'a> Builder<'a> {
             return;
         };
         let ctl = self.lock_id(fr, c.args.first(), true);
-        let name: Name = format!("once:{}", self.model.locks[ctl as usize]).into();
+        let name: Name = match ctl {
+            Some(l) => format!("once:{}", self.model.locks[l as usize]).into(),
+            None => format!("once:{:?}", c.args.first()).into(),
+        };
         let flag = match self.flag_index.get(&name) {
             Some(&k) => k,
             None => {
@@ -714,7 +738,9 @@ impl<'a> Builder<'a> {
                 k
             }
         };
-        self.emit(Op::Lock { lock: ctl, shared: false }, at);
+        if let Some(lock) = ctl {
+            self.emit(Op::Lock { lock, shared: false }, at);
+        }
         let t = self.emit(Op::FlagTest { flag, zero_on_true: true, then: 0, els: 0 }, at);
         let h = self.here();
         self.patch(t, 0, h);
@@ -724,12 +750,14 @@ impl<'a> Builder<'a> {
         }
         let e = self.here();
         self.patch(t, 1, e);
-        self.emit(Op::Unlock { lock: ctl }, at);
+        if let Some(lock) = ctl {
+            self.emit(Op::Unlock { lock }, at);
+        }
     }
 
     /// `pthread_barrier_wait(&b)`, with the count from `b`'s initialisation.
     fn barrier(&mut self, fr: &mut Frame, c: &Call) {
-        let Some(key) = c.args.first().and_then(|e| self.pointee(fr, e, 0)) else {
+        let Some(key) = c.args.first().and_then(|e| self.pointee(fr, e, 0)).filter(|k| self.definite(k)) else {
             self.model.gap("a barrier that is not resolved".into());
             return;
         };
@@ -772,22 +800,31 @@ impl<'a> Builder<'a> {
 
     // ----- naming memory --------------------------------------------------
 
-    /// The index of the lock (or condition variable) `e` points to.
-    fn lock_id(&mut self, fr: &Frame, e: Option<&Expr>, lock: bool) -> u16 {
-        let (key, name) = match e.and_then(|e| self.pointee(fr, e, 0)) {
-            Some(k) => (format!("{k:?}"), k.display()),
-            None => {
-                let what = if lock { "lock" } else { "condition variable" };
-                self.model.gap(format!("an unresolved {what} in `{}`", fr.fname));
-                let text = format!("{e:?}");
-                (format!("?{}:{text}", fr.fname), format!("{} in `{}`", describe(e), fr.fname))
-            }
-        };
+    /// The index of the lock (or condition variable) `e` points to, or
+    /// `None` when it may stand for several objects (an unknown index, a
+    /// heap object from a loop, an unresolved pointer). Leaving such a lock
+    /// out only adds schedules, so refutations stay sound.
+    fn lock_id(&mut self, fr: &Frame, e: Option<&Expr>, lock: bool) -> Option<u16> {
+        let k = e.and_then(|e| self.pointee(fr, e, 0)).filter(|k| self.definite(k))?;
         let (index, names) = if lock { (&mut self.lock_index, &mut self.model.locks) } else { (&mut self.cond_index, &mut self.model.conds) };
-        *index.entry(key).or_insert_with(|| {
-            names.push(name);
+        Some(*index.entry(format!("{k:?}")).or_insert_with(|| {
+            names.push(k.display());
             (names.len() - 1) as u16
-        })
+        }))
+    }
+
+    /// Does the location denote one object in every run?
+    fn definite(&self, k: &LocKey) -> bool {
+        if k.path.iter().any(|e| matches!(e, Elem::Index(None))) {
+            return false;
+        }
+        let once = |func: &Name| &**func == "main" && self.model.threads.first().map(|t| t.site.is_none() && &*t.entry == "main").unwrap_or(false);
+        match &k.base {
+            Base::Global(_) => true,
+            Base::Local { func, .. } => once(func),
+            Base::Heap { func, call } => once(func) && self.function_named(func, None).map(|f| !call_in_loop(&function_summary(self.db, f).ir.body, *call, false)).unwrap_or(false),
+            Base::Type(_) | Base::Synthetic(_) => false,
+        }
     }
 
     /// The object a pointer expression points to.
@@ -839,6 +876,17 @@ impl<'a> Builder<'a> {
     }
 }
 
+/// Is call `id` inside a loop of `stmts`?
+fn call_in_loop(stmts: &[Stmt], id: u32, in_loop: bool) -> bool {
+    stmts.iter().any(|s| match s {
+        Stmt::Call(c) => c.id == id && in_loop,
+        Stmt::If { cond, then, els, .. } => call_in_loop(cond, id, in_loop) || call_in_loop(then, id, in_loop) || call_in_loop(els, id, in_loop),
+        Stmt::Loop { cond, body, .. } => call_in_loop(cond, id, true) || call_in_loop(body, id, true),
+        Stmt::Switch { cond, arms } => call_in_loop(cond, id, in_loop) || arms.iter().any(|a| call_in_loop(a, id, in_loop)),
+        _ => false,
+    })
+}
+
 /// Models the search executes.
 fn synchronises(m: &CallModel) -> bool {
     matches!(
@@ -856,11 +904,3 @@ fn is_signal(n: &str) -> Option<bool> {
     }
 }
 
-fn describe(e: Option<&Expr>) -> String {
-    match e {
-        Some(Expr::AddrOf(p)) => describe(Some(p)),
-        Some(Expr::Var(v)) => format!("`{v}`"),
-        Some(Expr::Field { field, .. }) => format!("`…{field}`"),
-        _ => "an expression".into(),
-    }
-}

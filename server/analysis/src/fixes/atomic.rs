@@ -91,9 +91,10 @@ fn rewrite(p: &Parsed, n: Node, x: &str, is_bool: bool) -> Option<((usize, usize
                 "=" if value_unused(parent) => format!("__atomic_store_n(&{x}, {rhs_text}, {ORDER})"),
                 "+=" if !is_bool => format!("__atomic_add_fetch(&{x}, {rhs_text}, {ORDER})"),
                 "-=" if !is_bool => format!("__atomic_sub_fetch(&{x}, {rhs_text}, {ORDER})"),
-                "|=" => format!("__atomic_or_fetch(&{x}, {rhs_text}, {ORDER})"),
-                "&=" => format!("__atomic_and_fetch(&{x}, {rhs_text}, {ORDER})"),
-                "^=" => format!("__atomic_xor_fetch(&{x}, {rhs_text}, {ORDER})"),
+                // GCC has no fetch operations on `_Bool`.
+                "|=" if !is_bool => format!("__atomic_or_fetch(&{x}, {rhs_text}, {ORDER})"),
+                "&=" if !is_bool => format!("__atomic_and_fetch(&{x}, {rhs_text}, {ORDER})"),
+                "^=" if !is_bool => format!("__atomic_xor_fetch(&{x}, {rhs_text}, {ORDER})"),
                 _ => return None,
             };
             Some(((parent.start_byte(), parent.end_byte()), call))

@@ -82,7 +82,7 @@ pub(super) fn regions<'t>(p: &'t Parsed, sites: &[(usize, usize)], touches: &[(u
     // A run grown over a statement can swallow another access's region.
     let spans: Vec<(usize, usize)> = out.iter().map(|r| (r.start(), r.end())).collect();
     let mut k = 0;
-    out.retain(|r| {
+    out.retain(|_| {
         let (s, e) = spans[k];
         k += 1;
         !spans.iter().enumerate().any(|(j, &(s2, e2))| j != k - 1 && s2 <= s && e <= e2 && (s2, e2) != (s, e))
@@ -144,6 +144,9 @@ pub(super) fn guard_edits(p: &Parsed, file: &Path, r: &Region, lt: &LockText, to
     let text = &*p.text;
     let inside = |n: Node| r.start() <= n.start_byte() && n.end_byte() <= r.end();
     let mut edits: Vec<FileEdit> = Vec::new();
+    // Unlocks before jumps go after the lock in the list: at the same
+    // offset, list order is text order.
+    let mut jumps: Vec<FileEdit> = Vec::new();
     let edit = |start: usize, end: usize, new_text: String| FileEdit { file: file.to_path_buf(), start, end, new_text };
     let last = r.stmts[r.stmts.len() - 1];
     let mut ends_in_jump = false;
@@ -155,31 +158,16 @@ pub(super) fn guard_edits(p: &Parsed, file: &Path, r: &Region, lt: &LockText, to
                 "return_statement" | "break_statement" | "continue_statement" | "goto_statement" if leaves(d, &inside) => {
                     let is_last = d.id() == last.id();
                     ends_in_jump |= is_last;
-                    edits.push(unlock_before_jump(p, file, d, lt, touches, is_last && !r.braced, ret_type)?);
+                    jumps.extend(unlock_before_jump(p, file, d, lt, touches, is_last, ret_type)?);
                 }
                 _ => {}
             }
         }
     }
     let first = r.stmts[0];
-    let unit = indent_unit(text);
     if r.braced {
-        let inner = line_indent(text, first.start_byte()).to_string();
-        match (indent_before(text, first.start_byte()), first.prev_sibling()) {
-            (Some(_), Some(prev)) if text[prev.end_byte()..first.start_byte()].trim().is_empty() => {
-                let outer = line_indent(text, prev.start_byte());
-                edits.push(edit(prev.end_byte(), first.start_byte(), format!(" {{\n{inner}{}\n{inner}", lt.lock)));
-                let tail = if ends_in_jump { String::new() } else { format!("\n{inner}{}", lt.unlock) };
-                let at = trivia_to_eol(text, last.end_byte()).unwrap_or(last.end_byte());
-                edits.push(edit(at, at, format!("{tail}\n{outer}}}")));
-            }
-            _ => {
-                edits.push(edit(first.start_byte(), first.start_byte(), format!("{{ {} ", lt.lock)));
-                let tail = if ends_in_jump { " }".to_string() } else { format!(" {} }}", lt.unlock) };
-                edits.push(edit(last.end_byte(), last.end_byte(), tail));
-            }
-        }
-        let _ = unit;
+        let after: Vec<&str> = if ends_in_jump { Vec::new() } else { vec![lt.unlock.as_str()] };
+        edits.extend(brace(text, file, first, &[lt.lock.as_str()], &after));
     } else {
         // Right after `unlock(m)`, or right before `lock(m)`: widen that
         // critical section instead of opening another one.
@@ -208,6 +196,7 @@ pub(super) fn guard_edits(p: &Parsed, file: &Path, r: &Region, lt: &LockText, to
             }
         }
     }
+    edits.extend(jumps);
     edits.sort_by_key(|e| (e.start, e.end));
     Some(edits)
 }
@@ -258,7 +247,7 @@ fn leaves(j: Node, inside: &dyn Fn(Node) -> bool) -> bool {
 
 /// Unlocks before a jump that leaves the region. A returned value that
 /// reads the location is first saved under the lock.
-fn unlock_before_jump(p: &Parsed, file: &Path, j: Node, lt: &LockText, touches: &[(usize, usize)], last_in_block: bool, ret_type: &dyn Fn(Node) -> Option<String>) -> Option<FileEdit> {
+fn unlock_before_jump(p: &Parsed, file: &Path, j: Node, lt: &LockText, touches: &[(usize, usize)], last_in_block: bool, ret_type: &dyn Fn(Node) -> Option<String>) -> Option<Vec<FileEdit>> {
     let text = &*p.text;
     let edit = |start: usize, end: usize, new_text: String| FileEdit { file: file.to_path_buf(), start, end, new_text };
     let value = (j.kind() == "return_statement").then(|| j.named_child(0)).flatten().filter(|v| v.kind() != "comment");
@@ -272,19 +261,51 @@ fn unlock_before_jump(p: &Parsed, file: &Path, j: Node, lt: &LockText, touches: 
         let tmp = (1..).map(|k| if k == 1 { "result".to_string() } else { format!("result{k}") }).find(|n| !mentions(func_text, n))?;
         let decl = format!("{} = {};", declare(&ty, &tmp), &text[v.byte_range()]);
         let ret = format!("return {tmp};");
-        return Some(match (in_block && last_in_block, own_line) {
+        return Some(vec![match (last_in_block, own_line) {
             (true, Some(ind)) => edit(j.start_byte(), j.end_byte(), format!("{decl}\n{ind}{}\n{ind}{ret}", lt.unlock)),
             _ => edit(j.start_byte(), j.end_byte(), format!("{{ {decl} {} {ret} }}", lt.unlock)),
-        });
+        }]);
     }
-    Some(match (in_block, own_line) {
+    Some(vec![match (in_block, own_line) {
         (true, Some(ind)) => {
             let ls = line_start(text, j.start_byte());
             edit(ls, ls, format!("{ind}{}\n", lt.unlock))
         }
         (true, None) => edit(j.start_byte(), j.start_byte(), format!("{} ", lt.unlock)),
-        (false, _) => edit(j.start_byte(), j.end_byte(), format!("{{ {} {} }}", lt.unlock, &text[j.byte_range()])),
-    })
+        (false, _) => return Some(brace(text, file, j, &[lt.unlock.as_str()], &[])),
+    }])
+}
+
+/// Puts braces around a lone body statement, with `before` and `after`
+/// statements inside: K&R style when the body has its own line, inline
+/// otherwise.
+fn brace(text: &str, file: &Path, body: Node, before: &[&str], after: &[&str]) -> Vec<FileEdit> {
+    let edit = |start: usize, end: usize, new_text: String| FileEdit { file: file.to_path_buf(), start, end, new_text };
+    let own_line = indent_before(text, body.start_byte()).is_some();
+    let mut prev = body.prev_sibling();
+    while let Some(c) = prev.filter(|c| c.kind() == "comment") {
+        prev = c.prev_sibling();
+    }
+    let head = prev.filter(|p| {
+        let gap = text[p.end_byte()..line_start(text, body.start_byte()).max(p.end_byte())].trim();
+        own_line && !text[p.end_byte()..body.start_byte()].trim_start().starts_with("/*") && (gap.is_empty() || trivia_to_eol(text, p.end_byte()).is_some())
+    });
+    match head {
+        Some(prev) => {
+            let inner = line_indent(text, body.start_byte());
+            let outer = line_indent(text, prev.start_byte());
+            let ls = line_start(text, body.start_byte());
+            let at = trivia_to_eol(text, body.end_byte()).unwrap_or(body.end_byte());
+            let pre: String = before.iter().map(|b| format!("{inner}{b}\n")).collect();
+            let post: String = after.iter().map(|a| format!("\n{inner}{a}")).collect();
+            vec![edit(prev.end_byte(), prev.end_byte(), " {".into()), edit(ls, ls, pre), edit(at, at, format!("{post}\n{outer}}}"))]
+        }
+        None => {
+            let pre: String = before.iter().map(|b| format!("{b} ")).collect();
+            let post: String = after.iter().map(|a| format!(" {a}")).collect();
+            vec![edit(body.start_byte(), body.start_byte(), format!("{{ {pre}")), edit(body.end_byte(), body.end_byte(), format!("{post} }}"))]
+        }
+    }
 }
 
 /// `int x`, `char *x` from a type text and a name.

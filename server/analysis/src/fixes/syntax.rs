@@ -45,7 +45,8 @@ pub(super) fn statement_around(mut n: Node) -> Option<(Node, bool)> {
             }
             let is_body = match parent.kind() {
                 "if_statement" => parent.child_by_field_name("condition") != Some(n),
-                "else_clause" => true,
+                // After a label: the label keeps pointing at the new block.
+                "else_clause" | "labeled_statement" => true,
                 "while_statement" | "do_statement" | "for_statement" => parent.child_by_field_name("body") == Some(n),
                 _ => false,
             };
@@ -73,15 +74,6 @@ pub(super) fn line_indent(text: &str, pos: usize) -> &str {
     let s = &text[line_start(text, pos)..];
     let n = s.len() - s.trim_start_matches([' ', '\t']).len();
     &s[..n]
-}
-
-/// One indentation step, guessed from the file: a tab or four spaces.
-pub(super) fn indent_unit(text: &str) -> &'static str {
-    if text.lines().any(|l| l.starts_with('\t')) {
-        "\t"
-    } else {
-        "    "
-    }
 }
 
 /// When only blanks and a comment follow `pos` on its line, the offset of

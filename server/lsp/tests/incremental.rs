@@ -1,0 +1,76 @@
+//! Incrementality through the server's edit path: an edit inside one
+//! function body re-runs that function's summary and no other.
+
+use racelens_analysis::db::{file_functions, FunctionId};
+use racelens_lsp::config::Settings;
+use racelens_lsp::{Encoding, LineCol, State, TextChange};
+use std::path::{Path, PathBuf};
+
+const PROGRAM: &str = "#include <pthread.h>
+int counter;
+int other;
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static void helper(void) {
+    other = 1;
+}
+void *worker(void *arg) {
+    pthread_mutex_lock(&m);
+    counter++;
+    pthread_mutex_unlock(&m);
+    helper();
+    return 0;
+}
+int main(void) {
+    pthread_t t;
+    pthread_create(&t, 0, worker, 0);
+    counter++;
+    pthread_join(t, 0);
+    return 0;
+}
+";
+
+fn executed(state: &State, query: &str) -> Vec<String> {
+    state.host().db().take_log().into_iter().filter(|e| e.starts_with(&format!("{query}("))).collect()
+}
+
+fn function_id(state: &State, path: &Path, name: &str) -> FunctionId {
+    let snap = state.snapshot();
+    let (db, ws) = (snap.analysis.db(), snap.analysis.workspace());
+    let file = snap.analysis.file(path).expect("file in the analysis");
+    *file_functions(db, ws, file).iter().find(|f| &**f.name(db) == name).expect(name)
+}
+
+#[test]
+fn editing_one_body_reruns_only_that_functions_summary() {
+    let path = PathBuf::from("/virtual/incremental.c");
+    let uri = "file:///virtual/incremental.c".parse().unwrap();
+    let mut state = State::new(Encoding::Utf16, Settings::default());
+    state.open(uri, path.clone(), 1, PROGRAM);
+    let before = state.diagnostics_job().compute();
+    assert_eq!(before[0].diagnostics.len(), 2, "{before:#?}");
+    let worker = function_id(&state, &path, "worker");
+
+    state.host().db().enable_logging();
+    // Insert a statement at the start of worker's body (line 8).
+    let at = LineCol { line: 8, col: 0 };
+    state.change(&path, 2, &[TextChange { range: Some((at, at)), text: "    other = 2;\n".into() }]).expect("open");
+    let after = state.diagnostics_job().compute();
+
+    let log = state.host().db().take_log();
+    let summaries: Vec<&String> = log.iter().filter(|e| e.starts_with("function_summary(")).collect();
+    assert_eq!(summaries, [&format!("function_summary({:?})", worker.key())], "whole log: {log:#?}");
+    // The new write to `other` races with nothing (helper runs in worker
+    // only), and the old races are still reported, one line further down.
+    assert_eq!(after[0].diagnostics.len(), 2, "{after:#?}");
+    for (b, a) in before[0].diagnostics.iter().zip(&after[0].diagnostics) {
+        assert_eq!(a.message, b.message);
+    }
+
+    // A blank line between two functions moves them but re-runs no summary:
+    // summaries are relative to their function's start.
+    state.host().db().enable_logging();
+    let at = LineCol { line: 7, col: 0 };
+    state.change(&path, 3, &[TextChange { range: Some((at, at)), text: "\n".into() }]).expect("open");
+    state.diagnostics_job().compute();
+    assert!(executed(&state, "function_summary").is_empty());
+}
