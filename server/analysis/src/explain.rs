@@ -2,17 +2,27 @@
 //! makes the two accesses of a candidate race run back to back.
 //!
 //! Exists to turn a candidate race into a concrete, readable schedule, and to
-//! refute candidates that a join, a lock-protected flag or a condition
-//! variable orders. This is Goanna's layered approach (a model check of only
-//! the candidate, over an abstract thread model) with LaDR's notion of a
-//! race: one access is enabled at the end of one context and the other at
-//! the start of the next.
+//! refute candidates that a join, a lock-protected flag, a condition variable
+//! or a barrier orders. This is Goanna's layered approach (a model check of
+//! only the candidate, over an abstract thread model) with LaDR's notion of
+//! a race: one access is enabled at the end of one context and the other at
+//! the start of the next, so a race is a reachable state in which two
+//! different thread instances are both about to perform racing accesses.
 //!
 //! The model ([`model`], built by [`build`]) has only the threads on the two
-//! creation chains, and only their creations, joins, locks, condition
-//! variables, tested flags and the racing accesses. [`search`] explores its
-//! interleavings breadth-first. Bounds: loops unrolled twice, calls inlined
-//! 12 deep, 8 thread instances, 200,000 states per search.
+//! creation chains, and only their creations, joins, locks, trylocks,
+//! condition variables, barriers, `pthread_once`, tested flags and the racing
+//! accesses. [`search`] explores its interleavings breadth-first with state
+//! hashing. Bounds: loops unrolled twice (a run that wants a third iteration
+//! stops), calls inlined 12 deep, 60,000 instructions per thread, 8 thread
+//! instances, 200,000 states per search, 6 thread pairs per report, and up
+//! to 8 relaxed searches of 50,000 states to name what orders a refuted pair.
+//!
+//! [`Verdict::Refuted`] is given only when the model is complete (no gotos,
+//! indirect calls, unresolved barriers or signals, stored trylock results,
+//! recursion) and both accesses are reachable in it; it holds within the
+//! loop and thread bounds. Locks that may stand for several objects are left
+//! out of the model, which only adds schedules.
 
 mod build;
 mod model;
@@ -33,6 +43,8 @@ use std::path::PathBuf;
 
 /// Thread pairs checked per report; the rest leave the verdict unknown.
 const MAX_THREAD_PAIRS: usize = 6;
+/// Relaxed searches tried to name what orders a refuted pair.
+const MAX_REASON_SEARCHES: usize = 8;
 
 /// One step of a schedule.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -333,7 +345,7 @@ impl Render<'_> {
             let names: Vec<String> = self.model.locks.iter().map(|l| format!("`{l}`")).collect();
             tries.push((Relax { locks: true, ..Relax::default() }, format!("excluded by the locking of {}", names.join(", "))));
         }
-        for (relax, why) in tries {
+        for (relax, why) in tries.into_iter().take(MAX_REASON_SEARCHES) {
             if let Outcome::Found { .. } = Search::new(self.model, classes, relax, search::MAX_STATES / 4).run() {
                 return format!("{why}{bound}");
             }

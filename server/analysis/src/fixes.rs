@@ -180,6 +180,9 @@ impl<'a> Ctx<'a> {
         if self.facts.iter().filter(at_places).any(|f| f.may.0.iter().any(|h| h.lock == lock)) {
             return None;
         }
+        if self.may_invert_order(&places, &lock) {
+            return None;
+        }
         let spellings = spelling::Spellings::new(self.db, self.ws, &lock);
         let edits = self.guard(&places, &|at| spellings.at(at))?;
         let name = lock.display();
@@ -188,6 +191,19 @@ impl<'a> Ctx<'a> {
             m => format!("Guard with `{name}` here and at {} ({held})", plural(m - 1, "other racing access")),
         };
         Some(Fix { title, edits, is_preferred: false })
+    }
+
+    /// Would taking `lock` inside the locks already held at `places` nest
+    /// two locks that some access elsewhere holds together (so possibly in
+    /// the other order)? Then the fix could deadlock.
+    fn may_invert_order(&self, places: &[Place], lock: &LocKey) -> bool {
+        let outer: BTreeSet<&LocKey> = self.facts.iter().filter(|f| places.contains(&self.place(f))).flat_map(|f| f.may.0.iter().map(|h| &h.lock)).filter(|l| *l != lock).collect();
+        if outer.is_empty() {
+            return false;
+        }
+        crate::races::locations(self.db, self.ws).iter().any(|&loc| {
+            crate::races::location_accesses(self.db, loc).iter().any(|f| f.may.0.iter().any(|h| &h.lock == lock) && f.may.0.iter().any(|h| outer.contains(&h.lock)))
+        })
     }
 
     /// Lock and unlock around each place, files and regions at a time.

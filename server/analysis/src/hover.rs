@@ -39,6 +39,9 @@ pub fn hover(analysis: &Analysis, path: &Path, offset: usize) -> Option<String> 
     let target = Target { db, ws, file, path, node, name: name.clone() };
     let locs = target.by_access().or_else(|| target.by_declaration())?;
     if locs.is_empty() {
+        if let Some(text) = target.lock_key().and_then(|k| lock_summary(analysis, &k)) {
+            return Some(text);
+        }
         return target.is_shared_name().then(|| format!("**`{name}`**: no thread accesses it"));
     }
     let mut out = String::new();
@@ -144,7 +147,7 @@ impl Target<'_> {
                 return false;
             }
             let Some(owner) = &owner else { return true };
-            match struct_of_parent(&prog, k) {
+            match struct_of_parent(prog, k) {
                 Some(s) => *s == **owner,
                 None => unique_field,
             }
@@ -180,6 +183,14 @@ impl Target<'_> {
         })
     }
 
+    /// The lock a global (or static local) name denotes.
+    fn lock_key(&self) -> Option<LocKey> {
+        match self.bases()?.as_slice() {
+            [b @ Base::Global(_)] => Some(LocKey::new(b.clone())),
+            _ => None,
+        }
+    }
+
     /// Worth a hover even without accesses: a global, or a struct field.
     fn is_shared_name(&self) -> bool {
         self.node.kind() == "field_identifier" || matches!(self.bases().as_deref(), Some([Base::Global(_)]))
@@ -200,6 +211,32 @@ fn struct_of_parent(prog: &crate::db::Program, k: &LocKey) -> Option<String> {
         }
     }
     Some(ty)
+}
+
+/// "`m` guards `hits`: 4 of 5 accesses": the locations at whose accesses
+/// the lock is held, counted like [`locks_line`].
+fn lock_summary(analysis: &Analysis, lock: &LocKey) -> Option<String> {
+    let db = analysis.db();
+    let mut per_key: BTreeMap<String, BTreeMap<AccessKey, bool>> = BTreeMap::new();
+    for &loc in locations(db, analysis.workspace()) {
+        let base = loc.key(db);
+        for f in location_accesses(db, loc).iter() {
+            let s = fact_site(db, f);
+            let held = f.must.0.iter().any(|h| &h.lock == lock);
+            let e = per_key.entry(f.key(base).display()).or_default().entry((s.file, s.start, s.end, f.kind)).or_insert(true);
+            *e &= held;
+        }
+    }
+    let mut rows: Vec<(String, usize, usize)> = per_key.into_iter().map(|(k, acc)| (k, acc.values().filter(|h| **h).count(), acc.len())).filter(|r| r.1 > 0).collect();
+    if rows.is_empty() {
+        return None;
+    }
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut out = format!("**`{}`** (lock) guards {} location{}\n\n| location | accesses holding it |\n|---|---:|\n", lock.display(), rows.len(), if rows.len() == 1 { "" } else { "s" });
+    for (k, held, total) in rows.iter().take(16) {
+        let _ = writeln!(out, "| `{k}` | {held} of {total} |");
+    }
+    Some(out)
 }
 
 /// One location of the hover: its base cluster and its full key.

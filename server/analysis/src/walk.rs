@@ -18,6 +18,13 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// Library functions that call their function arguments synchronously (or
+/// not as threads): their callbacks are not new threads.
+const NOT_ASYNC_CALLBACKS: &[&str] = &[
+    "qsort", "qsort_r", "bsearch", "lfind", "lsearch", "tsearch", "tfind", "tdelete", "twalk", "scandir", "ftw", "nftw", "atexit", "on_exit",
+    "signal", "sigaction", "sigset", "bsd_signal", "pthread_atfork", "pthread_key_create", "pthread_cleanup_push", "dl_iterate_phdr",
+];
+
 /// Statement visits allowed per thread before the walk gives up.
 const STEP_BUDGET: u64 = 3_000_000;
 /// Calling contexts analysed per function and thread.
@@ -172,9 +179,11 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         protected: FxHashMap::default(),
         heap_in_loop: FxHashSet::default(),
         ctxs: FxHashSet::default(),
+        has_threads: false,
         last_ctx: None,
         frames: Default::default(),
     };
+    w.has_threads = prog.functions.values().flatten().any(|f| w.summary(*f).models.values().any(|m| matches!(m, CallModel::Create { .. })));
     w.build_store();
     // Frames built while the store was incomplete are stale.
     w.frames.borrow_mut().clear();
@@ -261,6 +270,9 @@ struct Walker<'a> {
     replayed_sites: FxHashSet<u32>,
     /// Allocation sites visited inside a loop: they stand for many objects.
     heap_in_loop: FxHashSet<Base>,
+    /// Does the program create threads at all? Callbacks handed to unknown
+    /// code are treated as threads only then.
+    has_threads: bool,
     /// Interned fact contexts.
     ctxs: FxHashSet<Arc<FactCtx>>,
     last_ctx: Option<(u32, Arc<FactCtx>)>,
@@ -644,6 +656,12 @@ impl<'a> Walker<'a> {
             }
         }
         out
+    }
+
+    fn looks_like_thread_entry(&self, f: FunctionId) -> bool {
+        let s = self.summary(f);
+        let ret = self.prog.returns.get(f.name(self.db));
+        s.ir.params.len() == 1 && s.ir.params[0].ty.pointer == 1 && ret.map(|t| t.pointer == 1 && t.name.as_deref() == Some("void")).unwrap_or(false)
     }
 
     /// Does this pointer value come from a call to a function without a body?
@@ -1311,7 +1329,13 @@ impl<'a> Walker<'a> {
                     }
                     let mut entries: Vec<FunctionId> = vals.into_iter().filter_map(|v| if let Val::Func(f) = v { self.prog.functions.get(&f).map(|d| d[0]) } else { None }).collect();
                     entries.dedup();
-                    if !entries.is_empty() && !self.prog.functions.contains_key(&*callee_name(&c.callee)) {
+                    let name = callee_name(&c.callee);
+                    // Without any thread creation in the program, only callbacks
+                    // shaped like thread entries (`void *f(void *)`) count.
+                    if !self.has_threads {
+                        entries.retain(|f| self.looks_like_thread_entry(*f));
+                    }
+                    if !entries.is_empty() && !self.prog.functions.contains_key(&*name) && !NOT_ASYNC_CALLBACKS.contains(&&*name) {
                         self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new());
                         // It may call them any number of times.
                         if let Some(&s) = self.site_index.get(&(fr.fid, c.id)) {

@@ -20,7 +20,7 @@ fn analyse(src: &str) -> (AnalysisHost, Vec<RaceReport>) {
 /// edits go in from the back.
 fn apply(src: &str, edits: &[FileEdit]) -> String {
     let mut v: Vec<(usize, &FileEdit)> = edits.iter().enumerate().collect();
-    v.sort_by(|a, b| (b.1.start, b.0).cmp(&(a.1.start, a.0)));
+    v.sort_by_key(|(i, e)| std::cmp::Reverse((e.start, *i)));
     for w in v.windows(2) {
         assert!(w[1].1.end <= w[0].1.start, "overlapping edits: {:?} and {:?}", w[1].1, w[0].1);
     }

@@ -91,3 +91,8 @@ fn private_local_has_no_hover() {
 fn unaccessed_global() {
     insta::assert_snapshot!(check("int unused$0;\nint main(void) { return 0; }\n"));
 }
+
+#[test]
+fn lock_lists_what_it_guards() {
+    insta::assert_snapshot!(at("stats_mu);\n    stats.hits++"));
+}

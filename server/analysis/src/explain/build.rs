@@ -33,7 +33,7 @@ pub(super) struct Wanted {
 
 pub(super) fn build(db: &dyn salsa::Database, ws: Workspace, table: &ThreadTable, wanted: &Wanted) -> Model {
     let prog = program(db, ws).clone();
-    let mut flags = flag_candidates(db, ws, &prog);
+    let mut flags: FxHashMap<Name, Option<i64>> = flag_candidates(db, ws).iter().map(|(k, v)| (k.clone(), *v)).collect();
     for _ in 0..4 {
         let mut b = Builder::new(db, ws, &prog, table, wanted, flags.clone());
         b.compile_all();
@@ -51,7 +51,9 @@ pub(super) fn build(db: &dyn salsa::Database, ws: Workspace, table: &ThreadTable
 /// Globals tested as plain flags (`if (ready)`, `while (!done)`), scalar,
 /// never atomic and never reached through their address, with their
 /// initial value when the program text gives one.
-fn flag_candidates(db: &dyn salsa::Database, ws: Workspace, prog: &Program) -> FxHashMap<Name, Option<i64>> {
+#[salsa::tracked(returns(ref))]
+fn flag_candidates(db: &dyn salsa::Database, ws: Workspace) -> Arc<std::collections::BTreeMap<Name, Option<i64>>> {
+    let prog = program(db, ws);
     let mut tested: FxHashSet<Name> = FxHashSet::default();
     let mut escaped: FxHashSet<Name> = FxHashSet::default();
     for f in prog.functions.values().flatten() {
@@ -80,7 +82,7 @@ fn flag_candidates(db: &dyn salsa::Database, ws: Workspace, prog: &Program) -> F
             }
         });
     }
-    let mut out = FxHashMap::default();
+    let mut out = std::collections::BTreeMap::new();
     for v in tested {
         let Some(ty) = prog.globals.get(&v) else { continue };
         let ty = prog.resolve_type(ty);
@@ -90,7 +92,7 @@ fn flag_candidates(db: &dyn salsa::Database, ws: Workspace, prog: &Program) -> F
             out.insert(v, init);
         }
     }
-    out
+    Arc::new(out)
 }
 
 /// The initial value of a global: 0 without initializer, the constant when
@@ -98,7 +100,7 @@ fn flag_candidates(db: &dyn salsa::Database, ws: Workspace, prog: &Program) -> F
 fn global_init(db: &dyn salsa::Database, ws: Workspace, name: &str) -> Option<i64> {
     for &file in ws.files(db) {
         let items = crate::db::file_items(db, file);
-        for g in items.globals.iter().filter(|g| &*g.name == name && !g.is_extern) {
+        if let Some(g) = items.globals.iter().find(|g| &*g.name == name && !g.is_extern) {
             let p = file.parsed(db);
             let text = p.text.get(g.end as usize..g.decl_end as usize).unwrap_or("");
             let Some(rest) = text.trim_start().strip_prefix('=') else { return Some(0) };
@@ -144,6 +146,9 @@ struct Frame {
     env: FxHashMap<Name, Option<LocKey>>,
     returns: Vec<Pc>,
 }
+
+/// A jump target to patch: instruction and which of its targets.
+type Slot = (Pc, usize);
 
 /// Jumps out of the innermost loop or switch, patched when it ends.
 #[derive(Default)]
@@ -241,7 +246,7 @@ impl<'a> Builder<'a> {
     /// the model, or an access the compiler did not recognise, writes them.
     fn unverified_flags(&self) -> Vec<Name> {
         let mut bad = Vec::new();
-        for (name, _) in &self.flags {
+        for name in self.flags.keys() {
             for &loc in crate::races::locations(self.db, self.ws) {
                 if *loc.key(self.db) != Base::Global(name.clone()) {
                     continue;
@@ -468,7 +473,7 @@ impl<'a> Builder<'a> {
     }
 
     /// Compiles a condition; returns the jumps to the then- and else-branch.
-    fn branch(&mut self, fr: &mut Frame, cond: &[Stmt], test: &Test) -> (Vec<(Pc, usize)>, Vec<(Pc, usize)>) {
+    fn branch(&mut self, fr: &mut Frame, cond: &[Stmt], test: &Test) -> (Vec<Slot>, Vec<Slot>) {
         if let Test::CallZero { id, zero_on_true } = test {
             let pos = cond.iter().position(|s| matches!(s, Stmt::Call(c) if c.id == *id));
             if let (Some(pos), Some(CallModel::TryLock { arg, shared })) = (pos, fr.summary.models.get(id).cloned()) {
@@ -574,10 +579,7 @@ impl<'a> Builder<'a> {
         }
         let Some(&flag) = self.flag_index.get(v) else { return };
         let value = match next {
-            Some(Stmt::Assign { lhs, rhs }) if *lhs == a.place => match rhs {
-                Expr::Int(k) => Some(*k),
-                _ => None,
-            },
+            Some(Stmt::Assign { lhs, rhs: Expr::Int(k) }) if *lhs == a.place => Some(*k),
             _ => None,
         };
         self.flag_writes.insert((fr.fid, a.span));

@@ -48,7 +48,7 @@ pub(super) fn rewrite_all(analysis: &Analysis, key: &LocKey, is_bool: bool, site
         let sf = analysis.file(file)?;
         let p = sf.parsed(analysis.db());
         let n = node_at(p, *start, *end)?;
-        if n.kind() != "identifier" || &p.text[n.byte_range()] != name || n.start_byte() != *start || n.end_byte() != *end {
+        if n.kind() != "identifier" || p.text[n.byte_range()] != name || n.start_byte() != *start || n.end_byte() != *end {
             return None;
         }
         let (range, text) = rewrite(p, n, &name, is_bool)?;

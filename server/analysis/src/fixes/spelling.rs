@@ -18,6 +18,9 @@ use racelens_syntax::{Call, Callee, Expr, Parsed, Stmt};
 use rustc_hash::FxHashMap;
 use tree_sitter::Node;
 
+/// Visits a call with its function, the function's summary and its model.
+type CallVisitor<'v> = dyn FnMut(FunctionId, &crate::db::FunctionSummary, &Call, Option<&CallModel>) + 'v;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
     Macro,
@@ -167,7 +170,7 @@ impl<'a> Spellings<'a> {
         v
     }
 
-    fn each_call(&self, f: &mut dyn FnMut(FunctionId, &crate::db::FunctionSummary, &Call, Option<&CallModel>)) {
+    fn each_call(&self, f: &mut CallVisitor) {
         for &fid in self.prog.functions.values().flatten() {
             let s = function_summary(self.db, fid).clone();
             crate::walk::visit_calls(&s.ir.body, &mut |c| f(fid, &s, c, s.models.get(&c.id)));

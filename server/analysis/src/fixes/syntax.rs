@@ -99,16 +99,8 @@ pub(super) fn declared_before(p: &Parsed, name: &str, pos: usize) -> bool {
                 continue;
             }
             match c.kind() {
-                "preproc_def" | "preproc_function_def" => {
-                    if c.child_by_field_name("name").map(|x| &p.text[x.byte_range()] == name).unwrap_or(false) {
-                        return true;
-                    }
-                }
-                "function_definition" | "declaration" => {
-                    if declarator_names(c, &p.text).iter().any(|d| d == name) {
-                        return true;
-                    }
-                }
+                "preproc_def" | "preproc_function_def" if c.child_by_field_name("name").map(|x| &p.text[x.byte_range()] == name).unwrap_or(false) => return true,
+                "function_definition" | "declaration" if declarator_names(c, &p.text).iter().any(|d| d == name) => return true,
                 "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "linkage_specification" | "declaration_list" => stack.push(c),
                 _ => {}
             }
