@@ -68,6 +68,7 @@ fn run_inner(mut paths: Vec<PathBuf>, format: Format, config: Option<PathBuf>, e
     let result = std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || {
+            let t_load = std::time::Instant::now();
             let mut host = AnalysisHost::new(cfg);
             let mut sources = Sources::new();
             for (p, t) in &loaded {
@@ -81,8 +82,21 @@ fn run_inner(mut paths: Vec<PathBuf>, format: Format, config: Option<PathBuf>, e
                 pb.set_message("analysing");
             }
             let timing = std::env::var_os("RACELENS_TIMING").is_some();
+            if timing {
+                eprintln!("racelens: parsed in {:?}", t_load.elapsed());
+            }
             let t0 = std::time::Instant::now();
             let analysis = host.snapshot();
+            if timing {
+                let db = analysis.db();
+                let ws = analysis.workspace();
+                for f in ws.files(db) {
+                    for &fid in racelens_analysis::db::file_functions(db, ws, *f) {
+                        let _ = racelens_analysis::db::function_summary(db, fid);
+                    }
+                }
+                eprintln!("racelens: summaries done after {:?}", t0.elapsed());
+            }
             let _ = racelens_analysis::races::thread_analysis(analysis.db(), analysis.workspace());
             if timing {
                 eprintln!("racelens: walk done after {:?}, peak RSS {} KB", t0.elapsed(), peak_rss_kb());

@@ -7,11 +7,14 @@
 //! small points-to over parameters, thread arguments and single-assignment
 //! locals; when that fails the model is marked incomplete.
 
+mod flags;
+mod names;
+
 use super::model::*;
 use crate::config::CallModel;
 use crate::db::{function_summary, program, FunctionId, FunctionSummary, Program, Workspace};
 use crate::facts::ThreadTable;
-use crate::model::{Base, Elem, LocKey};
+use crate::model::{Base, LocKey};
 use racelens_syntax::{AccessKind, Call, Callee, Expr, Name, Span, Stmt, Test};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
@@ -33,7 +36,7 @@ pub(super) struct Wanted {
 
 pub(super) fn build(db: &dyn salsa::Database, ws: Workspace, table: &ThreadTable, wanted: &Wanted) -> Model {
     let prog = program(db, ws).clone();
-    let mut flags: FxHashMap<Name, Option<i64>> = flag_candidates(db, ws).iter().map(|(k, v)| (k.clone(), *v)).collect();
+    let mut flags: FxHashMap<Name, Option<i64>> = flags::flag_candidates(db, ws).iter().map(|(k, v)| (k.clone(), *v)).collect();
     for _ in 0..4 {
         let mut b = Builder::new(db, ws, &prog, table, wanted, flags.clone());
         b.compile_all();
@@ -46,83 +49,6 @@ pub(super) fn build(db: &dyn salsa::Database, ws: Workspace, table: &ThreadTable
     let mut b = Builder::new(db, ws, &prog, table, wanted, FxHashMap::default());
     b.compile_all();
     b.finish()
-}
-
-/// Globals tested as plain flags (`if (ready)`, `while (!done)`), scalar,
-/// never atomic and never reached through their address, with their
-/// initial value when the program text gives one.
-#[salsa::tracked(returns(ref))]
-fn flag_candidates(db: &dyn salsa::Database, ws: Workspace) -> Arc<std::collections::BTreeMap<Name, Option<i64>>> {
-    let prog = program(db, ws);
-    let mut tested: FxHashSet<Name> = FxHashSet::default();
-    let mut escaped: FxHashSet<Name> = FxHashSet::default();
-    for f in prog.functions.values().flatten() {
-        let s = function_summary(db, *f);
-        let locals = local_names(s);
-        crate::walk::visit_stmts(&s.ir.body, &mut |st| {
-            match st {
-                Stmt::If { test: Test::VarZero { var, .. }, .. } | Stmt::Loop { test: Test::VarZero { var, .. }, .. } if !locals.contains_key(var) => {
-                    tested.insert(var.clone());
-                }
-                Stmt::Call(c) => {
-                    for a in &c.args {
-                        if let Expr::AddrOf(p) = a {
-                            if let Expr::Var(v) = &**p {
-                                escaped.insert(v.clone());
-                            }
-                        }
-                    }
-                }
-                Stmt::Assign { rhs: Expr::AddrOf(p), .. } => {
-                    if let Expr::Var(v) = &**p {
-                        escaped.insert(v.clone());
-                    }
-                }
-                _ => {}
-            }
-        });
-    }
-    let mut out = std::collections::BTreeMap::new();
-    for v in tested {
-        let Some(ty) = prog.globals.get(&v) else { continue };
-        let ty = prog.resolve_type(ty);
-        let scalar = ty.pointer == 0 && !ty.array && !ty.atomic && !ty.thread_local && !ty.name.as_ref().map(|n| prog.structs.contains_key(n)).unwrap_or(false);
-        if scalar && !escaped.contains(&v) {
-            let init = global_init(db, ws, &v);
-            out.insert(v, init);
-        }
-    }
-    Arc::new(out)
-}
-
-/// The initial value of a global: 0 without initializer, the constant when
-/// it is an integer literal, unknown otherwise.
-fn global_init(db: &dyn salsa::Database, ws: Workspace, name: &str) -> Option<i64> {
-    for &file in ws.files(db) {
-        let items = crate::db::file_items(db, file);
-        if let Some(g) = items.globals.iter().find(|g| &*g.name == name && !g.is_extern) {
-            let p = file.parsed(db);
-            let text = p.text.get(g.end as usize..g.decl_end as usize).unwrap_or("");
-            let Some(rest) = text.trim_start().strip_prefix('=') else { return Some(0) };
-            let lit: String = rest.trim_start().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').collect();
-            return parse_int(&lit);
-        }
-    }
-    Some(0)
-}
-
-fn parse_int(s: &str) -> Option<i64> {
-    let s = s.trim().trim_end_matches(['u', 'U', 'l', 'L']);
-    match s {
-        "true" => return Some(1),
-        "false" | "NULL" => return Some(0),
-        _ => {}
-    }
-    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        i64::from_str_radix(h, 16).ok()
-    } else {
-        s.parse().ok()
-    }
 }
 
 /// Locals and parameters of a function, with `is_static`.
@@ -799,94 +725,6 @@ impl<'a> Builder<'a> {
             _ => None,
         }
     }
-
-    // ----- naming memory --------------------------------------------------
-
-    /// The index of the lock (or condition variable) `e` points to, or
-    /// `None` when it may stand for several objects (an unknown index, a
-    /// heap object from a loop, an unresolved pointer). Leaving such a lock
-    /// out only adds schedules, so refutations stay sound.
-    fn lock_id(&mut self, fr: &Frame, e: Option<&Expr>, lock: bool) -> Option<u16> {
-        let k = e.and_then(|e| self.pointee(fr, e, 0)).filter(|k| self.definite(k))?;
-        let (index, names) = if lock { (&mut self.lock_index, &mut self.model.locks) } else { (&mut self.cond_index, &mut self.model.conds) };
-        Some(*index.entry(format!("{k:?}")).or_insert_with(|| {
-            names.push(k.display());
-            (names.len() - 1) as u16
-        }))
-    }
-
-    /// Does the location denote one object in every run?
-    fn definite(&self, k: &LocKey) -> bool {
-        if k.path.iter().any(|e| matches!(e, Elem::Index(None))) {
-            return false;
-        }
-        let once = |func: &Name| &**func == "main" && self.model.threads.first().map(|t| t.site.is_none() && &*t.entry == "main").unwrap_or(false);
-        match &k.base {
-            Base::Global(_) => true,
-            Base::Local { func, .. } => once(func),
-            Base::Heap { func, call } => once(func) && self.function_named(func, None).map(|f| !call_in_loop(&function_summary(self.db, f).ir.body, *call, false)).unwrap_or(false),
-            Base::Type(_) | Base::Synthetic(_) => false,
-        }
-    }
-
-    /// The object a pointer expression points to.
-    fn pointee(&self, fr: &Frame, e: &Expr, depth: u32) -> Option<LocKey> {
-        if depth > 16 {
-            return None;
-        }
-        match e {
-            Expr::AddrOf(p) => self.place(fr, p, depth + 1),
-            Expr::Var(x) => match fr.env.get(x) {
-                Some(v) => v.clone(),
-                None if !fr.locals.contains_key(x) && self.prog.globals.get(x).map(|t| t.array).unwrap_or(false) => Some(LocKey::new(Base::Global(x.clone()))),
-                None => None,
-            },
-            Expr::Cast { value, .. } | Expr::Offset(value) => self.pointee(fr, value, depth + 1),
-            Expr::CallResult(id) => matches!(fr.summary.models.get(id), Some(CallModel::Alloc)).then(|| LocKey::new(Base::Heap { func: fr.fname.clone(), call: *id })),
-            Expr::Choice(alts) => {
-                let vs: Vec<Option<LocKey>> = alts.iter().map(|a| self.pointee(fr, a, depth + 1)).collect();
-                vs.windows(2).all(|w| w[0] == w[1]).then(|| vs.first().cloned().flatten()).flatten()
-            }
-            _ => None,
-        }
-    }
-
-    /// The object an lvalue designates.
-    fn place(&self, fr: &Frame, e: &Expr, depth: u32) -> Option<LocKey> {
-        if depth > 16 {
-            return None;
-        }
-        match e {
-            Expr::Var(x) => match fr.locals.get(x) {
-                Some(true) => Some(LocKey::new(Base::Global(format!("{}::{x}", fr.fname).into()))),
-                Some(false) => Some(LocKey::new(Base::Local { func: fr.fname.clone(), var: x.clone() })),
-                None => self.prog.globals.contains_key(x).then(|| LocKey::new(Base::Global(x.clone()))),
-            },
-            Expr::Field { base, field, arrow } => {
-                let b = if *arrow { self.pointee(fr, base, depth + 1) } else { self.place(fr, base, depth + 1) };
-                b.map(|k| k.with(Elem::Field(field.clone())))
-            }
-            Expr::Index { base, index, .. } => {
-                let is_ptr = matches!(&**base, Expr::Var(x) if fr.env.contains_key(x));
-                let b = if is_ptr { self.pointee(fr, base, depth + 1) } else { self.place(fr, base, depth + 1) };
-                b.map(|k| k.with(Elem::Index(*index)))
-            }
-            Expr::Deref(v) => self.pointee(fr, v, depth + 1),
-            Expr::Cast { value, .. } => self.place(fr, value, depth + 1),
-            _ => None,
-        }
-    }
-}
-
-/// Is call `id` inside a loop of `stmts`?
-fn call_in_loop(stmts: &[Stmt], id: u32, in_loop: bool) -> bool {
-    stmts.iter().any(|s| match s {
-        Stmt::Call(c) => c.id == id && in_loop,
-        Stmt::If { cond, then, els, .. } => call_in_loop(cond, id, in_loop) || call_in_loop(then, id, in_loop) || call_in_loop(els, id, in_loop),
-        Stmt::Loop { cond, body, .. } => call_in_loop(cond, id, true) || call_in_loop(body, id, true),
-        Stmt::Switch { cond, arms } => call_in_loop(cond, id, in_loop) || arms.iter().any(|a| call_in_loop(a, id, in_loop)),
-        _ => false,
-    })
 }
 
 /// Models the search executes.
