@@ -156,13 +156,32 @@ pub struct FunctionSummary {
     pub models: BTreeMap<u32, CallModel>,
 }
 
-/// Lowers one function. Depends only on its text, the macros and the config.
+/// Every function of a file lowered from the file's own tree (one parse).
+/// Functions whose text and macros are unchanged reuse their previous IR.
+#[salsa::tracked(returns(ref))]
+pub fn file_lowered(db: &dyn salsa::Database, ws: Workspace, file: SourceFile) -> Arc<Vec<Arc<FnIr>>> {
+    let p = file.parsed(db);
+    let macros = macro_table(db, ws);
+    let nodes = syntax::function_nodes(&p.tree, &p.text);
+    Arc::new(nodes.into_iter().map(|n| crate::lower_cache::lower(n, &p.text, macros)).collect())
+}
+
+/// One function's IR. Re-executes for every function of an edited file but
+/// backdates unless that function changed, which keeps summaries valid.
+#[salsa::tracked(returns(ref))]
+pub fn function_ir(db: &dyn salsa::Database, f: FunctionId) -> Arc<FnIr> {
+    let items = file_items(db, f.file(db));
+    let idx = items.functions.iter().enumerate().filter(|(_, i)| i.name == *f.name(db)).nth(f.ordinal(db) as usize).map(|(i, _)| i);
+    let lowered = file_lowered(db, f.ws(db), f.file(db));
+    idx.and_then(|i| lowered.get(i).cloned()).unwrap_or_default()
+}
+
+/// The per-function summary: the lowered body plus the meaning of each call
+/// under the configured models. Depends only on the function's IR and the config.
 #[salsa::tracked(returns(ref))]
 pub fn function_summary(db: &dyn salsa::Database, f: FunctionId) -> Arc<FunctionSummary> {
-    let text = function_text(db, f);
-    let macros = macro_table(db, f.ws(db));
+    let ir = function_ir(db, f).as_ref().clone();
     let config = f.ws(db).config(db);
-    let ir = syntax::lower_function(text, macros);
     let mut models = BTreeMap::new();
     collect_models(&ir.body, config, &mut models);
     Arc::new(FunctionSummary { ir, models })

@@ -13,6 +13,7 @@ pub mod explain;
 pub mod facts;
 pub mod fixes;
 pub mod host;
+mod lower_cache;
 pub mod hover;
 mod locate;
 pub mod model;

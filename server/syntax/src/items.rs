@@ -76,6 +76,31 @@ pub(crate) fn name(n: Node, src: &str) -> Name {
     Name::from(text(n, src))
 }
 
+/// The top-level function definitions of a tree, in source order (the same
+/// order and filter as [`FileItems::functions`]).
+pub fn function_nodes<'t>(tree: &'t Tree, src: &str) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    let mut stack = vec![(tree.root_node(), 0u32)];
+    while let Some((node, depth)) = stack.pop() {
+        let mut cur = node.walk();
+        for child in node.named_children(&mut cur) {
+            match child.kind() {
+                "function_definition" => {
+                    let mut t = TypeInfo::default();
+                    if child.child_by_field_name("declarator").and_then(|d| declarator(d, &mut t)).is_some() {
+                        out.push(child);
+                    }
+                }
+                "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef" | "linkage_specification" | "declaration_list" | "ERROR" if depth < 64 => stack.push((child, depth + 1)),
+                _ => {}
+            }
+        }
+    }
+    let _ = src;
+    out.sort_by_key(|n| n.start_byte());
+    out
+}
+
 /// Extracts the top-level items of a parsed file.
 pub fn extract_items(tree: &Tree, src: &str) -> FileItems {
     let mut items = FileItems::default();

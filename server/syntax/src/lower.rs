@@ -26,8 +26,16 @@ pub fn lower_function(fn_text: &str, macros: &MacroTable) -> FnIr {
     let root = tree.root_node();
     let mut cur = root.walk();
     let def = root.named_children(&mut cur).find(|n| n.kind() == "function_definition");
-    let Some(def) = def else { return FnIr::default() };
-    let mut lw = Lowerer { src: fn_text, macros, over: None, ir: FnIr::default(), active: Vec::new(), nstmts: 0, stmt_span: Span::default(), cond_calls: Vec::new() };
+    match def {
+        Some(def) => lower_definition(def, fn_text, macros),
+        None => FnIr::default(),
+    }
+}
+
+/// Lowers a `function_definition` node of a parsed file whose text is `src`.
+/// Spans come out relative to the start of the definition.
+pub fn lower_definition(def: Node, src: &str, macros: &MacroTable) -> FnIr {
+    let mut lw = Lowerer { src, base: def.start_byte(), macros, over: None, ir: FnIr::default(), active: Vec::new(), nstmts: 0, stmt_span: Span::default(), cond_calls: Vec::new() };
     if let Some(d) = def.child_by_field_name("declarator") {
         lw.params(d);
     }
@@ -43,6 +51,8 @@ pub fn lower_function(fn_text: &str, macros: &MacroTable) -> FnIr {
 
 struct Lowerer<'s> {
     src: &'s str,
+    /// Byte offset of the function in `src`; spans are relative to it.
+    base: usize,
     macros: &'s MacroTable,
     /// Span that replaces every span while lowering a macro expansion.
     over: Option<Span>,
@@ -66,7 +76,7 @@ fn unparen(mut n: Node) -> Node {
 
 impl<'s> Lowerer<'s> {
     fn span(&self, n: Node) -> Span {
-        self.over.unwrap_or_else(|| Span::new(n.start_byte(), n.end_byte()))
+        self.over.unwrap_or_else(|| Span::new(n.start_byte().saturating_sub(self.base), n.end_byte().saturating_sub(self.base)))
     }
 
     fn push(&mut self, out: &mut Vec<Stmt>, s: Stmt) {

@@ -14,6 +14,8 @@ use rustc_hash::FxHashMap;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MacroTable {
     defs: FxHashMap<Name, MacroDef>,
+    /// A content hash, so caches can tell tables apart cheaply.
+    fingerprint: u64,
 }
 
 impl MacroTable {
@@ -22,7 +24,19 @@ impl MacroTable {
         for d in defs {
             t.defs.insert(d.name.clone(), d.clone());
         }
+        let mut names: Vec<&MacroDef> = t.defs.values().collect();
+        names.sort_by(|a, b| a.name.cmp(&b.name));
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        for d in names {
+            d.hash(&mut h);
+        }
+        t.fingerprint = h.finish();
         t
+    }
+
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
     }
 
     pub fn get(&self, name: &str) -> Option<&MacroDef> {
