@@ -10,6 +10,7 @@ use crate::facts::{AccessFact, ThreadAnalysis, ThreadTable};
 use crate::model::{Base, Elem};
 use crate::walk;
 use racelens_syntax::AccessKind;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// A memory location of the race check.
@@ -79,15 +80,41 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
     if facts.iter().all(|f| f.thread == first) && table.threads.get(first as usize).map(|t| t.unique).unwrap_or(true) {
         return out;
     }
-    for (i, a) in facts.iter().enumerate() {
-        for (j, b) in facts.iter().enumerate().skip(i) {
-            if let Some(c) = race_pair(base, a, b, table) {
-                out.push(RacePair { a: i as u32, b: j as u32, confidence: c });
+    // Accesses that agree on everything the check looks at behave alike:
+    // decide per class, then list pairs, at most `PARTNERS` per access.
+    let mut class_of: FxHashMap<(&[Elem], u32, AccessKind, usize, bool, bool), usize> = FxHashMap::default();
+    let mut classes: Vec<Vec<u32>> = Vec::new();
+    for (i, f) in facts.iter().enumerate() {
+        let key = (&f.path[..], f.thread, f.kind, Arc::as_ptr(&f.ctx) as usize, f.direct_local, f.weak);
+        let c = *class_of.entry(key).or_insert_with(|| {
+            classes.push(Vec::new());
+            classes.len() - 1
+        });
+        classes[c].push(i as u32);
+    }
+    let mut count = vec![0usize; facts.len()];
+    for ci in 0..classes.len() {
+        for cj in ci..classes.len() {
+            let (ra, rb) = (&facts[classes[ci][0] as usize], &facts[classes[cj][0] as usize]);
+            let Some(c) = race_pair(base, ra, rb, table) else { continue };
+            for (x, &a) in classes[ci].iter().enumerate() {
+                let others = if ci == cj { &classes[cj][x..] } else { &classes[cj][..] };
+                for &b in others {
+                    if count[a as usize] >= PARTNERS && count[b as usize] >= PARTNERS {
+                        continue;
+                    }
+                    count[a as usize] += 1;
+                    count[b as usize] += 1;
+                    out.push(RacePair { a, b, confidence: c });
+                }
             }
         }
     }
     out
 }
+
+/// Racing partners listed per access (the rest add nothing to a report).
+const PARTNERS: usize = 16;
 
 fn race_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> Option<Confidence> {
     if a.kind == AccessKind::Read && b.kind == AccessKind::Read {

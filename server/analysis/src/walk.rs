@@ -236,7 +236,9 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         t += 1;
     }
     if std::env::var_os("RACELENS_TIMING").is_some() {
-        eprintln!("racelens: walk: {} threads, {} sites, {} steps in last thread, {} fact contexts, {} bases", w.threads.len(), w.sites.len(), w.steps, w.ctxs.len(), w.facts.len());
+        let total: usize = w.facts.values().map(|f| f.len()).sum();
+        let max = w.facts.values().map(|f| f.len()).max().unwrap_or(0);
+        eprintln!("racelens: walk: {} threads, {} sites, {} steps in last thread, {} fact contexts, {} bases, {} facts (max {} per base)", w.threads.len(), w.sites.len(), w.steps, w.ctxs.len(), w.facts.len(), total, max);
     }
     w.finish()
 }
