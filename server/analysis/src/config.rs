@@ -27,6 +27,9 @@ pub enum CallModel {
     Atomic,
     CondWait,
     Barrier,
+    /// Enters or leaves a global atomic section (`__VERIFIER_atomic_begin`).
+    AtomicBegin,
+    AtomicEnd,
     /// Library call that writes through `write` and reads through `read`.
     Mem { write: Option<usize>, read: Option<usize> },
     /// Ends the current thread or process.
@@ -82,6 +85,8 @@ impl Default for Config {
         put(&["free"], Mem { write: Some(0), read: None });
         put(&["pthread_cond_wait", "pthread_cond_timedwait", "cnd_wait", "cnd_timedwait"], CondWait);
         put(&["pthread_barrier_wait"], Barrier);
+        put(&["__VERIFIER_atomic_begin"], AtomicBegin);
+        put(&["__VERIFIER_atomic_end"], AtomicEnd);
         put(&["memset", "bzero", "sprintf", "snprintf", "vsprintf", "vsnprintf", "fgets", "gets"], Mem { write: Some(0), read: None });
         put(&["memcpy", "memmove", "strcpy", "strncpy", "strcat", "strncat"], Mem { write: Some(0), read: Some(1) });
         put(&["strlen", "strcmp", "strncmp", "strchr", "puts"], Mem { write: None, read: Some(0) });

@@ -25,6 +25,8 @@ pub struct Thread {
     pub creation_locks: Vec<(u32, LocKey)>,
     /// Sites this thread may leave running when it ends (`None`: unknown).
     pub leaks: Option<SiteSet>,
+    /// Barriers this thread waits on somewhere.
+    pub barriers: Vec<Name>,
 }
 
 /// A thread-creation call.
@@ -76,6 +78,8 @@ pub struct FactCtx {
     pub acquired: Vec<(u32, LocKey)>,
     /// (site, lock): locks held continuously since that site spawned.
     pub clean: Vec<(u32, LocKey)>,
+    /// (barrier, fewest, most) `pthread_barrier_wait` calls passed so far.
+    pub phases: Vec<(Name, u8, u8)>,
 }
 
 impl std::ops::Deref for AccessFact {

@@ -135,7 +135,7 @@ fn race_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
     if a.must.excludes(&b.must) || once_ordered(a, b) || once_ordered(b, a) || creation_excludes(a, b, table) || creation_excludes(b, a, table) {
         return None;
     }
-    if !may_happen_in_parallel(a, b, table) {
+    if barrier_ordered(a, b, table) || !may_happen_in_parallel(a, b, table) {
         return None;
     }
     let weak_base = matches!(base, Base::Type(_) | Base::Heap { .. });
@@ -197,6 +197,22 @@ fn leaks_below(table: &ThreadTable, chain: &[(u32, Option<u32>)]) -> bool {
         }
     }
     false
+}
+
+/// Are the accesses separated by a barrier both threads wait on: one has
+/// passed fewer waits on every path than the other has on any?
+fn barrier_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
+    let waits = |t: u32, k: &str| table.threads.get(t as usize).map(|th| th.barriers.iter().any(|x| &**x == k)).unwrap_or(false);
+    let phase = |f: &AccessFact, k: &str| f.phases.iter().find(|p| &*p.0 == k).map(|p| (p.1, p.2)).unwrap_or((0, 0));
+    let mut keys: Vec<&str> = a.phases.iter().chain(b.phases.iter()).map(|p| &*p.0).collect();
+    keys.dedup();
+    keys.into_iter().any(|k| {
+        if !waits(a.thread, k) || !waits(b.thread, k) {
+            return false;
+        }
+        let (pa, pb) = (phase(a, k), phase(b, k));
+        pa.1 < pb.0 || pb.1 < pa.0
+    })
 }
 
 /// Active-threads check: can the two accesses overlap in time, given which

@@ -85,6 +85,8 @@ struct State {
     /// through `q` since `q` was last assigned. They guard accesses through
     /// the same `q`, whatever object `q` points to.
     syms: Vec<(Name, Vec<Elem>, bool)>,
+    /// Barrier phases: (barrier, fewest, most) waits passed.
+    phases: Vec<(Name, u8, u8)>,
 }
 
 fn join(a: Option<State>, b: Option<State>) -> Option<State> {
@@ -119,7 +121,17 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
             }
             let fresh = a.fresh.iter().filter(|f| b.fresh.contains(f)).cloned().collect();
             let syms = a.syms.iter().filter(|x| b.syms.contains(x)).cloned().collect();
-            Some(State { must: a.must.intersect(&b.must), may: a.may.union(&b.may), created: a.created.union(&b.created), active: a.active.union(&b.active), tries, clean, acquired, conds, guards, fresh, syms })
+            let mut phases: Vec<(Name, u8, u8)> = Vec::new();
+            for (k, _, _) in a.phases.iter().chain(b.phases.iter()) {
+                if phases.iter().any(|p| &p.0 == k) {
+                    continue;
+                }
+                let pa = a.phases.iter().find(|p| &p.0 == k).map(|p| (p.1, p.2)).unwrap_or((0, 0));
+                let pb = b.phases.iter().find(|p| &p.0 == k).map(|p| (p.1, p.2)).unwrap_or((0, 0));
+                phases.push((k.clone(), pa.0.min(pb.0), pa.1.max(pb.1)));
+            }
+            phases.sort();
+            Some(State { must: a.must.intersect(&b.must), may: a.may.union(&b.may), created: a.created.union(&b.created), active: a.active.union(&b.active), tries, clean, acquired, conds, guards, fresh, syms, phases })
         }
     }
 }
@@ -193,7 +205,7 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         Some(m) => vec![m[0]],
         None => w.uncalled_functions(),
     };
-    w.threads.push(Thread { entry: Name::from("main"), parent: None, site: None, unique: true, creation_locks: Vec::new(), leaks: None });
+    w.threads.push(Thread { entry: Name::from("main"), parent: None, site: None, unique: true, creation_locks: Vec::new(), leaks: None, barriers: Vec::new() });
     w.thread_args.push(Vec::new());
     w.thread_acquired.push(Vec::new());
     for r in roots {
@@ -1274,6 +1286,36 @@ impl<'a> Walker<'a> {
                 Some(st)
             }
             Some(CallModel::Exit) => None,
+            Some(CallModel::Barrier) => {
+                let key = c.args.first().map(|a| self.lock_keys(fr, Some(a)).0).unwrap_or_default().first().map(|k| Name::from(k.display())).unwrap_or_else(|| Name::from("?"));
+                match st.phases.iter_mut().find(|p| p.0 == key) {
+                    Some(p) => {
+                        p.1 = p.1.saturating_add(1).min(4);
+                        p.2 = p.2.saturating_add(1).min(4);
+                    }
+                    None => {
+                        st.phases.push((key.clone(), 1, 1));
+                        st.phases.sort();
+                    }
+                }
+                let t = &mut self.threads[self.thread as usize];
+                if !t.barriers.contains(&key) {
+                    t.barriers.push(key);
+                }
+                Some(st)
+            }
+            Some(CallModel::AtomicBegin) => {
+                let h = Held { lock: LocKey::new(Base::Synthetic(Name::from("__VERIFIER_atomic"))), shared: false };
+                st.must.insert(h.clone());
+                st.may.insert(h);
+                Some(st)
+            }
+            Some(CallModel::AtomicEnd) => {
+                let k = LocKey::new(Base::Synthetic(Name::from("__VERIFIER_atomic")));
+                st.must.remove(&k);
+                st.may.remove(&k);
+                Some(st)
+            }
             Some(CallModel::Realloc) => {
                 // The old object is freed (written) and a new one returned.
                 if let Some(e) = c.args.first() {
@@ -1448,7 +1490,7 @@ impl<'a> Walker<'a> {
                         continue;
                     }
                     let t = self.threads.len() as u32;
-                    self.threads.push(Thread { entry: name, parent: Some(self.thread), site: Some(site), unique: true, creation_locks: Vec::new(), leaks: None });
+                    self.threads.push(Thread { entry: name, parent: Some(self.thread), site: Some(site), unique: true, creation_locks: Vec::new(), leaks: None, barriers: Vec::new() });
                     self.thread_args.push(argv.clone());
                     let now = self.chain_acquired(st);
                     self.thread_acquired.push(now);
@@ -1550,14 +1592,14 @@ impl<'a> Walker<'a> {
     /// same state reuse the last one without rebuilding it.
     fn ctx_for(&mut self, st: &State, must: LockSet, may: LockSet) -> Arc<FactCtx> {
         if let Some((thread, c)) = &self.last_ctx {
-            if *thread == self.thread && c.must == must && c.may == may && c.active == st.active && c.created == st.created && c.clean == st.clean {
+            if *thread == self.thread && c.must == must && c.may == may && c.active == st.active && c.created == st.created && c.clean == st.clean && c.phases == st.phases {
                 let acq = self.chain_acquired(st);
                 if c.acquired == acq {
                     return c.clone();
                 }
             }
         }
-        let ctx = FactCtx { must, may, active: st.active.clone(), created: st.created.clone(), acquired: self.chain_acquired(st), clean: st.clean.clone() };
+        let ctx = FactCtx { must, may, active: st.active.clone(), created: st.created.clone(), acquired: self.chain_acquired(st), clean: st.clean.clone(), phases: st.phases.clone() };
         let c = match self.ctxs.get(&ctx) {
             Some(c) => c.clone(),
             None => {

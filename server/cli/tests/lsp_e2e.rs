@@ -477,7 +477,7 @@ fn a_broken_racelens_toml_gets_a_diagnostic_and_a_fix_clears_it() {
 }
 
 #[test]
-fn settings_change_severity_and_enable() {
+fn settings_toggle_diagnostics() {
     let dir = project("settings", &[]);
     let file = dir.join("s.c");
     let mut c = Client::spawn(None);

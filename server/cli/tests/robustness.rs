@@ -34,6 +34,8 @@ const DEFAULT_STACK: usize = 2 << 20;
 const PRODUCTION_STACK: usize = 256 << 20;
 /// Set in the child process that runs one test in isolation.
 const CHILD_ENV: &str = "RACELENS_ROBUSTNESS_CHILD";
+/// Address space of that child: far above what any case here needs.
+const MEMORY_CAP_KB: u64 = 4 << 20;
 
 fn config() -> ProptestConfig {
     // `default()` reads the PROPTEST_* variables; keep what they set.
@@ -144,20 +146,51 @@ fn within<T: Send + 'static>(what: &str, limit: Duration, stack: usize, f: impl 
 }
 
 /// Runs `test` (the name of the calling `#[test]`) in a child process, so
-/// that a stack overflow, which aborts the whole process, fails only that
-/// test and says so. In the child, runs `body` itself.
+/// that what would take the whole test binary down fails only that test and
+/// says why: a stack overflow (which aborts the process), a hang (the child
+/// is killed), or a memory blow-up (the child's address space is capped, so
+/// the allocation fails instead of the machine running out of memory). In
+/// the child, runs `body` itself.
 fn isolated(test: &str, body: impl FnOnce()) {
     if std::env::var_os(CHILD_ENV).is_some() {
         return body();
     }
-    let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+    let exe = std::env::current_exe().expect("test binary");
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {}; exec \"$0\" \"$@\"", MEMORY_CAP_KB))
+        .arg(exe)
         .args([test, "--exact", "--nocapture", "--test-threads", "1"])
         .env(CHILD_ENV, "1")
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("run the test binary");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("1 passed"), "`{test}` in a child process did not pass ({}):\n{stderr}\n{stdout}", out.status);
+    let drain = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let (stdout, stderr) = (drain(Box::new(child.stdout.take().unwrap())), drain(Box::new(child.stderr.take().unwrap())));
+    let deadline = Instant::now() + HANG_LIMIT + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (stdout, stderr) = (stdout.join().unwrap_or_default(), stderr.join().unwrap_or_default());
+    // Keep the child's measurements visible with --nocapture.
+    eprint!("{}", stderr.lines().filter(|l| l.starts_with("[measured]")).map(|l| format!("{l}\n")).collect::<String>());
+    let Some(status) = status else { panic!("`{test}` was killed after {:?} (hang)\n{stderr}", deadline.elapsed()) };
+    assert!(status.success() && stdout.contains("1 passed"), "`{test}` failed in its child process ({status}):\n{stderr}\n{stdout}");
 }
 
 // ---------------------------------------------------------------------------
@@ -303,7 +336,7 @@ fn deep(what: &str, globals: &str, nested: String) -> Outcome {
     let name = what.to_string();
     let out = within(what, HANG_LIMIT, DEFAULT_STACK, move || analyse(&text));
     assert!(out.races.iter().any(|r| r.var == "y"), "{name}: the race on `y` outside the nesting was lost: {:?}", out.races.iter().map(|r| &r.var).collect::<Vec<_>>());
-    eprintln!("{name}: {:?}, {} races, incomplete: {:?}", out.elapsed, out.races.len(), out.incomplete);
+    eprintln!("[measured] {name}: {:?}, {} races, incomplete: {:?}", out.elapsed, out.races.len(), out.incomplete);
     out
 }
 
@@ -334,93 +367,145 @@ fn deep_if_statements() {
 fn deep_expressions_and_initializers() {
     isolated("deep_expressions_and_initializers", || {
         deep("20k-term sum", "", format!("    x = {}1;", "x + ".repeat(DEPTH)));
-        deep("20k unary operators", "", format!("    x = {}x;", "-".repeat(DEPTH).chars().flat_map(|c| [c, ' ']).collect::<String>()));
+        deep("20k unary operators", "", format!("    x = {}x;", "- ".repeat(DEPTH)));
         deep("20k nested initializer", &format!("int deep[1] = {}0{};", "{".repeat(DEPTH), "}".repeat(DEPTH)), "    x++;".into());
         deep("20k nested casts", "", format!("    x = {}x;", "(int)".repeat(DEPTH)));
     });
 }
 
+#[test]
+fn deep_call_chain() {
+    isolated("deep_call_chain", || {
+        let decls: String = (0..DEPTH).map(|i| format!("void f{i}(void);\n")).collect();
+        let defs: String = (0..DEPTH).map(|i| format!("void f{i}(void) {{ x++; f{}(); }}\n", (i + 1).min(DEPTH - 1))).collect();
+        deep("20k-deep call chain", &format!("{decls}{defs}"), "    f0();".into());
+    });
+}
+
+/// The lowering skips syntax nested deeper than its budget and marks the
+/// function truncated; [`Analysis::incomplete`] is where a client learns
+/// that the results of such a function are partial.
+#[test]
+fn a_truncated_lowering_is_reported_by_incomplete() {
+    within("truncated lowering", HANG_LIMIT, PRODUCTION_STACK, || {
+        let text = program("", &format!("    y = 2;\n{} x++;", "if (x) ".repeat(DEPTH)));
+        let mut host = AnalysisHost::new(Config::default());
+        host.set_file_text(&path(), text.as_str());
+        let analysis = host.snapshot();
+        let (db, ws) = (analysis.db(), analysis.workspace());
+        let truncated: Vec<String> = ws
+            .files(db)
+            .iter()
+            .flat_map(|f| racelens_analysis::db::file_functions(db, ws, *f).iter().copied())
+            .filter(|&fid| racelens_analysis::db::function_summary(db, fid).ir.truncated)
+            .map(|fid| fid.name(db).to_string())
+            .collect();
+        assert_eq!(truncated, ["worker"], "the lowering budget is hit in `worker` only");
+        let incomplete = analysis.incomplete();
+        assert!(incomplete.iter().any(|i| i.site.func == "worker"), "`worker` was lowered only in part, but incomplete() says {incomplete:?}");
+    });
+}
+
 // ---------------------------------------------------------------------------
-// (e) programs that stress the analysis' budgets.
+// (e) programs that stress the analysis' budgets, each in its own process.
 
 fn stress(what: &str, text: String) -> Outcome {
     let name = what.to_string();
     let out = within(what, HANG_LIMIT, PRODUCTION_STACK, move || analyse(&text));
-    eprintln!("{name}: {:?}, {} races, incomplete: {:?}", out.elapsed, out.races.len(), out.incomplete);
+    eprintln!("[measured] {name}: {:?}, {} races, incomplete: {:?}", out.elapsed, out.races.len(), out.incomplete);
     out
+}
+
+fn vars(out: &Outcome) -> Vec<&str> {
+    out.races.iter().map(|r| r.var.as_str()).collect()
 }
 
 #[test]
 fn a_hundred_thousand_threads_in_nested_loops() {
-    let out = stress(
-        "100k threads in nested loops",
-        program(
-            "pthread_t ts[1000][100];\nvoid *inner(void *a) { x++; return 0; }",
-            "    for (int i = 0; i < 1000; i++)\n        for (int j = 0; j < 100; j++)\n            pthread_create(&ts[i][j], 0, inner, 0);",
-        ),
-    );
-    assert!(out.races.iter().any(|r| r.var == "x"), "`inner` threads race on x");
+    isolated("a_hundred_thousand_threads_in_nested_loops", || {
+        let out = stress(
+            "100k threads in nested loops",
+            program(
+                "pthread_t ts[1000][100];\nvoid *inner(void *a) { x++; return 0; }",
+                "    for (int i = 0; i < 1000; i++)\n        for (int j = 0; j < 100; j++)\n            pthread_create(&ts[i][j], 0, inner, 0);",
+            ),
+        );
+        assert!(vars(&out).contains(&"x"), "the `inner` threads race on `x`: {:?}", vars(&out));
+    });
 }
 
 #[test]
 fn more_thread_creation_sites_than_the_budget_are_reported_incomplete() {
-    let sites: String = (0..2_000).map(|i| format!("    pthread_create(&ts[{i}], 0, inner, 0);\n")).collect();
-    let out = stress("2000 creation sites", program("pthread_t ts[2000];\nvoid *inner(void *a) { x++; return 0; }", &sites));
-    assert!(out.incomplete.iter().any(|i| i.contains("too many threads")), "expected the thread budget in incomplete(): {:?}", out.incomplete);
-    assert!(out.races.iter().any(|r| r.var == "x"));
+    isolated("more_thread_creation_sites_than_the_budget_are_reported_incomplete", || {
+        let sites: String = (0..2_000).map(|i| format!("    pthread_create(&ts[{i}], 0, inner, 0);\n")).collect();
+        let out = stress("2000 creation sites", program("pthread_t ts[2000];\nvoid *inner(void *a) { x++; return 0; }", &sites));
+        assert!(out.incomplete.iter().any(|i| i.contains("too many threads")), "expected the thread budget in incomplete(): {:?}", out.incomplete);
+        assert!(vars(&out).contains(&"x"));
+    });
 }
 
 #[test]
 fn recursion_cycles() {
-    let globals = "int depth;\n\
-        void g(int n);\nvoid f(int n) { pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m); if (n) g(n - 1); }\n\
-        void g(int n) { y++; if (n) f(n - 1); }\n\
-        void self(int n) { if (n) self(n - 1); depth++; }\n\
-        void (*fp)(int) = f;\nvoid h(int n) { if (n) fp(n); }";
-    let out = stress("f -> g -> f cycle", program(globals, "    f(3);\n    self(4);\n    h(2);"));
-    let vars: Vec<&str> = out.races.iter().map(|r| r.var.as_str()).collect();
-    assert!(vars.contains(&"y") && vars.contains(&"depth"), "accesses inside the cycle are analysed: {vars:?}");
-    assert!(!vars.contains(&"x"), "`x` is always under `m`: {vars:?}");
+    isolated("recursion_cycles", || {
+        let globals = "int depth;\n\
+            void g(int n);\nvoid f(int n) { pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m); if (n) g(n - 1); }\n\
+            void g(int n) { y++; if (n) f(n - 1); }\n\
+            void self(int n) { if (n) self(n - 1); depth++; }\n\
+            void (*fp)(int) = f;\nvoid h(int n) { if (n) fp(n); }";
+        let out = stress("f -> g -> f cycle", program(globals, "    f(3);\n    self(4);\n    h(2);"));
+        assert!(vars(&out).contains(&"y") && vars(&out).contains(&"depth"), "accesses inside the cycles are analysed: {:?}", vars(&out));
+        assert!(!vars(&out).contains(&"x"), "`x` is always under `m`: {:?}", vars(&out));
+    });
 }
 
 #[test]
 fn a_long_call_cycle() {
-    let n = 2_000;
-    let decls: String = (0..n).map(|i| format!("void f{i}(int);\n")).collect();
-    let defs: String = (0..n).map(|i| format!("void f{i}(int k) {{ x++; if (k) f{}(k - 1); }}\n", (i + 1) % n)).collect();
-    let out = stress("2000-function call cycle", program(&format!("{decls}{defs}"), "    f0(5);"));
-    assert!(out.races.iter().any(|r| r.var == "x"));
+    isolated("a_long_call_cycle", || {
+        let n = 2_000;
+        let decls: String = (0..n).map(|i| format!("void f{i}(int);\n")).collect();
+        let defs: String = (0..n).map(|i| format!("void f{i}(int k) {{ x++; if (k) f{}(k - 1); }}\n", (i + 1) % n)).collect();
+        let out = stress("2000-function call cycle", program(&format!("{decls}{defs}"), "    f0(5);"));
+        assert!(vars(&out).contains(&"x"));
+    });
 }
 
-#[test]
-fn fifty_thousand_locks() {
-    let n = 50_000;
-    let locks: String = (0..n).map(|i| format!("pthread_mutex_t m{i} = PTHREAD_MUTEX_INITIALIZER;\n")).collect();
-    let nested: String = (0..n).map(|i| format!("    pthread_mutex_lock(&m{i});\n")).chain(["    x++;\n".to_string()]).chain((0..n).rev().map(|i| format!("    pthread_mutex_unlock(&m{i});\n"))).collect();
-    let out = stress("50k locks held at once", program(&locks, &nested));
-    assert!(!out.races.iter().any(|r| r.var == "x") || !out.incomplete.is_empty(), "`x` is guarded unless the analysis gave up and said so");
+const LOCKS: usize = 50_000;
 
-    let counters: String = (0..n).map(|i| format!("pthread_mutex_t m{i} = PTHREAD_MUTEX_INITIALIZER;\nint c{i};\n")).collect();
-    let pairs: String = (0..n).map(|i| format!("    pthread_mutex_lock(&m{i}); c{i}++; pthread_mutex_unlock(&m{i});\n")).collect();
-    let out = stress("50k lock/unlock pairs", program(&counters, &pairs));
-    assert!(out.races.iter().all(|r| !r.var.starts_with('c')) || !out.incomplete.is_empty(), "every `cN` is guarded unless the analysis gave up and said so");
+/// One worker takes all 50,000 locks, touches `x`, and releases them.
+#[test]
+fn fifty_thousand_locks_held_at_once() {
+    isolated("fifty_thousand_locks_held_at_once", || {
+        let locks: String = (0..LOCKS).map(|i| format!("pthread_mutex_t m{i} = PTHREAD_MUTEX_INITIALIZER;\n")).collect();
+        let lock = (0..LOCKS).map(|i| format!("    pthread_mutex_lock(&m{i});\n"));
+        let unlock = (0..LOCKS).rev().map(|i| format!("    pthread_mutex_unlock(&m{i});\n"));
+        let body: String = lock.chain(["    x++;\n".to_string()]).chain(unlock).collect();
+        let out = stress("50k locks held at once", program(&locks, &body));
+        assert!(!vars(&out).contains(&"x") || !out.incomplete.is_empty(), "`x` is guarded unless the analysis gave up and said so");
+    });
+}
+
+/// 50,000 counters, each under its own lock.
+#[test]
+fn fifty_thousand_lock_unlock_pairs() {
+    isolated("fifty_thousand_lock_unlock_pairs", || {
+        let globals: String = (0..LOCKS).map(|i| format!("pthread_mutex_t m{i} = PTHREAD_MUTEX_INITIALIZER;\nint c{i};\n")).collect();
+        let body: String = (0..LOCKS).map(|i| format!("    pthread_mutex_lock(&m{i}); c{i}++; pthread_mutex_unlock(&m{i});\n")).collect();
+        let out = stress("50k lock/unlock pairs", program(&globals, &body));
+        assert!(vars(&out).iter().all(|v| !v.starts_with('c')) || !out.incomplete.is_empty(), "every `cN` is guarded unless the analysis gave up and said so");
+    });
 }
 
 #[test]
 fn macros_that_expand_into_each_other() {
-    let globals = "#define A B\n#define B A\n\
-        #define F(v) G(v)\n#define G(v) F(v)\n\
-        #define SELF SELF + 1\n#define LOCK(l) LOCK(l)\n\
-        #define E0(v) v++\n#define E1(v) E0(v); E0(v)\n#define E2(v) E1(v); E1(v)\n#define E3(v) E2(v); E2(v)\n\
-        #define E4(v) E3(v); E3(v)\n#define E5(v) E4(v); E4(v)\n#define E6(v) E5(v); E5(v)\n#define E7(v) E6(v); E6(v)\n\
-        #define E8(v) E7(v); E7(v)\n#define E9(v) E8(v); E8(v)\n#define E10(v) E9(v); E9(v)\n#define E11(v) E10(v); E10(v)\n\
-        #define E12(v) E11(v); E11(v)\n#define E13(v) E12(v); E12(v)\n#define E14(v) E13(v); E13(v)\n#define E15(v) E14(v); E14(v)\n\
-        #define E16(v) E15(v); E15(v)\n#define E17(v) E16(v); E16(v)\n#define E18(v) E17(v); E17(v)\n#define E19(v) E18(v); E18(v)\n\
-        #define E20(v) E19(v); E19(v)\n#define E21(v) E20(v); E20(v)\n#define E22(v) E21(v); E21(v)\n#define E23(v) E22(v); E22(v)\n\
-        #define E24(v) E23(v); E23(v)\n#define E25(v) E24(v); E24(v)\n#define E26(v) E25(v); E25(v)\n#define E27(v) E26(v); E26(v)\n\
-        #define E28(v) E27(v); E27(v)\n#define E29(v) E28(v); E28(v)\n#define E30(v) E29(v); E29(v)\n\
-        #define GUARDED(v) pthread_mutex_lock(&m); v++; pthread_mutex_unlock(&m)";
-    let body = "    y = 2;\n    A;\n    B = 1;\n    F(x);\n    G(x) = 2;\n    x = SELF;\n    LOCK(&m);\n    E30(x);\n    GUARDED(x);";
-    let out = stress("mutually recursive and exponential macros", program(globals, body));
-    assert!(out.races.iter().any(|r| r.var == "y"), "the race on `y` next to the macros was lost: {:?}", out.races.iter().map(|r| &r.var).collect::<Vec<_>>());
+    isolated("macros_that_expand_into_each_other", || {
+        // E30 would expand to 2^30 statements without a bound.
+        let doubling: String = (1..=30).map(|k| format!("#define E{k}(v) E{}(v); E{}(v)\n", k - 1, k - 1)).collect();
+        let globals = format!(
+            "#define A B\n#define B A\n#define F(v) G(v)\n#define G(v) F(v)\n#define SELF SELF + 1\n#define LOCK(l) LOCK(l)\n\
+             #define E0(v) v++\n{doubling}#define GUARDED(v) pthread_mutex_lock(&m); v++; pthread_mutex_unlock(&m)"
+        );
+        let body = "    y = 2;\n    A;\n    B = 1;\n    F(x);\n    G(x) = 2;\n    x = SELF;\n    LOCK(&m);\n    E30(x);\n    GUARDED(x);";
+        let out = stress("mutually recursive and exponential macros", program(&globals, body));
+        assert!(vars(&out).contains(&"y"), "the race on `y` next to the macros was lost: {:?}", vars(&out));
+    });
 }

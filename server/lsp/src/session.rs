@@ -28,6 +28,24 @@ use tower_lsp_server::Client;
 
 /// Wait this long after an edit before analysing, to coalesce bursts.
 const DEBOUNCE: Duration = Duration::from_millis(3);
+/// A client that does not answer a request within this time is not waited for.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Awaits a request to the client; a failure or no answer is logged and
+/// yields `None`, so a client that never answers cannot stall start-up.
+async fn ask<T>(what: &str, request: impl std::future::Future<Output = jsonrpc::Result<T>>) -> Option<T> {
+    match tokio::time::timeout(CLIENT_TIMEOUT, request).await {
+        Ok(Ok(value)) => Some(value),
+        Ok(Err(e)) => {
+            tracing::warn!("{what} failed: {e}");
+            None
+        }
+        Err(_) => {
+            tracing::warn!("{what}: no answer from the client within {CLIENT_TIMEOUT:?}");
+            None
+        }
+    }
+}
 
 /// Why analysis work produced no result.
 #[derive(Debug)]
@@ -152,13 +170,11 @@ impl Session {
         true
     }
 
-    /// After `initialized`: settings, file watchers, then the workspace.
+    /// After `initialized`: settings (they may name the configuration
+    /// file), then the file watchers and the workspace.
     pub async fn start(self: Arc<Self>) {
         self.pull_settings().await;
-        if self.features().watch_files {
-            self.register_watchers().await;
-        }
-        self.load_workspace().await;
+        futures::join!(self.register_watchers(), self.load_workspace());
     }
 
     /// Asks the client for the `racelens` section, when it can answer.
@@ -167,13 +183,8 @@ impl Session {
             return;
         }
         let item = ConfigurationItem { scope_uri: None, section: Some("racelens".into()) };
-        match self.client.configuration(vec![item]).await {
-            Ok(values) => {
-                if let Some(value) = values.first() {
-                    self.apply_settings(value);
-                }
-            }
-            Err(e) => tracing::warn!("workspace/configuration failed: {e}"),
+        if let Some(value) = ask("workspace/configuration", self.client.configuration(vec![item])).await.and_then(|v| v.into_iter().next()) {
+            self.apply_settings(&value);
         }
     }
 
@@ -192,31 +203,33 @@ impl Session {
     }
 
     async fn register_watchers(&self) {
+        if !self.features().watch_files {
+            return;
+        }
         let watcher = |glob: &str| FileSystemWatcher { glob_pattern: GlobPattern::String(glob.into()), kind: None };
         let options = DidChangeWatchedFilesRegistrationOptions { watchers: vec![watcher("**/*.{c,h}"), watcher(&format!("**/{}", workspace::CONFIG_FILE))] };
         let registration = Registration { id: "racelens-watched-files".into(), method: "workspace/didChangeWatchedFiles".into(), register_options: serde_json::to_value(options).ok() };
-        if let Err(e) = self.client.register_capability(vec![registration]).await {
-            tracing::warn!("cannot register file watchers: {e}");
-        }
+        ask("client/registerCapability", self.client.register_capability(vec![registration])).await;
     }
 
     /// Scans the roots, reads and parses their files off the runtime, hands
     /// them to the analysis and publishes the first diagnostics, reporting
     /// progress meanwhile.
     pub async fn load_workspace(self: &Arc<Self>) {
-        let roots = self.lock().roots().to_vec();
         let progress = self.begin_progress("racelens: loading workspace").await;
+        let report = |message: String| async {
+            if let Some(p) = &progress {
+                p.report(message).await;
+            }
+        };
+        let roots = self.lock().roots().to_vec();
         let scan_roots = roots.clone();
-        let Ok(files) = run_blocking(move || workspace::scan(&scan_roots)).await else { return };
-        if let Some(p) = &progress {
-            p.report(format!("parsing {} files", files.len())).await;
-        }
+        let files = run_blocking(move || workspace::scan(&scan_roots)).await.unwrap_or_default();
+        report(format!("parsing {} files", files.len())).await;
         let list: Vec<PathBuf> = files.iter().cloned().collect();
         let loaded = run_blocking(move || workspace::load(&list)).await.unwrap_or_default();
         tracing::info!("loaded {} of {} files from {} folder(s)", loaded.len(), files.len(), roots.len());
-        if let Some(p) = &progress {
-            p.report("analysing").await;
-        }
+        report("analysing".into()).await;
         let revision = {
             let mut state = self.lock();
             state.reload_config();
@@ -234,10 +247,7 @@ impl Session {
         }
         static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
         let token = ProgressToken::String(format!("racelens/progress/{}", NEXT_TOKEN.fetch_add(1, Ordering::Relaxed)));
-        if let Err(e) = self.client.create_work_done_progress(token.clone()).await {
-            tracing::warn!("window/workDoneProgress/create failed: {e}");
-            return None;
-        }
+        ask("window/workDoneProgress/create", self.client.create_work_done_progress(token.clone())).await?;
         Some(self.client.progress(token, title).with_message("scanning").begin().await)
     }
 

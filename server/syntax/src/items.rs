@@ -273,6 +273,13 @@ fn declaration_item(node: Node, src: &str, items: &mut FileItems) {
             items.prototypes.push((name(n, src), ty));
             continue;
         }
+        // tree-sitter-c 0.24 does not know `_Thread_local`: it ends up in an
+        // error node before the declaration, on the same line.
+        let line_start = src[..node.start_byte()].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let prefix = src.get(line_start..n.start_byte()).unwrap_or("");
+        if prefix.contains("_Thread_local") || prefix.contains("thread_local ") || prefix.contains("__thread") {
+            ty.thread_local = true;
+        }
         let mut init_refs = Vec::new();
         if d.kind() == "init_declarator" {
             if let Some(v) = d.child_by_field_name("value") {

@@ -568,7 +568,7 @@ impl<'a> Builder<'a> {
                     }
                 }
             }
-            Some(CallModel::Alloc | CallModel::Realloc | CallModel::Free | CallModel::Atomic | CallModel::Detach) => {}
+            Some(CallModel::Alloc | CallModel::Realloc | CallModel::Free | CallModel::Atomic | CallModel::Detach | CallModel::AtomicBegin | CallModel::AtomicEnd) => {}
             None => self.plain_call(fr, c),
         }
     }
