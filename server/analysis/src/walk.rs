@@ -81,6 +81,8 @@ struct State {
     acquired: Vec<LocKey>,
     /// Heap objects allocated by this thread that no other thread can reach yet.
     fresh: Vec<Base>,
+    /// Heap sites this thread may have allocated from (bounded).
+    allocated: Vec<Base>,
     /// Symbolic locks: (pointer variable, path, shared) for `&q->lock` held
     /// through `q` since `q` was last assigned. They guard accesses through
     /// the same `q`, whatever object `q` points to.
@@ -119,7 +121,21 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                     _ => guards.extend(gb),
                 }
             }
-            let fresh = a.fresh.iter().filter(|f| b.fresh.contains(f)).cloned().collect();
+            // Fresh on both paths, or fresh on one and never allocated on the other.
+            let mut fresh: Vec<Base> = a.fresh.iter().filter(|f| b.fresh.contains(f) || !b.allocated.contains(f)).cloned().collect();
+            for f in &b.fresh {
+                if !a.allocated.contains(f) && !fresh.contains(f) {
+                    fresh.push(f.clone());
+                }
+            }
+            fresh.sort();
+            let mut allocated = a.allocated.clone();
+            for x in &b.allocated {
+                if !allocated.contains(x) {
+                    allocated.push(x.clone());
+                }
+            }
+            allocated.sort();
             let syms = a.syms.iter().filter(|x| b.syms.contains(x)).cloned().collect();
             let mut phases: Vec<(Name, u8, u8)> = Vec::new();
             for (k, _, _) in a.phases.iter().chain(b.phases.iter()) {
@@ -131,7 +147,7 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 phases.push((k.clone(), pa.0.min(pb.0), pa.1.max(pb.1)));
             }
             phases.sort();
-            Some(State { must: a.must.intersect(&b.must), may: a.may.union(&b.may), created: a.created.union(&b.created), active: a.active.union(&b.active), tries, clean, acquired, conds, guards, fresh, syms, phases })
+            Some(State { must: a.must.intersect(&b.must), may: a.may.union(&b.may), created: a.created.union(&b.created), active: a.active.union(&b.active), tries, clean, acquired, conds, guards, fresh, allocated, syms, phases })
         }
     }
 }
@@ -1328,6 +1344,14 @@ impl<'a> Walker<'a> {
                 let b = Base::Heap { func: fr.fname.clone(), call: c.id };
                 if self.loop_depth > 0 {
                     self.heap_in_loop.insert(b.clone());
+                }
+                if st.allocated.len() >= 64 {
+                    // Too many sites to follow: no more freshness on this path.
+                    return Some(st);
+                }
+                if !st.allocated.contains(&b) {
+                    st.allocated.push(b.clone());
+                    st.allocated.sort();
                 }
                 if !st.fresh.contains(&b) {
                     st.fresh.push(b);

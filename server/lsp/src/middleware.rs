@@ -50,3 +50,36 @@ where
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::convert::Infallible;
+
+    /// A service whose every handler panics.
+    struct Panicky;
+
+    impl Service<Request> for Panicky {
+        type Response = Option<Response>;
+        type Error = Infallible;
+        type Future = BoxFuture<'static, Result<Option<Response>, Infallible>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _: Request) -> Self::Future {
+            Box::pin(async { panic!("handler bug") })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_request_gets_an_internal_error_and_a_notification_nothing() {
+        let mut service = CatchPanics::new(Panicky);
+        let response = service.call(Request::build("textDocument/hover").id(7).finish()).await.unwrap().expect("a response");
+        let (id, result) = response.into_parts();
+        assert_eq!(id, tower_lsp_server::jsonrpc::Id::Number(7));
+        assert_eq!(result.unwrap_err().code, tower_lsp_server::jsonrpc::ErrorCode::InternalError);
+        assert!(service.call(Request::build("textDocument/didOpen").finish()).await.unwrap().is_none());
+    }
+}
