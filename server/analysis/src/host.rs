@@ -111,8 +111,21 @@ impl Analysis {
     /// Functions whose analysis hit a budget.
     pub fn incomplete(&self) -> Vec<Incomplete> {
         let ta = thread_analysis(&self.db, self.ws);
-        ta.incomplete
-            .iter()
+        // Functions lowered only in part (nesting or size budget) come first.
+        let mut list: Vec<(crate::db::FunctionId, String)> = Vec::new();
+        for file in self.files.values() {
+            for &f in crate::db::file_functions(&self.db, self.ws, *file) {
+                if crate::db::function_ir(&self.db, f).truncated {
+                    list.push((f, "nesting or size budget exceeded, analysed in part".to_string()));
+                }
+            }
+        }
+        for (f, why) in ta.incomplete.iter() {
+            if !list.iter().any(|(g, _)| g == f) {
+                list.push((*f, format!("budget exceeded ({why})")));
+            }
+        }
+        list.iter()
             .map(|(f, why)| {
                 let off = function_offset(&self.db, *f) as usize;
                 let items = file_items(&self.db, f.file(&self.db));

@@ -32,6 +32,11 @@ const CONTEXT_BUDGET: usize = 24;
 /// Abstract threads in the whole program.
 const THREAD_BUDGET: usize = 512;
 const MAX_VALS: usize = 16;
+/// Locks tracked as held at once; more are a budget overrun.
+const MAX_HELD: usize = 64;
+/// Entries kept in the small per-state lists (acquired locks, pending lock
+/// results, symbolic locks, creation pairs).
+const MAX_TRACKED: usize = 32;
 const MAX_LOOP_ITERS: usize = 4;
 
 /// A possible value of a pointer expression.
@@ -212,6 +217,11 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         frames: Default::default(),
     };
     w.has_threads = prog.functions.values().flatten().any(|f| w.summary(*f).models.values().any(|m| matches!(m, CallModel::Create { .. })));
+    if !w.has_threads && !prog.functions.values().flatten().any(|f| w.looks_like_thread_entry(*f)) {
+        // No thread can ever start: a single-threaded program has no races.
+        w.threads.push(Thread { entry: Name::from("main"), parent: None, site: None, unique: true, creation_locks: Vec::new(), leaks: None, barriers: Vec::new() });
+        return w.finish();
+    }
     w.build_store();
     // Frames built while the store was incomplete are stale.
     w.frames.borrow_mut().clear();
@@ -1187,9 +1197,13 @@ impl<'a> Walker<'a> {
         let model = fr.summary.models.get(&c.id).cloned();
         match model {
             Some(CallModel::Lock { arg, shared }) => {
+                if st.may.0.len() >= MAX_HELD {
+                    self.mark_incomplete(fr.fid, "too many locks held at once");
+                    return Some(st);
+                }
                 let (keys, _) = self.lock_keys(fr, c.args.get(arg));
                 for (q, path) in c.args.get(arg).map(|a| self.lock_syms(fr, a)).unwrap_or_default() {
-                    if !st.syms.iter().any(|x| x.0 == q && x.1 == path) {
+                    if !st.syms.iter().any(|x| x.0 == q && x.1 == path) && st.syms.len() < MAX_TRACKED {
                         st.syms.push((q, path, shared));
                         st.syms.sort();
                     }
@@ -1198,7 +1212,7 @@ impl<'a> Walker<'a> {
                 // where it is known to be the same object (symbolically).
                 let single = keys.len() == 1 && !keys[0].is_weak_lock() && !self.heap_in_loop.contains(&keys[0].base);
                 for k in keys {
-                    if single && !st.acquired.contains(&k) {
+                    if single && !st.acquired.contains(&k) && st.acquired.len() < MAX_TRACKED {
                         st.acquired.push(k.clone());
                         st.acquired.sort();
                     }
@@ -1207,7 +1221,11 @@ impl<'a> Walker<'a> {
                         st.must.insert(h.clone());
                     }
                     st.may.insert(h.clone());
-                    // A checked result means the lock may fail on one branch.
+                    // A checked result means the lock may fail on one branch;
+                    // results are tested right after the call, so keep a few.
+                    if st.tries.len() >= MAX_TRACKED {
+                        st.tries.remove(0);
+                    }
                     st.tries.push((TryKey::Call(c.id), h));
                 }
                 Some(st)
@@ -1530,7 +1548,7 @@ impl<'a> Walker<'a> {
         }
         st.clean.retain(|(x, _)| *x != site);
         for h in &st.must.0 {
-            if !h.shared && !matches!(h.lock.base, Base::Synthetic(_)) {
+            if !h.shared && !matches!(h.lock.base, Base::Synthetic(_)) && st.clean.len() < MAX_TRACKED * 4 {
                 st.clean.push((site, h.lock.clone()));
             }
         }

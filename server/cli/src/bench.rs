@@ -41,10 +41,16 @@ pub enum BenchCommand {
 
 pub fn run(which: BenchCommand) -> ExitCode {
     // The analysis recurses deeply on large programs, as in `check`.
-    let worker = std::thread::Builder::new().stack_size(256 << 20).spawn(move || match which {
-        BenchCommand::Edit { file, iterations, verbose } => edit(&file, iterations, verbose),
-        BenchCommand::Load { dir, open } => load(&dir, open.as_deref()),
-    });
+    let worker = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || match which {
+            BenchCommand::Edit {
+                file,
+                iterations,
+                verbose,
+            } => edit(&file, iterations, verbose),
+            BenchCommand::Load { dir, open } => load(&dir, open.as_deref()),
+        });
     match worker.map(|w| w.join()) {
         Ok(Ok(Ok(()))) => ExitCode::SUCCESS,
         Ok(Ok(Err(msg))) => {
@@ -73,9 +79,19 @@ fn edits_for(text: &str, tree: &Tree, iterations: usize) -> Vec<Edit> {
     let mut cycle = Vec::new();
     for f in &items.functions {
         let body = &text[f.start as usize..f.end as usize];
-        let Some(open) = body[f.name_span.1 as usize..].find('{').map(|i| i + f.name_span.1 as usize + f.start as usize + 1) else { continue };
+        let Some(open) = body[f.name_span.1 as usize..]
+            .find('{')
+            .map(|i| i + f.name_span.1 as usize + f.start as usize + 1)
+        else {
+            continue;
+        };
         let line = "\n    racelens_bench_x = racelens_bench_x;";
-        let edit = |start, end, text: &str| Edit { start, end, text: text.into(), func: f.name.to_string() };
+        let edit = |start, end, text: &str| Edit {
+            start,
+            end,
+            text: text.into(),
+            func: f.name.to_string(),
+        };
         if let Some(semi) = text[open..f.end as usize].find(';').map(|i| i + open) {
             cycle.push(edit(semi, semi, " "));
             cycle.push(edit(semi, semi + 1, ""));
@@ -83,22 +99,37 @@ fn edits_for(text: &str, tree: &Tree, iterations: usize) -> Vec<Edit> {
         cycle.push(edit(open, open, line));
         cycle.push(edit(open, open + line.len(), ""));
     }
-    cycle.iter().cycle().take(if cycle.is_empty() { 0 } else { iterations }).cloned().collect()
+    cycle
+        .iter()
+        .cycle()
+        .take(if cycle.is_empty() { 0 } else { iterations })
+        .cloned()
+        .collect()
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or_default()
+    sorted
+        .get(((sorted.len() as f64 - 1.0) * p).round() as usize)
+        .copied()
+        .unwrap_or_default()
 }
 
 fn summary(name: &str, mut times: Vec<Duration>) {
     times.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!("{name:<34} p50 {:>8.2} ms   p95 {:>8.2} ms   max {:>8.2} ms", ms(percentile(&times, 0.5)), ms(percentile(&times, 0.95)), ms(times.last().copied().unwrap_or_default()));
+    println!(
+        "{name:<34} p50 {:>8.2} ms   p95 {:>8.2} ms   max {:>8.2} ms",
+        ms(percentile(&times, 0.5)),
+        ms(percentile(&times, 0.95)),
+        ms(times.last().copied().unwrap_or_default())
+    );
 }
 
 fn edit(file: &Path, iterations: usize, verbose: bool) -> Result<(), String> {
-    let path = std::fs::canonicalize(file).map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
-    let text = workspace::read_lossy(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let path = std::fs::canonicalize(file)
+        .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
+    let text = workspace::read_lossy(&path)
+        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
     let uri = racelens_lsp::convert::path_to_uri(&path).ok_or("cannot make a URI for the file")?;
 
     let t = Instant::now();
@@ -107,7 +138,12 @@ fn edit(file: &Path, iterations: usize, verbose: bool) -> Result<(), String> {
     let first = state.diagnostics_job().compute();
     let open_time = t.elapsed();
     let count: usize = first.iter().map(|f| f.diagnostics.len()).sum();
-    println!("{}: {} bytes, open to first diagnostics {:.1} ms ({count} diagnostics)", path.display(), text.len(), open_time.as_secs_f64() * 1e3);
+    println!(
+        "{}: {} bytes, open to first diagnostics {:.1} ms ({count} diagnostics)",
+        path.display(),
+        text.len(),
+        open_time.as_secs_f64() * 1e3
+    );
 
     let edits = edits_for(&text, &racelens_syntax::parse_text(&text), iterations);
     if edits.is_empty() {
@@ -121,7 +157,9 @@ fn edit(file: &Path, iterations: usize, verbose: bool) -> Result<(), String> {
     for (i, e) in edits.iter().enumerate() {
         let change = byte_change(&current, e);
         let t0 = Instant::now();
-        state.change(&path, i as i32 + 2, &[change]).ok_or("the document is not open")?;
+        state
+            .change(&path, i as i32 + 2, &[change])
+            .ok_or("the document is not open")?;
         let t1 = Instant::now();
         let diagnostics = state.diagnostics_job().compute();
         let t2 = Instant::now();
@@ -131,14 +169,28 @@ fn edit(file: &Path, iterations: usize, verbose: bool) -> Result<(), String> {
         analyse.push(t2 - t1);
         total.push(t2 - t0);
         if verbose {
-            println!("edit {i:>4} in `{}`: {:>8.2} ms, re-ran {}", e.func, (t2 - t0).as_secs_f64() * 1e3, query_counts(&state.host().db().take_log()));
+            println!(
+                "edit {i:>4} in `{}`: {:>8.2} ms, re-ran {}",
+                e.func,
+                (t2 - t0).as_secs_f64() * 1e3,
+                query_counts(&state.host().db().take_log())
+            );
         }
     }
-    println!("{} edits inside {} function bodies:", edits.len(), racelens_syntax::extract_items(&racelens_syntax::parse_text(&text), &text).functions.len());
+    println!(
+        "{} edits inside {} function bodies:",
+        edits.len(),
+        racelens_syntax::extract_items(&racelens_syntax::parse_text(&text), &text)
+            .functions
+            .len()
+    );
     summary("edit to diagnostics (server path)", total);
     summary("  of which: apply edit + reparse", apply);
     summary("  of which: analysis + conversion", analyse);
-    summary("bare tree-sitter incremental parse", bare_reparse(&text, &edits));
+    summary(
+        "bare tree-sitter incremental parse",
+        bare_reparse(&text, &edits),
+    );
     Ok(())
 }
 
@@ -146,9 +198,15 @@ fn edit(file: &Path, iterations: usize, verbose: bool) -> Result<(), String> {
 fn query_counts(log: &[String]) -> String {
     let mut counts = std::collections::BTreeMap::new();
     for entry in log {
-        *counts.entry(entry.split('(').next().unwrap_or(entry)).or_insert(0) += 1;
+        *counts
+            .entry(entry.split('(').next().unwrap_or(entry))
+            .or_insert(0) += 1;
     }
-    counts.iter().map(|(q, n)| format!("{q} x{n}")).collect::<Vec<_>>().join(", ")
+    counts
+        .iter()
+        .map(|(q, n)| format!("{q} x{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// An edit in the client's terms (UTF-8 columns), taken from the text
@@ -159,7 +217,10 @@ fn byte_change(text: &str, e: &Edit) -> TextChange {
         let (line, col) = index.position(text, offset, false);
         LineCol { line, col }
     };
-    TextChange { range: Some((pos(e.start), pos(e.end))), text: e.text.clone() }
+    TextChange {
+        range: Some((pos(e.start), pos(e.end))),
+        text: e.text.clone(),
+    }
 }
 
 /// The same edits applied to a `String` and a tree, reparsing each time.
@@ -170,7 +231,10 @@ fn bare_reparse(text: &str, edits: &[Edit]) -> Vec<Duration> {
     let point = |text: &str, offset: usize| {
         let before = &text[..offset];
         let row = before.matches('\n').count();
-        Point { row, column: offset - before.rfind('\n').map(|i| i + 1).unwrap_or(0) }
+        Point {
+            row,
+            column: offset - before.rfind('\n').map(|i| i + 1).unwrap_or(0),
+        }
     };
     edits
         .iter()
@@ -179,16 +243,30 @@ fn bare_reparse(text: &str, edits: &[Edit]) -> Vec<Duration> {
             let (start_position, old_end_position) = (point(&text, e.start), point(&text, e.end));
             text.replace_range(e.start..e.end, &e.text);
             let new_end_byte = e.start + e.text.len();
-            tree.edit(&InputEdit { start_byte: e.start, old_end_byte: e.end, new_end_byte, start_position, old_end_position, new_end_position: point(&text, new_end_byte) });
-            tree = parser.parse(&text, Some(&tree)).expect("tree-sitter parses");
+            tree.edit(&InputEdit {
+                start_byte: e.start,
+                old_end_byte: e.end,
+                new_end_byte,
+                start_position,
+                old_end_position,
+                new_end_position: point(&text, new_end_byte),
+            });
+            tree = parser
+                .parse(&text, Some(&tree))
+                .expect("tree-sitter parses");
             t.elapsed()
         })
         .collect()
 }
 
 fn load(dir: &Path, open: Option<&Path>) -> Result<(), String> {
-    let dir = std::fs::canonicalize(dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
-    let open = open.map(|p| std::fs::canonicalize(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()))).transpose()?;
+    let dir =
+        std::fs::canonicalize(dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
+    let open = open
+        .map(|p| {
+            std::fs::canonicalize(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()))
+        })
+        .transpose()?;
     let t0 = Instant::now();
     let mut state = State::new(Encoding::Utf16, Settings::default());
     state.set_roots(vec![dir.clone()]);
@@ -197,8 +275,18 @@ fn load(dir: &Path, open: Option<&Path>) -> Result<(), String> {
     let list: Vec<PathBuf> = files.iter().cloned().collect();
     let loaded = workspace::load(&list);
     let t2 = Instant::now();
-    let defines_main = |p: &racelens_syntax::Parsed| racelens_syntax::extract_items(&p.tree, &p.text).functions.iter().any(|f| &*f.name == "main");
-    let open = open.or_else(|| loaded.iter().find(|(_, p)| defines_main(p)).map(|(path, _)| path.clone()));
+    let defines_main = |p: &racelens_syntax::Parsed| {
+        racelens_syntax::extract_items(&p.tree, &p.text)
+            .functions
+            .iter()
+            .any(|f| &*f.name == "main")
+    };
+    let open = open.or_else(|| {
+        loaded
+            .iter()
+            .find(|(_, p)| defines_main(p))
+            .map(|(path, _)| path.clone())
+    });
     let t3 = Instant::now();
     state.reload_config();
     state.add_disk_files(files, loaded);
@@ -215,7 +303,10 @@ fn load(dir: &Path, open: Option<&Path>) -> Result<(), String> {
     println!("scan                      {:>8.1} ms", ms(t1 - t0));
     println!("read + parse              {:>8.1} ms", ms(t2 - t1));
     println!("open + analysis + convert {:>8.1} ms", ms(t4 - t3));
-    let shown = open.as_deref().map(|p| p.display().to_string()).unwrap_or_else(|| "no open file".into());
+    let shown = open
+        .as_deref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "no open file".into());
     println!("cold load to first diagnostics {:.1} ms ({races} races in the program; {} diagnostics in {shown})", ms(t4 - t3 + (t2 - t0)), diagnostics.iter().map(|f| f.diagnostics.len()).sum::<usize>());
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! with Content-Length framing, and check what it publishes and answers.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
@@ -62,7 +62,14 @@ impl Client {
                 }
             }
         });
-        Client { child, stdin, incoming, next_id: 0, seen: Vec::new(), settings: json!({}) }
+        Client {
+            child,
+            stdin,
+            incoming,
+            next_id: 0,
+            seen: Vec::new(),
+            settings: json!({}),
+        }
     }
 
     fn send(&mut self, msg: Value) {
@@ -83,12 +90,16 @@ impl Client {
 
     /// Receives one message, answering the server's own requests.
     fn recv(&mut self, deadline: Instant) -> Option<Value> {
-        let msg = match self.incoming.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        let msg = match self
+            .incoming
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
             Ok(m) => m,
             Err(RecvTimeoutError::Timeout) => return None,
             Err(RecvTimeoutError::Disconnected) => panic!("server closed its output"),
         };
-        if let (Some(id), Some(method)) = (msg.get("id"), msg.get("method").and_then(Value::as_str)) {
+        if let (Some(id), Some(method)) = (msg.get("id"), msg.get("method").and_then(Value::as_str))
+        {
             let result = match method {
                 "workspace/configuration" => json!([self.settings.clone()]),
                 _ => Value::Null,
@@ -128,7 +139,9 @@ impl Client {
 
     fn initialize(&mut self, capabilities: Value, root: Option<&Path>, options: Value) -> Value {
         let root_uri = root.map(uri);
-        let folders = root.map(|r| json!([{"uri": uri(r), "name": "root"}])).unwrap_or(Value::Null);
+        let folders = root
+            .map(|r| json!([{"uri": uri(r), "name": "root"}]))
+            .unwrap_or(Value::Null);
         let resp = self.request(
             "initialize",
             json!({"processId": null, "rootUri": root_uri, "workspaceFolders": folders, "capabilities": capabilities, "initializationOptions": options}),
@@ -152,7 +165,10 @@ impl Client {
         let mut last = None;
         while let Some(msg) = self.recv(deadline) {
             if msg["method"] == "textDocument/publishDiagnostics" && msg["params"]["uri"] == want {
-                let diags = msg["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+                let diags = msg["params"]["diagnostics"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
                 if pred(&diags) {
                     return diags;
                 }
@@ -163,7 +179,9 @@ impl Client {
     }
 
     fn races(&mut self, path: &Path, n: usize) -> Vec<Value> {
-        self.diagnostics_where(path, |d| d.iter().filter(|d| d["code"] == "data-race").count() == n)
+        self.diagnostics_where(path, |d| {
+            d.iter().filter(|d| d["code"] == "data-race").count() == n
+        })
     }
 
     fn shutdown(mut self) -> i32 {
@@ -259,26 +277,67 @@ fn open_publishes_races_with_related_information() {
     let mut c = Client::spawn(Some(&dir));
     let init = c.initialize(utf8_caps(), Some(&dir), json!({}));
     assert_eq!(init["capabilities"]["positionEncoding"], "utf-8");
-    assert!(init.get("offsetEncoding").is_none(), "offsetEncoding only for clients that ask: {init}");
+    assert!(
+        init.get("offsetEncoding").is_none(),
+        "offsetEncoding only for clients that ask: {init}"
+    );
     c.open(&file, RACY);
     let diags = c.races(&file, 2);
     let main_access = line_of(RACY, "pthread_create") + 1;
-    let d = diags.iter().find(|d| d["range"]["start"]["line"] == main_access).expect("race on main's access");
-    assert_eq!(d["range"], json!({"start": {"line": main_access, "character": 4}, "end": {"line": main_access, "character": 11}}));
+    let d = diags
+        .iter()
+        .find(|d| d["range"]["start"]["line"] == main_access)
+        .expect("race on main's access");
+    assert_eq!(
+        d["range"],
+        json!({"start": {"line": main_access, "character": 4}, "end": {"line": main_access, "character": 11}})
+    );
     assert_eq!(d["severity"], 2, "must-races are warnings");
     assert_eq!(d["source"], "racelens");
-    assert!(d["message"].as_str().unwrap().contains("data race on `counter`"), "{d}");
-    let related: Vec<&str> = d["relatedInformation"].as_array().unwrap().iter().map(|r| r["message"].as_str().unwrap()).collect();
-    assert!(related.contains(&"conflicting write in thread `worker`, holding {`m`}"), "{related:?}");
-    assert!(related.contains(&"thread `worker` is created here"), "{related:?}");
-    let created = d["relatedInformation"].as_array().unwrap().iter().find(|r| r["message"] == "thread `worker` is created here").unwrap();
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("data race on `counter`"),
+        "{d}"
+    );
+    let related: Vec<&str> = d["relatedInformation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        related.contains(&"conflicting write in thread `worker`, holding {`m`}"),
+        "{related:?}"
+    );
+    assert!(
+        related.contains(&"thread `worker` is created here"),
+        "{related:?}"
+    );
+    let created = d["relatedInformation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["message"] == "thread `worker` is created here")
+        .unwrap();
     assert_eq!(created["location"]["uri"], uri(&file));
-    assert_eq!(created["location"]["range"]["start"]["line"], line_of(RACY, "pthread_create"));
+    assert_eq!(
+        created["location"]["range"]["start"]["line"],
+        line_of(RACY, "pthread_create")
+    );
     // The workspace load reported progress and registered file watchers.
-    assert!(c.seen.iter().any(|m| m["method"] == "window/workDoneProgress/create"));
-    assert!(c.seen.iter().any(|m| m["method"] == "$/progress" && m["params"]["value"]["title"] == "racelens: loading workspace"));
-    assert!(c.seen.iter().any(|m| m["method"] == "client/registerCapability"
-        && m["params"]["registrations"][0]["method"] == "workspace/didChangeWatchedFiles"));
+    assert!(c
+        .seen
+        .iter()
+        .any(|m| m["method"] == "window/workDoneProgress/create"));
+    assert!(c.seen.iter().any(|m| m["method"] == "$/progress"
+        && m["params"]["value"]["title"] == "racelens: loading workspace"));
+    assert!(c
+        .seen
+        .iter()
+        .any(|m| m["method"] == "client/registerCapability"
+            && m["params"]["registrations"][0]["method"] == "workspace/didChangeWatchedFiles"));
     assert_eq!(c.shutdown(), 0);
 }
 
@@ -299,7 +358,12 @@ fn commenting_out_a_lock_adds_a_race_and_reverting_removes_it() {
         {"range": {"start": {"line": unlock, "character": 4}, "end": {"line": unlock, "character": 4}}, "text": "// "},
     ]));
     let diags = c.races(&file, 2);
-    assert!(diags.iter().any(|d| d["range"]["start"]["line"] == lock + 1), "{diags:#?}");
+    assert!(
+        diags
+            .iter()
+            .any(|d| d["range"]["start"]["line"] == lock + 1),
+        "{diags:#?}"
+    );
     c.change(&file, 3, json!([
         {"range": {"start": {"line": lock, "character": 4}, "end": {"line": lock, "character": 7}}, "text": ""},
         {"range": {"start": {"line": unlock, "character": 4}, "end": {"line": unlock, "character": 7}}, "text": ""},
@@ -346,14 +410,23 @@ int main(void) {
     let diags = c.races(&fb, 1);
     assert_eq!(diags[0]["range"]["start"]["line"], line_of(b, "counter++"));
     let related = diags[0]["relatedInformation"].as_array().unwrap();
-    assert!(related.iter().any(|r| r["location"]["uri"] == uri(&fa)), "{related:#?}");
+    assert!(
+        related.iter().any(|r| r["location"]["uri"] == uri(&fa)),
+        "{related:#?}"
+    );
 }
 
 /// The access sits after multibyte text on its line; its column differs by
 /// encoding, and an edit addressed in that encoding must land right.
 fn multibyte_positions(caps: Value, expect_encoding: &str, top_level_offset_encoding: bool) {
-    let text = GUARDED.replace("    pthread_mutex_lock(&m);\n    counter++;", "    /* é😀 */ pthread_mutex_lock(&m); counter++;");
-    let dir = project(&format!("enc-{expect_encoding}-{top_level_offset_encoding}"), &[]);
+    let text = GUARDED.replace(
+        "    pthread_mutex_lock(&m);\n    counter++;",
+        "    /* é😀 */ pthread_mutex_lock(&m); counter++;",
+    );
+    let dir = project(
+        &format!("enc-{expect_encoding}-{top_level_offset_encoding}"),
+        &[],
+    );
     let file = dir.join("enc.c");
     let mut c = Client::spawn(None);
     let init = c.initialize(caps, None, json!({}));
@@ -378,25 +451,49 @@ fn multibyte_positions(caps: Value, expect_encoding: &str, top_level_offset_enco
     let diags = c.races(&file, 2);
     let new_line = line.replace("pthread_mutex_lock(&m);", "(void)0;");
     let access = new_line.find("counter++").unwrap();
-    let col = |byte: usize| if expect_encoding == "utf-8" { byte } else { new_line[..byte].encode_utf16().count() };
-    let d = diags.iter().find(|d| d["range"]["start"]["line"] == line_no).expect("race after the multibyte comment");
+    let col = |byte: usize| {
+        if expect_encoding == "utf-8" {
+            byte
+        } else {
+            new_line[..byte].encode_utf16().count()
+        }
+    };
+    let d = diags
+        .iter()
+        .find(|d| d["range"]["start"]["line"] == line_no)
+        .expect("race after the multibyte comment");
     assert_eq!(d["range"]["start"]["character"], col(access));
-    assert_eq!(d["range"]["end"]["character"], col(access + "counter".len()));
+    assert_eq!(
+        d["range"]["end"]["character"],
+        col(access + "counter".len())
+    );
 }
 
 #[test]
 fn positions_after_multibyte_text_in_utf8() {
-    multibyte_positions(json!({"general": {"positionEncodings": ["utf-16", "utf-8"]}}), "utf-8", false);
+    multibyte_positions(
+        json!({"general": {"positionEncodings": ["utf-16", "utf-8"]}}),
+        "utf-8",
+        false,
+    );
 }
 
 #[test]
 fn positions_after_multibyte_text_in_utf8_via_clangd_offset_encoding() {
-    multibyte_positions(json!({"offsetEncoding": ["utf-8", "utf-16"]}), "utf-8", true);
+    multibyte_positions(
+        json!({"offsetEncoding": ["utf-8", "utf-16"]}),
+        "utf-8",
+        true,
+    );
 }
 
 #[test]
 fn positions_after_multibyte_text_in_utf16() {
-    multibyte_positions(json!({"general": {"positionEncodings": ["utf-16"]}}), "utf-16", false);
+    multibyte_positions(
+        json!({"general": {"positionEncodings": ["utf-16"]}}),
+        "utf-16",
+        false,
+    );
 }
 
 #[test]
@@ -409,25 +506,48 @@ fn explain_code_actions_and_hover_answer_without_errors() {
     let diags = c.races(&file, 2);
     let main_access = line_of(RACY, "pthread_create") + 1;
     let pos = json!({"line": main_access, "character": 5});
-    let resp = c.request("workspace/executeCommand", json!({"command": "racelens.explain", "arguments": [{"uri": uri(&file), "position": pos}]}));
+    let resp = c.request(
+        "workspace/executeCommand",
+        json!({"command": "racelens.explain", "arguments": [{"uri": uri(&file), "position": pos}]}),
+    );
     let result = &resp["result"];
-    assert!(result["race"].as_str().unwrap().contains("`counter`"), "{resp}");
-    assert!(result["text"].is_string() && result["steps"].is_array(), "{resp}");
+    assert!(
+        result["race"].as_str().unwrap().contains("`counter`"),
+        "{resp}"
+    );
+    assert!(
+        result["text"].is_string() && result["steps"].is_array(),
+        "{resp}"
+    );
     for step in result["steps"].as_array().unwrap() {
-        assert!(step["message"].is_string() && step["uri"].is_string() && step["range"]["start"]["line"].is_number(), "{step}");
+        assert!(
+            step["message"].is_string()
+                && step["uri"].is_string()
+                && step["range"]["start"]["line"].is_number(),
+            "{step}"
+        );
     }
     let none = c.request("workspace/executeCommand", json!({"command": "racelens.explain", "arguments": [{"uri": uri(&file), "position": {"line": 0, "character": 0}}]}));
     assert_eq!(none["result"], Value::Null, "{none}");
-    let bad = c.request("workspace/executeCommand", json!({"command": "racelens.explain", "arguments": [{"uri": 3}]}));
+    let bad = c.request(
+        "workspace/executeCommand",
+        json!({"command": "racelens.explain", "arguments": [{"uri": 3}]}),
+    );
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
-    let d = diags.iter().find(|d| d["range"]["start"]["line"] == main_access).unwrap();
+    let d = diags
+        .iter()
+        .find(|d| d["range"]["start"]["line"] == main_access)
+        .unwrap();
     let actions = c.request("textDocument/codeAction", json!({"textDocument": {"uri": uri(&file)}, "range": d["range"], "context": {"diagnostics": [d]}}));
     for a in actions["result"].as_array().expect("code actions") {
         assert_eq!(a["kind"], "quickfix", "{a}");
         assert_eq!(a["diagnostics"][0]["message"], d["message"], "{a}");
         assert!(a["edit"]["changes"][uri(&file)].is_array(), "{a}");
     }
-    let hover = c.request("textDocument/hover", json!({"textDocument": {"uri": uri(&file)}, "position": pos}));
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri(&file)}, "position": pos}),
+    );
     assert!(hover.get("error").is_none(), "{hover}");
     if !hover["result"].is_null() {
         assert_eq!(hover["result"]["contents"]["kind"], "markdown");
@@ -456,7 +576,10 @@ fn bad_input_gets_errors_not_a_crash() {
     c.diagnostics_where(&file, |d| d.is_empty());
     c.change(&file, 2, json!([{"range": {"start": {"line": 999, "character": 999}, "end": {"line": 1000, "character": 0}}, "text": "\n/* tail */\n"}]));
     c.change(&file, 3, json!([{"range": {"start": {"line": 0, "character": 999}, "end": {"line": 0, "character": 1999}}, "text": ""}]));
-    let hover = c.request("textDocument/hover", json!({"textDocument": {"uri": uri(&file)}, "position": {"line": 99999, "character": 5}}));
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri(&file)}, "position": {"line": 99999, "character": 5}}),
+    );
     assert!(hover.get("error").is_none(), "{hover}");
     c.diagnostics_where(&file, |d| d.is_empty());
     assert_eq!(c.shutdown(), 0);
@@ -464,7 +587,10 @@ fn bad_input_gets_errors_not_a_crash() {
 
 #[test]
 fn a_broken_racelens_toml_gets_a_diagnostic_and_a_fix_clears_it() {
-    let dir = project("toml", &[("racelens.toml", "[locks]\nlock = 3\n"), ("main.c", RACY)]);
+    let dir = project(
+        "toml",
+        &[("racelens.toml", "[locks]\nlock = 3\n"), ("main.c", RACY)],
+    );
     let toml = dir.join("racelens.toml");
     let mut c = Client::spawn(Some(&dir));
     c.initialize(utf8_caps(), Some(&dir), json!({}));
@@ -472,7 +598,10 @@ fn a_broken_racelens_toml_gets_a_diagnostic_and_a_fix_clears_it() {
     assert_eq!(diags[0]["range"]["start"]["line"], 1, "{diags:#?}");
     assert_eq!(diags[0]["severity"], 1);
     std::fs::write(&toml, "[locks]\nlock = [\"my_lock\"]\n").unwrap();
-    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": uri(&toml), "type": 2}]}));
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&toml), "type": 2}]}),
+    );
     c.diagnostics_where(&toml, |d| d.is_empty());
 }
 
@@ -481,14 +610,24 @@ fn settings_toggle_diagnostics() {
     let dir = project("settings", &[]);
     let file = dir.join("s.c");
     let mut c = Client::spawn(None);
-    c.initialize(json!({"workspace": {"configuration": true}}), None, json!({"enable": false}));
+    c.initialize(
+        json!({"workspace": {"configuration": true}}),
+        None,
+        json!({"enable": false}),
+    );
     c.open(&file, RACY);
     c.diagnostics_where(&file, |d| d.is_empty());
     c.settings = json!({"enable": true});
-    c.notify("workspace/didChangeConfiguration", json!({"settings": null}));
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": null}),
+    );
     c.races(&file, 2);
     c.settings = json!({"enable": false});
-    c.notify("workspace/didChangeConfiguration", json!({"settings": {"racelens": {"enable": false}}}));
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"racelens": {"enable": false}}}),
+    );
     c.diagnostics_where(&file, |d| d.is_empty());
 }
 
@@ -516,12 +655,18 @@ void *worker(void *arg) {
     c.diagnostics_where(&fm, |d| d.is_empty());
     // On disk, the worker loses its lock: main's access races.
     std::fs::write(&fw, worker.replace("    pthread_mutex_lock(&m);\n", "")).unwrap();
-    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": uri(&fw), "type": 2}]}));
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&fw), "type": 2}]}),
+    );
     c.races(&fm, 1);
     // Opening w.c with the guarded text wins over the disk; closing it
     // goes back to the disk.
     c.open(&fw, worker);
     c.races(&fm, 0);
-    c.notify("textDocument/didClose", json!({"textDocument": {"uri": uri(&fw)}}));
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri(&fw)}}),
+    );
     c.races(&fm, 1);
 }

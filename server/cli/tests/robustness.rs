@@ -16,7 +16,7 @@
 //! every later run replays the case first.
 
 use proptest::prelude::*;
-use proptest::test_runner::RngSeed;
+use proptest::test_runner::{FileFailurePersistence, RngSeed};
 use racelens_analysis::{Analysis, AnalysisHost, Config, RaceReport, SiteRef};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -46,6 +46,9 @@ fn config() -> ProptestConfig {
     if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
         c.rng_seed = RngSeed::Fixed(0x7ace_1e45);
     }
+    // Relative to the package root, the working directory of `cargo test`
+    // (the default, source-parallel lookup does not find integration tests).
+    c.failure_persistence = Some(Box::new(FileFailurePersistence::Direct("tests/robustness.proptest-regressions")));
     c
 }
 
@@ -141,7 +144,7 @@ fn within<T: Send + 'static>(what: &str, limit: Duration, stack: usize, f: impl 
     match rx.recv_timeout(limit) {
         Ok(v) => v,
         Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: still running after {limit:?} (hang)"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{what}: the analysis panicked"),
+        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{what}: panicked (see above)"),
     }
 }
 

@@ -22,7 +22,12 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { enable: true, may_severity: None, config_path: String::new(), trace_server: "off".into() }
+        Settings {
+            enable: true,
+            may_severity: None,
+            config_path: String::new(),
+            trace_server: "off".into(),
+        }
     }
 }
 
@@ -32,7 +37,9 @@ impl Settings {
     /// (`{"racelens": {"enable": ..}}`); `null` changes nothing.
     pub fn update(&mut self, value: &Value) {
         let section = value.get("racelens").unwrap_or(value);
-        let Some(obj) = section.as_object() else { return };
+        let Some(obj) = section.as_object() else {
+            return;
+        };
         if let Some(b) = obj.get("enable").and_then(Value::as_bool) {
             self.enable = b;
         }
@@ -45,7 +52,10 @@ impl Settings {
         if let Some(s) = obj.get("configPath").and_then(Value::as_str) {
             self.config_path = s.to_string();
         }
-        let trace = obj.get("trace").and_then(|t| t.get("server")).or_else(|| obj.get("trace.server"));
+        let trace = obj
+            .get("trace")
+            .and_then(|t| t.get("server"))
+            .or_else(|| obj.get("trace.server"));
         if let Some(s) = trace.and_then(Value::as_str) {
             self.trace_server = s.to_string();
         }
@@ -71,7 +81,9 @@ mod tests {
     #[test]
     fn update_accepts_bare_and_wrapped_sections_and_ignores_junk() {
         let mut s = Settings::default();
-        s.update(&json!({"enable": false, "maySeverity": "warning", "trace": {"server": "verbose"}}));
+        s.update(
+            &json!({"enable": false, "maySeverity": "warning", "trace": {"server": "verbose"}}),
+        );
         assert!(!s.enable);
         assert_eq!(s.may_severity, Some(DiagnosticSeverity::WARNING));
         assert_eq!(s.trace_server, "verbose");

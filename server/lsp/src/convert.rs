@@ -23,8 +23,12 @@ pub enum Encoding {
 impl Encoding {
     /// Picks UTF-8 when the client offers it in either list, else UTF-16
     /// (the encoding every client must support).
-    pub fn negotiate(position_encodings: &[PositionEncodingKind], offset_encoding: &[String]) -> Encoding {
-        let utf8 = position_encodings.iter().any(|k| k.as_str() == "utf-8") || offset_encoding.iter().any(|k| k == "utf-8");
+    pub fn negotiate(
+        position_encodings: &[PositionEncodingKind],
+        offset_encoding: &[String],
+    ) -> Encoding {
+        let utf8 = position_encodings.iter().any(|k| k.as_str() == "utf-8")
+            || offset_encoding.iter().any(|k| k == "utf-8");
         if utf8 {
             Encoding::Utf8
         } else {
@@ -65,17 +69,24 @@ impl Lines<'_> {
     }
 
     pub fn range(&self, start: usize, end: usize, enc: Encoding) -> Range {
-        Range { start: self.position(start, enc), end: self.position(end.max(start), enc) }
+        Range {
+            start: self.position(start, enc),
+            end: self.position(end.max(start), enc),
+        }
     }
 
     /// Byte offset of an LSP position, clamped into the text.
     pub fn offset(&self, pos: Position, enc: Encoding) -> usize {
-        self.index.offset(self.text, pos.line, pos.character, enc.is_utf16())
+        self.index
+            .offset(self.text, pos.line, pos.character, enc.is_utf16())
     }
 }
 
 pub fn line_col(pos: Position) -> LineCol {
-    LineCol { line: pos.line, col: pos.character }
+    LineCol {
+        line: pos.line,
+        col: pos.character,
+    }
 }
 
 /// The file path the analysis uses for a URI: the canonical path when the
@@ -114,8 +125,17 @@ pub struct Files<'a> {
 }
 
 impl<'a> Files<'a> {
-    pub fn new(analysis: &'a Analysis, open: &'a BTreeMap<PathBuf, OpenFile>, enc: Encoding) -> Self {
-        Files { analysis, open, enc, others: HashMap::new() }
+    pub fn new(
+        analysis: &'a Analysis,
+        open: &'a BTreeMap<PathBuf, OpenFile>,
+        enc: Encoding,
+    ) -> Self {
+        Files {
+            analysis,
+            open,
+            enc,
+            others: HashMap::new(),
+        }
     }
 
     /// The client's URI for an open file, a `file:` URI otherwise.
@@ -130,20 +150,31 @@ impl<'a> Files<'a> {
         let enc = self.enc;
         if let Some(f) = self.open.get(path) {
             let index = f.line_index.get_or_init(|| LineIndex::new(&f.text));
-            return Some(Lines { text: &f.text, index }.range(start, end, enc));
+            return Some(
+                Lines {
+                    text: &f.text,
+                    index,
+                }
+                .range(start, end, enc),
+            );
         }
         let analysis = self.analysis;
-        let entry = self.others.entry(path.to_path_buf()).or_insert_with(|| analysis.file_text(path).map(|t| {
-            let index = LineIndex::new(&t);
-            (t, index)
-        }));
+        let entry = self.others.entry(path.to_path_buf()).or_insert_with(|| {
+            analysis.file_text(path).map(|t| {
+                let index = LineIndex::new(&t);
+                (t, index)
+            })
+        });
         let (text, index) = entry.as_ref()?;
         Some(Lines { text, index }.range(start, end, enc))
     }
 
     pub fn location(&mut self, site: &SiteRef) -> Option<Location> {
         let range = self.range(&site.file, site.start, site.end)?;
-        Some(Location { uri: self.uri(&site.file)?, range })
+        Some(Location {
+            uri: self.uri(&site.file)?,
+            range,
+        })
     }
 }
 
@@ -153,19 +184,52 @@ mod tests {
 
     #[test]
     fn negotiation_prefers_utf8_from_either_list() {
-        assert_eq!(Encoding::negotiate(&[PositionEncodingKind::UTF16, PositionEncodingKind::UTF8], &[]), Encoding::Utf8);
+        assert_eq!(
+            Encoding::negotiate(
+                &[PositionEncodingKind::UTF16, PositionEncodingKind::UTF8],
+                &[]
+            ),
+            Encoding::Utf8
+        );
         assert_eq!(Encoding::negotiate(&[], &["utf-8".into()]), Encoding::Utf8);
-        assert_eq!(Encoding::negotiate(&[PositionEncodingKind::UTF32], &["utf-16".into()]), Encoding::Utf16);
+        assert_eq!(
+            Encoding::negotiate(&[PositionEncodingKind::UTF32], &["utf-16".into()]),
+            Encoding::Utf16
+        );
     }
 
     #[test]
     fn ranges_in_both_encodings_after_multibyte_text() {
         let text = "/* é😀 */ x = 1;\n";
         let index = LineIndex::new(text);
-        let lines = Lines { text, index: &index };
+        let lines = Lines {
+            text,
+            index: &index,
+        };
         let x = text.find('x').unwrap();
-        assert_eq!(lines.position(x, Encoding::Utf8), Position { line: 0, character: 13 });
-        assert_eq!(lines.position(x, Encoding::Utf16), Position { line: 0, character: 10 });
-        assert_eq!(lines.offset(Position { line: 0, character: 10 }, Encoding::Utf16), x);
+        assert_eq!(
+            lines.position(x, Encoding::Utf8),
+            Position {
+                line: 0,
+                character: 13
+            }
+        );
+        assert_eq!(
+            lines.position(x, Encoding::Utf16),
+            Position {
+                line: 0,
+                character: 10
+            }
+        );
+        assert_eq!(
+            lines.offset(
+                Position {
+                    line: 0,
+                    character: 10
+                },
+                Encoding::Utf16
+            ),
+            x
+        );
     }
 }

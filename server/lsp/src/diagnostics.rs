@@ -9,10 +9,13 @@
 use crate::convert::{Encoding, Files};
 use crate::state::Snapshot;
 use racelens_analysis::report::{kind_word, locks_text};
-use racelens_analysis::{ConfigError, Confidence, Conflict, Creation, Incomplete, RaceReport};
+use racelens_analysis::{Confidence, ConfigError, Conflict, Creation, Incomplete, RaceReport};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use tower_lsp_server::ls_types::{Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, NumberOrString, Position, Range, Uri};
+use tower_lsp_server::ls_types::{
+    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, NumberOrString, Position, Range,
+    Uri,
+};
 
 pub const SOURCE: &str = "racelens";
 pub const RACE_CODE: &str = "data-race";
@@ -27,18 +30,21 @@ pub struct FileDiagnostics {
 
 /// Everything needed to compute one revision's diagnostics.
 pub struct DiagnosticsJob {
-    pub revision: u64,
     pub snapshot: Snapshot,
     pub enable: bool,
-    /// The configuration file and its own diagnostics.
-    pub config: Option<(Uri, Vec<Diagnostic>)>,
+    /// The configuration file's own diagnostics, computed when it was read.
+    pub config: Option<FileDiagnostics>,
 }
 
 impl DiagnosticsJob {
     /// The diagnostics of every open file (and of the configuration file).
     pub fn compute(&self) -> Vec<FileDiagnostics> {
         let snap = &self.snapshot;
-        let mut per_file: BTreeMap<&Path, Vec<Diagnostic>> = snap.open.keys().map(|p| (p.as_path(), Vec::new())).collect();
+        let mut per_file: BTreeMap<&Path, Vec<Diagnostic>> = snap
+            .open
+            .keys()
+            .map(|p| (p.as_path(), Vec::new()))
+            .collect();
         if self.enable {
             let mut files = Files::new(&snap.analysis, &snap.open, snap.encoding);
             for report in snap.analysis.races() {
@@ -59,18 +65,25 @@ impl DiagnosticsJob {
             .into_iter()
             .map(|(path, diagnostics)| {
                 let open = &snap.open[path];
-                FileDiagnostics { uri: open.uri.clone(), version: Some(open.version), diagnostics }
+                FileDiagnostics {
+                    uri: open.uri.clone(),
+                    version: Some(open.version),
+                    diagnostics,
+                }
             })
             .collect();
-        if let Some((uri, diagnostics)) = &self.config {
-            out.push(FileDiagnostics { uri: uri.clone(), version: None, diagnostics: diagnostics.clone() });
-        }
+        out.extend(self.config.clone());
         out
     }
 }
 
 pub fn conflict_message(c: &Conflict) -> String {
-    format!("conflicting {} in thread `{}`, holding {}", kind_word(c.kind), c.thread, locks_text(&c.locks))
+    format!(
+        "conflicting {} in thread `{}`, holding {}",
+        kind_word(c.kind),
+        c.thread,
+        locks_text(&c.locks)
+    )
 }
 
 pub fn creation_message(c: &Creation) -> String {
@@ -79,12 +92,29 @@ pub fn creation_message(c: &Creation) -> String {
 
 /// One race as a diagnostic on its access, with the conflicting accesses
 /// and the thread creations as related information.
-pub fn race_diagnostic(report: &RaceReport, may_severity: DiagnosticSeverity, files: &mut Files) -> Option<Diagnostic> {
+pub fn race_diagnostic(
+    report: &RaceReport,
+    may_severity: DiagnosticSeverity,
+    files: &mut Files,
+) -> Option<Diagnostic> {
     let range = files.range(&report.site.file, report.site.start, report.site.end)?;
-    let conflicts = report.conflicts.iter().map(|c| (&c.site, conflict_message(c)));
-    let creations = report.creations.iter().map(|c| (&c.site, creation_message(c)));
-    let related: Vec<DiagnosticRelatedInformation> =
-        conflicts.chain(creations).filter_map(|(site, message)| Some(DiagnosticRelatedInformation { location: files.location(site)?, message })).collect();
+    let conflicts = report
+        .conflicts
+        .iter()
+        .map(|c| (&c.site, conflict_message(c)));
+    let creations = report
+        .creations
+        .iter()
+        .map(|c| (&c.site, creation_message(c)));
+    let related: Vec<DiagnosticRelatedInformation> = conflicts
+        .chain(creations)
+        .filter_map(|(site, message)| {
+            Some(DiagnosticRelatedInformation {
+                location: files.location(site)?,
+                message,
+            })
+        })
+        .collect();
     let severity = match report.confidence {
         Confidence::Must => DiagnosticSeverity::WARNING,
         Confidence::May => may_severity,
@@ -106,7 +136,10 @@ fn incomplete_diagnostic(inc: &Incomplete, files: &mut Files) -> Option<Diagnost
         severity: Some(DiagnosticSeverity::INFORMATION),
         code: Some(NumberOrString::String("analysis-incomplete".into())),
         source: Some(SOURCE.into()),
-        message: format!("analysis incomplete for `{}`: {}", inc.site.func, inc.reason),
+        message: format!(
+            "analysis incomplete for `{}`: {}",
+            inc.site.func, inc.reason
+        ),
         ..Diagnostic::default()
     })
 }
@@ -148,7 +181,9 @@ impl Publisher {
         let mut current = HashMap::new();
         for f in files {
             let changed = match self.sent.get(&f.uri) {
-                Some((version, diagnostics)) => *version != f.version || *diagnostics != f.diagnostics,
+                Some((version, diagnostics)) => {
+                    *version != f.version || *diagnostics != f.diagnostics
+                }
                 None => f.version.is_some() || !f.diagnostics.is_empty(),
             };
             current.insert(f.uri.clone(), (f.version, f.diagnostics.clone()));
@@ -158,7 +193,11 @@ impl Publisher {
         }
         for (uri, (_, diagnostics)) in self.sent.drain() {
             if !current.contains_key(&uri) && !diagnostics.is_empty() {
-                out.push(FileDiagnostics { uri, version: None, diagnostics: Vec::new() });
+                out.push(FileDiagnostics {
+                    uri,
+                    version: None,
+                    diagnostics: Vec::new(),
+                });
             }
         }
         self.sent = current;
@@ -171,17 +210,42 @@ mod tests {
     use super::*;
 
     fn file(uri: &str, version: Option<i32>, n: usize) -> FileDiagnostics {
-        let d = Diagnostic { message: "m".into(), ..Diagnostic::default() };
-        FileDiagnostics { uri: uri.parse().unwrap(), version, diagnostics: vec![d; n] }
+        let d = Diagnostic {
+            message: "m".into(),
+            ..Diagnostic::default()
+        };
+        FileDiagnostics {
+            uri: uri.parse().unwrap(),
+            version,
+            diagnostics: vec![d; n],
+        }
     }
 
     #[test]
     fn publisher_sends_changes_versions_and_clears_closed_files() {
         let mut p = Publisher::default();
-        assert_eq!(p.changes(vec![file("file:///a.c", Some(1), 1), file("file:///b.c", Some(1), 0)]).len(), 2);
-        assert!(p.changes(vec![file("file:///a.c", Some(1), 1), file("file:///b.c", Some(1), 0)]).is_empty());
+        assert_eq!(
+            p.changes(vec![
+                file("file:///a.c", Some(1), 1),
+                file("file:///b.c", Some(1), 0)
+            ])
+            .len(),
+            2
+        );
+        assert!(p
+            .changes(vec![
+                file("file:///a.c", Some(1), 1),
+                file("file:///b.c", Some(1), 0)
+            ])
+            .is_empty());
         let sent = p.changes(vec![file("file:///b.c", Some(2), 0)]);
-        assert_eq!(sent, vec![file("file:///b.c", Some(2), 0), file("file:///a.c", None, 0)]);
+        assert_eq!(
+            sent,
+            vec![
+                file("file:///b.c", Some(2), 0),
+                file("file:///a.c", None, 0)
+            ]
+        );
         assert!(p.changes(vec![file("file:///t.toml", None, 0)]).is_empty());
     }
 
@@ -195,8 +259,16 @@ mod tests {
         let analysis = host.snapshot();
         let open = BTreeMap::new();
         let mut files = Files::new(&analysis, &open, Encoding::Utf16);
-        let site = SiteRef { file: path.clone(), start: 22, end: 23, func: "f".into() };
-        let creation = Creation { thread: "t".into(), site: site.clone() };
+        let site = SiteRef {
+            file: path.clone(),
+            start: 22,
+            end: 23,
+            func: "f".into(),
+        };
+        let creation = Creation {
+            thread: "t".into(),
+            site: site.clone(),
+        };
         let mut report = RaceReport {
             var: "x".into(),
             site,
@@ -209,17 +281,53 @@ mod tests {
         };
         let d = race_diagnostic(&report, DiagnosticSeverity::HINT, &mut files).unwrap();
         assert_eq!(d.severity, Some(DiagnosticSeverity::HINT));
-        assert_eq!(d.range, Range { start: Position { line: 1, character: 15 }, end: Position { line: 1, character: 16 } });
-        assert_eq!(d.related_information.unwrap()[0].message, "thread `t` is created here");
+        assert_eq!(
+            d.range,
+            Range {
+                start: Position {
+                    line: 1,
+                    character: 15
+                },
+                end: Position {
+                    line: 1,
+                    character: 16
+                }
+            }
+        );
+        assert_eq!(
+            d.related_information.unwrap()[0].message,
+            "thread `t` is created here"
+        );
         report.confidence = Confidence::Must;
-        assert_eq!(race_diagnostic(&report, DiagnosticSeverity::HINT, &mut files).unwrap().severity, Some(DiagnosticSeverity::WARNING));
+        assert_eq!(
+            race_diagnostic(&report, DiagnosticSeverity::HINT, &mut files)
+                .unwrap()
+                .severity,
+            Some(DiagnosticSeverity::WARNING)
+        );
     }
 
     #[test]
     fn config_errors_point_at_their_column() {
-        let errs = [ConfigError { message: "bad".into(), line: 2, column: 3 }];
+        let errs = [ConfigError {
+            message: "bad".into(),
+            line: 2,
+            column: 3,
+        }];
         let d = config_diagnostics("[locks]\né = 3\n", &errs, Encoding::Utf8);
-        assert_eq!(d[0].range.start, Position { line: 1, character: 3 });
-        assert_eq!(d[0].range.end, Position { line: 1, character: 6 });
+        assert_eq!(
+            d[0].range.start,
+            Position {
+                line: 1,
+                character: 3
+            }
+        );
+        assert_eq!(
+            d[0].range.end,
+            Position {
+                line: 1,
+                character: 6
+            }
+        );
     }
 }

@@ -33,7 +33,13 @@ impl Document {
     pub fn new(text: &str, version: i32, parser: &mut Parser) -> Document {
         let rope = Rope::from_str(text);
         let (tree, parsed) = parse_rope(&rope, None, parser);
-        Document { version, rope, tree, parsed, line_index: Arc::default() }
+        Document {
+            version,
+            rope,
+            tree,
+            parsed,
+            line_index: Arc::default(),
+        }
     }
 
     pub fn version(&self) -> i32 {
@@ -55,7 +61,13 @@ impl Document {
     }
 
     /// Applies the changes of one `didChange` and reparses once.
-    pub fn apply_changes(&mut self, changes: &[TextChange], version: i32, enc: Encoding, parser: &mut Parser) {
+    pub fn apply_changes(
+        &mut self,
+        changes: &[TextChange],
+        version: i32,
+        enc: Encoding,
+        parser: &mut Parser,
+    ) {
         for change in changes {
             match change.range {
                 None => {
@@ -83,7 +95,10 @@ impl Document {
         let (start_char, end_char) = (self.rope.byte_to_char(start), self.rope.byte_to_char(end));
         self.rope.remove(start_char..end_char);
         self.rope.insert(start_char, text);
-        let edit = InputEdit { new_end_position: point(&self.rope, edit.new_end_byte), ..edit };
+        let edit = InputEdit {
+            new_end_position: point(&self.rope, edit.new_end_byte),
+            ..edit
+        };
         if let Some(tree) = &mut self.tree {
             tree.edit(&edit);
         }
@@ -105,8 +120,12 @@ impl Document {
         let line = self.rope.line(line_no);
         let content_chars = content_len_chars(line);
         let char_in_line = match enc {
-            Encoding::Utf16 => line.utf16_cu_to_char((pos.col as usize).min(line.char_to_utf16_cu(content_chars))),
-            Encoding::Utf8 => line.byte_to_char((pos.col as usize).min(line.char_to_byte(content_chars))),
+            Encoding::Utf16 => {
+                line.utf16_cu_to_char((pos.col as usize).min(line.char_to_utf16_cu(content_chars)))
+            }
+            Encoding::Utf8 => {
+                line.byte_to_char((pos.col as usize).min(line.char_to_byte(content_chars)))
+            }
         };
         self.rope.line_to_byte(line_no) + line.char_to_byte(char_in_line)
     }
@@ -123,7 +142,13 @@ fn parse_rope(rope: &Rope, old_tree: Option<&Tree>, parser: &mut Parser) -> (Opt
     };
     let text: Arc<str> = Arc::from(String::from(rope));
     match parser.parse_with_options(&mut read, old_tree, None) {
-        Some(tree) => (Some(tree.clone()), Parsed { text, tree: Arc::new(tree) }),
+        Some(tree) => (
+            Some(tree.clone()),
+            Parsed {
+                text,
+                tree: Arc::new(tree),
+            },
+        ),
         None => {
             // Parsing only fails after a cancellation or a timeout, neither of
             // which is set; degrade to a fresh parse rather than crash.
@@ -149,7 +174,10 @@ fn content_len_chars(line: RopeSlice) -> usize {
 /// tree-sitter's point of a byte offset: a row and a byte column.
 fn point(rope: &Rope, byte: usize) -> Point {
     let row = rope.byte_to_line(byte);
-    Point { row, column: byte - rope.line_to_byte(row) }
+    Point {
+        row,
+        column: byte - rope.line_to_byte(row),
+    }
 }
 
 #[cfg(test)]
@@ -157,17 +185,28 @@ mod tests {
     use super::*;
 
     fn change(l0: u32, c0: u32, l1: u32, c1: u32, text: &str) -> TextChange {
-        TextChange { range: Some((LineCol { line: l0, col: c0 }, LineCol { line: l1, col: c1 })), text: text.into() }
+        TextChange {
+            range: Some((LineCol { line: l0, col: c0 }, LineCol { line: l1, col: c1 })),
+            text: text.into(),
+        }
     }
 
     #[test]
     fn incremental_edits_match_a_fresh_parse() {
         let mut parser = racelens_syntax::parse::new_parser();
         let mut doc = Document::new("int a;\nint f(void) { return a; }\n", 1, &mut parser);
-        doc.apply_changes(&[change(1, 21, 1, 22, "b"), change(0, 4, 0, 5, "b")], 2, Encoding::Utf16, &mut parser);
+        doc.apply_changes(
+            &[change(1, 21, 1, 22, "b"), change(0, 4, 0, 5, "b")],
+            2,
+            Encoding::Utf16,
+            &mut parser,
+        );
         assert_eq!(&**doc.text(), "int b;\nint f(void) { return b; }\n");
         let fresh = racelens_syntax::parse_text(doc.text());
-        assert_eq!(doc.parsed().tree.root_node().to_sexp(), fresh.root_node().to_sexp());
+        assert_eq!(
+            doc.parsed().tree.root_node().to_sexp(),
+            fresh.root_node().to_sexp()
+        );
     }
 
     #[test]
@@ -181,7 +220,13 @@ mod tests {
         assert_eq!(doc.offset(LineCol { line: 0, col: 5 }, Encoding::Utf16), 5);
         assert_eq!(doc.offset(LineCol { line: 0, col: 7 }, Encoding::Utf8), 5);
         // Past the end of the line: before the CRLF.
-        assert_eq!(doc.offset(LineCol { line: 0, col: 99 }, Encoding::Utf16), x + 2);
-        assert_eq!(doc.offset(LineCol { line: 9, col: 0 }, Encoding::Utf16), doc.text().len());
+        assert_eq!(
+            doc.offset(LineCol { line: 0, col: 99 }, Encoding::Utf16),
+            x + 2
+        );
+        assert_eq!(
+            doc.offset(LineCol { line: 9, col: 0 }, Encoding::Utf16),
+            doc.text().len()
+        );
     }
 }

@@ -36,8 +36,17 @@ const STACK_SIZE: usize = 256 << 20;
 /// Runs the server over stdin and stdout until the client sends `exit` or
 /// closes stdin. Logs go to stderr through `tracing`.
 pub fn run_stdio() {
-    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(2);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(workers).max_blocking_threads(32).thread_stack_size(STACK_SIZE).enable_all().build() {
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .max(2);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .max_blocking_threads(32)
+        .thread_stack_size(STACK_SIZE)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             tracing::error!("cannot start the async runtime: {e}");
@@ -45,10 +54,14 @@ pub fn run_stdio() {
         }
     };
     runtime.block_on(async {
-        let (service, socket) = tower_lsp_server::LspService::build(server::Server::new).custom_method(transport::INVALID_MESSAGE, server::Server::invalid_message).finish();
+        let (service, socket) = tower_lsp_server::LspService::build(server::Server::new)
+            .custom_method(transport::INVALID_MESSAGE, server::Server::invalid_message)
+            .finish();
         let service = middleware::CatchPanics::new(service);
         let input = transport::filter(tokio::io::stdin());
-        tower_lsp_server::Server::new(input, tokio::io::stdout(), socket).serve(service).await;
+        tower_lsp_server::Server::new(input, tokio::io::stdout(), socket)
+            .serve(service)
+            .await;
     });
     // Stdin's reader thread may still be blocked in a read that cannot be
     // cancelled; do not wait for it.

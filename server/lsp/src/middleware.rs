@@ -42,8 +42,14 @@ where
             match AssertUnwindSafe(fut).catch_unwind().await {
                 Ok(result) => result,
                 Err(payload) => {
-                    tracing::error!("handler of `{method}` panicked: {}", panic_message(payload.as_ref()));
-                    let error = Error { message: format!("racelens: internal error in `{method}`").into(), ..Error::internal_error() };
+                    tracing::error!(
+                        "handler of `{method}` panicked: {}",
+                        panic_message(payload.as_ref())
+                    );
+                    let error = Error {
+                        message: format!("racelens: internal error in `{method}`").into(),
+                        ..Error::internal_error()
+                    };
                     Ok(id.map(|id| Response::from_error(id, error)))
                 }
             }
@@ -76,10 +82,21 @@ mod tests {
     #[tokio::test]
     async fn a_panicking_request_gets_an_internal_error_and_a_notification_nothing() {
         let mut service = CatchPanics::new(Panicky);
-        let response = service.call(Request::build("textDocument/hover").id(7).finish()).await.unwrap().expect("a response");
+        let response = service
+            .call(Request::build("textDocument/hover").id(7).finish())
+            .await
+            .unwrap()
+            .expect("a response");
         let (id, result) = response.into_parts();
         assert_eq!(id, tower_lsp_server::jsonrpc::Id::Number(7));
-        assert_eq!(result.unwrap_err().code, tower_lsp_server::jsonrpc::ErrorCode::InternalError);
-        assert!(service.call(Request::build("textDocument/didOpen").finish()).await.unwrap().is_none());
+        assert_eq!(
+            result.unwrap_err().code,
+            tower_lsp_server::jsonrpc::ErrorCode::InternalError
+        );
+        assert!(service
+            .call(Request::build("textDocument/didOpen").finish())
+            .await
+            .unwrap()
+            .is_none());
     }
 }

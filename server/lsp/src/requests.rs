@@ -13,33 +13,59 @@ use racelens_analysis::{explain, hover, RaceReport};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::Path;
-use tower_lsp_server::ls_types::{CodeAction, CodeActionKind, CodeActionOrCommand, Diagnostic, Hover, HoverContents, MarkupContent, MarkupKind, TextEdit, Uri, WorkspaceEdit};
+use tower_lsp_server::ls_types::{
+    CodeAction, CodeActionKind, CodeActionOrCommand, Diagnostic, Hover, HoverContents,
+    MarkupContent, MarkupKind, TextEdit, Uri, WorkspaceEdit,
+};
 
 pub const EXPLAIN_COMMAND: &str = "racelens.explain";
 
 pub fn hover(snap: &Snapshot, path: &Path, offset: usize) -> Option<Hover> {
     let markdown = hover::hover(&snap.analysis, path, offset)?;
-    Some(Hover { contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }), range: None })
+    Some(Hover {
+        contents: HoverContents::Markup(MarkupContent {
+            kind: MarkupKind::Markdown,
+            value: markdown,
+        }),
+        range: None,
+    })
 }
 
 /// Quick fixes for the races whose access overlaps `start..=end`. Each
 /// action carries the client's matching diagnostics, or ours when the
 /// client sent none.
-pub fn code_actions(snap: &Snapshot, path: &Path, start: usize, end: usize, context: &[Diagnostic]) -> Vec<CodeActionOrCommand> {
+pub fn code_actions(
+    snap: &Snapshot,
+    path: &Path,
+    start: usize,
+    end: usize,
+    context: &[Diagnostic],
+) -> Vec<CodeActionOrCommand> {
     let mut files = Files::new(&snap.analysis, &snap.open, snap.encoding);
     let mut actions = Vec::new();
-    for report in snap.analysis.races().iter().filter(|r| r.site.file == path && r.site.start <= end && start <= r.site.end) {
+    for report in snap
+        .analysis
+        .races()
+        .iter()
+        .filter(|r| r.site.file == path && r.site.start <= end && start <= r.site.end)
+    {
         let fixes = quick_fixes(&snap.analysis, report);
         if fixes.is_empty() {
             continue;
         }
         let range = files.range(path, report.site.start, report.site.end);
-        let mut diagnostics: Vec<Diagnostic> = context.iter().filter(|d| d.source.as_deref() == Some(SOURCE) && Some(d.range) == range).cloned().collect();
+        let mut diagnostics: Vec<Diagnostic> = context
+            .iter()
+            .filter(|d| d.source.as_deref() == Some(SOURCE) && Some(d.range) == range)
+            .cloned()
+            .collect();
         if diagnostics.is_empty() {
             diagnostics.extend(race_diagnostic(report, snap.may_severity, &mut files));
         }
         for fix in fixes {
-            let Some(edit) = workspace_edit(&fix, &mut files) else { continue };
+            let Some(edit) = workspace_edit(&fix, &mut files) else {
+                continue;
+            };
             actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                 title: fix.title,
                 kind: Some(CodeActionKind::QUICKFIX),
@@ -58,9 +84,18 @@ fn workspace_edit(fix: &Fix, files: &mut Files) -> Option<WorkspaceEdit> {
     let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
     for e in &fix.edits {
         let range = files.range(&e.file, e.start, e.end)?;
-        changes.entry(files.uri(&e.file)?).or_default().push(TextEdit { range, new_text: e.new_text.clone() });
+        changes
+            .entry(files.uri(&e.file)?)
+            .or_default()
+            .push(TextEdit {
+                range,
+                new_text: e.new_text.clone(),
+            });
     }
-    Some(WorkspaceEdit { changes: Some(changes), ..WorkspaceEdit::default() })
+    Some(WorkspaceEdit {
+        changes: Some(changes),
+        ..WorkspaceEdit::default()
+    })
 }
 
 /// The race at `offset` (the narrowest access containing it, else the
@@ -74,7 +109,13 @@ pub fn explain(snap: &Snapshot, path: &Path, offset: usize) -> Option<Value> {
     let report = in_file()
         .filter(|r| r.site.start <= offset && offset <= r.site.end)
         .min_by_key(|r| r.site.end - r.site.start)
-        .or_else(|| in_file().find(|r| files.range(path, r.site.start, r.site.start).is_some_and(|rg| rg.start.line == line)))?;
+        .or_else(|| {
+            in_file().find(|r| {
+                files
+                    .range(path, r.site.start, r.site.start)
+                    .is_some_and(|rg| rg.start.line == line)
+            })
+        })?;
     let explanation = explain::explain(&snap.analysis, report);
     let steps: Vec<Value> = explanation
         .iter()
@@ -95,10 +136,23 @@ pub fn explain(snap: &Snapshot, path: &Path, offset: usize) -> Option<Value> {
 /// involved, one per line.
 fn unexplained_text(report: &RaceReport, files: &mut Files) -> String {
     let mut at = |site: &racelens_analysis::SiteRef| {
-        let line = files.range(&site.file, site.start, site.start).map(|r| r.start.line + 1).unwrap_or(0);
-        format!("{}:{line}", site.file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default())
+        let line = files
+            .range(&site.file, site.start, site.start)
+            .map(|r| r.start.line + 1)
+            .unwrap_or(0);
+        format!(
+            "{}:{line}",
+            site.file
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default()
+        )
     };
-    let mut text = format!("No schedule found within the search bound. Accesses involved:\n- {} ({})\n", report.message(), at(&report.site));
+    let mut text = format!(
+        "No schedule found within the search bound. Accesses involved:\n- {} ({})\n",
+        report.message(),
+        at(&report.site)
+    );
     for c in &report.conflicts {
         text += &format!("- {} ({})\n", conflict_message(c), at(&c.site));
     }

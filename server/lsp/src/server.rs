@@ -27,7 +27,9 @@ pub struct Server {
 
 impl Server {
     pub fn new(client: Client) -> Server {
-        Server { session: Session::new(client) }
+        Server {
+            session: Session::new(client),
+        }
     }
 
     /// Answers a message the transport could not decode with its error.
@@ -42,27 +44,46 @@ fn roots(params: &InitializeParams) -> Vec<PathBuf> {
     if let Some(folders) = params.workspace_folders.as_ref().filter(|f| !f.is_empty()) {
         return folders.iter().map(|f| uri_to_path(&f.uri)).collect();
     }
-    let root_path = || params.root_path.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p)));
-    params.root_uri.as_ref().map(uri_to_path).or_else(root_path).into_iter().collect()
+    let root_path = || {
+        params
+            .root_path
+            .as_ref()
+            .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p)))
+    };
+    params
+        .root_uri
+        .as_ref()
+        .map(uri_to_path)
+        .or_else(root_path)
+        .into_iter()
+        .collect()
 }
 
 fn capabilities(encoding: Encoding) -> ServerCapabilities {
     ServerCapabilities {
         position_encoding: Some(PositionEncodingKind::from(encoding.name())),
-        text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
-            open_close: Some(true),
-            change: Some(TextDocumentSyncKind::INCREMENTAL),
-            save: Some(TextDocumentSyncSaveOptions::Supported(true)),
-            ..TextDocumentSyncOptions::default()
-        })),
+        text_document_sync: Some(TextDocumentSyncCapability::Options(
+            TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(TextDocumentSyncKind::INCREMENTAL),
+                save: Some(TextDocumentSyncSaveOptions::Supported(true)),
+                ..TextDocumentSyncOptions::default()
+            },
+        )),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
         code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
             code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
             ..CodeActionOptions::default()
         })),
-        execute_command_provider: Some(ExecuteCommandOptions { commands: vec![EXPLAIN_COMMAND.into()], ..ExecuteCommandOptions::default() }),
+        execute_command_provider: Some(ExecuteCommandOptions {
+            commands: vec![EXPLAIN_COMMAND.into()],
+            ..ExecuteCommandOptions::default()
+        }),
         workspace: Some(WorkspaceServerCapabilities {
-            workspace_folders: Some(WorkspaceFoldersServerCapabilities { supported: Some(true), change_notifications: Some(OneOf::Left(true)) }),
+            workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                supported: Some(true),
+                change_notifications: Some(OneOf::Left(true)),
+            }),
             file_operations: None,
         }),
         ..ServerCapabilities::default()
@@ -79,23 +100,46 @@ struct ExplainArgs {
 impl LanguageServer for Server {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let caps = &params.capabilities;
-        let offered = caps.general.as_ref().and_then(|g| g.position_encodings.clone()).unwrap_or_default();
-        let encoding = Encoding::negotiate(&offered, caps.offset_encoding.as_deref().unwrap_or_default());
-        self.session.set_features(ClientFeatures::from_capabilities(&params.capabilities));
+        let offered = caps
+            .general
+            .as_ref()
+            .and_then(|g| g.position_encodings.clone())
+            .unwrap_or_default();
+        let encoding = Encoding::negotiate(
+            &offered,
+            caps.offset_encoding.as_deref().unwrap_or_default(),
+        );
+        self.session
+            .set_features(ClientFeatures::from_capabilities(&params.capabilities));
         {
             let mut state = self.session.lock();
             state.set_encoding(encoding);
             state.set_roots(roots(&params));
             let mut settings = Settings::default();
-            settings.update(params.initialization_options.as_ref().unwrap_or(&Value::Null));
+            settings.update(
+                params
+                    .initialization_options
+                    .as_ref()
+                    .unwrap_or(&Value::Null),
+            );
             state.set_settings(settings);
-            tracing::info!("initialize: {} position encoding, roots {:?}", encoding.name(), state.roots());
+            tracing::info!(
+                "initialize: {} position encoding, roots {:?}",
+                encoding.name(),
+                state.roots()
+            );
         }
         Ok(InitializeResult {
             capabilities: capabilities(encoding),
-            server_info: Some(ServerInfo { name: "racelens".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            server_info: Some(ServerInfo {
+                name: "racelens".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
             // clangd's extension: answered only to clients that asked.
-            offset_encoding: caps.offset_encoding.as_ref().map(|_| encoding.name().into()),
+            offset_encoding: caps
+                .offset_encoding
+                .as_ref()
+                .map(|_| encoding.name().into()),
         })
     }
 
@@ -110,17 +154,33 @@ impl LanguageServer for Server {
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let doc = params.text_document;
         let path = uri_to_path(&doc.uri);
-        let revision = self.session.lock().open(doc.uri, path, doc.version, &doc.text);
+        let revision = self
+            .session
+            .lock()
+            .open(doc.uri, path, doc.version, &doc.text);
         self.session.schedule_diagnostics(revision);
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
         let path = uri_to_path(&params.text_document.uri);
-        let changes: Vec<TextChange> = params.content_changes.into_iter().map(|c| TextChange { range: c.range.map(|r| (line_col(r.start), line_col(r.end))), text: c.text }).collect();
-        let revision = self.session.lock().change(&path, params.text_document.version, &changes);
+        let changes: Vec<TextChange> = params
+            .content_changes
+            .into_iter()
+            .map(|c| TextChange {
+                range: c.range.map(|r| (line_col(r.start), line_col(r.end))),
+                text: c.text,
+            })
+            .collect();
+        let revision = self
+            .session
+            .lock()
+            .change(&path, params.text_document.version, &changes);
         match revision {
             Some(revision) => self.session.schedule_diagnostics(revision),
-            None => tracing::warn!("ignoring didChange for `{}`, which is not open", params.text_document.uri.as_str()),
+            None => tracing::warn!(
+                "ignoring didChange for `{}`, which is not open",
+                params.text_document.uri.as_str()
+            ),
         }
     }
 
@@ -146,7 +206,8 @@ impl LanguageServer for Server {
             let mut state = self.session.lock();
             for event in &params.changes {
                 let path = uri_to_path(&event.uri);
-                let created_or_deleted = event.typ == FileChangeType::CREATED || event.typ == FileChangeType::DELETED;
+                let created_or_deleted =
+                    event.typ == FileChangeType::CREATED || event.typ == FileChangeType::DELETED;
                 if workspace::is_c(&path) && created_or_deleted && !workspace::is_config(&path) {
                     rescan = true;
                 } else {
@@ -165,8 +226,18 @@ impl LanguageServer for Server {
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
         {
             let mut state = self.session.lock();
-            let removed: Vec<PathBuf> = params.event.removed.iter().map(|f| uri_to_path(&f.uri)).collect();
-            let mut roots: Vec<PathBuf> = state.roots().iter().filter(|r| !removed.contains(r)).cloned().collect();
+            let removed: Vec<PathBuf> = params
+                .event
+                .removed
+                .iter()
+                .map(|f| uri_to_path(&f.uri))
+                .collect();
+            let mut roots: Vec<PathBuf> = state
+                .roots()
+                .iter()
+                .filter(|r| !removed.contains(r))
+                .cloned()
+                .collect();
             roots.extend(params.event.added.iter().map(|f| uri_to_path(&f.uri)));
             state.set_roots(roots);
             state.reload_config();
@@ -179,36 +250,60 @@ impl LanguageServer for Server {
         let path = uri_to_path(&pos.text_document.uri);
         let (snapshot, offset) = {
             let state = self.session.lock();
-            let Some(offset) = state.offset(&path, line_col(pos.position)) else { return Ok(None) };
+            let Some(offset) = state.offset(&path, line_col(pos.position)) else {
+                return Ok(None);
+            };
             (state.snapshot(), offset)
         };
-        run_blocking(move || requests::hover(&snapshot, &path, offset)).await.map_err(|f| f.into_rpc())
+        run_blocking(move || requests::hover(&snapshot, &path, offset))
+            .await
+            .map_err(|f| f.into_rpc())
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let path = uri_to_path(&params.text_document.uri);
         let (snapshot, start, end) = {
             let state = self.session.lock();
-            let (Some(start), Some(end)) = (state.offset(&path, line_col(params.range.start)), state.offset(&path, line_col(params.range.end))) else { return Ok(None) };
+            let (Some(start), Some(end)) = (
+                state.offset(&path, line_col(params.range.start)),
+                state.offset(&path, line_col(params.range.end)),
+            ) else {
+                return Ok(None);
+            };
             (state.snapshot(), start, end.max(start))
         };
         let context = params.context.diagnostics;
-        let actions = run_blocking(move || requests::code_actions(&snapshot, &path, start, end, &context)).await.map_err(|f| f.into_rpc())?;
+        let actions =
+            run_blocking(move || requests::code_actions(&snapshot, &path, start, end, &context))
+                .await
+                .map_err(|f| f.into_rpc())?;
         Ok(Some(actions))
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
         if params.command != EXPLAIN_COMMAND {
-            return Err(Error::invalid_params(format!("unknown command `{}`", params.command)));
+            return Err(Error::invalid_params(format!(
+                "unknown command `{}`",
+                params.command
+            )));
         }
-        let arg = params.arguments.into_iter().next().ok_or_else(|| Error::invalid_params("racelens.explain expects [{uri, position}]"))?;
-        let args: ExplainArgs = serde_json::from_value(arg).map_err(|e| Error::invalid_params(format!("racelens.explain expects [{{uri, position}}]: {e}")))?;
+        let arg =
+            params.arguments.into_iter().next().ok_or_else(|| {
+                Error::invalid_params("racelens.explain expects [{uri, position}]")
+            })?;
+        let args: ExplainArgs = serde_json::from_value(arg).map_err(|e| {
+            Error::invalid_params(format!("racelens.explain expects [{{uri, position}}]: {e}"))
+        })?;
         let path = uri_to_path(&args.uri);
         let (snapshot, offset) = {
             let state = self.session.lock();
-            let Some(offset) = state.offset(&path, line_col(args.position)) else { return Ok(None) };
+            let Some(offset) = state.offset(&path, line_col(args.position)) else {
+                return Ok(None);
+            };
             (state.snapshot(), offset)
         };
-        run_blocking(move || requests::explain(&snapshot, &path, offset)).await.map_err(|f| f.into_rpc())
+        run_blocking(move || requests::explain(&snapshot, &path, offset))
+            .await
+            .map_err(|f| f.into_rpc())
     }
 }

@@ -22,9 +22,10 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 use tower_lsp_server::jsonrpc;
 use tower_lsp_server::ls_types::{
-    ClientCapabilities, ConfigurationItem, DidChangeWatchedFilesRegistrationOptions, FileSystemWatcher, GlobPattern, ProgressToken, Registration,
+    ClientCapabilities, ConfigurationItem, DidChangeWatchedFilesRegistrationOptions,
+    FileSystemWatcher, GlobPattern, ProgressToken, Registration,
 };
-use tower_lsp_server::Client;
+use tower_lsp_server::{Client, NotCancellable, OngoingProgress, Unbounded};
 
 /// Wait this long after an edit before analysing, to coalesce bursts.
 const DEBOUNCE: Duration = Duration::from_millis(3);
@@ -33,7 +34,10 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Awaits a request to the client; a failure or no answer is logged and
 /// yields `None`, so a client that never answers cannot stall start-up.
-async fn ask<T>(what: &str, request: impl std::future::Future<Output = jsonrpc::Result<T>>) -> Option<T> {
+async fn ask<T>(
+    what: &str,
+    request: impl std::future::Future<Output = jsonrpc::Result<T>>,
+) -> Option<T> {
     match tokio::time::timeout(CLIENT_TIMEOUT, request).await {
         Ok(Ok(value)) => Some(value),
         Ok(Err(e)) => {
@@ -47,6 +51,9 @@ async fn ask<T>(what: &str, request: impl std::future::Future<Output = jsonrpc::
     }
 }
 
+/// A `$/progress` stream without percentage or cancel button.
+type Progress = OngoingProgress<Unbounded, NotCancellable>;
+
 /// Why analysis work produced no result.
 #[derive(Debug)]
 pub enum Failure {
@@ -59,14 +66,19 @@ impl Failure {
     pub fn into_rpc(self) -> jsonrpc::Error {
         match self {
             Failure::Cancelled => jsonrpc::Error::content_modified(),
-            Failure::Panicked(msg) => jsonrpc::Error { message: format!("racelens: internal error: {msg}").into(), ..jsonrpc::Error::internal_error() },
+            Failure::Panicked(msg) => jsonrpc::Error {
+                message: format!("racelens: internal error: {msg}").into(),
+                ..jsonrpc::Error::internal_error()
+            },
         }
     }
 }
 
 /// Runs `f` on a blocking thread, turning salsa cancellation and panics
 /// into a [`Failure`] instead of taking the server down.
-pub async fn run_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, Failure> {
+pub async fn run_blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Failure> {
     match tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(f))).await {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(payload)) if payload.is::<Cancelled>() => Err(Failure::Cancelled),
@@ -76,7 +88,11 @@ pub async fn run_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'sta
 }
 
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap_or_else(|| "panic".into())
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into())
 }
 
 /// What the client said it can do, as far as the server cares.
@@ -92,8 +108,15 @@ impl ClientFeatures {
         let ws = caps.workspace.as_ref();
         ClientFeatures {
             configuration: ws.and_then(|w| w.configuration).unwrap_or(false),
-            work_done_progress: caps.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
-            watch_files: ws.and_then(|w| w.did_change_watched_files.as_ref()).and_then(|d| d.dynamic_registration).unwrap_or(false),
+            work_done_progress: caps
+                .window
+                .as_ref()
+                .and_then(|w| w.work_done_progress)
+                .unwrap_or(false),
+            watch_files: ws
+                .and_then(|w| w.did_change_watched_files.as_ref())
+                .and_then(|d| d.dynamic_registration)
+                .unwrap_or(false),
         }
     }
 }
@@ -109,7 +132,13 @@ pub struct Session {
 impl Session {
     pub fn new(client: Client) -> Arc<Session> {
         let state = State::new(Encoding::default(), Settings::default());
-        Arc::new(Session { revision: state.revision_counter(), state: Mutex::new(state), publisher: Default::default(), client, features: OnceLock::new() })
+        Arc::new(Session {
+            revision: state.revision_counter(),
+            state: Mutex::new(state),
+            publisher: Default::default(),
+            client,
+            features: OnceLock::new(),
+        })
     }
 
     /// The state. Never hold the guard across an `.await`.
@@ -135,39 +164,40 @@ impl Session {
         tokio::spawn(async move { session.refresh(revision, DEBOUNCE).await });
     }
 
-    /// Computes and publishes `revision`'s diagnostics after `delay`.
-    /// Returns whether they were published (not superseded or failed).
-    async fn refresh(&self, revision: u64, delay: Duration) -> bool {
+    /// Computes and publishes `revision`'s diagnostics after `delay`, unless
+    /// a newer revision supersedes them (its own refresh will publish).
+    async fn refresh(&self, revision: u64, delay: Duration) {
         tokio::time::sleep(delay).await;
         let job = {
             let state = self.lock();
             if state.revision() != revision {
-                return false;
+                return;
             }
             state.diagnostics_job()
         };
         match run_blocking(move || job.compute()).await {
             Ok(files) => self.publish(revision, files).await,
             Err(Failure::Cancelled) => {
-                tracing::debug!("diagnostics of revision {revision} cancelled by a newer edit");
-                false
+                tracing::debug!("diagnostics of revision {revision} cancelled by a newer edit")
             }
             Err(Failure::Panicked(msg)) => {
-                tracing::error!("diagnostics of revision {revision} failed: {msg}");
-                false
+                tracing::error!("diagnostics of revision {revision} failed: {msg}")
             }
         }
     }
 
-    async fn publish(&self, revision: u64, files: Vec<FileDiagnostics>) -> bool {
+    async fn publish(&self, revision: u64, files: Vec<FileDiagnostics>) {
+        // Checked under the publisher's lock: an older result that finished
+        // late must not overwrite a newer one.
         let mut publisher = self.publisher.lock().await;
         if !self.is_current(revision) {
-            return false;
+            return;
         }
         for f in publisher.changes(files) {
-            self.client.publish_diagnostics(f.uri, f.diagnostics, f.version).await;
+            self.client
+                .publish_diagnostics(f.uri, f.diagnostics, f.version)
+                .await;
         }
-        true
     }
 
     /// After `initialized`: settings (they may name the configuration
@@ -182,8 +212,17 @@ impl Session {
         if !self.features().configuration {
             return;
         }
-        let item = ConfigurationItem { scope_uri: None, section: Some("racelens".into()) };
-        if let Some(value) = ask("workspace/configuration", self.client.configuration(vec![item])).await.and_then(|v| v.into_iter().next()) {
+        let item = ConfigurationItem {
+            scope_uri: None,
+            section: Some("racelens".into()),
+        };
+        if let Some(value) = ask(
+            "workspace/configuration",
+            self.client.configuration(vec![item]),
+        )
+        .await
+        .and_then(|v| v.into_iter().next())
+        {
             self.apply_settings(&value);
         }
     }
@@ -206,10 +245,26 @@ impl Session {
         if !self.features().watch_files {
             return;
         }
-        let watcher = |glob: &str| FileSystemWatcher { glob_pattern: GlobPattern::String(glob.into()), kind: None };
-        let options = DidChangeWatchedFilesRegistrationOptions { watchers: vec![watcher("**/*.{c,h}"), watcher(&format!("**/{}", workspace::CONFIG_FILE))] };
-        let registration = Registration { id: "racelens-watched-files".into(), method: "workspace/didChangeWatchedFiles".into(), register_options: serde_json::to_value(options).ok() };
-        ask("client/registerCapability", self.client.register_capability(vec![registration])).await;
+        let watcher = |glob: &str| FileSystemWatcher {
+            glob_pattern: GlobPattern::String(glob.into()),
+            kind: None,
+        };
+        let options = DidChangeWatchedFilesRegistrationOptions {
+            watchers: vec![
+                watcher("**/*.{c,h}"),
+                watcher(&format!("**/{}", workspace::CONFIG_FILE)),
+            ],
+        };
+        let registration = Registration {
+            id: "racelens-watched-files".into(),
+            method: "workspace/didChangeWatchedFiles".into(),
+            register_options: serde_json::to_value(options).ok(),
+        };
+        ask(
+            "client/registerCapability",
+            self.client.register_capability(vec![registration]),
+        )
+        .await;
     }
 
     /// Scans the roots, reads and parses their files off the runtime, hands
@@ -224,11 +279,20 @@ impl Session {
         };
         let roots = self.lock().roots().to_vec();
         let scan_roots = roots.clone();
-        let files = run_blocking(move || workspace::scan(&scan_roots)).await.unwrap_or_default();
+        let files = run_blocking(move || workspace::scan(&scan_roots))
+            .await
+            .unwrap_or_default();
         report(format!("parsing {} files", files.len())).await;
         let list: Vec<PathBuf> = files.iter().cloned().collect();
-        let loaded = run_blocking(move || workspace::load(&list)).await.unwrap_or_default();
-        tracing::info!("loaded {} of {} files from {} folder(s)", loaded.len(), files.len(), roots.len());
+        let loaded = run_blocking(move || workspace::load(&list))
+            .await
+            .unwrap_or_default();
+        tracing::info!(
+            "loaded {} of {} files from {} folder(s)",
+            loaded.len(),
+            files.len(),
+            roots.len()
+        );
         report("analysing".into()).await;
         let revision = {
             let mut state = self.lock();
@@ -241,23 +305,40 @@ impl Session {
         }
     }
 
-    async fn begin_progress(&self, title: &str) -> Option<tower_lsp_server::OngoingProgress<tower_lsp_server::Unbounded, tower_lsp_server::NotCancellable>> {
+    async fn begin_progress(&self, title: &str) -> Option<Progress> {
         if !self.features().work_done_progress {
             return None;
         }
         static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
-        let token = ProgressToken::String(format!("racelens/progress/{}", NEXT_TOKEN.fetch_add(1, Ordering::Relaxed)));
-        ask("window/workDoneProgress/create", self.client.create_work_done_progress(token.clone())).await?;
-        Some(self.client.progress(token, title).with_message("scanning").begin().await)
+        let token = ProgressToken::String(format!(
+            "racelens/progress/{}",
+            NEXT_TOKEN.fetch_add(1, Ordering::Relaxed)
+        ));
+        ask(
+            "window/workDoneProgress/create",
+            self.client.create_work_done_progress(token.clone()),
+        )
+        .await?;
+        Some(
+            self.client
+                .progress(token, title)
+                .with_message("scanning")
+                .begin()
+                .await,
+        )
     }
 
     /// Files were created or deleted on disk: rescan the roots and load
     /// the files that joined the workspace.
     pub async fn rescan(self: &Arc<Self>) {
         let roots = self.lock().roots().to_vec();
-        let Ok(files) = run_blocking(move || workspace::scan(&roots)).await else { return };
+        let Ok(files) = run_blocking(move || workspace::scan(&roots)).await else {
+            return;
+        };
         let added = self.lock().set_disk_files(files);
-        let loaded = run_blocking(move || workspace::load(&added)).await.unwrap_or_default();
+        let loaded = run_blocking(move || workspace::load(&added))
+            .await
+            .unwrap_or_default();
         let revision = self.lock().add_disk_files(BTreeSet::new(), loaded);
         self.schedule_diagnostics(revision);
     }

@@ -9,7 +9,7 @@
 
 use crate::config::{parse_severity, Settings};
 use crate::convert::{path_to_uri, Encoding, LineCol, OpenFile};
-use crate::diagnostics::{config_diagnostics, DiagnosticsJob};
+use crate::diagnostics::{config_diagnostics, DiagnosticsJob, FileDiagnostics};
 use crate::document::{Document, TextChange};
 use crate::workspace;
 use racelens_analysis::{Analysis, AnalysisHost, Config};
@@ -106,10 +106,6 @@ impl State {
         &self.host
     }
 
-    pub fn is_open(&self, path: &Path) -> bool {
-        self.docs.contains_key(path)
-    }
-
     fn is_config(&self, path: &Path) -> bool {
         self.config.path.as_deref() == Some(path) || workspace::is_config(path)
     }
@@ -131,7 +127,8 @@ impl State {
     /// when the document is not open.
     pub fn change(&mut self, path: &Path, version: i32, changes: &[TextChange]) -> Option<u64> {
         let open = self.docs.get_mut(path)?;
-        open.doc.apply_changes(changes, version, self.encoding, &mut self.parser);
+        open.doc
+            .apply_changes(changes, version, self.encoding, &mut self.parser);
         let parsed = open.doc.parsed();
         if self.is_config(path) {
             self.reload_config();
@@ -155,7 +152,11 @@ impl State {
     }
 
     fn load_from_disk(&mut self, path: &Path) {
-        let text = if self.disk_files.contains(path) { workspace::read_lossy(path).ok() } else { None };
+        let text = if self.disk_files.contains(path) {
+            workspace::read_lossy(path).ok()
+        } else {
+            None
+        };
         match text {
             Some(text) => self.host.set_file_text(path, text),
             None => self.host.remove_file(path),
@@ -185,21 +186,38 @@ impl State {
         let path = workspace::config_path(&self.settings.config_path, &self.roots);
         let text = path.as_deref().and_then(|p| match self.docs.get(p) {
             Some(open) => Some(open.doc.text().to_string()),
-            None => workspace::read_lossy(p).map_err(|e| tracing::warn!("cannot read `{}`: {e}", p.display())).ok(),
+            None => workspace::read_lossy(p)
+                .map_err(|e| tracing::warn!("cannot read `{}`: {e}", p.display()))
+                .ok(),
         });
         let (config, errors) = text.as_deref().map(Config::from_toml).unwrap_or_default();
         if !errors.is_empty() {
-            tracing::warn!("{} problem(s) in `{}`; using the defaults", errors.len(), path.as_deref().unwrap_or(Path::new("?")).display());
+            tracing::warn!(
+                "{} problem(s) in `{}`; using the defaults",
+                errors.len(),
+                path.as_deref().unwrap_or(Path::new("?")).display()
+            );
         }
-        let diagnostics = text.as_deref().map(|t| config_diagnostics(t, &errors, self.encoding)).unwrap_or_default();
-        self.config = ConfigFile { may_severity: parse_severity(&config.may_severity), path, diagnostics };
+        let diagnostics = text
+            .as_deref()
+            .map(|t| config_diagnostics(t, &errors, self.encoding))
+            .unwrap_or_default();
+        self.config = ConfigFile {
+            may_severity: parse_severity(&config.may_severity),
+            path,
+            diagnostics,
+        };
         self.host.set_config(config);
         self.bump()
     }
 
     /// Adds files read from disk (skipping open ones: the editor's text wins)
     /// and remembers the workspace's file list.
-    pub fn add_disk_files(&mut self, files: BTreeSet<PathBuf>, loaded: Vec<(PathBuf, Parsed)>) -> u64 {
+    pub fn add_disk_files(
+        &mut self,
+        files: BTreeSet<PathBuf>,
+        loaded: Vec<(PathBuf, Parsed)>,
+    ) -> u64 {
         for (path, parsed) in loaded {
             if !self.docs.contains_key(&path) {
                 self.host.set_file(&path, parsed);
@@ -233,31 +251,52 @@ impl State {
         self.bump()
     }
 
-    pub fn is_disk_file(&self, path: &Path) -> bool {
-        self.disk_files.contains(path)
-    }
-
     fn open_files(&self) -> BTreeMap<PathBuf, OpenFile> {
         self.docs
             .iter()
             .filter(|(p, _)| !self.is_config(p))
-            .map(|(p, o)| (p.clone(), OpenFile { uri: o.uri.clone(), version: o.doc.version(), text: o.doc.text().clone(), line_index: o.doc.line_index() }))
+            .map(|(p, o)| {
+                (
+                    p.clone(),
+                    OpenFile {
+                        uri: o.uri.clone(),
+                        version: o.doc.version(),
+                        text: o.doc.text().clone(),
+                        line_index: o.doc.line_index(),
+                    },
+                )
+            })
             .collect()
     }
 
     pub fn snapshot(&self) -> Snapshot {
-        let may_severity = self.settings.may_severity.or(self.config.may_severity).unwrap_or(DiagnosticSeverity::INFORMATION);
-        Snapshot { analysis: self.host.snapshot(), open: self.open_files(), encoding: self.encoding, may_severity }
+        let may_severity = self
+            .settings
+            .may_severity
+            .or(self.config.may_severity)
+            .unwrap_or(DiagnosticSeverity::INFORMATION);
+        Snapshot {
+            analysis: self.host.snapshot(),
+            open: self.open_files(),
+            encoding: self.encoding,
+            may_severity,
+        }
     }
 
     /// Everything needed to compute the diagnostics of this revision.
     pub fn diagnostics_job(&self) -> DiagnosticsJob {
-        let config_uri = self.config.path.as_deref().and_then(|p| self.docs.get(p).map(|o| o.uri.clone()).or_else(|| path_to_uri(p)));
+        let config = self.config.path.as_deref().and_then(|p| {
+            let open = self.docs.get(p);
+            Some(FileDiagnostics {
+                uri: open.map(|o| o.uri.clone()).or_else(|| path_to_uri(p))?,
+                version: open.map(|o| o.doc.version()),
+                diagnostics: self.config.diagnostics.clone(),
+            })
+        });
         DiagnosticsJob {
-            revision: self.revision(),
             snapshot: self.snapshot(),
             enable: self.settings.enable,
-            config: config_uri.map(|uri| (uri, self.config.diagnostics.clone())),
+            config,
         }
     }
 

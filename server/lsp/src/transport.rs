@@ -29,7 +29,11 @@ pub struct InvalidMessage {
 impl InvalidMessage {
     /// The error to answer with.
     pub fn into_error(self) -> jsonrpc::Error {
-        jsonrpc::Error { code: ErrorCode::from(self.code), message: self.message.into(), data: None }
+        jsonrpc::Error {
+            code: ErrorCode::from(self.code),
+            message: self.message.into(),
+            data: None,
+        }
     }
 }
 
@@ -52,7 +56,8 @@ pub fn filter<R: AsyncRead + Unpin + Send + 'static>(input: R) -> tokio::io::Dup
             let Some(body) = frame else { continue };
             let body = sanitize(body);
             let header = format!("Content-Length: {}\r\n\r\n", body.len());
-            if tx.write_all(header.as_bytes()).await.is_err() || tx.write_all(&body).await.is_err() {
+            if tx.write_all(header.as_bytes()).await.is_err() || tx.write_all(&body).await.is_err()
+            {
                 break;
             }
         }
@@ -68,7 +73,11 @@ async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option<O
     let mut saw_header = false;
     loop {
         let mut line = Vec::new();
-        let n = (&mut *reader).take(MAX_HEADER_LINE).read_until(b'\n', &mut line).await.ok()?;
+        let n = (&mut *reader)
+            .take(MAX_HEADER_LINE)
+            .read_until(b'\n', &mut line)
+            .await
+            .ok()?;
         if n == 0 {
             return None;
         }
@@ -93,7 +102,9 @@ async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option<O
     };
     if len > MAX_BODY {
         tracing::warn!("skipping a message of {len} bytes");
-        tokio::io::copy(&mut (&mut *reader).take(len as u64), &mut tokio::io::sink()).await.ok()?;
+        tokio::io::copy(&mut (&mut *reader).take(len as u64), &mut tokio::io::sink())
+            .await
+            .ok()?;
         return Some(None);
     }
     let mut body = vec![0; len];
@@ -107,15 +118,33 @@ fn sanitize(body: Vec<u8>) -> Vec<u8> {
         return body;
     }
     let (id, code, message) = match serde_json::from_slice::<Value>(&body) {
-        Err(e) => (Value::Null, ErrorCode::ParseError, format!("parse error: {e}")),
+        Err(e) => (
+            Value::Null,
+            ErrorCode::ParseError,
+            format!("parse error: {e}"),
+        ),
         Ok(v) => {
-            let id = v.get("id").filter(|id| id.is_string() || id.is_i64()).cloned().unwrap_or(Value::Null);
-            (id, ErrorCode::InvalidRequest, "invalid JSON-RPC message".to_string())
+            let id = v
+                .get("id")
+                .filter(|id| id.is_string() || id.is_i64())
+                .cloned()
+                .unwrap_or(Value::Null);
+            (
+                id,
+                ErrorCode::InvalidRequest,
+                "invalid JSON-RPC message".to_string(),
+            )
         }
     };
     tracing::warn!("answering an undecodable message with `{message}`");
-    let params = InvalidMessage { code: code.code(), message };
-    serde_json::to_vec(&json!({ "jsonrpc": "2.0", "id": id, "method": INVALID_MESSAGE, "params": params })).unwrap_or_default()
+    let params = InvalidMessage {
+        code: code.code(),
+        message,
+    };
+    serde_json::to_vec(
+        &json!({ "jsonrpc": "2.0", "id": id, "method": INVALID_MESSAGE, "params": params }),
+    )
+    .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -128,13 +157,36 @@ mod tests {
 
     #[tokio::test]
     async fn frames_pass_through_and_garbage_becomes_a_stand_in() {
-        let input = [frame(r#"{"jsonrpc":"2.0","method":"initialized"}"#), frame("{not json"), "X-Other: 1\r\n\r\n".into(), frame(r#"{"id":7,"method":"hover"}"#)].concat();
+        let input = [
+            frame(r#"{"jsonrpc":"2.0","method":"initialized"}"#),
+            frame("{not json"),
+            "X-Other: 1\r\n\r\n".into(),
+            frame(r#"{"id":7,"method":"hover"}"#),
+        ]
+        .concat();
         let mut out = String::new();
-        filter(std::io::Cursor::new(input.into_bytes())).read_to_string(&mut out).await.unwrap();
-        let bodies: Vec<Value> = out.split("Content-Length: ").skip(1).map(|f| serde_json::from_str(f.split_once("\r\n\r\n").unwrap().1).unwrap()).collect();
+        filter(std::io::Cursor::new(input.into_bytes()))
+            .read_to_string(&mut out)
+            .await
+            .unwrap();
+        let bodies: Vec<Value> = out
+            .split("Content-Length: ")
+            .skip(1)
+            .map(|f| serde_json::from_str(f.split_once("\r\n\r\n").unwrap().1).unwrap())
+            .collect();
         assert_eq!(bodies.len(), 3);
         assert_eq!(bodies[0]["method"], "initialized");
-        assert_eq!((bodies[1]["method"].as_str(), &bodies[1]["id"], &bodies[1]["params"]["code"]), (Some(INVALID_MESSAGE), &Value::Null, &json!(-32700)));
-        assert_eq!((&bodies[2]["id"], &bodies[2]["params"]["code"]), (&json!(7), &json!(-32600)));
+        assert_eq!(
+            (
+                bodies[1]["method"].as_str(),
+                &bodies[1]["id"],
+                &bodies[1]["params"]["code"]
+            ),
+            (Some(INVALID_MESSAGE), &Value::Null, &json!(-32700))
+        );
+        assert_eq!(
+            (&bodies[2]["id"], &bodies[2]["params"]["code"]),
+            (&json!(7), &json!(-32600))
+        );
     }
 }

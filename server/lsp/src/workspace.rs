@@ -38,8 +38,12 @@ fn folder_files(dir: &Path) -> Vec<PathBuf> {
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && is_c(e.path()))
         .map(|e| canonical(e.path()));
-    let Some(listed) = compile_commands(dir) else { return walked.collect() };
-    let mut files: Vec<PathBuf> = walked.filter(|p| p.extension().and_then(|e| e.to_str()) == Some("h")).collect();
+    let Some(listed) = compile_commands(dir) else {
+        return walked.collect();
+    };
+    let mut files: Vec<PathBuf> = walked
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("h"))
+        .collect();
     files.extend(listed.into_iter().filter(|p| p.is_file()));
     files
 }
@@ -50,7 +54,11 @@ fn compile_commands(dir: &Path) -> Option<Vec<PathBuf>> {
     let entries: Vec<serde_json::Value> = serde_json::from_str(&text).ok()?;
     let files = entries.iter().filter_map(|e| {
         let file = e.get("file")?.as_str()?;
-        let base = e.get("directory").and_then(|d| d.as_str()).map(PathBuf::from).unwrap_or_else(|| dir.to_path_buf());
+        let base = e
+            .get("directory")
+            .and_then(|d| d.as_str())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| dir.to_path_buf());
         Some(canonical(&base.join(file)))
     });
     Some(files.collect())
@@ -67,17 +75,30 @@ pub fn read_lossy(p: &Path) -> std::io::Result<String> {
 
 /// Reads and parses files in parallel; unreadable files are logged and skipped.
 pub fn load(paths: &[PathBuf]) -> Vec<(PathBuf, Parsed)> {
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
     let chunk = paths.len().div_ceil(threads).max(1);
     std::thread::scope(|s| {
-        let jobs: Vec<_> = paths.chunks(chunk).map(|part| s.spawn(move || part.iter().filter_map(|p| load_one(p)).collect::<Vec<_>>())).collect();
-        jobs.into_iter().flat_map(|j| j.join().unwrap_or_default()).collect()
+        let jobs: Vec<_> = paths
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || part.iter().filter_map(|p| load_one(p)).collect::<Vec<_>>())
+            })
+            .collect();
+        jobs.into_iter()
+            .flat_map(|j| j.join().unwrap_or_default())
+            .collect()
     })
 }
 
 fn load_one(p: &Path) -> Option<(PathBuf, Parsed)> {
     match read_lossy(p) {
-        Ok(text) => Some((p.to_path_buf(), racelens_syntax::parse::parse(Arc::from(text)))),
+        Ok(text) => Some((
+            p.to_path_buf(),
+            racelens_syntax::parse::parse(Arc::from(text)),
+        )),
         Err(e) => {
             tracing::warn!("cannot read `{}`: {e}", p.display());
             None
@@ -86,17 +107,28 @@ fn load_one(p: &Path) -> Option<(PathBuf, Parsed)> {
 }
 
 /// The configuration file in use: `configured` (absolute, or relative to
-/// the first root) when set, else `racelens.toml` in the first root that
-/// has one.
+/// the first root; `${workspaceFolder}` and a leading `~` are expanded as
+/// editors do) when set, else `racelens.toml` in the first root that has one.
 pub fn config_path(configured: &str, roots: &[PathBuf]) -> Option<PathBuf> {
     if !configured.is_empty() {
-        let p = PathBuf::from(configured);
+        let mut expanded = configured.to_string();
+        if let Some(root) = roots.first() {
+            expanded = expanded.replace("${workspaceFolder}", &root.to_string_lossy());
+        }
+        if let (Some(rest), Some(home)) = (expanded.strip_prefix("~/"), std::env::var_os("HOME")) {
+            expanded = Path::new(&home).join(rest).to_string_lossy().into_owned();
+        }
+        let p = PathBuf::from(expanded);
         return Some(match (p.is_absolute(), roots.first()) {
             (false, Some(root)) => canonical(&root.join(p)),
             _ => canonical(&p),
         });
     }
-    roots.iter().map(|r| r.join(CONFIG_FILE)).find(|p| p.is_file()).map(|p| canonical(&p))
+    roots
+        .iter()
+        .map(|r| r.join(CONFIG_FILE))
+        .find(|p| p.is_file())
+        .map(|p| canonical(&p))
 }
 
 #[cfg(test)]
@@ -112,10 +144,29 @@ mod tests {
             std::fs::write(dir.join(f), "int v;\n").unwrap();
         }
         std::fs::write(dir.join("a/.gitignore"), "build/\n").unwrap();
-        let names = |set: BTreeSet<PathBuf>| set.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect::<Vec<_>>();
+        let names = |set: BTreeSet<PathBuf>| {
+            set.iter()
+                .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(names(scan(&[canonical(&dir.join("a"))])), ["x.c", "y.h"]);
-        std::fs::write(dir.join("a/compile_commands.json"), r#"[{"directory": "build", "file": "gen.c"}]"#.replace("build", &dir.join("a/build").to_string_lossy())).unwrap();
+        std::fs::write(
+            dir.join("a/compile_commands.json"),
+            r#"[{"directory": "build", "file": "gen.c"}]"#
+                .replace("build", &dir.join("a/build").to_string_lossy()),
+        )
+        .unwrap();
         assert_eq!(names(scan(&[canonical(&dir.join("a"))])), ["gen.c", "y.h"]);
+        let root = canonical(&dir.join("a"));
+        assert_eq!(
+            config_path("${workspaceFolder}/x.toml", &[root.clone()]),
+            Some(root.join("x.toml"))
+        );
+        assert_eq!(
+            config_path("x.toml", &[root.clone()]),
+            Some(root.join("x.toml"))
+        );
+        assert_eq!(config_path("", &[root.clone()]), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -61,7 +61,12 @@ struct Edit {
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
-    (any::<Index>(), prop_oneof![3 => 0..3usize, 1 => 0..40usize], prop::sample::select(FRAGMENTS)).prop_map(|(at, delete, insert)| Edit { at, delete, insert })
+    (
+        any::<Index>(),
+        prop_oneof![3 => 0..3usize, 1 => 0..40usize],
+        prop::sample::select(FRAGMENTS),
+    )
+        .prop_map(|(at, delete, insert)| Edit { at, delete, insert })
 }
 
 /// One `didChange`: its edits, or a whole-text replacement (`None`) that
@@ -90,10 +95,20 @@ fn to_change(text: &mut String, e: &Edit, enc: Encoding) -> TextChange {
     let pos = |offset: usize| {
         let line = rope.byte_to_line(offset);
         let before = &text[rope.line_to_byte(line)..offset];
-        let col = if enc.is_utf16() { before.encode_utf16().count() } else { before.len() };
-        LineCol { line: line as u32, col: col as u32 }
+        let col = if enc.is_utf16() {
+            before.encode_utf16().count()
+        } else {
+            before.len()
+        };
+        LineCol {
+            line: line as u32,
+            col: col as u32,
+        }
     };
-    let change = TextChange { range: Some((pos(start), pos(end))), text: e.insert.to_string() };
+    let change = TextChange {
+        range: Some((pos(start), pos(end))),
+        text: e.insert.to_string(),
+    };
     text.replace_range(start..end, e.insert);
     change
 }
@@ -110,9 +125,14 @@ fn check(changes: &[Option<Vec<Edit>>], enc: Encoding) -> Result<(), TestCaseErr
         version += 1;
         let batch: Vec<TextChange> = match change {
             Some(edits) => edits.iter().map(|e| to_change(&mut text, e, enc)).collect(),
-            None => vec![TextChange { range: None, text: text.clone() }],
+            None => vec![TextChange {
+                range: None,
+                text: text.clone(),
+            }],
         };
-        state.change(&path, version, &batch).expect("document is open");
+        state
+            .change(&path, version, &batch)
+            .expect("document is open");
         // Compute every revision, as the server does when edits are slow
         // enough, so that stale memos would show.
         state.diagnostics_job().compute();
@@ -121,12 +141,20 @@ fn check(changes: &[Option<Vec<Edit>>], enc: Encoding) -> Result<(), TestCaseErr
     prop_assert_eq!(&*snap.open[&path].text, text.as_str());
     let file: SourceFile = snap.analysis.file(&path).expect("file");
     let tree = file.parsed(snap.analysis.db()).tree.root_node().to_sexp();
-    prop_assert_eq!(tree, racelens_syntax::parse_text(&text).root_node().to_sexp());
+    prop_assert_eq!(
+        tree,
+        racelens_syntax::parse_text(&text).root_node().to_sexp()
+    );
     drop(snap);
     let incremental = state.diagnostics_job().compute();
 
     let mut fresh = State::new(enc, Settings::default());
-    fresh.open("file:///virtual/prop.c".parse().unwrap(), path, version, &text);
+    fresh.open(
+        "file:///virtual/prop.c".parse().unwrap(),
+        path,
+        version,
+        &text,
+    );
     prop_assert_eq!(incremental, fresh.diagnostics_job().compute());
     Ok(())
 }

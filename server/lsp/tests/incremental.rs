@@ -30,14 +30,23 @@ int main(void) {
 ";
 
 fn executed(state: &State, query: &str) -> Vec<String> {
-    state.host().db().take_log().into_iter().filter(|e| e.starts_with(&format!("{query}("))).collect()
+    state
+        .host()
+        .db()
+        .take_log()
+        .into_iter()
+        .filter(|e| e.starts_with(&format!("{query}(")))
+        .collect()
 }
 
 fn function_id(state: &State, path: &Path, name: &str) -> FunctionId {
     let snap = state.snapshot();
     let (db, ws) = (snap.analysis.db(), snap.analysis.workspace());
     let file = snap.analysis.file(path).expect("file in the analysis");
-    *file_functions(db, ws, file).iter().find(|f| &**f.name(db) == name).expect(name)
+    *file_functions(db, ws, file)
+        .iter()
+        .find(|f| &**f.name(db) == name)
+        .expect(name)
 }
 
 #[test]
@@ -53,12 +62,28 @@ fn editing_one_body_reruns_only_that_functions_summary() {
     state.host().db().enable_logging();
     // Insert a statement at the start of worker's body (line 8).
     let at = LineCol { line: 8, col: 0 };
-    state.change(&path, 2, &[TextChange { range: Some((at, at)), text: "    other = 2;\n".into() }]).expect("open");
+    state
+        .change(
+            &path,
+            2,
+            &[TextChange {
+                range: Some((at, at)),
+                text: "    other = 2;\n".into(),
+            }],
+        )
+        .expect("open");
     let after = state.diagnostics_job().compute();
 
     let log = state.host().db().take_log();
-    let summaries: Vec<&String> = log.iter().filter(|e| e.starts_with("function_summary(")).collect();
-    assert_eq!(summaries, [&format!("function_summary({:?})", worker.key())], "whole log: {log:#?}");
+    let summaries: Vec<&String> = log
+        .iter()
+        .filter(|e| e.starts_with("function_summary("))
+        .collect();
+    assert_eq!(
+        summaries,
+        [&format!("function_summary({:?})", worker.key())],
+        "whole log: {log:#?}"
+    );
     // The new write to `other` races with nothing (helper runs in worker
     // only), and the old races are still reported, one line further down.
     assert_eq!(after[0].diagnostics.len(), 2, "{after:#?}");
@@ -70,7 +95,16 @@ fn editing_one_body_reruns_only_that_functions_summary() {
     // summaries are relative to their function's start.
     state.host().db().enable_logging();
     let at = LineCol { line: 7, col: 0 };
-    state.change(&path, 3, &[TextChange { range: Some((at, at)), text: "\n".into() }]).expect("open");
+    state
+        .change(
+            &path,
+            3,
+            &[TextChange {
+                range: Some((at, at)),
+                text: "\n".into(),
+            }],
+        )
+        .expect("open");
     state.diagnostics_job().compute();
     assert!(executed(&state, "function_summary").is_empty());
 }
