@@ -33,7 +33,8 @@ pub enum BenchCommand {
     /// Time from a cold start on a folder to its first diagnostics.
     Load {
         dir: PathBuf,
-        /// The file to open (default: the first file that defines `main`).
+        /// The file to open (default: the largest file that defines `main`,
+        /// else the first .c file).
         #[arg(long)]
         open: Option<PathBuf>,
     },
@@ -281,12 +282,18 @@ fn load(dir: &Path, open: Option<&Path>) -> Result<(), String> {
             .iter()
             .any(|f| &*f.name == "main")
     };
-    let open = open.or_else(|| {
-        loaded
-            .iter()
-            .find(|(_, p)| defines_main(p))
-            .map(|(path, _)| path.clone())
-    });
+    let is_c = |p: &Path| p.extension().is_some_and(|e| e == "c");
+    // A folder may hold several programs (tests, tools): open the largest
+    // file that defines `main`, as the one a developer most likely edits.
+    let open = open
+        .or_else(|| {
+            loaded
+                .iter()
+                .filter(|(_, p)| defines_main(p))
+                .max_by_key(|(_, p)| p.text.len())
+                .map(|(path, _)| path.clone())
+        })
+        .or_else(|| list.iter().find(|p| is_c(p)).cloned());
     let t3 = Instant::now();
     state.reload_config();
     state.add_disk_files(files, loaded);

@@ -632,7 +632,7 @@ fn settings_toggle_diagnostics() {
 }
 
 #[test]
-fn unopened_files_follow_the_disk_and_close_reverts_to_it() {
+fn unopened_files_follow_the_disk_even_when_not_utf8_and_close_reverts_to_it() {
     let worker = "#include <pthread.h>
 extern int counter;
 extern pthread_mutex_t m;
@@ -653,8 +653,11 @@ void *worker(void *arg) {
     c.initialize(utf8_caps(), Some(&dir), json!({}));
     c.open(&fm, &main);
     c.diagnostics_where(&fm, |d| d.is_empty());
-    // On disk, the worker loses its lock: main's access races.
-    std::fs::write(&fw, worker.replace("    pthread_mutex_lock(&m);\n", "")).unwrap();
+    // On disk, the worker loses its lock (and gains bytes that are not
+    // UTF-8, read lossily): main's access races.
+    let mut unguarded = b"/* \xff\xfe latin-1 \xe9t\xe9 */\n".to_vec();
+    unguarded.extend(worker.replace("    pthread_mutex_lock(&m);\n", "").bytes());
+    std::fs::write(&fw, unguarded).unwrap();
     c.notify(
         "workspace/didChangeWatchedFiles",
         json!({"changes": [{"uri": uri(&fw), "type": 2}]}),
@@ -669,4 +672,44 @@ void *worker(void *arg) {
         json!({"textDocument": {"uri": uri(&fw)}}),
     );
     c.races(&fm, 1);
+}
+
+#[test]
+fn two_hundred_back_to_back_edits_apply_in_order() {
+    let text = RACY.replace(
+        "    counter++;\n    pthread_join",
+        "    /**/ counter++;\n    pthread_join",
+    );
+    let dir = project("burst", &[]);
+    let file = dir.join("burst.c");
+    let mut c = Client::spawn(None);
+    c.initialize(json!({}), None, json!({}));
+    c.open(&file, &text);
+    c.races(&file, 2);
+    let line = line_of(&text, "/**/");
+    // Each edit types one more character inside the comment, right after
+    // the previous one: any reordering would misplace characters.
+    for k in 0..200 {
+        let at = json!({"line": line, "character": 6 + k});
+        c.change(
+            &file,
+            2 + k as i32,
+            json!([{"range": {"start": at, "end": at}, "text": "a"}]),
+        );
+    }
+    // Intermediate revisions may be published or cancelled; the last one
+    // must have every character in place.
+    let end = 6 + 200 + 3;
+    let on_line = |d: &Value| d["range"]["start"]["line"] == line;
+    c.diagnostics_where(&file, |d| {
+        d.iter()
+            .any(|d| on_line(d) && d["range"]["start"]["character"] == end)
+    });
+    let last = c
+        .seen
+        .iter()
+        .rev()
+        .find(|m| m["method"] == "textDocument/publishDiagnostics")
+        .unwrap();
+    assert_eq!(last["params"]["version"], 201);
 }

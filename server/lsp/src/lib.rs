@@ -34,7 +34,8 @@ pub use tree_sitter;
 const STACK_SIZE: usize = 256 << 20;
 
 /// Runs the server over stdin and stdout until the client sends `exit` or
-/// closes stdin. Logs go to stderr through `tracing`.
+/// closes stdin. Logs go to stderr through `tracing`. After an `exit` that
+/// no `shutdown` preceded, the process exits here with code 1.
 pub fn run_stdio() {
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -53,11 +54,13 @@ pub fn run_stdio() {
             return;
         }
     };
+    let lifecycle = middleware::Lifecycle::default();
     runtime.block_on(async {
         let (service, socket) = tower_lsp_server::LspService::build(server::Server::new)
             .custom_method(transport::INVALID_MESSAGE, server::Server::invalid_message)
             .finish();
-        let service = middleware::CatchPanics::new(service);
+        let service =
+            middleware::TrackExit::new(middleware::CatchPanics::new(service), lifecycle.clone());
         let input = transport::filter(tokio::io::stdin());
         tower_lsp_server::Server::new(input, tokio::io::stdout(), socket)
             .serve(service)
@@ -66,4 +69,7 @@ pub fn run_stdio() {
     // Stdin's reader thread may still be blocked in a read that cannot be
     // cancelled; do not wait for it.
     runtime.shutdown_background();
+    if lifecycle.exit_code() != 0 {
+        std::process::exit(lifecycle.exit_code());
+    }
 }

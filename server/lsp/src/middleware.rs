@@ -1,11 +1,16 @@
-//! A tower layer between the transport and the `LspService` that keeps a
-//! panicking handler from ending the server: a request whose handler panics
-//! is answered with an internal error, a notification with nothing.
+//! Tower services between the transport and the `LspService`, for what the
+//! `LanguageServer` trait cannot express: [`CatchPanics`] keeps a panicking
+//! handler from ending the server (a request gets an internal error, a
+//! notification nothing); [`TrackExit`] notes `shutdown` and `exit`, so that
+//! the process can exit with 1 after an `exit` that no `shutdown` preceded,
+//! as the specification asks.
 
 use crate::session::panic_message;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use tower::Service;
 use tower_lsp_server::jsonrpc::{Error, Request, Response};
@@ -57,6 +62,63 @@ where
     }
 }
 
+/// Whether the client asked to shut down and to exit.
+#[derive(Clone, Default)]
+pub struct Lifecycle {
+    shutdown: Arc<AtomicBool>,
+    exit: Arc<AtomicBool>,
+}
+
+impl Lifecycle {
+    /// The process's exit code: 1 after an `exit` without a successful
+    /// `shutdown` before it, 0 otherwise (also when the input just ends).
+    pub fn exit_code(&self) -> i32 {
+        i32::from(self.exit.load(Ordering::SeqCst) && !self.shutdown.load(Ordering::SeqCst))
+    }
+}
+
+pub struct TrackExit<S> {
+    inner: S,
+    lifecycle: Lifecycle,
+}
+
+impl<S> TrackExit<S> {
+    pub fn new(inner: S, lifecycle: Lifecycle) -> Self {
+        TrackExit { inner, lifecycle }
+    }
+}
+
+impl<S> Service<Request> for TrackExit<S>
+where
+    S: Service<Request, Response = Option<Response>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = Option<Response>;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, Result<Option<Response>, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let is_shutdown = req.method() == "shutdown";
+        if req.method() == "exit" {
+            self.lifecycle.exit.store(true, Ordering::SeqCst);
+        }
+        let shutdown = self.lifecycle.shutdown.clone();
+        let fut = self.inner.call(req);
+        Box::pin(async move {
+            let result = fut.await;
+            if is_shutdown && matches!(&result, Ok(Some(r)) if r.is_ok()) {
+                shutdown.store(true, Ordering::SeqCst);
+            }
+            result
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +160,40 @@ mod tests {
             .await
             .unwrap()
             .is_none());
+    }
+
+    /// A service that answers every request with `null`.
+    struct Answers;
+
+    impl Service<Request> for Answers {
+        type Response = Option<Response>;
+        type Error = Infallible;
+        type Future = BoxFuture<'static, Result<Option<Response>, Infallible>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, req: Request) -> Self::Future {
+            let response = req
+                .id()
+                .cloned()
+                .map(|id| Response::from_ok(id, serde_json::Value::Null));
+            Box::pin(async move { Ok(response) })
+        }
+    }
+
+    #[tokio::test]
+    async fn exit_code_is_1_only_after_an_exit_without_shutdown() {
+        let lifecycle = Lifecycle::default();
+        let mut service = TrackExit::new(Answers, lifecycle.clone());
+        assert_eq!(lifecycle.exit_code(), 0);
+        service.call(Request::build("exit").finish()).await.unwrap();
+        assert_eq!(lifecycle.exit_code(), 1);
+        service
+            .call(Request::build("shutdown").id(1).finish())
+            .await
+            .unwrap();
+        assert_eq!(lifecycle.exit_code(), 0);
     }
 }

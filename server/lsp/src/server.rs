@@ -66,7 +66,6 @@ fn capabilities(encoding: Encoding) -> ServerCapabilities {
             TextDocumentSyncOptions {
                 open_close: Some(true),
                 change: Some(TextDocumentSyncKind::INCREMENTAL),
-                save: Some(TextDocumentSyncSaveOptions::Supported(true)),
                 ..TextDocumentSyncOptions::default()
             },
         )),
@@ -184,6 +183,7 @@ impl LanguageServer for Server {
         }
     }
 
+    /// Nothing to do: open documents are analysed as they are edited.
     async fn did_save(&self, _: DidSaveTextDocumentParams) {}
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
@@ -208,7 +208,7 @@ impl LanguageServer for Server {
                 let path = uri_to_path(&event.uri);
                 let created_or_deleted =
                     event.typ == FileChangeType::CREATED || event.typ == FileChangeType::DELETED;
-                if workspace::is_c(&path) && created_or_deleted && !workspace::is_config(&path) {
+                if workspace::is_c(&path) && created_or_deleted {
                     rescan = true;
                 } else {
                     revision = Some(state.disk_file_changed(&path));
@@ -261,6 +261,16 @@ impl LanguageServer for Server {
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        // All our actions are quick fixes; a client asking only for other
+        // kinds (say `source.organizeImports`) gets none.
+        let wants_quickfix = params.context.only.as_ref().is_none_or(|kinds| {
+            kinds
+                .iter()
+                .any(|k| CodeActionKind::QUICKFIX.as_str().starts_with(k.as_str()))
+        });
+        if !wants_quickfix {
+            return Ok(None);
+        }
         let path = uri_to_path(&params.text_document.uri);
         let (snapshot, start, end) = {
             let state = self.session.lock();

@@ -159,14 +159,14 @@ mod tests {
         assert_eq!(names(scan(&[canonical(&dir.join("a"))])), ["gen.c", "y.h"]);
         let root = canonical(&dir.join("a"));
         assert_eq!(
-            config_path("${workspaceFolder}/x.toml", &[root.clone()]),
+            config_path("${workspaceFolder}/x.toml", std::slice::from_ref(&root)),
             Some(root.join("x.toml"))
         );
         assert_eq!(
-            config_path("x.toml", &[root.clone()]),
+            config_path("x.toml", std::slice::from_ref(&root)),
             Some(root.join("x.toml"))
         );
-        assert_eq!(config_path("", &[root.clone()]), None);
+        assert_eq!(config_path("", std::slice::from_ref(&root)), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
