@@ -162,8 +162,10 @@ pub struct FunctionSummary {
 pub fn file_lowered(db: &dyn salsa::Database, ws: Workspace, file: SourceFile) -> Arc<Vec<Arc<FnIr>>> {
     let p = file.parsed(db);
     let macros = macro_table(db, ws);
-    let nodes = syntax::function_nodes(&p.tree, &p.text);
-    Arc::new(nodes.into_iter().map(|n| crate::lower_cache::lower(n, &p.text, macros)).collect())
+    let mut v: Vec<(usize, Arc<FnIr>)> = Vec::new();
+    syntax::for_each_function(&p.tree, &p.text, &mut |n, text, offset| v.push((offset + n.start_byte(), crate::lower_cache::lower(n, text, macros))));
+    v.sort_by_key(|x| x.0);
+    Arc::new(v.into_iter().map(|x| x.1).collect())
 }
 
 /// One function's IR. Re-executes for every function of an edited file but

@@ -228,7 +228,9 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
     w.returns.borrow_mut().clear();
     // The root thread: `main`, or every function nobody calls.
     let roots: Vec<FunctionId> = match prog.functions.get("main") {
-        Some(m) => vec![m[0]],
+        // A folder may hold several programs (tools, tests): every `main` is
+        // a root of the main thread.
+        Some(m) => m.clone(),
         None => w.uncalled_functions(),
     };
     w.threads.push(Thread { entry: Name::from("main"), parent: None, site: None, unique: true, creation_locks: Vec::new(), leaks: None, barriers: Vec::new() });

@@ -689,11 +689,11 @@ fn two_hundred_back_to_back_edits_apply_in_order() {
     let line = line_of(&text, "/**/");
     // Each edit types one more character inside the comment, right after
     // the previous one: any reordering would misplace characters.
-    for k in 0..200 {
+    for k in 0..200i32 {
         let at = json!({"line": line, "character": 6 + k});
         c.change(
             &file,
-            2 + k as i32,
+            2 + k,
             json!([{"range": {"start": at, "end": at}, "text": "a"}]),
         );
     }

@@ -287,6 +287,8 @@ fn broken_framing_and_invalid_json_are_answered_and_the_server_keeps_serving() {
     let e = s.wait_for("an answer to deeply nested JSON", TIMEOUT, |m| m.get("error").is_some() && (m["id"].is_null() || m["id"] == 4141));
     assert!(e["error"]["code"] == -32700 || e["error"]["code"] == -32601, "{e}");
     s.raw(&frame("{\"a\":".repeat(100_000).as_bytes()));
+    let e = s.wait_for("parse error for deeply nested objects", TIMEOUT, |m| m.get("error").is_some() && m["id"].is_null());
+    assert_eq!(e["error"]["code"], -32700, "{e}");
     s.assert_alive();
 
     // Header blocks without a usable length are skipped: a missing header,
@@ -298,6 +300,7 @@ fn broken_framing_and_invalid_json_are_answered_and_the_server_keeps_serving() {
     s.raw(b"Content-Length: 99999999999999999999999999\r\n\r\n");
     s.raw(format!("X-Long: {}\r\n\r\n", "a".repeat(100_000)).as_bytes());
     s.assert_alive();
+    assert!(s.stash.iter().all(|m| m.get("id").is_none()), "skipped header blocks are not answered: {:?}", s.stash);
 
     // A length that is too short: the rest of the body then reads as a
     // header block without a length, and is skipped too.
@@ -365,7 +368,8 @@ fn requests_before_initialize_and_after_shutdown_are_refused() {
     // and a document opened now is served.
     s.change(&uri("early.c"), 2, json!([{"text": ""}]));
     s.open(&uri("now.c"), RACY);
-    assert_eq!(races(&s.diagnostics(&uri("now.c"), 1, TIMEOUT)).len(), 3);
+    assert_eq!(races(&s.diagnostics(&uri("now.c"), 1, TIMEOUT)).len(), 3, "early.c must not have joined the program");
+    assert!(!s.stash.iter().any(|m| m["params"]["uri"] == uri("early.c")), "{:?}", s.stash);
 
     let resp = s.request("shutdown", Value::Null);
     assert!(resp.get("error").is_none(), "{resp}");

@@ -101,6 +101,46 @@ pub fn function_nodes<'t>(tree: &'t Tree, src: &str) -> Vec<Node<'t>> {
     out
 }
 
+/// Calls `f(node, text, offset)` for every function definition of the file:
+/// those of the tree (`text` is `src`, `offset` 0) and those recovered from
+/// top-level syntax errors. tree-sitter's error recovery can swallow the
+/// functions after a broken one into one `ERROR` node; each such region is
+/// parsed again on its own (`text` is the region, `offset` its start), so a
+/// file that does not parse is still analysed as far as possible.
+pub fn for_each_function(tree: &Tree, src: &str, f: &mut dyn FnMut(Node, &str, usize)) {
+    let main = function_nodes(tree, src);
+    let starts: rustc_hash::FxHashSet<usize> = main.iter().map(|n| n.start_byte()).collect();
+    for n in main {
+        f(n, src, 0);
+    }
+    if !tree.root_node().has_error() {
+        return;
+    }
+    let mut regions = Vec::new();
+    let mut cur = tree.root_node().walk();
+    for child in tree.root_node().named_children(&mut cur) {
+        if child.kind() == "ERROR" && child.end_byte() > child.start_byte() {
+            regions.push(child.byte_range());
+        }
+    }
+    for r in regions {
+        // Skip the region's first line: it holds the construct that broke.
+        let Some(region) = src.get(r.clone()) else { continue };
+        let skip = region.find('\n').map(|i| i + 1).unwrap_or(region.len());
+        let offset = r.start + skip;
+        let Some(sub) = src.get(offset..r.end) else { continue };
+        if sub.trim().is_empty() {
+            continue;
+        }
+        let subtree = crate::parse::parse_text(sub);
+        for n in function_nodes(&subtree, sub) {
+            if !starts.contains(&(offset + n.start_byte())) {
+                f(n, sub, offset);
+            }
+        }
+    }
+}
+
 /// Extracts the top-level items of a parsed file.
 pub fn extract_items(tree: &Tree, src: &str) -> FileItems {
     let mut items = FileItems::default();
@@ -111,7 +151,7 @@ pub fn extract_items(tree: &Tree, src: &str) -> FileItems {
         let children: Vec<Node> = node.named_children(&mut cur).collect();
         for child in children {
             match child.kind() {
-                "function_definition" => function_item(child, src, &mut items),
+                "function_definition" => {}
                 "declaration" => declaration_item(child, src, &mut items),
                 "type_definition" => typedef_item(child, src, &mut items),
                 "preproc_def" | "preproc_function_def" => macro_item(child, src, &mut items),
@@ -129,7 +169,7 @@ pub fn extract_items(tree: &Tree, src: &str) -> FileItems {
             }
         }
     }
-    // Stack order visits children reversed per level; restore source order.
+    for_each_function(tree, src, &mut |node, sub, offset| function_item(node, sub, offset, &mut items));
     items.functions.sort_by_key(|f| f.start);
     items.globals.sort_by_key(|g| g.start);
     items.error_count = count_errors(root);
@@ -236,7 +276,7 @@ pub(crate) fn declarator<'t>(mut d: Node<'t>, ty: &mut TypeInfo) -> Option<Node<
     None
 }
 
-fn function_item(node: Node, src: &str, items: &mut FileItems) {
+fn function_item(node: Node, src: &str, offset: usize, items: &mut FileItems) {
     let ty = base_type(node, src);
     let Some(decl) = node.child_by_field_name("declarator") else { return };
     let mut t = ty.clone();
@@ -245,14 +285,15 @@ fn function_item(node: Node, src: &str, items: &mut FileItems) {
     if let Some(t) = node.child_by_field_name("type") {
         struct_defs(t, src, items, 0);
     }
-    let start = node.start_byte() as u32;
+    let rel = node.start_byte() as u32;
+    let start = (offset + node.start_byte()) as u32;
     items.functions.push(FunctionItem {
         name: name(n, src),
         start,
-        end: node.end_byte() as u32,
+        end: (offset + node.end_byte()) as u32,
         is_static: ty.is_static,
         ret: t,
-        name_span: (n.start_byte() as u32 - start, n.end_byte() as u32 - start),
+        name_span: (n.start_byte() as u32 - rel, n.end_byte() as u32 - rel),
     });
 }
 
