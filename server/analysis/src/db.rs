@@ -118,9 +118,20 @@ pub fn file_functions(db: &dyn salsa::Database, ws: Workspace, file: SourceFile)
         .collect()
 }
 
+/// Position of each function in its file's item list (a map, so that looking
+/// up every function of a huge file stays linear).
+#[salsa::tracked(returns(ref))]
+pub fn function_positions(db: &dyn salsa::Database, ws: Workspace, file: SourceFile) -> Arc<FxHashMap<FunctionId, usize>> {
+    Arc::new(file_functions(db, ws, file).iter().enumerate().map(|(i, f)| (*f, i)).collect())
+}
+
+fn function_index(db: &dyn salsa::Database, f: FunctionId) -> Option<usize> {
+    function_positions(db, f.ws(db), f.file(db)).get(&f).copied()
+}
+
 fn function_item(db: &dyn salsa::Database, f: FunctionId) -> Option<syntax::FunctionItem> {
     let items = file_items(db, f.file(db));
-    items.functions.iter().filter(|i| i.name == *f.name(db)).nth(f.ordinal(db) as usize).cloned()
+    function_index(db, f).and_then(|i| items.functions.get(i)).cloned()
 }
 
 /// The text of one function definition. Backdated when unchanged, which is
@@ -172,8 +183,7 @@ pub fn file_lowered(db: &dyn salsa::Database, ws: Workspace, file: SourceFile) -
 /// backdates unless that function changed, which keeps summaries valid.
 #[salsa::tracked(returns(ref))]
 pub fn function_ir(db: &dyn salsa::Database, f: FunctionId) -> Arc<FnIr> {
-    let items = file_items(db, f.file(db));
-    let idx = items.functions.iter().enumerate().filter(|(_, i)| i.name == *f.name(db)).nth(f.ordinal(db) as usize).map(|(i, _)| i);
+    let idx = function_index(db, f);
     let lowered = file_lowered(db, f.ws(db), f.file(db));
     idx.and_then(|i| lowered.get(i).cloned()).unwrap_or_default()
 }

@@ -236,8 +236,8 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
     w.threads.push(Thread { entry: Name::from("main"), parent: None, site: None, unique: true, creation_locks: Vec::new(), leaks: None, barriers: Vec::new() });
     w.thread_args.push(Vec::new());
     w.thread_acquired.push(Vec::new());
-    for r in roots {
-        let exit = w.walk_fn(r, State::default(), Vec::new());
+    for r in &roots {
+        let exit = w.walk_fn(*r, State::default(), Vec::new());
         w.thread_ended(exit);
     }
     let mut t = 1;

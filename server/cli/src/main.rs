@@ -55,7 +55,7 @@ fn main() -> ExitCode {
         Command::Check { paths, format, config, explain } => check::run(paths, format, config, explain),
         Command::Bench { which } => bench::run(which),
         Command::Lsp => {
-            tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_env_filter(tracing_subscriber::EnvFilter::try_from_env("RACELENS_LOG").unwrap_or_else(|_| "info".into())).init();
+            tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_env_filter(tracing_subscriber::EnvFilter::try_from_env("RACELENS_LOG").unwrap_or_else(|_| "info,salsa=warn".into())).init();
             racelens_lsp::run_stdio();
             ExitCode::SUCCESS
         }

@@ -116,17 +116,35 @@ pub fn for_each_function(tree: &Tree, src: &str, f: &mut dyn FnMut(Node, &str, u
     if !tree.root_node().has_error() {
         return;
     }
-    let mut regions = Vec::new();
+    // (range, skip the first line)
+    let mut regions: Vec<(std::ops::Range<usize>, bool)> = Vec::new();
     let mut cur = tree.root_node().walk();
-    for child in tree.root_node().named_children(&mut cur) {
+    let children: Vec<Node> = tree.root_node().named_children(&mut cur).collect();
+    for (i, child) in children.iter().enumerate() {
         if child.kind() == "ERROR" && child.end_byte() > child.start_byte() {
-            regions.push(child.byte_range());
+            regions.push((child.byte_range(), true));
+        }
+        // A definition torn apart at the top level: `int` `main(...)` `{...}`.
+        if child.kind() == "function_declarator" {
+            let body_end = match children.get(i + 1).filter(|b| b.kind() == "compound_statement") {
+                Some(body) => Some(body.end_byte()),
+                None => matching_brace(src, child.end_byte()),
+            };
+            if let Some(body_end) = body_end {
+                let mut start = child.start_byte();
+                let mut j = i;
+                while j > 0 && matches!(children[j - 1].kind(), "primitive_type" | "type_identifier" | "sized_type_specifier" | "struct_specifier" | "storage_class_specifier" | "type_qualifier" | "pointer_declarator") {
+                    j -= 1;
+                    start = children[j].start_byte();
+                }
+                regions.push((start..body_end, false));
+            }
         }
     }
-    for r in regions {
-        // Skip the region's first line: it holds the construct that broke.
+    for (r, skip_first) in regions {
+        // Skip an error region's first line: it holds the construct that broke.
         let Some(region) = src.get(r.clone()) else { continue };
-        let skip = region.find('\n').map(|i| i + 1).unwrap_or(region.len());
+        let skip = if skip_first { region.find('\n').map(|i| i + 1).unwrap_or(region.len()) } else { 0 };
         let offset = r.start + skip;
         let Some(sub) = src.get(offset..r.end) else { continue };
         if sub.trim().is_empty() {
@@ -139,6 +157,56 @@ pub fn for_each_function(tree: &Tree, src: &str, f: &mut dyn FnMut(Node, &str, u
             }
         }
     }
+}
+
+/// The end (exclusive) of the `{ ... }` block starting after `from` (after
+/// blanks), skipping braces in comments, strings and character literals.
+fn matching_brace(src: &str, from: usize) -> Option<usize> {
+    let b = src.as_bytes();
+    let mut i = from;
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    let mut depth = 0usize;
+    while i < b.len() {
+        match b[i] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            b'"' | b'\'' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Extracts the top-level items of a parsed file.
