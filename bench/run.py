@@ -299,7 +299,7 @@ def render(args, info, rev, monitor, results, rss, edits, load, started, elapsed
     w("|---|---|")
     for k, v in info.items():
         w(f"| {k} | {v} |")
-    w(f"| racelens | `{args.bin}`, {first_line([args.bin, '--version'])}, commit {rev} |")
+    w(f"| racelens | `{args.bin}` (run from a private copy), {args.version}; working tree at commit {rev} |")
     w("")
     w(monitor.note())
     w("")
@@ -397,15 +397,32 @@ def main() -> int:
     args.argv = sys.argv[1:]
     args.runs = args.runs or (1 if args.quick else 3)
     args.edit_iterations = args.edit_iterations or (10 if args.quick else 100)
-    out_path = ROOT / (args.out or ("target/benchmarks-quick.md" if args.quick else "docs/benchmarks.md"))
-    os.chdir(ROOT)
+    out_path = Path.cwd() / args.out if args.out else ROOT / ("target/benchmarks-quick.md" if args.quick else "docs/benchmarks.md")
     if args.runs < 1:
         ap.error("--runs must be at least 1")
-    binary = shutil.which(args.bin) if "/" not in args.bin else (args.bin if Path(args.bin).is_file() else None)
+    if "/" in args.bin:
+        # Relative to where the script was started, else to the repository.
+        candidates = [Path.cwd() / args.bin, ROOT / args.bin]
+        binary = next((str(c) for c in candidates if c.is_file()), None)
+    else:
+        binary = shutil.which(args.bin)
+    os.chdir(ROOT)
     if not binary:
         print(f"racelens binary `{args.bin}` not found; build it with `cargo build --release -p racelens`", file=sys.stderr)
         return 2
-    binary = str(Path(binary).resolve())
+    # Run a private copy: a `cargo build` elsewhere may replace the binary
+    # in the middle of a run.
+    private = Path(tempfile.mkdtemp(prefix="racelens-bench-")) / "racelens"
+    shutil.copy2(Path(binary).resolve(), private)
+    binary = str(private)
+    args.version = first_line([binary, "--version"])
+    try:
+        return measure(args, binary, out_path)
+    finally:
+        shutil.rmtree(private.parent, ignore_errors=True)
+
+
+def measure(args, binary: str, out_path: Path) -> int:
     corpus = (ROOT / args.bench_dir).resolve()
     files = sorted(corpus.glob("realworld/*/*.c"))
     if not files:
