@@ -108,6 +108,24 @@ impl Analysis {
         all_races(&self.db, self.ws)
     }
 
+    /// Every race, with candidates that the bounded interleaving check
+    /// refutes downgraded to may races (the layered approach). The check runs
+    /// on at most `max` reports and within `budget`; the rest keep the walk's verdict.
+    pub fn races_checked(&self, max: usize, budget: std::time::Duration) -> Vec<RaceReport> {
+        let mut reports = self.races();
+        let start = std::time::Instant::now();
+        for r in reports.iter_mut().take(max) {
+            if start.elapsed() > budget {
+                break;
+            }
+            if let crate::explain::Verdict::Refuted(why) = crate::explain::check(self, r) {
+                r.confidence = crate::races::Confidence::May;
+                r.refuted = Some(why);
+            }
+        }
+        reports
+    }
+
     /// Functions whose analysis hit a budget.
     pub fn incomplete(&self) -> Vec<Incomplete> {
         let ta = thread_analysis(&self.db, self.ws);

@@ -49,6 +49,9 @@ pub struct RaceReport {
     pub confidence: Confidence,
     pub conflicts: Vec<Conflict>,
     pub creations: Vec<Creation>,
+    /// Set when the bounded interleaving check refuted the candidate: what
+    /// orders the accesses. Such a report is downgraded to a may race.
+    pub refuted: Option<String>,
 }
 
 impl RaceReport {
@@ -127,6 +130,7 @@ pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
                             confidence: p.confidence,
                             conflicts: Vec::new(),
                             creations: Vec::new(),
+                            refuted: None,
                         });
                         index.insert((x.func, x.span), i);
                         i

@@ -101,12 +101,13 @@ fn run_inner(mut paths: Vec<PathBuf>, format: Format, config: Option<PathBuf>, e
             if timing {
                 eprintln!("racelens: walk done after {:?}, peak RSS {} KB", t0.elapsed(), peak_rss_kb());
             }
-            let races = analysis.races();
+            // The layered check: refuted candidates become may races.
+            let races = analysis.races_checked(2000, std::time::Duration::from_secs(3));
             let incomplete = analysis.incomplete();
             if timing {
                 eprintln!("racelens: races done after {:?}, peak RSS {} KB", t0.elapsed(), peak_rss_kb());
             }
-            let explanations: Vec<Option<String>> = { let _ = explain; Vec::new() };
+            let explanations: Vec<Option<String>> = if explain { races.iter().map(|r| racelens_analysis::explain::explain(&analysis, r).map(|e| e.text())).collect() } else { Vec::new() };
             if let Some(pb) = progress {
                 pb.finish_and_clear();
             }

@@ -74,6 +74,9 @@ pub fn render(reports: &[RaceReport], incomplete: &[Incomplete], src: &Sources, 
             let (l, _) = src.position(&cr.site.file, cr.site.start);
             notes.push(format!("thread `{}` is created at {}:{}", cr.thread, cr.site.file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(), l + 1));
         }
+        if let Some(why) = &r.refuted {
+            notes.push(format!("the bounded interleaving check found no schedule: {why}"));
+        }
         if let Some(Some(e)) = explanations.get(i) {
             notes.push(format!("schedule:\n{e}"));
         }

@@ -65,7 +65,7 @@ pub fn render(reports: &[RaceReport], incomplete: &[racelens_analysis::Incomplet
             "message": { "text": r.message() },
             "locations": [location(src, &r.site)],
             "relatedLocations": related,
-            "properties": { "confidence": confidence, "variable": r.var, "access": racelens_analysis::report::kind_word(r.kind), "threads": r.threads, "locks": r.locks },
+            "properties": { "confidence": confidence, "variable": r.var, "access": racelens_analysis::report::kind_word(r.kind), "threads": r.threads, "locks": r.locks, "refutedBy": r.refuted },
         });
         out.write_all(if first { b"\n      " } else { b",\n      " })?;
         first = false;

@@ -278,6 +278,7 @@ mod tests {
             confidence: Confidence::May,
             conflicts: vec![],
             creations: vec![creation],
+            refuted: None,
         };
         let d = race_diagnostic(&report, DiagnosticSeverity::HINT, &mut files).unwrap();
         assert_eq!(d.severity, Some(DiagnosticSeverity::HINT));
