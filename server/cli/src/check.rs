@@ -101,8 +101,9 @@ fn run_inner(mut paths: Vec<PathBuf>, format: Format, config: Option<PathBuf>, e
             if timing {
                 eprintln!("racelens: walk done after {:?}, peak RSS {} KB", t0.elapsed(), peak_rss_kb());
             }
-            // The layered check: refuted candidates become may races.
-            let races = analysis.races_checked(2000, std::time::Duration::from_secs(3));
+            // With --explain, the layered check runs on every report and
+            // refuted candidates become may races.
+            let races = if explain { analysis.races_checked(usize::MAX, std::time::Duration::from_secs(60)) } else { analysis.races() };
             let incomplete = analysis.incomplete();
             if timing {
                 eprintln!("racelens: races done after {:?}, peak RSS {} KB", t0.elapsed(), peak_rss_kb());
