@@ -713,3 +713,44 @@ fn two_hundred_back_to_back_edits_apply_in_order() {
         .unwrap();
     assert_eq!(last["params"]["version"], 201);
 }
+
+/// Applies LSP `TextEdit`s (UTF-16 positions, ASCII text here) to `text`.
+fn apply_edits(text: &str, edits: &[Value]) -> String {
+    let li = racelens_syntax::LineIndex::new(text);
+    let mut spans: Vec<(usize, usize, String)> = edits
+        .iter()
+        .map(|e| {
+            let pos = |p: &Value| li.offset(text, p["line"].as_u64().unwrap() as u32, p["character"].as_u64().unwrap() as u32, true);
+            (pos(&e["range"]["start"]), pos(&e["range"]["end"]), e["newText"].as_str().unwrap().to_string())
+        })
+        .collect();
+    // Apply from the end so earlier offsets stay valid; equal starts keep list order.
+    spans.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut out = text.to_string();
+    for (s, e, t) in spans {
+        out.replace_range(s..e, &t);
+    }
+    out
+}
+
+#[test]
+fn applying_the_first_quick_fix_removes_the_race() {
+    let dir = project("quickfix", &[]);
+    let file = dir.join("quickfix.c");
+    let mut c = Client::spawn(None);
+    c.initialize(json!({}), None, json!({}));
+    c.open(&file, RACY);
+    let diags = c.races(&file, 2);
+    let line = line_of(RACY, "pthread_create") + 1;
+    let d = diags.iter().find(|d| d["range"]["start"]["line"] == line).expect("a race in main").clone();
+    let actions = c.request("textDocument/codeAction", json!({"textDocument": {"uri": uri(&file)}, "range": d["range"], "context": {"diagnostics": [d]}}));
+    let first = actions["result"].as_array().and_then(|a| a.first()).cloned().expect("a quick fix is offered");
+    assert_eq!(first["kind"], "quickfix", "{first}");
+    let edits = first["edit"]["changes"][uri(&file)].as_array().cloned().expect("edits for this file");
+    let fixed = apply_edits(RACY, &edits);
+    assert_ne!(fixed, RACY);
+    c.change(&file, 2, json!([{ "text": fixed }]));
+    let after = c.races(&file, 0);
+    assert!(after.iter().all(|d| d["code"] != "data-race"), "race left after `{}`:\n{fixed}\n{after:#?}", first["title"]);
+    assert_eq!(c.shutdown(), 0);
+}
