@@ -1,3 +1,7 @@
+//! Times the syntax layer alone on one file: a bare tree-sitter parse (the
+//! baseline quoted in docs/benchmarks.md), item extraction and lowering.
+//! `cargo run --release -p racelens-syntax --example parse_bench FILE`
+
 fn main() {
     let path = std::env::args().nth(1).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
