@@ -12,13 +12,29 @@ use serde::Deserialize;
 /// How a call affects locks or threads.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum CallModel {
-    Lock { arg: usize, shared: bool },
-    TryLock { arg: usize, shared: bool },
-    Unlock { arg: usize },
-    Create { tid: usize, func: usize, arg: usize },
-    Join { tid: usize },
+    Lock {
+        arg: usize,
+        shared: bool,
+    },
+    TryLock {
+        arg: usize,
+        shared: bool,
+    },
+    Unlock {
+        arg: usize,
+    },
+    Create {
+        tid: usize,
+        func: usize,
+        arg: usize,
+    },
+    Join {
+        tid: usize,
+    },
     Detach,
-    Once { func: usize },
+    Once {
+        func: usize,
+    },
     Alloc,
     /// `realloc`: frees its argument and returns a new object.
     Realloc,
@@ -31,7 +47,10 @@ pub enum CallModel {
     AtomicBegin,
     AtomicEnd,
     /// Library call that writes through `write` and reads through `read`.
-    Mem { write: Option<usize>, read: Option<usize> },
+    Mem {
+        write: Option<usize>,
+        read: Option<usize>,
+    },
     /// Ends the current thread or process.
     Exit,
 }
@@ -69,29 +88,161 @@ impl Default for Config {
                 m.insert(n.to_string(), model.clone());
             }
         };
-        put(&["pthread_mutex_lock", "pthread_spin_lock", "mtx_lock", "pthread_mutex_timedlock", "mtx_timedlock"], Lock { arg: 0, shared: false });
-        put(&["pthread_rwlock_wrlock", "pthread_rwlock_timedwrlock"], Lock { arg: 0, shared: false });
-        put(&["pthread_rwlock_rdlock", "pthread_rwlock_timedrdlock"], Lock { arg: 0, shared: true });
-        put(&["pthread_mutex_trylock", "pthread_spin_trylock", "mtx_trylock", "pthread_rwlock_trywrlock"], TryLock { arg: 0, shared: false });
-        put(&["pthread_rwlock_tryrdlock"], TryLock { arg: 0, shared: true });
-        put(&["pthread_mutex_unlock", "pthread_spin_unlock", "mtx_unlock", "pthread_rwlock_unlock"], Unlock { arg: 0 });
-        put(&["pthread_create"], Create { tid: 0, func: 2, arg: 3 });
-        put(&["thrd_create"], Create { tid: 0, func: 1, arg: 2 });
+        put(
+            &[
+                "pthread_mutex_lock",
+                "pthread_spin_lock",
+                "mtx_lock",
+                "pthread_mutex_timedlock",
+                "mtx_timedlock",
+            ],
+            Lock {
+                arg: 0,
+                shared: false,
+            },
+        );
+        put(
+            &["pthread_rwlock_wrlock", "pthread_rwlock_timedwrlock"],
+            Lock {
+                arg: 0,
+                shared: false,
+            },
+        );
+        put(
+            &["pthread_rwlock_rdlock", "pthread_rwlock_timedrdlock"],
+            Lock {
+                arg: 0,
+                shared: true,
+            },
+        );
+        put(
+            &[
+                "pthread_mutex_trylock",
+                "pthread_spin_trylock",
+                "mtx_trylock",
+                "pthread_rwlock_trywrlock",
+            ],
+            TryLock {
+                arg: 0,
+                shared: false,
+            },
+        );
+        put(
+            &["pthread_rwlock_tryrdlock"],
+            TryLock {
+                arg: 0,
+                shared: true,
+            },
+        );
+        put(
+            &[
+                "pthread_mutex_unlock",
+                "pthread_spin_unlock",
+                "mtx_unlock",
+                "pthread_rwlock_unlock",
+            ],
+            Unlock { arg: 0 },
+        );
+        put(
+            &["pthread_create"],
+            Create {
+                tid: 0,
+                func: 2,
+                arg: 3,
+            },
+        );
+        put(
+            &["thrd_create"],
+            Create {
+                tid: 0,
+                func: 1,
+                arg: 2,
+            },
+        );
         put(&["pthread_join", "thrd_join"], Join { tid: 0 });
         put(&["pthread_detach", "thrd_detach"], Detach);
         put(&["pthread_once", "call_once"], Once { func: 1 });
         put(&["realloc", "xrealloc"], Realloc);
-        put(&["malloc", "calloc", "strdup", "strndup", "aligned_alloc", "valloc", "xmalloc", "xcalloc", "g_malloc", "g_new0"], Alloc);
-        put(&["free"], Mem { write: Some(0), read: None });
-        put(&["pthread_cond_wait", "pthread_cond_timedwait", "cnd_wait", "cnd_timedwait"], CondWait);
+        put(
+            &[
+                "malloc",
+                "calloc",
+                "strdup",
+                "strndup",
+                "aligned_alloc",
+                "valloc",
+                "xmalloc",
+                "xcalloc",
+                "g_malloc",
+                "g_new0",
+            ],
+            Alloc,
+        );
+        put(
+            &["free"],
+            Mem {
+                write: Some(0),
+                read: None,
+            },
+        );
+        put(
+            &[
+                "pthread_cond_wait",
+                "pthread_cond_timedwait",
+                "cnd_wait",
+                "cnd_timedwait",
+            ],
+            CondWait,
+        );
         put(&["pthread_barrier_wait"], Barrier);
         put(&["__VERIFIER_atomic_begin"], AtomicBegin);
         put(&["__VERIFIER_atomic_end"], AtomicEnd);
-        put(&["memset", "bzero", "sprintf", "snprintf", "vsprintf", "vsnprintf", "fgets", "gets"], Mem { write: Some(0), read: None });
-        put(&["memcpy", "memmove", "strcpy", "strncpy", "strcat", "strncat"], Mem { write: Some(0), read: Some(1) });
-        put(&["strlen", "strcmp", "strncmp", "strchr", "puts"], Mem { write: None, read: Some(0) });
-        put(&["pthread_exit", "thrd_exit", "exit", "_exit", "abort"], Exit);
-        Config { models: m, atomic_prefixes: vec!["atomic_".into(), "__atomic_".into(), "__sync_".into(), "__c11_atomic_".into()], may_severity: "information".into() }
+        put(
+            &[
+                "memset",
+                "bzero",
+                "sprintf",
+                "snprintf",
+                "vsprintf",
+                "vsnprintf",
+                "fgets",
+                "gets",
+            ],
+            Mem {
+                write: Some(0),
+                read: None,
+            },
+        );
+        put(
+            &[
+                "memcpy", "memmove", "strcpy", "strncpy", "strcat", "strncat",
+            ],
+            Mem {
+                write: Some(0),
+                read: Some(1),
+            },
+        );
+        put(
+            &["strlen", "strcmp", "strncmp", "strchr", "puts"],
+            Mem {
+                write: None,
+                read: Some(0),
+            },
+        );
+        put(
+            &["pthread_exit", "thrd_exit", "exit", "_exit", "abort"],
+            Exit,
+        );
+        Config {
+            models: m,
+            atomic_prefixes: vec![
+                "atomic_".into(),
+                "__atomic_".into(),
+                "__sync_".into(),
+                "__c11_atomic_".into(),
+            ],
+            may_severity: "information".into(),
+        }
     }
 }
 
@@ -101,7 +252,11 @@ impl Config {
         if let Some(m) = self.models.get(name) {
             return Some(m);
         }
-        if self.atomic_prefixes.iter().any(|p| name.starts_with(p.as_str())) {
+        if self
+            .atomic_prefixes
+            .iter()
+            .any(|p| name.starts_with(p.as_str()))
+        {
             return Some(&CallModel::Atomic);
         }
         None
@@ -116,7 +271,11 @@ impl Config {
             Ok(fc) => fc.apply(&mut cfg, &mut errors),
             Err(e) => {
                 let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
-                errors.push(ConfigError { message: e.message().to_string(), line, column });
+                errors.push(ConfigError {
+                    message: e.message().to_string(),
+                    line,
+                    column,
+                });
             }
         }
         (cfg, errors)
@@ -126,7 +285,12 @@ impl Config {
 fn line_col(text: &str, offset: usize) -> (u32, u32) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() as u32 + 1;
-    let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) as u32 + 1;
+    let col = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0) as u32
+        + 1;
     (line, col)
 }
 
@@ -189,7 +353,11 @@ struct DiagSection {
 #[serde(untagged)]
 enum Fun {
     Name(String),
-    Full { name: String, #[serde(default)] arg: usize },
+    Full {
+        name: String,
+        #[serde(default)]
+        arg: usize,
+    },
 }
 
 impl Fun {
@@ -216,19 +384,23 @@ impl FileConfig {
         for sec in [self.locks, self.macros] {
             for f in &sec.lock {
                 let (n, arg) = f.parts();
-                cfg.models.insert(n.into(), CallModel::Lock { arg, shared: false });
+                cfg.models
+                    .insert(n.into(), CallModel::Lock { arg, shared: false });
             }
             for f in &sec.wrlock {
                 let (n, arg) = f.parts();
-                cfg.models.insert(n.into(), CallModel::Lock { arg, shared: false });
+                cfg.models
+                    .insert(n.into(), CallModel::Lock { arg, shared: false });
             }
             for f in &sec.rdlock {
                 let (n, arg) = f.parts();
-                cfg.models.insert(n.into(), CallModel::Lock { arg, shared: true });
+                cfg.models
+                    .insert(n.into(), CallModel::Lock { arg, shared: true });
             }
             for f in &sec.trylock {
                 let (n, arg) = f.parts();
-                cfg.models.insert(n.into(), CallModel::TryLock { arg, shared: false });
+                cfg.models
+                    .insert(n.into(), CallModel::TryLock { arg, shared: false });
             }
             for f in &sec.unlock {
                 let (n, arg) = f.parts();
@@ -236,7 +408,14 @@ impl FileConfig {
             }
         }
         for c in self.threads.create {
-            cfg.models.insert(c.name, CallModel::Create { tid: c.tid, func: c.func, arg: c.arg });
+            cfg.models.insert(
+                c.name,
+                CallModel::Create {
+                    tid: c.tid,
+                    func: c.func,
+                    arg: c.arg,
+                },
+            );
         }
         for f in &self.threads.join {
             let (n, tid) = f.parts();
@@ -250,7 +429,13 @@ impl FileConfig {
             if matches!(s.as_str(), "information" | "warning" | "hint" | "error") {
                 cfg.may_severity = s;
             } else {
-                errors.push(ConfigError { message: format!("unknown may_severity `{s}` (expected information, warning or hint)"), line: 1, column: 1 });
+                errors.push(ConfigError {
+                    message: format!(
+                        "unknown may_severity `{s}` (expected information, warning or hint)"
+                    ),
+                    line: 1,
+                    column: 1,
+                });
             }
         }
     }
@@ -264,8 +449,21 @@ mod tests {
     fn parses_models_and_reports_errors_with_position() {
         let (cfg, errs) = Config::from_toml("[locks]\nlock = [\"my_lock\", { name = \"lk2\", arg = 1 }]\n[threads]\ncreate = [{ name = \"spawn\", func = 0, arg = 1 }]\n");
         assert!(errs.is_empty(), "{errs:?}");
-        assert_eq!(cfg.model("lk2"), Some(&CallModel::Lock { arg: 1, shared: false }));
-        assert_eq!(cfg.model("spawn"), Some(&CallModel::Create { tid: 0, func: 0, arg: 1 }));
+        assert_eq!(
+            cfg.model("lk2"),
+            Some(&CallModel::Lock {
+                arg: 1,
+                shared: false
+            })
+        );
+        assert_eq!(
+            cfg.model("spawn"),
+            Some(&CallModel::Create {
+                tid: 0,
+                func: 0,
+                arg: 1
+            })
+        );
         let (cfg, errs) = Config::from_toml("[locks]\nlock = 3\n");
         assert_eq!(errs.len(), 1);
         assert_eq!(errs[0].line, 2);

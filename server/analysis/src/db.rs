@@ -87,7 +87,12 @@ impl RootDb {
 
     /// Returns and clears the recorded query executions.
     pub fn take_log(&self) -> Vec<String> {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).as_mut().map(std::mem::take).unwrap_or_default()
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 }
 
@@ -103,7 +108,11 @@ pub fn file_items(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileItems> 
 
 /// The functions defined in a file, in source order.
 #[salsa::tracked(returns(ref))]
-pub fn file_functions(db: &dyn salsa::Database, ws: Workspace, file: SourceFile) -> Vec<FunctionId> {
+pub fn file_functions(
+    db: &dyn salsa::Database,
+    ws: Workspace,
+    file: SourceFile,
+) -> Vec<FunctionId> {
     let items = file_items(db, file);
     let mut seen: FxHashMap<&str, u32> = FxHashMap::default();
     items
@@ -121,17 +130,31 @@ pub fn file_functions(db: &dyn salsa::Database, ws: Workspace, file: SourceFile)
 /// Position of each function in its file's item list (a map, so that looking
 /// up every function of a huge file stays linear).
 #[salsa::tracked(returns(ref))]
-pub fn function_positions(db: &dyn salsa::Database, ws: Workspace, file: SourceFile) -> Arc<FxHashMap<FunctionId, usize>> {
-    Arc::new(file_functions(db, ws, file).iter().enumerate().map(|(i, f)| (*f, i)).collect())
+pub fn function_positions(
+    db: &dyn salsa::Database,
+    ws: Workspace,
+    file: SourceFile,
+) -> Arc<FxHashMap<FunctionId, usize>> {
+    Arc::new(
+        file_functions(db, ws, file)
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (*f, i))
+            .collect(),
+    )
 }
 
 fn function_index(db: &dyn salsa::Database, f: FunctionId) -> Option<usize> {
-    function_positions(db, f.ws(db), f.file(db)).get(&f).copied()
+    function_positions(db, f.ws(db), f.file(db))
+        .get(&f)
+        .copied()
 }
 
 fn function_item(db: &dyn salsa::Database, f: FunctionId) -> Option<syntax::FunctionItem> {
     let items = file_items(db, f.file(db));
-    function_index(db, f).and_then(|i| items.functions.get(i)).cloned()
+    function_index(db, f)
+        .and_then(|i| items.functions.get(i))
+        .cloned()
 }
 
 /// The text of one function definition. Backdated when unchanged, which is
@@ -155,7 +178,9 @@ pub fn function_offset(db: &dyn salsa::Database, f: FunctionId) -> u32 {
 #[salsa::tracked(returns(ref))]
 pub fn macro_table(db: &dyn salsa::Database, ws: Workspace) -> Arc<MacroTable> {
     let files = ws.files(db);
-    Arc::new(MacroTable::new(files.iter().flat_map(|f| file_items(db, *f).macros.iter())))
+    Arc::new(MacroTable::new(
+        files.iter().flat_map(|f| file_items(db, *f).macros.iter()),
+    ))
 }
 
 /// The per-function summary: the lowered body plus the meaning of each call
@@ -170,11 +195,20 @@ pub struct FunctionSummary {
 /// Every function of a file lowered from the file's own tree (one parse).
 /// Functions whose text and macros are unchanged reuse their previous IR.
 #[salsa::tracked(returns(ref))]
-pub fn file_lowered(db: &dyn salsa::Database, ws: Workspace, file: SourceFile) -> Arc<Vec<Arc<FnIr>>> {
+pub fn file_lowered(
+    db: &dyn salsa::Database,
+    ws: Workspace,
+    file: SourceFile,
+) -> Arc<Vec<Arc<FnIr>>> {
     let p = file.parsed(db);
     let macros = macro_table(db, ws);
     let mut v: Vec<(usize, Arc<FnIr>)> = Vec::new();
-    syntax::for_each_function(&p.tree, &p.text, &mut |n, text, offset| v.push((offset + n.start_byte(), crate::lower_cache::lower(n, text, macros))));
+    syntax::for_each_function(&p.tree, &p.text, &mut |n, text, offset| {
+        v.push((
+            offset + n.start_byte(),
+            crate::lower_cache::lower(n, text, macros),
+        ))
+    });
     v.sort_by_key(|x| x.0);
     Arc::new(v.into_iter().map(|x| x.1).collect())
 }
@@ -185,7 +219,8 @@ pub fn file_lowered(db: &dyn salsa::Database, ws: Workspace, file: SourceFile) -
 pub fn function_ir(db: &dyn salsa::Database, f: FunctionId) -> Arc<FnIr> {
     let idx = function_index(db, f);
     let lowered = file_lowered(db, f.ws(db), f.file(db));
-    idx.and_then(|i| lowered.get(i).cloned()).unwrap_or_default()
+    idx.and_then(|i| lowered.get(i).cloned())
+        .unwrap_or_default()
 }
 
 /// The per-function summary: the lowered body plus the meaning of each call
@@ -210,7 +245,9 @@ fn collect_models(stmts: &[syntax::Stmt], config: &Config, out: &mut BTreeMap<u3
                     }
                 }
             }
-            Stmt::If { cond, then, els, .. } => {
+            Stmt::If {
+                cond, then, els, ..
+            } => {
                 collect_models(cond, config, out);
                 collect_models(then, config, out);
                 collect_models(els, config, out);
@@ -267,7 +304,11 @@ impl Program {
     }
 
     pub fn field_type(&self, strukt: &str, field: &str) -> Option<&TypeInfo> {
-        self.structs.get(strukt)?.iter().find(|(n, _)| &**n == field).map(|(_, t)| t)
+        self.structs
+            .get(strukt)?
+            .iter()
+            .find(|(n, _)| &**n == field)
+            .map(|(_, t)| t)
     }
 
     pub fn is_function(&self, name: &str) -> bool {
@@ -284,7 +325,10 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
             p.functions.entry(f.name(db).clone()).or_default().push(*f);
         }
         for g in &items.globals {
-            let e = p.globals.entry(g.name.clone()).or_insert_with(|| g.ty.clone());
+            let e = p
+                .globals
+                .entry(g.name.clone())
+                .or_insert_with(|| g.ty.clone());
             if !g.is_extern {
                 let (a, t) = (e.atomic || g.ty.atomic, e.thread_local || g.ty.thread_local);
                 *e = g.ty.clone();
@@ -292,7 +336,10 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
                 e.thread_local = t;
             }
             if !g.init_refs.is_empty() {
-                p.global_inits.entry(g.name.clone()).or_default().extend(g.init_refs.iter().cloned());
+                p.global_inits
+                    .entry(g.name.clone())
+                    .or_default()
+                    .extend(g.init_refs.iter().cloned());
             }
         }
         for s in &items.structs {

@@ -62,7 +62,11 @@ pub struct Explanation {
 impl Explanation {
     /// One numbered line per step.
     pub fn text(&self) -> String {
-        self.steps.iter().enumerate().map(|(i, s)| format!("{}. {}\n", i + 1, s.message)).collect()
+        self.steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("{}. {}\n", i + 1, s.message))
+            .collect()
     }
 }
 
@@ -110,7 +114,10 @@ pub fn check(analysis: &Analysis, report: &RaceReport) -> Verdict {
 }
 
 /// Racing pairs (reported access first) grouped by their two threads.
-fn thread_pairs(analysis: &Analysis, report: &RaceReport) -> BTreeMap<(u32, u32), Vec<(AccessFact, AccessFact)>> {
+fn thread_pairs(
+    analysis: &Analysis,
+    report: &RaceReport,
+) -> BTreeMap<(u32, u32), Vec<(AccessFact, AccessFact)>> {
     let db = analysis.db();
     let mut groups: BTreeMap<(u32, u32), Vec<(AccessFact, AccessFact)>> = BTreeMap::new();
     for l in locate(db, analysis.workspace(), report) {
@@ -130,11 +137,22 @@ fn thread_pairs(analysis: &Analysis, report: &RaceReport) -> BTreeMap<(u32, u32)
     groups
 }
 
-fn check_pair(analysis: &Analysis, report: &RaceReport, tx: u32, ty: u32, pairs: &[(AccessFact, AccessFact)]) -> Verdict {
+fn check_pair(
+    analysis: &Analysis,
+    report: &RaceReport,
+    tx: u32,
+    ty: u32,
+    pairs: &[(AccessFact, AccessFact)],
+) -> Verdict {
     let db = analysis.db();
     let ws = analysis.workspace();
     let table = thread_analysis(db, ws).table.clone();
-    let mut threads: Vec<u32> = table.chain(tx).into_iter().chain(table.chain(ty)).map(|(t, _)| t).collect();
+    let mut threads: Vec<u32> = table
+        .chain(tx)
+        .into_iter()
+        .chain(table.chain(ty))
+        .map(|(t, _)| t)
+        .collect();
     threads.sort_unstable();
     threads.dedup();
     let mut accesses = FxHashSet::default();
@@ -142,21 +160,49 @@ fn check_pair(analysis: &Analysis, report: &RaceReport, tx: u32, ty: u32, pairs:
         accesses.insert((x.thread, x.func, x.span));
         accesses.insert((y.thread, y.func, y.span));
     }
-    let wanted = build::Wanted { threads: threads.clone(), accesses };
+    let wanted = build::Wanted {
+        threads: threads.clone(),
+        accesses,
+    };
     let model = build::build(db, ws, &table, &wanted);
     let mt = |t: u32| threads.iter().position(|&x| x == t).unwrap_or(0) as u8;
-    let classes: Vec<(AccessClass, AccessClass)> = pairs.iter().map(|(x, y)| ((mt(x.thread), x.func, x.span, x.kind), (mt(y.thread), y.func, y.span, y.kind))).collect();
+    let classes: Vec<(AccessClass, AccessClass)> = pairs
+        .iter()
+        .map(|(x, y)| {
+            (
+                (mt(x.thread), x.func, x.span, x.kind),
+                (mt(y.thread), y.func, y.span, y.kind),
+            )
+        })
+        .collect();
     match Search::new(&model, &classes, Relax::default(), search::MAX_STATES).run() {
         Outcome::Found { steps, last, a, b } => {
             let vars = access_names(analysis, report, pairs);
-            Verdict::Witness(Render { analysis, report, model: &model, vars, lines: Default::default() }.explanation(&steps, &last, a, b))
+            Verdict::Witness(
+                Render {
+                    analysis,
+                    report,
+                    model: &model,
+                    vars,
+                    lines: Default::default(),
+                }
+                .explanation(&steps, &last, a, b),
+            )
         }
         Outcome::NotFound { reached, cut } => {
-            let side = |f: &dyn Fn(&(AccessClass, AccessClass)) -> AccessClass| classes.iter().any(|p| reached.contains(&f(p)));
+            let side = |f: &dyn Fn(&(AccessClass, AccessClass)) -> AccessClass| {
+                classes.iter().any(|p| reached.contains(&f(p)))
+            };
             if !model.complete || !side(&|p| p.0) || !side(&|p| p.1) {
                 return Verdict::Unknown;
             }
-            let r = Render { analysis, report, model: &model, vars: FxHashMap::default(), lines: Default::default() };
+            let r = Render {
+                analysis,
+                report,
+                model: &model,
+                vars: FxHashMap::default(),
+                lines: Default::default(),
+            };
             Verdict::Refuted(r.reason(&classes, cut))
         }
         Outcome::Exhausted => Verdict::Unknown,
@@ -164,13 +210,23 @@ fn check_pair(analysis: &Analysis, report: &RaceReport, tx: u32, ty: u32, pairs:
 }
 
 /// The variable each racing access touches, by function and span.
-fn access_names(analysis: &Analysis, report: &RaceReport, pairs: &[(AccessFact, AccessFact)]) -> FxHashMap<(FunctionId, Span), String> {
+fn access_names(
+    analysis: &Analysis,
+    report: &RaceReport,
+    pairs: &[(AccessFact, AccessFact)],
+) -> FxHashMap<(FunctionId, Span), String> {
     let db = analysis.db();
     let mut m = FxHashMap::default();
-    let bases: Vec<_> = locate(db, analysis.workspace(), report).into_iter().map(|l| l.loc.key(db).clone()).collect();
+    let bases: Vec<_> = locate(db, analysis.workspace(), report)
+        .into_iter()
+        .map(|l| l.loc.key(db).clone())
+        .collect();
     for (x, y) in pairs {
         for f in [x, y] {
-            let name = bases.first().map(|b| f.key(b).display()).unwrap_or_else(|| report.var.clone());
+            let name = bases
+                .first()
+                .map(|b| f.key(b).display())
+                .unwrap_or_else(|| report.var.clone());
             m.entry((f.func, f.span)).or_insert(name);
         }
     }
@@ -196,9 +252,13 @@ impl Render<'_> {
 
     /// "L12" in the report's file, "other.c:12" elsewhere.
     fn line(&self, site: &SiteRef) -> String {
-        let Some(text) = self.analysis.file_text(&site.file) else { return "?".into() };
+        let Some(text) = self.analysis.file_text(&site.file) else {
+            return "?".into();
+        };
         let mut lines = self.lines.borrow_mut();
-        let li = lines.entry(site.file.clone()).or_insert_with(|| LineIndex::new(&text));
+        let li = lines
+            .entry(site.file.clone())
+            .or_insert_with(|| LineIndex::new(&text));
         let n = li.line_of(site.start.min(text.len())) + 1;
         if site.file == self.report.site.file {
             format!("L{n}")
@@ -214,7 +274,10 @@ impl Render<'_> {
         if th.site.is_none() {
             return format!("`{}`", th.entry);
         }
-        let k = st.insts[..=i as usize].iter().filter(|x| self.model.threads[x.t as usize].entry == th.entry).count();
+        let k = st.insts[..=i as usize]
+            .iter()
+            .filter(|x| self.model.threads[x.t as usize].entry == th.entry)
+            .count();
         format!("`{}` #{k}", th.entry)
     }
 
@@ -239,10 +302,21 @@ impl Render<'_> {
         for i in [first, second] {
             let at = self.at_of(last, i);
             let site = self.site(at);
-            let locks: Vec<String> = last.held_by(i).iter().map(|&l| format!("`{}`", self.model.locks[l as usize])).collect();
-            let verb = if kind(i) == AccessKind::Read { "reads" } else { "writes" };
+            let locks: Vec<String> = last
+                .held_by(i)
+                .iter()
+                .map(|&l| format!("`{}`", self.model.locks[l as usize]))
+                .collect();
+            let verb = if kind(i) == AccessKind::Read {
+                "reads"
+            } else {
+                "writes"
+            };
             let (who, var, line) = (self.label(last, i), self.var(at), self.line(&site));
-            let message = format!("{who} {verb} `{var}` at {line} holding {{{}}}", locks.join(", "));
+            let message = format!(
+                "{who} {verb} `{var}` at {line} holding {{{}}}",
+                locks.join(", ")
+            );
             out.push(Step { message, site });
         }
         Explanation { steps: out }
@@ -259,7 +333,8 @@ impl Render<'_> {
     }
 
     fn var(&self, at: model::At) -> String {
-        at.and_then(|k| self.vars.get(&k).cloned()).unwrap_or_else(|| self.report.var.clone())
+        at.and_then(|k| self.vars.get(&k).cloned())
+            .unwrap_or_else(|| self.report.var.clone())
     }
 
     /// The message of one step of the schedule, if it says something.
@@ -272,27 +347,82 @@ impl Render<'_> {
         let lock = |l: &u16| self.model.locks[*l as usize].clone();
         let cond = |c: &u16| self.model.conds[*c as usize].clone();
         let message = match (&ins.op, &s.event) {
-            (Op::Create { .. }, Event::Created(n)) => format!("thread {} created at {at}", self.label(last, *n)),
-            (Op::Lock { lock: l, shared }, _) => format!("{who} {} `{}` at {at}", if *shared { "read-locks" } else { "locks" }, lock(l)),
-            (Op::TryLock { lock: l, .. }, Event::TryOk) => format!("{who} acquires `{}` with a trylock at {at}", lock(l)),
-            (Op::TryLock { lock: l, .. }, _) => format!("{who} fails to acquire `{}` at {at}", lock(l)),
+            (Op::Create { .. }, Event::Created(n)) => {
+                format!("thread {} created at {at}", self.label(last, *n))
+            }
+            (Op::Lock { lock: l, shared }, _) => format!(
+                "{who} {} `{}` at {at}",
+                if *shared { "read-locks" } else { "locks" },
+                lock(l)
+            ),
+            (Op::TryLock { lock: l, .. }, Event::TryOk) => {
+                format!("{who} acquires `{}` with a trylock at {at}", lock(l))
+            }
+            (Op::TryLock { lock: l, .. }, _) => {
+                format!("{who} fails to acquire `{}` at {at}", lock(l))
+            }
             (Op::Unlock { lock: l }, _) => format!("{who} unlocks `{}` at {at}", lock(l)),
-            (Op::Wait { cond: c, lock: l, .. }, Event::Woken) => format!("{who} wakes up from `{}` and re-acquires `{}` at {at}", cond(c), lock(l)),
-            (Op::Wait { cond: c, .. }, Event::TimedOut) => format!("{who} times out waiting on `{}` at {at}", cond(c)),
-            (Op::Wait { cond: c, lock: l, .. }, _) => format!("{who} waits on `{}` at {at}, releasing `{}`", cond(c), lock(l)),
+            (
+                Op::Wait {
+                    cond: c, lock: l, ..
+                },
+                Event::Woken,
+            ) => format!(
+                "{who} wakes up from `{}` and re-acquires `{}` at {at}",
+                cond(c),
+                lock(l)
+            ),
+            (Op::Wait { cond: c, .. }, Event::TimedOut) => {
+                format!("{who} times out waiting on `{}` at {at}", cond(c))
+            }
+            (
+                Op::Wait {
+                    cond: c, lock: l, ..
+                },
+                _,
+            ) => format!(
+                "{who} waits on `{}` at {at}, releasing `{}`",
+                cond(c),
+                lock(l)
+            ),
             (Op::Signal { cond: c, all }, Event::Signalled(ws)) => {
                 let woken: Vec<String> = ws.iter().map(|w| self.label(last, *w)).collect();
-                let tail = if woken.is_empty() { " (nobody waits)".to_string() } else { format!(", waking {}", woken.join(", ")) };
-                format!("{who} {} `{}` at {at}{tail}", if *all { "broadcasts" } else { "signals" }, cond(c))
+                let tail = if woken.is_empty() {
+                    " (nobody waits)".to_string()
+                } else {
+                    format!(", waking {}", woken.join(", "))
+                };
+                format!(
+                    "{who} {} `{}` at {at}{tail}",
+                    if *all { "broadcasts" } else { "signals" },
+                    cond(c)
+                )
             }
             (Op::Barrier { barrier }, Event::Signalled(ws)) => {
                 let woken: Vec<String> = ws.iter().map(|w| self.label(last, *w)).collect();
-                format!("{who} reaches barrier `{}` at {at}, releasing {}", self.model.barriers[*barrier as usize].0, woken.join(", "))
+                format!(
+                    "{who} reaches barrier `{}` at {at}, releasing {}",
+                    self.model.barriers[*barrier as usize].0,
+                    woken.join(", ")
+                )
             }
-            (Op::Barrier { barrier }, _) => format!("{who} waits at barrier `{}` at {at}", self.model.barriers[*barrier as usize].0),
-            (Op::Join { .. }, Event::Joined(Some(j))) => format!("{who} joins {} at {at}", self.label(last, *j)),
+            (Op::Barrier { barrier }, _) => format!(
+                "{who} waits at barrier `{}` at {at}",
+                self.model.barriers[*barrier as usize].0
+            ),
+            (Op::Join { .. }, Event::Joined(Some(j))) => {
+                format!("{who} joins {} at {at}", self.label(last, *j))
+            }
             (Op::Join { .. }, _) => return None,
-            (Op::Access { kind }, _) => format!("{who} {} `{}` at {at}", if *kind == AccessKind::Read { "reads" } else { "writes" }, self.var(ins.at)),
+            (Op::Access { kind }, _) => format!(
+                "{who} {} `{}` at {at}",
+                if *kind == AccessKind::Read {
+                    "reads"
+                } else {
+                    "writes"
+                },
+                self.var(ins.at)
+            ),
             (Op::FlagWrite { flag, value }, _) => {
                 let f = &self.model.flags[*flag as usize];
                 if f.name.starts_with("once:") {
@@ -321,32 +451,91 @@ impl Render<'_> {
     /// removal lets the search find a schedule (joins, then each flag, each
     /// condition variable, then all locks).
     fn reason(&self, classes: &[(AccessClass, AccessClass)], cut: bool) -> String {
-        let bound = if cut { format!(" (within {} loop iterations and {} threads)", build::LOOP_UNROLL, search::MAX_INSTANCES) } else { String::new() };
+        let bound = if cut {
+            format!(
+                " (within {} loop iterations and {} threads)",
+                build::LOOP_UNROLL,
+                search::MAX_INSTANCES
+            )
+        } else {
+            String::new()
+        };
         let mut tries: Vec<(Relax, String)> = Vec::new();
         if self.has(|op| matches!(op, Op::Join { .. })) {
-            tries.push((Relax { joins: true, ..Relax::default() }, format!("ordered by thread joins ({})", self.lines_of(|op| matches!(op, Op::Join { .. })))));
+            tries.push((
+                Relax {
+                    joins: true,
+                    ..Relax::default()
+                },
+                format!(
+                    "ordered by thread joins ({})",
+                    self.lines_of(|op| matches!(op, Op::Join { .. }))
+                ),
+            ));
         }
         for (i, f) in self.model.flags.iter().enumerate() {
             let i = i as u16;
             let uses = |op: &Op| matches!(op, Op::FlagTest { flag, .. } | Op::FlagWrite { flag, .. } if *flag == i);
-            let what = if f.name.starts_with("once:") { "ordered by `pthread_once`".to_string() } else { format!("ordered by the flag `{}`", f.name) };
-            tries.push((Relax { flags: Relax::bit(i), ..Relax::default() }, format!("{what} ({})", self.lines_of(uses))));
+            let what = if f.name.starts_with("once:") {
+                "ordered by `pthread_once`".to_string()
+            } else {
+                format!("ordered by the flag `{}`", f.name)
+            };
+            tries.push((
+                Relax {
+                    flags: Relax::bit(i),
+                    ..Relax::default()
+                },
+                format!("{what} ({})", self.lines_of(uses)),
+            ));
         }
         for (i, c) in self.model.conds.iter().enumerate() {
             let i = i as u16;
             let uses = |op: &Op| matches!(op, Op::Wait { cond, .. } | Op::Signal { cond, .. } if *cond == i);
-            tries.push((Relax { conds: Relax::bit(i), ..Relax::default() }, format!("ordered by the condition variable `{c}` ({})", self.lines_of(uses))));
+            tries.push((
+                Relax {
+                    conds: Relax::bit(i),
+                    ..Relax::default()
+                },
+                format!(
+                    "ordered by the condition variable `{c}` ({})",
+                    self.lines_of(uses)
+                ),
+            ));
         }
         if !self.model.barriers.is_empty() {
-            let names: Vec<String> = self.model.barriers.iter().map(|b| format!("`{}`", b.0)).collect();
-            tries.push((Relax { barriers: true, ..Relax::default() }, format!("ordered by the barrier {} ({})", names.join(", "), self.lines_of(|op| matches!(op, Op::Barrier { .. })))));
+            let names: Vec<String> = self
+                .model
+                .barriers
+                .iter()
+                .map(|b| format!("`{}`", b.0))
+                .collect();
+            tries.push((
+                Relax {
+                    barriers: true,
+                    ..Relax::default()
+                },
+                format!(
+                    "ordered by the barrier {} ({})",
+                    names.join(", "),
+                    self.lines_of(|op| matches!(op, Op::Barrier { .. }))
+                ),
+            ));
         }
         if !self.model.locks.is_empty() {
             let names: Vec<String> = self.model.locks.iter().map(|l| format!("`{l}`")).collect();
-            tries.push((Relax { locks: true, ..Relax::default() }, format!("excluded by the locking of {}", names.join(", "))));
+            tries.push((
+                Relax {
+                    locks: true,
+                    ..Relax::default()
+                },
+                format!("excluded by the locking of {}", names.join(", ")),
+            ));
         }
         for (relax, why) in tries.into_iter().take(MAX_REASON_SEARCHES) {
-            if let Outcome::Found { .. } = Search::new(self.model, classes, relax, search::MAX_STATES / 4).run() {
+            if let Outcome::Found { .. } =
+                Search::new(self.model, classes, relax, search::MAX_STATES / 4).run()
+            {
                 return format!("{why}{bound}");
             }
         }
@@ -354,13 +543,23 @@ impl Render<'_> {
     }
 
     fn has(&self, is: impl Fn(&Op) -> bool) -> bool {
-        self.model.threads.iter().flat_map(|t| t.code.iter()).any(|i| is(&i.op))
+        self.model
+            .threads
+            .iter()
+            .flat_map(|t| t.code.iter())
+            .any(|i| is(&i.op))
     }
 
     /// "L10, L22": where the instructions `is` selects come from.
     fn lines_of(&self, is: impl Fn(&Op) -> bool) -> String {
         let mut lines: Vec<String> = Vec::new();
-        for ins in self.model.threads.iter().flat_map(|t| t.code.iter()).filter(|i| is(&i.op)) {
+        for ins in self
+            .model
+            .threads
+            .iter()
+            .flat_map(|t| t.code.iter())
+            .filter(|i| is(&i.op))
+        {
             let l = self.line(&self.site(ins.at));
             if !lines.contains(&l) {
                 lines.push(l);

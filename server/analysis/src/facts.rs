@@ -92,7 +92,10 @@ impl std::ops::Deref for AccessFact {
 impl AccessFact {
     /// The full location of this access below `base`.
     pub fn key(&self, base: &Base) -> LocKey {
-        LocKey { base: base.clone(), path: self.path.clone() }
+        LocKey {
+            base: base.clone(),
+            path: self.path.clone(),
+        }
     }
 }
 

@@ -49,7 +49,9 @@ pub struct Fix {
 
 /// The quick fixes offered for one race report, the preferred one first.
 pub fn quick_fixes(analysis: &Analysis, report: &RaceReport) -> Vec<Fix> {
-    let Some(ctx) = Ctx::new(analysis, report) else { return Vec::new() };
+    let Some(ctx) = Ctx::new(analysis, report) else {
+        return Vec::new();
+    };
     let mut fixes = Vec::new();
     let guard = ctx.guard_with_existing_lock();
     let guarded = guard.is_some();
@@ -105,12 +107,27 @@ impl<'a> Ctx<'a> {
             }
         }
         let funcs = l.facts.iter().map(|f| (f.func.key(), f.func)).collect();
-        Some(Ctx { analysis, db, ws, report, facts: l.facts.clone(), key, ours: l.at_site, conflicts: conflicts.into_iter().collect(), funcs })
+        Some(Ctx {
+            analysis,
+            db,
+            ws,
+            report,
+            facts: l.facts.clone(),
+            key,
+            ours: l.at_site,
+            conflicts: conflicts.into_iter().collect(),
+            funcs,
+        })
     }
 
     fn place(&self, f: &AccessFact) -> Place {
         let s = fact_site(self.db, f);
-        Place { file: s.file, start: s.start, end: s.end, func: f.func.key() }
+        Place {
+            file: s.file,
+            start: s.start,
+            end: s.end,
+            func: f.func.key(),
+        }
     }
 
     fn same_key(&self) -> impl Iterator<Item = &AccessFact> {
@@ -132,15 +149,22 @@ impl<'a> Ctx<'a> {
     /// The lock held at most accesses to the other fields of the same
     /// struct (`q->lock` for `q->count`), when the location is a field.
     fn sibling_lock(&self) -> Option<(LocKey, usize, usize)> {
-        let Some((crate::model::Elem::Field(_), parent)) = self.key.path.split_last() else { return None };
+        let Some((crate::model::Elem::Field(_), parent)) = self.key.path.split_last() else {
+            return None;
+        };
         let base = self.key.base.clone();
         self.most_held(self.facts.iter().filter(|f| {
             let k = f.key(&base);
-            k != self.key && k.path.len() == self.key.path.len() && k.path[..parent.len()] == *parent
+            k != self.key
+                && k.path.len() == self.key.path.len()
+                && k.path[..parent.len()] == *parent
         }))
     }
 
-    fn most_held<'f>(&self, facts: impl Iterator<Item = &'f AccessFact>) -> Option<(LocKey, usize, usize)> {
+    fn most_held<'f>(
+        &self,
+        facts: impl Iterator<Item = &'f AccessFact>,
+    ) -> Option<(LocKey, usize, usize)> {
         let mut at: BTreeMap<Place, Vec<&AccessFact>> = BTreeMap::new();
         for f in facts {
             at.entry(self.place(f)).or_default().push(f);
@@ -155,7 +179,9 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        let (lock, k) = counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))?;
+        let (lock, k) = counts
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))?;
         Some((lock, k, at.len()))
     }
 
@@ -164,7 +190,10 @@ impl<'a> Ctx<'a> {
     fn guard_with_existing_lock(&self) -> Option<Fix> {
         let (lock, held) = match (self.best_lock(), self.sibling_lock()) {
             (Some((l, k, n)), _) => (l, format!("held at {k} of {n} other accesses")),
-            (None, Some((l, k, n))) => (l, format!("held at {k} of {n} accesses to the other fields")),
+            (None, Some((l, k, n))) => (
+                l,
+                format!("held at {k} of {n} accesses to the other fields"),
+            ),
             (None, None) => return None,
         };
         let holds = |f: &AccessFact| f.must.0.iter().any(|h| h.lock == lock);
@@ -177,7 +206,12 @@ impl<'a> Ctx<'a> {
         }
         // Locking again where the lock may already be held would deadlock.
         let at_places = |f: &&AccessFact| places.iter().any(|p| *p == self.place(f));
-        if self.facts.iter().filter(at_places).any(|f| f.may.0.iter().any(|h| h.lock == lock)) {
+        if self
+            .facts
+            .iter()
+            .filter(at_places)
+            .any(|f| f.may.0.iter().any(|h| h.lock == lock))
+        {
             return None;
         }
         if self.may_invert_order(&places, &lock) {
@@ -188,51 +222,110 @@ impl<'a> Ctx<'a> {
         let name = lock.display();
         let title = match places.len() {
             1 => format!("Guard with `{name}` ({held})"),
-            m => format!("Guard with `{name}` here and at {} ({held})", plural(m - 1, "other racing access")),
+            m => format!(
+                "Guard with `{name}` here and at {} ({held})",
+                plural(m - 1, "other racing access")
+            ),
         };
-        Some(Fix { title, edits, is_preferred: false })
+        Some(Fix {
+            title,
+            edits,
+            is_preferred: false,
+        })
     }
 
     /// Would taking `lock` inside the locks already held at `places` nest
     /// two locks that some access elsewhere holds together (so possibly in
     /// the other order)? Then the fix could deadlock.
     fn may_invert_order(&self, places: &[Place], lock: &LocKey) -> bool {
-        let outer: BTreeSet<&LocKey> = self.facts.iter().filter(|f| places.contains(&self.place(f))).flat_map(|f| f.may.0.iter().map(|h| &h.lock)).filter(|l| *l != lock).collect();
+        let outer: BTreeSet<&LocKey> = self
+            .facts
+            .iter()
+            .filter(|f| places.contains(&self.place(f)))
+            .flat_map(|f| f.may.0.iter().map(|h| &h.lock))
+            .filter(|l| *l != lock)
+            .collect();
         if outer.is_empty() {
             return false;
         }
-        crate::races::locations(self.db, self.ws).iter().any(|&loc| {
-            crate::races::location_accesses(self.db, loc).iter().any(|f| f.may.0.iter().any(|h| &h.lock == lock) && f.may.0.iter().any(|h| outer.contains(&h.lock)))
-        })
+        crate::races::locations(self.db, self.ws)
+            .iter()
+            .any(|&loc| {
+                crate::races::location_accesses(self.db, loc)
+                    .iter()
+                    .any(|f| {
+                        f.may.0.iter().any(|h| &h.lock == lock)
+                            && f.may.0.iter().any(|h| outer.contains(&h.lock))
+                    })
+            })
     }
 
     /// Lock and unlock around each place, files and regions at a time.
-    fn guard(&self, places: &[Place], spell: &dyn Fn(&spelling::At) -> Option<LockText>) -> Option<Vec<FileEdit>> {
+    fn guard(
+        &self,
+        places: &[Place],
+        spell: &dyn Fn(&spelling::At) -> Option<LockText>,
+    ) -> Option<Vec<FileEdit>> {
         let mut edits = Vec::new();
         let files: BTreeSet<&PathBuf> = places.iter().map(|p| &p.file).collect();
         for file in files {
             let sf = self.analysis.file(file)?;
             let p = sf.parsed(self.db);
-            let here: Vec<(usize, usize)> = places.iter().filter(|x| &x.file == file).map(|x| (x.start, x.end)).collect();
-            let touches: Vec<(usize, usize)> = self.same_key().map(|f| self.place(f)).filter(|x| &x.file == file).map(|x| (x.start, x.end)).collect();
-            let e = self.guard_file(p, file, places, &here, &touches, spell).or_else(|| self.guard_file(p, file, places, &here, &here, spell))?;
+            let here: Vec<(usize, usize)> = places
+                .iter()
+                .filter(|x| &x.file == file)
+                .map(|x| (x.start, x.end))
+                .collect();
+            let touches: Vec<(usize, usize)> = self
+                .same_key()
+                .map(|f| self.place(f))
+                .filter(|x| &x.file == file)
+                .map(|x| (x.start, x.end))
+                .collect();
+            let e = self
+                .guard_file(p, file, places, &here, &touches, spell)
+                .or_else(|| self.guard_file(p, file, places, &here, &here, spell))?;
             edits.extend(e);
         }
         Some(edits)
     }
 
-    fn guard_file(&self, p: &Parsed, file: &Path, places: &[Place], here: &[(usize, usize)], touches: &[(usize, usize)], spell: &dyn Fn(&spelling::At) -> Option<LockText>) -> Option<Vec<FileEdit>> {
+    fn guard_file(
+        &self,
+        p: &Parsed,
+        file: &Path,
+        places: &[Place],
+        here: &[(usize, usize)],
+        touches: &[(usize, usize)],
+        spell: &dyn Fn(&spelling::At) -> Option<LockText>,
+    ) -> Option<Vec<FileEdit>> {
         let mut edits = Vec::new();
         for r in region::regions(p, here, touches)? {
-            let first = places.iter().filter(|x| x.file == file && r.start() <= x.start && x.end <= r.end()).min()?;
+            let first = places
+                .iter()
+                .filter(|x| x.file == file && r.start() <= x.start && x.end <= r.end())
+                .min()?;
             let func = *self.funcs.get(&first.func)?;
             if self.blocked(func, r.start(), r.end()) {
                 return None;
             }
-            let at = spelling::At { func, parsed: p, pos: r.start(), access: syntax::node_at(p, first.start, first.end), key: &self.key };
+            let at = spelling::At {
+                func,
+                parsed: p,
+                pos: r.start(),
+                access: syntax::node_at(p, first.start, first.end),
+                key: &self.key,
+            };
             let lt = spell(&at)?;
-            let all_touches: Vec<(usize, usize)> = self.same_key().map(|f| self.place(f)).filter(|x| x.file == file).map(|x| (x.start, x.end)).collect();
-            edits.extend(region::guard_edits(p, file, &r, &lt, &all_touches, &|n| region::return_type(&p.text, n))?);
+            let all_touches: Vec<(usize, usize)> = self
+                .same_key()
+                .map(|f| self.place(f))
+                .filter(|x| x.file == file)
+                .map(|x| (x.start, x.end))
+                .collect();
+            edits.extend(region::guard_edits(p, file, &r, &lt, &all_touches, &|n| {
+                region::return_type(&p.text, n)
+            })?);
         }
         Some(edits)
     }
@@ -265,7 +358,9 @@ impl<'a> Ctx<'a> {
             return b;
         }
         let prog = program(self.db, self.ws);
-        let Some(fs) = prog.functions.get(name) else { return false };
+        let Some(fs) = prog.functions.get(name) else {
+            return false;
+        };
         if depth > 16 {
             return true;
         }
@@ -274,11 +369,14 @@ impl<'a> Ctx<'a> {
         for &f in fs {
             let s = function_summary(self.db, f);
             let mut callees = Vec::new();
-            crate::walk::visit_calls(&s.ir.body, &mut |c| match (s.models.get(&c.id), &c.callee) {
-                (Some(m), _) => b |= is_sync(m),
-                (None, Callee::Direct(n)) => callees.push(n.to_string()),
-                (None, Callee::Indirect(_)) => b = true,
-            });
+            crate::walk::visit_calls(
+                &s.ir.body,
+                &mut |c| match (s.models.get(&c.id), &c.callee) {
+                    (Some(m), _) => b |= is_sync(m),
+                    (None, Callee::Direct(n)) => callees.push(n.to_string()),
+                    (None, Callee::Indirect(_)) => b = true,
+                },
+            );
             for n in callees {
                 b |= self.calls_sync(&n, memo, depth + 1);
             }
@@ -301,12 +399,25 @@ impl<'a> Ctx<'a> {
         if self.facts.iter().any(|f| !f.path.is_empty()) {
             return None;
         }
-        let mut sites: Vec<(PathBuf, usize, usize)> = self.facts.iter().map(|f| self.place(f)).map(|p| (p.file, p.start, p.end)).collect();
+        let mut sites: Vec<(PathBuf, usize, usize)> = self
+            .facts
+            .iter()
+            .map(|f| self.place(f))
+            .map(|p| (p.file, p.start, p.end))
+            .collect();
         sites.sort();
         sites.dedup();
         let edits = atomic::rewrite_all(self.analysis, &self.key, is_bool, &sites)?;
-        let title = format!("Use atomic operations for every access to {} ({})", self.subject(), plural(sites.len(), "place"));
-        Some(Fix { title, edits, is_preferred: false })
+        let title = format!(
+            "Use atomic operations for every access to {} ({})",
+            self.subject(),
+            plural(sites.len(), "place")
+        );
+        Some(Fix {
+            title,
+            edits,
+            is_preferred: false,
+        })
     }
 
     fn static_local_type(&self, func: &str, var: &str) -> Option<racelens_syntax::TypeInfo> {
@@ -328,7 +439,10 @@ impl<'a> Ctx<'a> {
     fn new_mutex(&self) -> Vec<Fix> {
         let ours = self.place(&self.facts[self.ours[0]]);
         let mut every: Vec<Place> = vec![ours.clone()];
-        for f in self.same_key().chain(self.conflicts.iter().map(|&c| &self.facts[c])) {
+        for f in self
+            .same_key()
+            .chain(self.conflicts.iter().map(|&c| &self.facts[c]))
+        {
             let p = self.place(f);
             if !every.contains(&p) {
                 every.push(p);
@@ -341,19 +455,34 @@ impl<'a> Ctx<'a> {
         let var = self.subject();
         let mut fixes: Vec<Fix> = Vec::new();
         let mut offer = |places: &[Place], title: &dyn Fn(&str) -> String| {
-            let Some(decl) = self.declaration_point(places) else { return };
-            let lt = LockText { lock: format!("pthread_mutex_lock(&{});", decl.name), unlock: format!("pthread_mutex_unlock(&{});", decl.name) };
-            let Some(mut edits) = self.guard(places, &|_| Some(lt.clone())) else { return };
+            let Some(decl) = self.declaration_point(places) else {
+                return;
+            };
+            let lt = LockText {
+                lock: format!("pthread_mutex_lock(&{});", decl.name),
+                unlock: format!("pthread_mutex_unlock(&{});", decl.name),
+            };
+            let Some(mut edits) = self.guard(places, &|_| Some(lt.clone())) else {
+                return;
+            };
             edits.extend(decl.edits.iter().cloned());
             edits.sort_by(|a, b| (&a.file, a.start).cmp(&(&b.file, b.start)));
             if !fixes.iter().any(|f| f.edits == edits) {
-                fixes.push(Fix { title: title(&decl.name), edits, is_preferred: false });
+                fixes.push(Fix {
+                    title: title(&decl.name),
+                    edits,
+                    is_preferred: false,
+                });
             }
         };
         if single_suffices {
-            offer(std::slice::from_ref(&ours), &|_| format!("Protect {var} with a new mutex"));
+            offer(std::slice::from_ref(&ours), &|_| {
+                format!("Protect {var} with a new mutex")
+            });
         }
-        offer(&every, &|name| format!("Protect every access to {var} with a new mutex `{name}`"));
+        offer(&every, &|name| {
+            format!("Protect every access to {var} with a new mutex `{name}`")
+        });
         fixes
     }
 
@@ -367,11 +496,20 @@ impl<'a> Ctx<'a> {
         if ours.start == other.start && ours.end == other.end {
             return true;
         }
-        let Some(sf) = self.analysis.file(&ours.file) else { return false };
+        let Some(sf) = self.analysis.file(&ours.file) else {
+            return false;
+        };
         let p = sf.parsed(self.db);
-        let touches: Vec<(usize, usize)> = self.same_key().map(|f| self.place(f)).filter(|x| x.file == ours.file).map(|x| (x.start, x.end)).collect();
+        let touches: Vec<(usize, usize)> = self
+            .same_key()
+            .map(|f| self.place(f))
+            .filter(|x| x.file == ours.file)
+            .map(|x| (x.start, x.end))
+            .collect();
         match region::regions(p, &[(ours.start, ours.end)], &touches) {
-            Some(rs) => rs.iter().any(|r| r.start() <= other.start && other.end <= r.end()),
+            Some(rs) => rs
+                .iter()
+                .any(|r| r.start() <= other.start && other.end <= r.end()),
             None => false,
         }
     }
@@ -385,7 +523,11 @@ impl<'a> Ctx<'a> {
             return None;
         }
         let name_base = lock_name_base(&self.key);
-        let sees = |d: &NewLock| places.iter().all(|p| p.start >= d.visible_from && p.end <= d.visible_until);
+        let sees = |d: &NewLock| {
+            places
+                .iter()
+                .all(|p| p.start >= d.visible_from && p.end <= d.visible_until)
+        };
         let next_to_variable = match &self.key.base {
             Base::Global(g) if !g.contains("::") => self.after_global(g, &name_base),
             Base::Global(g) => self.after_static_local(g, &name_base),
@@ -396,7 +538,11 @@ impl<'a> Ctx<'a> {
         }
         let sf = self.analysis.file(file)?;
         let p = sf.parsed(self.db);
-        let first = places.iter().filter_map(|x| self.funcs.get(&x.func)).map(|&f| function_offset(self.db, f) as usize).min()?;
+        let first = places
+            .iter()
+            .filter_map(|x| self.funcs.get(&x.func))
+            .map(|&f| function_offset(self.db, f) as usize)
+            .min()?;
         let at = syntax::line_start(&p.text, first);
         NewLock::new(file, p, &name_base, at, "", "\n\n", at).filter(|d| sees(d))
     }
@@ -436,7 +582,16 @@ impl<'a> Ctx<'a> {
         let indent = syntax::indent_before(&p.text, stmt.start_byte())?.to_string();
         let at = syntax::trivia_to_eol(&p.text, stmt.end_byte()).unwrap_or(stmt.end_byte());
         let end_of_function = off + crate::db::function_text(self.db, f).len();
-        NewLock::new(file.path(self.db), p, name_base, at, &format!("\n{indent}"), "", stmt.end_byte()).map(|mut d| {
+        NewLock::new(
+            file.path(self.db),
+            p,
+            name_base,
+            at,
+            &format!("\n{indent}"),
+            "",
+            stmt.end_byte(),
+        )
+        .map(|mut d| {
             // Visible only inside its function.
             d.visible_until = end_of_function;
             d
@@ -454,14 +609,48 @@ struct NewLock {
 }
 
 impl NewLock {
-    fn new(file: &Path, p: &Parsed, base: &str, at: usize, before: &str, after: &str, visible_from: usize) -> Option<NewLock> {
-        let name = (1..100).map(|k| if k == 1 { format!("{base}_lock") } else { format!("{base}_lock{k}") }).find(|n| !syntax::mentions(&p.text, n))?;
+    fn new(
+        file: &Path,
+        p: &Parsed,
+        base: &str,
+        at: usize,
+        before: &str,
+        after: &str,
+        visible_from: usize,
+    ) -> Option<NewLock> {
+        let name = (1..100)
+            .map(|k| {
+                if k == 1 {
+                    format!("{base}_lock")
+                } else {
+                    format!("{base}_lock{k}")
+                }
+            })
+            .find(|n| !syntax::mentions(&p.text, n))?;
         let mut edits = Vec::new();
         if !p.text.contains("pthread.h") {
-            edits.push(FileEdit { file: file.to_path_buf(), start: 0, end: 0, new_text: "#include <pthread.h>\n".into() });
+            edits.push(FileEdit {
+                file: file.to_path_buf(),
+                start: 0,
+                end: 0,
+                new_text: "#include <pthread.h>\n".into(),
+            });
         }
-        edits.push(FileEdit { file: file.to_path_buf(), start: at, end: at, new_text: format!("{before}static pthread_mutex_t {name} = PTHREAD_MUTEX_INITIALIZER;{after}") });
-        Some(NewLock { name, file: file.to_path_buf(), visible_from, visible_until: usize::MAX, edits })
+        edits.push(FileEdit {
+            file: file.to_path_buf(),
+            start: at,
+            end: at,
+            new_text: format!(
+                "{before}static pthread_mutex_t {name} = PTHREAD_MUTEX_INITIALIZER;{after}"
+            ),
+        });
+        Some(NewLock {
+            name,
+            file: file.to_path_buf(),
+            visible_from,
+            visible_until: usize::MAX,
+            edits,
+        })
     }
 }
 
@@ -480,11 +669,25 @@ fn lock_name_base(k: &LocKey) -> String {
             s.push_str(f);
         }
     }
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 fn plural(n: usize, what: &str) -> String {
-    let s = if n == 1 { "" } else if what.ends_with("ss") { "es" } else { "s" };
+    let s = if n == 1 {
+        ""
+    } else if what.ends_with("ss") {
+        "es"
+    } else {
+        "s"
+    };
     format!("{n} {what}{s}")
 }
 
@@ -492,6 +695,14 @@ fn plural(n: usize, what: &str) -> String {
 fn is_sync(m: &CallModel) -> bool {
     matches!(
         m,
-        CallModel::Lock { .. } | CallModel::TryLock { .. } | CallModel::Unlock { .. } | CallModel::Create { .. } | CallModel::Join { .. } | CallModel::Once { .. } | CallModel::CondWait | CallModel::Barrier | CallModel::Exit
+        CallModel::Lock { .. }
+            | CallModel::TryLock { .. }
+            | CallModel::Unlock { .. }
+            | CallModel::Create { .. }
+            | CallModel::Join { .. }
+            | CallModel::Once { .. }
+            | CallModel::CondWait
+            | CallModel::Barrier
+            | CallModel::Exit
     )
 }

@@ -32,7 +32,11 @@ impl AnalysisHost {
     pub fn new(config: Config) -> Self {
         let db = RootDb::default();
         let ws = Workspace::new(&db, Vec::new(), Arc::new(config));
-        AnalysisHost { db, ws, files: BTreeMap::new() }
+        AnalysisHost {
+            db,
+            ws,
+            files: BTreeMap::new(),
+        }
     }
 
     /// Sets a file's text, parsing it from scratch.
@@ -78,7 +82,11 @@ impl AnalysisHost {
     }
 
     pub fn snapshot(&self) -> Analysis {
-        Analysis { db: self.db.clone(), ws: self.ws, files: self.files.clone() }
+        Analysis {
+            db: self.db.clone(),
+            ws: self.ws,
+            files: self.files.clone(),
+        }
     }
 
     /// The database, for query-execution logs in tests and benchmarks.
@@ -134,7 +142,10 @@ impl Analysis {
         for file in self.files.values() {
             for &f in crate::db::file_functions(&self.db, self.ws, *file) {
                 if crate::db::function_ir(&self.db, f).truncated {
-                    list.push((f, "nesting or size budget exceeded, analysed in part".to_string()));
+                    list.push((
+                        f,
+                        "nesting or size budget exceeded, analysed in part".to_string(),
+                    ));
                 }
             }
         }
@@ -148,9 +159,19 @@ impl Analysis {
                 let off = function_offset(&self.db, *f) as usize;
                 let items = file_items(&self.db, f.file(&self.db));
                 let name_len = f.name(&self.db).len();
-                let start = items.functions.iter().find(|i| i.start as usize == off).map(|i| off + i.name_span.0 as usize).unwrap_or(off);
+                let start = items
+                    .functions
+                    .iter()
+                    .find(|i| i.start as usize == off)
+                    .map(|i| off + i.name_span.0 as usize)
+                    .unwrap_or(off);
                 Incomplete {
-                    site: SiteRef { file: f.file(&self.db).path(&self.db).clone(), start, end: start + name_len, func: f.name(&self.db).to_string() },
+                    site: SiteRef {
+                        file: f.file(&self.db).path(&self.db).clone(),
+                        start,
+                        end: start + name_len,
+                        func: f.name(&self.db).to_string(),
+                    },
                     reason: why.clone(),
                 }
             })
@@ -163,12 +184,17 @@ impl Analysis {
     }
 
     pub fn file_text(&self, path: &Path) -> Option<Arc<str>> {
-        self.files.get(path).map(|f| f.parsed(&self.db).text.clone())
+        self.files
+            .get(path)
+            .map(|f| f.parsed(&self.db).text.clone())
     }
 
     /// Number of syntax errors in a file.
     pub fn syntax_errors(&self, path: &Path) -> u32 {
-        self.files.get(path).map(|f| file_items(&self.db, *f).error_count).unwrap_or(0)
+        self.files
+            .get(path)
+            .map(|f| file_items(&self.db, *f).error_count)
+            .unwrap_or(0)
     }
 
     pub fn db(&self) -> &RootDb {

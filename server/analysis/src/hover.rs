@@ -7,7 +7,9 @@
 //! file's tree-sitter tree; an access is matched to its facts by span, and a
 //! declaration by name (globals, static locals) or by struct and field.
 
-use crate::db::{file_functions, function_offset, function_summary, program, FunctionId, SourceFile, Workspace};
+use crate::db::{
+    file_functions, function_offset, function_summary, program, FunctionId, SourceFile, Workspace,
+};
 use crate::facts::AccessFact;
 use crate::host::Analysis;
 use crate::locate::{fact_site, line_number, short_path, thread_label};
@@ -36,13 +38,22 @@ pub fn hover(analysis: &Analysis, path: &Path, offset: usize) -> Option<String> 
         .filter_map(|o| root.descendant_for_byte_range(o, o))
         .find(|n| matches!(n.kind(), "identifier" | "field_identifier"))?;
     let name = parsed.text.get(node.byte_range())?.to_string();
-    let target = Target { db, ws, file, path, node, name: name.clone() };
+    let target = Target {
+        db,
+        ws,
+        file,
+        path,
+        node,
+        name: name.clone(),
+    };
     let locs = target.by_access().or_else(|| target.by_declaration())?;
     if locs.is_empty() {
         if let Some(text) = target.lock_key().and_then(|k| lock_summary(analysis, &k)) {
             return Some(text);
         }
-        return target.is_shared_name().then(|| format!("**`{name}`**: no thread accesses it"));
+        return target
+            .is_shared_name()
+            .then(|| format!("**`{name}`**: no thread accesses it"));
     }
     let mut out = String::new();
     for (i, shown) in locs.iter().take(MAX_LOCATIONS).enumerate() {
@@ -73,7 +84,8 @@ impl Target<'_> {
         let mut spans = vec![self.node.byte_range()];
         if let Some(p) = self.node.parent() {
             let is_field = self.node.kind() == "field_identifier" && p.kind() == "field_expression";
-            let is_array = p.kind() == "subscript_expression" && p.child_by_field_name("argument") == Some(self.node);
+            let is_array = p.kind() == "subscript_expression"
+                && p.child_by_field_name("argument") == Some(self.node);
             if is_field || is_array {
                 spans.insert(0, p.byte_range());
             }
@@ -107,7 +119,11 @@ impl Target<'_> {
 
     /// Locations named by a declaration, or by a mention that no fact covers.
     fn by_declaration(&self) -> Option<Vec<Shown>> {
-        let bases = if self.node.kind() == "field_identifier" { return Some(self.by_field()) } else { self.bases()? };
+        let bases = if self.node.kind() == "field_identifier" {
+            return Some(self.by_field());
+        } else {
+            self.bases()?
+        };
         Some(self.shown(|k, _| bases.contains(&k.base)))
     }
 
@@ -117,7 +133,11 @@ impl Target<'_> {
         let name: racelens_syntax::Name = self.name.as_str().into();
         if let Some(f) = self.enclosing_function() {
             let ir = &function_summary(self.db, f).ir;
-            let mut local = ir.params.iter().find(|p| p.name == name).map(|p| p.ty.is_static);
+            let mut local = ir
+                .params
+                .iter()
+                .find(|p| p.name == name)
+                .map(|p| p.ty.is_static);
             crate::walk::visit_stmts(&ir.body, &mut |s| {
                 if let Stmt::Decl(d) = s {
                     if d.name == name && local.is_none() {
@@ -128,11 +148,19 @@ impl Target<'_> {
             let fname = f.name(self.db).clone();
             match local {
                 Some(true) => return Some(vec![Base::Global(format!("{fname}::{name}").into())]),
-                Some(false) => return Some(vec![Base::Local { func: fname, var: name }]),
+                Some(false) => {
+                    return Some(vec![Base::Local {
+                        func: fname,
+                        var: name,
+                    }])
+                }
                 None => {}
             }
         }
-        program(self.db, self.ws).globals.contains_key(&name).then(|| vec![Base::Global(name)])
+        program(self.db, self.ws)
+            .globals
+            .contains_key(&name)
+            .then(|| vec![Base::Global(name)])
     }
 
     /// Locations ending in this field, of the struct that declares it when known.
@@ -140,7 +168,12 @@ impl Target<'_> {
         let prog = program(self.db, self.ws);
         let field: racelens_syntax::Name = self.name.as_str().into();
         let owner = self.declaring_struct();
-        let owners: Vec<&racelens_syntax::Name> = prog.structs.iter().filter(|(_, fs)| fs.iter().any(|(n, _)| *n == field)).map(|(s, _)| s).collect();
+        let owners: Vec<&racelens_syntax::Name> = prog
+            .structs
+            .iter()
+            .filter(|(_, fs)| fs.iter().any(|(n, _)| *n == field))
+            .map(|(s, _)| s)
+            .collect();
         let unique_field = owners.len() <= 1;
         self.shown(|k, _| {
             if k.path.last() != Some(&Elem::Field(field.clone())) {
@@ -177,10 +210,13 @@ impl Target<'_> {
 
     fn enclosing_function(&self) -> Option<FunctionId> {
         let off = self.node.start_byte();
-        file_functions(self.db, self.ws, self.file).iter().copied().find(|&f| {
-            let start = function_offset(self.db, f) as usize;
-            start <= off && off < start + crate::db::function_text(self.db, f).len()
-        })
+        file_functions(self.db, self.ws, self.file)
+            .iter()
+            .copied()
+            .find(|&f| {
+                let start = function_offset(self.db, f) as usize;
+                start <= off && off < start + crate::db::function_text(self.db, f).len()
+            })
     }
 
     /// The lock a global (or static local) name denotes.
@@ -193,7 +229,8 @@ impl Target<'_> {
 
     /// Worth a hover even without accesses: a global, or a struct field.
     fn is_shared_name(&self) -> bool {
-        self.node.kind() == "field_identifier" || matches!(self.bases().as_deref(), Some([Base::Global(_)]))
+        self.node.kind() == "field_identifier"
+            || matches!(self.bases().as_deref(), Some([Base::Global(_)]))
     }
 }
 
@@ -202,12 +239,19 @@ impl Target<'_> {
 fn struct_of_parent(prog: &crate::db::Program, k: &LocKey) -> Option<String> {
     let mut ty = match &k.base {
         Base::Type(t) => Some(t.to_string()),
-        Base::Global(g) => prog.globals.get(g).and_then(|t| prog.resolve_type(t).name).map(|n| n.to_string()),
+        Base::Global(g) => prog
+            .globals
+            .get(g)
+            .and_then(|t| prog.resolve_type(t).name)
+            .map(|n| n.to_string()),
         _ => None,
     }?;
     for e in &k.path[..k.path.len().saturating_sub(1)] {
         if let Elem::Field(f) = e {
-            ty = prog.field_type(&ty, f).and_then(|t| prog.resolve_type(t).name).map(|n| n.to_string())?;
+            ty = prog
+                .field_type(&ty, f)
+                .and_then(|t| prog.resolve_type(t).name)
+                .map(|n| n.to_string())?;
         }
     }
     Some(ty)
@@ -223,16 +267,29 @@ fn lock_summary(analysis: &Analysis, lock: &LocKey) -> Option<String> {
         for f in location_accesses(db, loc).iter() {
             let s = fact_site(db, f);
             let held = f.must.0.iter().any(|h| &h.lock == lock);
-            let e = per_key.entry(f.key(base).display()).or_default().entry((s.file, s.start, s.end, f.kind)).or_insert(true);
+            let e = per_key
+                .entry(f.key(base).display())
+                .or_default()
+                .entry((s.file, s.start, s.end, f.kind))
+                .or_insert(true);
             *e &= held;
         }
     }
-    let mut rows: Vec<(String, usize, usize)> = per_key.into_iter().map(|(k, acc)| (k, acc.values().filter(|h| **h).count(), acc.len())).filter(|r| r.1 > 0).collect();
+    let mut rows: Vec<(String, usize, usize)> = per_key
+        .into_iter()
+        .map(|(k, acc)| (k, acc.values().filter(|h| **h).count(), acc.len()))
+        .filter(|r| r.1 > 0)
+        .collect();
     if rows.is_empty() {
         return None;
     }
     rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut out = format!("**`{}`** (lock) guards {} location{}\n\n| location | accesses holding it |\n|---|---:|\n", lock.display(), rows.len(), if rows.len() == 1 { "" } else { "s" });
+    let mut out = format!(
+        "**`{}`** (lock) guards {} location{}\n\n| location | accesses holding it |\n|---|---:|\n",
+        lock.display(),
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" }
+    );
     for (k, held, total) in rows.iter().take(16) {
         let _ = writeln!(out, "| `{k}` | {held} of {total} |");
     }
@@ -253,22 +310,46 @@ fn render(analysis: &Analysis, shown: &Shown, out: &mut String) {
     let table = thread_analysis(db, analysis.workspace()).table.clone();
     let base = shown.loc.key(db);
     let key = &shown.key;
-    let facts: Vec<&AccessFact> = location_accesses(db, shown.loc).iter().filter(|f| f.key(base) == *key).collect();
+    let facts: Vec<&AccessFact> = location_accesses(db, shown.loc)
+        .iter()
+        .filter(|f| f.key(base) == *key)
+        .collect();
     let mut per_thread: BTreeMap<u32, (BTreeSet<AccessKey>, BTreeSet<AccessKey>)> = BTreeMap::new();
     let mut accesses: BTreeMap<AccessKey, Vec<&AccessFact>> = BTreeMap::new();
     for f in facts {
         let s = fact_site(db, f);
         let k = (s.file, s.start, s.end, f.kind);
         let e = per_thread.entry(f.thread).or_default();
-        if f.kind == AccessKind::Read { e.0.insert(k.clone()) } else { e.1.insert(k.clone()) };
+        if f.kind == AccessKind::Read {
+            e.0.insert(k.clone())
+        } else {
+            e.1.insert(k.clone())
+        };
         accesses.entry(k).or_default().push(f);
     }
     let nthreads = per_thread.len();
-    let _ = writeln!(out, "**`{}`** ({}): accessed by {nthreads} thread{}\n", key.display(), describe_base(key), if nthreads == 1 { "" } else { "s" });
+    let _ = writeln!(
+        out,
+        "**`{}`** ({}): accessed by {nthreads} thread{}\n",
+        key.display(),
+        describe_base(key),
+        if nthreads == 1 { "" } else { "s" }
+    );
     out.push_str("| thread | reads | writes |\n|---|---:|---:|\n");
     for (t, (r, w)) in &per_thread {
-        let many = table.threads.get(*t as usize).map(|t| !t.unique).unwrap_or(false);
-        let _ = writeln!(out, "| {}{} | {} | {} |", thread_label(&table, *t), if many { " (several)" } else { "" }, r.len(), w.len());
+        let many = table
+            .threads
+            .get(*t as usize)
+            .map(|t| !t.unique)
+            .unwrap_or(false);
+        let _ = writeln!(
+            out,
+            "| {}{} | {} | {} |",
+            thread_label(&table, *t),
+            if many { " (several)" } else { "" },
+            r.len(),
+            w.len()
+        );
     }
     out.push('\n');
     out.push_str(&locks_line(&accesses));
@@ -284,7 +365,11 @@ fn describe_base(k: &LocKey) -> String {
         Base::Type(_) => "object reached through a pointer",
         Base::Synthetic(_) => "synthetic",
     };
-    if k.path.iter().any(|e| matches!(e, Elem::Field(_))) { format!("field of a {what}") } else { what.to_string() }
+    if k.path.iter().any(|e| matches!(e, Elem::Field(_))) {
+        format!("field of a {what}")
+    } else {
+        what.to_string()
+    }
 }
 
 /// "Guarded by `m`: 4 of 5 accesses", counting an access as guarded when
@@ -310,7 +395,10 @@ fn locks_line(accesses: &BTreeMap<AccessKey, Vec<&AccessFact>>) -> String {
     let mut v: Vec<(String, usize)> = counts.into_iter().collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let total = accesses.len();
-    let parts: Vec<String> = v.iter().map(|(l, n)| format!("`{l}`: {n} of {total} accesses")).collect();
+    let parts: Vec<String> = v
+        .iter()
+        .map(|(l, n)| format!("`{l}`: {n} of {total} accesses"))
+        .collect();
     format!("Locks: {}\n\n", parts.join("; "))
 }
 
@@ -319,7 +407,15 @@ fn races_line(analysis: &Analysis, shown: &Shown) -> String {
     let db = analysis.db();
     let facts = location_accesses(db, shown.loc);
     let base = shown.loc.key(db);
-    let pairs: Vec<_> = races_at(db, shown.loc).iter().filter(|p| [p.a, p.b].iter().any(|&i| facts[i as usize].key(base) == shown.key)).cloned().collect();
+    let pairs: Vec<_> = races_at(db, shown.loc)
+        .iter()
+        .filter(|p| {
+            [p.a, p.b]
+                .iter()
+                .any(|&i| facts[i as usize].key(base) == shown.key)
+        })
+        .cloned()
+        .collect();
     if pairs.is_empty() {
         return "Races: none found\n".to_string();
     }
@@ -334,14 +430,29 @@ fn races_line(analysis: &Analysis, shown: &Shown) -> String {
     }
     let mut listed: Vec<String> = Vec::new();
     for (file, start, kind) in &sites {
-        let line = analysis.file_text(file).map(|t| line_number(&t, *start)).unwrap_or(0);
-        let item = format!("{}:{line} ({})", short_path(file), crate::report::kind_word(*kind));
+        let line = analysis
+            .file_text(file)
+            .map(|t| line_number(&t, *start))
+            .unwrap_or(0);
+        let item = format!(
+            "{}:{line} ({})",
+            short_path(file),
+            crate::report::kind_word(*kind)
+        );
         if !listed.contains(&item) {
             listed.push(item);
         }
     }
     let more = listed.len().saturating_sub(MAX_RACY_SITES);
     listed.truncate(MAX_RACY_SITES);
-    let tail = if more > 0 { format!(", and {more} more") } else { String::new() };
-    format!("Races: **{}data race** at {}{tail}\n", if must { "" } else { "possible " }, listed.join(", "))
+    let tail = if more > 0 {
+        format!(", and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "Races: **{}data race** at {}{tail}\n",
+        if must { "" } else { "possible " },
+        listed.join(", ")
+    )
 }

@@ -37,7 +37,11 @@ pub(crate) fn locate(db: &dyn salsa::Database, ws: Workspace, report: &RaceRepor
             .map(|(i, _)| i)
             .collect();
         if !at_site.is_empty() {
-            out.push(Located { loc, facts, at_site });
+            out.push(Located {
+                loc,
+                facts,
+                at_site,
+            });
         }
     }
     out
@@ -49,8 +53,16 @@ pub(crate) fn fact_site(db: &dyn salsa::Database, f: &AccessFact) -> SiteRef {
 
 /// "`worker`", or "`worker` #2" when several abstract threads run `worker`.
 pub(crate) fn thread_label(table: &ThreadTable, t: u32) -> String {
-    let Some(th) = table.threads.get(t as usize) else { return "`?`".into() };
-    let same: Vec<usize> = table.threads.iter().enumerate().filter(|(_, o)| o.entry == th.entry).map(|(i, _)| i).collect();
+    let Some(th) = table.threads.get(t as usize) else {
+        return "`?`".into();
+    };
+    let same: Vec<usize> = table
+        .threads
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.entry == th.entry)
+        .map(|(i, _)| i)
+        .collect();
     if same.len() <= 1 {
         format!("`{}`", th.entry)
     } else {
@@ -66,5 +78,7 @@ pub(crate) fn line_number(text: &str, offset: usize) -> usize {
 
 /// The last path component, for compact "file:line" output.
 pub(crate) fn short_path(p: &std::path::Path) -> String {
-    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string())
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
 }

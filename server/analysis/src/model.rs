@@ -40,7 +40,10 @@ pub struct LocKey {
 
 impl LocKey {
     pub fn new(base: Base) -> Self {
-        LocKey { base, path: Vec::new() }
+        LocKey {
+            base,
+            path: Vec::new(),
+        }
     }
 
     pub fn with(&self, e: Elem) -> Self {
@@ -58,12 +61,21 @@ impl LocKey {
 
     /// A lock key that may stand for several lock objects.
     pub fn is_weak_lock(&self) -> bool {
-        matches!(self.base, Base::Type(_)) || self.path.iter().any(|e| matches!(e, Elem::Index(None)))
+        matches!(self.base, Base::Type(_))
+            || self.path.iter().any(|e| matches!(e, Elem::Index(None)))
     }
 
     /// The location with all indices forgotten (for points-to storage).
     pub fn without_indices(&self) -> LocKey {
-        LocKey { base: self.base.clone(), path: self.path.iter().filter(|e| matches!(e, Elem::Field(_))).cloned().collect() }
+        LocKey {
+            base: self.base.clone(),
+            path: self
+                .path
+                .iter()
+                .filter(|e| matches!(e, Elem::Field(_)))
+                .cloned()
+                .collect(),
+        }
     }
 
     /// May the two locations overlap? Distinct fields or distinct constant
@@ -143,7 +155,17 @@ impl LockSet {
     }
 
     pub fn intersect(&self, other: &LockSet) -> LockSet {
-        LockSet(self.0.iter().filter_map(|h| other.0.iter().find(|o| o.lock == h.lock).map(|o| Held { lock: h.lock.clone(), shared: h.shared || o.shared })).collect())
+        LockSet(
+            self.0
+                .iter()
+                .filter_map(|h| {
+                    other.0.iter().find(|o| o.lock == h.lock).map(|o| Held {
+                        lock: h.lock.clone(),
+                        shared: h.shared || o.shared,
+                    })
+                })
+                .collect(),
+        )
     }
 
     pub fn union(&self, other: &LockSet) -> LockSet {
@@ -157,7 +179,12 @@ impl LockSet {
     /// Is there a lock that excludes the two holders from each other (held
     /// by both, in write mode by at least one)?
     pub fn excludes(&self, other: &LockSet) -> bool {
-        self.0.iter().any(|h| other.0.iter().any(|o| o.lock == h.lock && !(o.shared && h.shared)))
+        self.0.iter().any(|h| {
+            other
+                .0
+                .iter()
+                .any(|o| o.lock == h.lock && !(o.shared && h.shared))
+        })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -168,7 +195,13 @@ impl LockSet {
         self.0
             .iter()
             .filter(|h| !matches!(&h.lock.base, Base::Synthetic(n) if n.starts_with("once-done:")))
-            .map(|h| if h.shared { format!("{} (read)", h.lock) } else { h.lock.display() })
+            .map(|h| {
+                if h.shared {
+                    format!("{} (read)", h.lock)
+                } else {
+                    h.lock.display()
+                }
+            })
             .collect()
     }
 }
@@ -212,16 +245,28 @@ mod tests {
     #[test]
     fn overlap_is_field_and_index_sensitive() {
         let s = g("s");
-        assert!(!s.with(Elem::Field("a".into())).may_overlap(&s.with(Elem::Field("b".into()))));
+        assert!(!s
+            .with(Elem::Field("a".into()))
+            .may_overlap(&s.with(Elem::Field("b".into()))));
         assert!(s.may_overlap(&s.with(Elem::Field("b".into()))));
-        assert!(!s.with(Elem::Index(Some(1))).may_overlap(&s.with(Elem::Index(Some(2)))));
-        assert!(s.with(Elem::Index(None)).may_overlap(&s.with(Elem::Index(Some(2)))));
+        assert!(!s
+            .with(Elem::Index(Some(1)))
+            .may_overlap(&s.with(Elem::Index(Some(2)))));
+        assert!(s
+            .with(Elem::Index(None))
+            .may_overlap(&s.with(Elem::Index(Some(2)))));
     }
 
     #[test]
     fn read_locks_do_not_exclude_readers() {
-        let r = LockSet(vec![Held { lock: g("rw"), shared: true }]);
-        let w = LockSet(vec![Held { lock: g("rw"), shared: false }]);
+        let r = LockSet(vec![Held {
+            lock: g("rw"),
+            shared: true,
+        }]);
+        let w = LockSet(vec![Held {
+            lock: g("rw"),
+            shared: false,
+        }]);
         assert!(!r.excludes(&r));
         assert!(r.excludes(&w));
     }

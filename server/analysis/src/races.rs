@@ -52,13 +52,21 @@ pub fn thread_table(db: &dyn salsa::Database, ws: Workspace) -> Arc<ThreadTable>
 /// All memory locations that threads access.
 #[salsa::tracked(returns(ref))]
 pub fn locations(db: &dyn salsa::Database, ws: Workspace) -> Vec<Location> {
-    thread_analysis(db, ws).locations.keys().map(|k| Location::new(db, ws, k.clone())).collect()
+    thread_analysis(db, ws)
+        .locations
+        .keys()
+        .map(|k| Location::new(db, ws, k.clone()))
+        .collect()
 }
 
 /// The accesses to one location; backdated when they did not change.
 #[salsa::tracked(returns(ref))]
 pub fn location_accesses(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<AccessFact>> {
-    thread_analysis(db, loc.ws(db)).locations.get(loc.key(db)).cloned().unwrap_or_default()
+    thread_analysis(db, loc.ws(db))
+        .locations
+        .get(loc.key(db))
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// The race check of one location.
@@ -77,15 +85,29 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
     }
     // Quick reject: a single unique thread alone cannot race.
     let first = facts[0].thread;
-    if facts.iter().all(|f| f.thread == first) && table.threads.get(first as usize).map(|t| t.unique).unwrap_or(true) {
+    if facts.iter().all(|f| f.thread == first)
+        && table
+            .threads
+            .get(first as usize)
+            .map(|t| t.unique)
+            .unwrap_or(true)
+    {
         return out;
     }
     // Accesses that agree on everything the check looks at behave alike:
     // decide per class, then list pairs, at most `PARTNERS` per access.
-    let mut class_of: FxHashMap<(&[Elem], u32, AccessKind, usize, bool, bool), usize> = FxHashMap::default();
+    let mut class_of: FxHashMap<(&[Elem], u32, AccessKind, usize, bool, bool), usize> =
+        FxHashMap::default();
     let mut classes: Vec<Vec<u32>> = Vec::new();
     for (i, f) in facts.iter().enumerate() {
-        let key = (&f.path[..], f.thread, f.kind, Arc::as_ptr(&f.ctx) as usize, f.direct_local, f.weak);
+        let key = (
+            &f.path[..],
+            f.thread,
+            f.kind,
+            Arc::as_ptr(&f.ctx) as usize,
+            f.direct_local,
+            f.weak,
+        );
         let c = *class_of.entry(key).or_insert_with(|| {
             classes.push(Vec::new());
             classes.len() - 1
@@ -95,17 +117,30 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
     let mut count = vec![0usize; facts.len()];
     for ci in 0..classes.len() {
         for cj in ci..classes.len() {
-            let (ra, rb) = (&facts[classes[ci][0] as usize], &facts[classes[cj][0] as usize]);
-            let Some(c) = race_pair(base, ra, rb, table) else { continue };
+            let (ra, rb) = (
+                &facts[classes[ci][0] as usize],
+                &facts[classes[cj][0] as usize],
+            );
+            let Some(c) = race_pair(base, ra, rb, table) else {
+                continue;
+            };
             for (x, &a) in classes[ci].iter().enumerate() {
-                let others = if ci == cj { &classes[cj][x..] } else { &classes[cj][..] };
+                let others = if ci == cj {
+                    &classes[cj][x..]
+                } else {
+                    &classes[cj][..]
+                };
                 for &b in others {
                     if count[a as usize] >= PARTNERS && count[b as usize] >= PARTNERS {
                         continue;
                     }
                     count[a as usize] += 1;
                     count[b as usize] += 1;
-                    out.push(RacePair { a, b, confidence: c });
+                    out.push(RacePair {
+                        a,
+                        b,
+                        confidence: c,
+                    });
                 }
             }
         }
@@ -116,14 +151,25 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
 /// Racing partners listed per access (the rest add nothing to a report).
 const PARTNERS: usize = 16;
 
-fn race_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> Option<Confidence> {
+fn race_pair(
+    base: &Base,
+    a: &AccessFact,
+    b: &AccessFact,
+    table: &ThreadTable,
+) -> Option<Confidence> {
     if a.kind == AccessKind::Read && b.kind == AccessKind::Read {
         return None;
     }
     if !paths_may_overlap(&a.path, &b.path) {
         return None;
     }
-    let unique = |t: u32| table.threads.get(t as usize).map(|t| t.unique).unwrap_or(true);
+    let unique = |t: u32| {
+        table
+            .threads
+            .get(t as usize)
+            .map(|t| t.unique)
+            .unwrap_or(true)
+    };
     if a.thread == b.thread && unique(a.thread) {
         return None;
     }
@@ -132,22 +178,40 @@ fn race_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
     if a.direct_local && b.direct_local {
         return None;
     }
-    if a.must.excludes(&b.must) || once_ordered(a, b) || once_ordered(b, a) || creation_excludes(a, b, table) || creation_excludes(b, a, table) {
+    if a.must.excludes(&b.must)
+        || once_ordered(a, b)
+        || once_ordered(b, a)
+        || creation_excludes(a, b, table)
+        || creation_excludes(b, a, table)
+    {
         return None;
     }
     if barrier_ordered(a, b, table) || !may_happen_in_parallel(a, b, table) {
         return None;
     }
     let weak_base = matches!(base, Base::Type(_) | Base::Heap { .. });
-    let must = !a.weak && !b.weak && !weak_base && a.path == b.path && !a.path.iter().any(|e| matches!(e, Elem::Index(None))) && !a.may.excludes(&b.may);
-    Some(if must { Confidence::Must } else { Confidence::May })
+    let must = !a.weak
+        && !b.weak
+        && !weak_base
+        && a.path == b.path
+        && !a.path.iter().any(|e| matches!(e, Elem::Index(None)))
+        && !a.may.excludes(&b.may);
+    Some(if must {
+        Confidence::Must
+    } else {
+        Confidence::May
+    })
 }
 
 /// Is `a`'s thread bracketed by a creator holding a lock that `b` holds?
 /// The creator itself is not excluded: it holds the lock while `a` runs.
 fn creation_excludes(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
-    let Some(th) = table.threads.get(a.thread as usize) else { return false };
-    let Some(tb) = table.threads.get(b.thread as usize) else { return false };
+    let Some(th) = table.threads.get(a.thread as usize) else {
+        return false;
+    };
+    let Some(tb) = table.threads.get(b.thread as usize) else {
+        return false;
+    };
     th.creation_locks.iter().any(|(creator, l)| {
         (*creator != b.thread && b.must.0.iter().any(|h| &h.lock == l && !h.shared))
             // Both bracketed by the same lock held by different creators.
@@ -181,7 +245,10 @@ fn once_ordered(a: &AccessFact, b: &AccessFact) -> bool {
 /// `site`, and `late`'s thread (spawned through `site`) had acquired that
 /// lock before `late`: so `early` happens before `late`.
 fn lock_ordered(early: &AccessFact, site: u32, late: &AccessFact) -> bool {
-    early.clean.iter().any(|(s, l)| *s == site && late.acquired.iter().any(|(s2, l2)| s2 == s && l2 == l))
+    early
+        .clean
+        .iter()
+        .any(|(s, l)| *s == site && late.acquired.iter().any(|(s2, l2)| s2 == s && l2 == l))
 }
 
 /// Joining a thread ends its descendants only if each of them was joined by
@@ -191,7 +258,11 @@ fn leaks_below(table: &ThreadTable, chain: &[(u32, Option<u32>)]) -> bool {
     for w in chain.windows(2) {
         let (child_site, parent) = (w[0].1, w[1].0);
         let Some(cs) = child_site else { return true };
-        match table.threads.get(parent as usize).and_then(|t| t.leaks.as_ref()) {
+        match table
+            .threads
+            .get(parent as usize)
+            .and_then(|t| t.leaks.as_ref())
+        {
             Some(l) if !l.contains(cs) => {}
             _ => return true,
         }
@@ -202,9 +273,26 @@ fn leaks_below(table: &ThreadTable, chain: &[(u32, Option<u32>)]) -> bool {
 /// Are the accesses separated by a barrier both threads wait on: one has
 /// passed fewer waits on every path than the other has on any?
 fn barrier_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
-    let waits = |t: u32, k: &str| table.threads.get(t as usize).map(|th| th.barriers.iter().any(|x| &**x == k)).unwrap_or(false);
-    let phase = |f: &AccessFact, k: &str| f.phases.iter().find(|p| &*p.0 == k).map(|p| (p.1, p.2)).unwrap_or((0, 0));
-    let mut keys: Vec<&str> = a.phases.iter().chain(b.phases.iter()).map(|p| &*p.0).collect();
+    let waits = |t: u32, k: &str| {
+        table
+            .threads
+            .get(t as usize)
+            .map(|th| th.barriers.iter().any(|x| &**x == k))
+            .unwrap_or(false)
+    };
+    let phase = |f: &AccessFact, k: &str| {
+        f.phases
+            .iter()
+            .find(|p| &*p.0 == k)
+            .map(|p| (p.1, p.2))
+            .unwrap_or((0, 0))
+    };
+    let mut keys: Vec<&str> = a
+        .phases
+        .iter()
+        .chain(b.phases.iter())
+        .map(|p| &*p.0)
+        .collect();
     keys.dedup();
     keys.into_iter().any(|k| {
         if !waits(a.thread, k) || !waits(b.thread, k) {
@@ -223,7 +311,13 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
     }
     let ca = table.chain(a.thread);
     let cb = table.chain(b.thread);
-    let unique = |t: u32| table.threads.get(t as usize).map(|t| t.unique).unwrap_or(true);
+    let unique = |t: u32| {
+        table
+            .threads
+            .get(t as usize)
+            .map(|t| t.unique)
+            .unwrap_or(true)
+    };
     // `b`'s thread descends from `a`'s: `a` happens in parallel only after
     // creating that branch and before joining it.
     if let Some(pos) = cb.iter().position(|(t, _)| *t == a.thread) {
@@ -234,7 +328,8 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
         if lock_ordered(a, site, b) {
             return false;
         }
-        return a.active.contains(site) || (a.created.contains(site) && leaks_below(table, &cb[..pos]));
+        return a.active.contains(site)
+            || (a.created.contains(site) && leaks_below(table, &cb[..pos]));
     }
     if let Some(pos) = ca.iter().position(|(t, _)| *t == b.thread) {
         if pos == 0 || !unique(b.thread) {
@@ -244,7 +339,8 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
         if lock_ordered(b, site, a) {
             return false;
         }
-        return b.active.contains(site) || (b.created.contains(site) && leaks_below(table, &ca[..pos]));
+        return b.active.contains(site)
+            || (b.created.contains(site) && leaks_below(table, &ca[..pos]));
     }
     // Siblings under a common ancestor: ordered if one branch is joined
     // before the other is created.
@@ -257,7 +353,14 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
             if sa == sb {
                 return true;
             }
-            let joined_before = |s: u32, other: u32| table.sites.get(s as usize).and_then(|x| x.joined_before.as_ref()).map(|j| j.contains(other)).unwrap_or(false);
+            let joined_before = |s: u32, other: u32| {
+                table
+                    .sites
+                    .get(s as usize)
+                    .and_then(|x| x.joined_before.as_ref())
+                    .map(|j| j.contains(other))
+                    .unwrap_or(false)
+            };
             return !(joined_before(sb, sa) || joined_before(sa, sb));
         }
     }

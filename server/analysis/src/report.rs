@@ -4,10 +4,10 @@
 //! per racy access, naming the variable, the access kind, the threads, the
 //! locks held and every conflicting access.
 
+use crate::db::Workspace;
 use crate::db::{function_offset, FunctionId};
 use crate::facts::ThreadTable;
-use crate::races::{locations, races_at, location_accesses, thread_analysis, Confidence};
-use crate::db::Workspace;
+use crate::races::{location_accesses, locations, races_at, thread_analysis, Confidence};
 use racelens_syntax::AccessKind;
 use racelens_syntax::Span;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -58,11 +58,32 @@ impl RaceReport {
     /// "data race on `counter`: write in thread `worker` holding no lock"
     pub fn message(&self) -> String {
         let kind = kind_word(self.kind);
-        let threads = self.threads.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ");
-        let plural = if self.threads.len() > 1 { "threads" } else { "thread" };
-        format!("{} data race on `{}`: {} in {} {} holding {}", if self.confidence == Confidence::Must { "" } else { "possible" }, self.var, kind, plural, threads, locks_text(&self.locks))
-            .trim_start()
-            .to_string()
+        let threads = self
+            .threads
+            .iter()
+            .map(|t| format!("`{t}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let plural = if self.threads.len() > 1 {
+            "threads"
+        } else {
+            "thread"
+        };
+        format!(
+            "{} data race on `{}`: {} in {} {} holding {}",
+            if self.confidence == Confidence::Must {
+                ""
+            } else {
+                "possible"
+            },
+            self.var,
+            kind,
+            plural,
+            threads,
+            locks_text(&self.locks)
+        )
+        .trim_start()
+        .to_string()
     }
 }
 
@@ -77,7 +98,14 @@ pub fn locks_text(locks: &[String]) -> String {
     if locks.is_empty() {
         "no lock".to_string()
     } else {
-        format!("{{{}}}", locks.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", "))
+        format!(
+            "{{{}}}",
+            locks
+                .iter()
+                .map(|l| format!("`{l}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     }
 }
 
@@ -92,9 +120,13 @@ pub fn thread_name(table: &ThreadTable, t: u32) -> String {
 /// Where `fact` is, in absolute terms.
 pub fn site_of(db: &dyn salsa::Database, func: FunctionId, span: racelens_syntax::Span) -> SiteRef {
     let off = function_offset(db, func) as usize;
-    SiteRef { file: func.file(db).path(db).clone(), start: off + span.start as usize, end: off + span.end as usize, func: func.name(db).to_string() }
+    SiteRef {
+        file: func.file(db).path(db).clone(),
+        start: off + span.start as usize,
+        end: off + span.end as usize,
+        func: func.name(db).to_string(),
+    }
 }
-
 
 /// Conflicting accesses listed per report; the rest are summarised.
 pub const MAX_CONFLICTS: usize = 16;
@@ -103,10 +135,16 @@ pub const MAX_CONFLICTS: usize = 16;
 pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
     let table = thread_analysis(db, ws).table.clone();
     let mut sites: FxHashMap<(FunctionId, Span), SiteRef> = FxHashMap::default();
-    let mut site = |f: FunctionId, s: Span| sites.entry((f, s)).or_insert_with(|| site_of(db, f, s)).clone();
+    let mut site = |f: FunctionId, s: Span| {
+        sites
+            .entry((f, s))
+            .or_insert_with(|| site_of(db, f, s))
+            .clone()
+    };
     let mut index: FxHashMap<(FunctionId, Span), usize> = FxHashMap::default();
     let mut reports: Vec<RaceReport> = Vec::new();
-    let mut seen_conflicts: FxHashSet<(usize, FunctionId, Span, AccessKind, u32)> = FxHashSet::default();
+    let mut seen_conflicts: FxHashSet<(usize, FunctionId, Span, AccessKind, u32)> =
+        FxHashSet::default();
     for &loc in locations(db, ws) {
         let pairs = races_at(db, loc);
         if pairs.is_empty() {
@@ -149,9 +187,20 @@ pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
                         r.threads.push(tn);
                     }
                 }
-                if r.conflicts.len() < MAX_CONFLICTS && seen_conflicts.insert((i, y.func, y.span, y.kind, y.thread)) {
-                    let other_thread = if x.thread == y.thread && std::ptr::eq(x, y) { format!("{} (another instance)", thread_name(&table, y.thread)) } else { thread_name(&table, y.thread) };
-                    let c = Conflict { site: site(y.func, y.span), kind: y.kind, thread: other_thread, locks: y.must.names() };
+                if r.conflicts.len() < MAX_CONFLICTS
+                    && seen_conflicts.insert((i, y.func, y.span, y.kind, y.thread))
+                {
+                    let other_thread = if x.thread == y.thread && std::ptr::eq(x, y) {
+                        format!("{} (another instance)", thread_name(&table, y.thread))
+                    } else {
+                        thread_name(&table, y.thread)
+                    };
+                    let c = Conflict {
+                        site: site(y.func, y.span),
+                        kind: y.kind,
+                        thread: other_thread,
+                        locks: y.must.names(),
+                    };
                     let r = &mut reports[i];
                     if !r.conflicts.contains(&c) {
                         r.conflicts.push(c);
@@ -160,7 +209,10 @@ pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
                 if let Some(ts) = table.threads.get(y.thread as usize).and_then(|t| t.site) {
                     if reports[i].creations.len() < 8 {
                         let s = &table.sites[ts as usize];
-                        let cr = Creation { thread: thread_name(&table, y.thread), site: site(s.func, s.span) };
+                        let cr = Creation {
+                            thread: thread_name(&table, y.thread),
+                            site: site(s.func, s.span),
+                        };
                         let r = &mut reports[i];
                         if !r.creations.contains(&cr) {
                             r.creations.push(cr);

@@ -21,8 +21,28 @@ use std::sync::Arc;
 /// Library functions that call their function arguments synchronously (or
 /// not as threads): their callbacks are not new threads.
 const NOT_ASYNC_CALLBACKS: &[&str] = &[
-    "qsort", "qsort_r", "bsearch", "lfind", "lsearch", "tsearch", "tfind", "tdelete", "twalk", "scandir", "ftw", "nftw", "atexit", "on_exit",
-    "signal", "sigaction", "sigset", "bsd_signal", "pthread_atfork", "pthread_key_create", "pthread_cleanup_push", "dl_iterate_phdr",
+    "qsort",
+    "qsort_r",
+    "bsearch",
+    "lfind",
+    "lsearch",
+    "tsearch",
+    "tfind",
+    "tdelete",
+    "twalk",
+    "scandir",
+    "ftw",
+    "nftw",
+    "atexit",
+    "on_exit",
+    "signal",
+    "sigaction",
+    "sigset",
+    "bsd_signal",
+    "pthread_atfork",
+    "pthread_key_create",
+    "pthread_cleanup_push",
+    "dl_iterate_phdr",
 ];
 
 /// Statement visits allowed per thread before the walk gives up.
@@ -107,15 +127,30 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 }
             }
             // A pair survives where the other path did not spawn the site at all.
-            let mut clean: Vec<(u32, LocKey)> = a.clean.iter().filter(|c| b.clean.contains(c) || !b.created.contains(c.0)).cloned().collect();
+            let mut clean: Vec<(u32, LocKey)> = a
+                .clean
+                .iter()
+                .filter(|c| b.clean.contains(c) || !b.created.contains(c.0))
+                .cloned()
+                .collect();
             for c in &b.clean {
                 if !a.created.contains(c.0) && !clean.contains(c) {
                     clean.push(c.clone());
                 }
             }
             clean.sort();
-            let acquired = a.acquired.iter().filter(|l| b.acquired.contains(l)).cloned().collect();
-            let conds = a.conds.iter().filter(|c| b.conds.contains(c)).cloned().collect();
+            let acquired = a
+                .acquired
+                .iter()
+                .filter(|l| b.acquired.contains(l))
+                .cloned()
+                .collect();
+            let conds = a
+                .conds
+                .iter()
+                .filter(|c| b.conds.contains(c))
+                .cloned()
+                .collect();
             let mut guards: Vec<(u32, Name, bool)> = Vec::new();
             for s in a.created.union(&b.created).0 {
                 let ga: Vec<_> = a.guards.iter().filter(|g| g.0 == s).cloned().collect();
@@ -127,7 +162,12 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 }
             }
             // Fresh on both paths, or fresh on one and never allocated on the other.
-            let mut fresh: Vec<Base> = a.fresh.iter().filter(|f| b.fresh.contains(f) || !b.allocated.contains(f)).cloned().collect();
+            let mut fresh: Vec<Base> = a
+                .fresh
+                .iter()
+                .filter(|f| b.fresh.contains(f) || !b.allocated.contains(f))
+                .cloned()
+                .collect();
             for f in &b.fresh {
                 if !a.allocated.contains(f) && !fresh.contains(f) {
                     fresh.push(f.clone());
@@ -141,18 +181,47 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 }
             }
             allocated.sort();
-            let syms = a.syms.iter().filter(|x| b.syms.contains(x)).cloned().collect();
+            let syms = a
+                .syms
+                .iter()
+                .filter(|x| b.syms.contains(x))
+                .cloned()
+                .collect();
             let mut phases: Vec<(Name, u8, u8)> = Vec::new();
             for (k, _, _) in a.phases.iter().chain(b.phases.iter()) {
                 if phases.iter().any(|p| &p.0 == k) {
                     continue;
                 }
-                let pa = a.phases.iter().find(|p| &p.0 == k).map(|p| (p.1, p.2)).unwrap_or((0, 0));
-                let pb = b.phases.iter().find(|p| &p.0 == k).map(|p| (p.1, p.2)).unwrap_or((0, 0));
+                let pa = a
+                    .phases
+                    .iter()
+                    .find(|p| &p.0 == k)
+                    .map(|p| (p.1, p.2))
+                    .unwrap_or((0, 0));
+                let pb = b
+                    .phases
+                    .iter()
+                    .find(|p| &p.0 == k)
+                    .map(|p| (p.1, p.2))
+                    .unwrap_or((0, 0));
                 phases.push((k.clone(), pa.0.min(pb.0), pa.1.max(pb.1)));
             }
             phases.sort();
-            Some(State { must: a.must.intersect(&b.must), may: a.may.union(&b.may), created: a.created.union(&b.created), active: a.active.union(&b.active), tries, clean, acquired, conds, guards, fresh, allocated, syms, phases })
+            Some(State {
+                must: a.must.intersect(&b.must),
+                may: a.may.union(&b.may),
+                created: a.created.union(&b.created),
+                active: a.active.union(&b.active),
+                tries,
+                clean,
+                acquired,
+                conds,
+                guards,
+                fresh,
+                allocated,
+                syms,
+                phases,
+            })
         }
     }
 }
@@ -216,10 +285,29 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         last_ctx: None,
         frames: Default::default(),
     };
-    w.has_threads = prog.functions.values().flatten().any(|f| w.summary(*f).models.values().any(|m| matches!(m, CallModel::Create { .. })));
-    if !w.has_threads && !prog.functions.values().flatten().any(|f| w.looks_like_thread_entry(*f)) {
+    w.has_threads = prog.functions.values().flatten().any(|f| {
+        w.summary(*f)
+            .models
+            .values()
+            .any(|m| matches!(m, CallModel::Create { .. }))
+    });
+    if !w.has_threads
+        && !prog
+            .functions
+            .values()
+            .flatten()
+            .any(|f| w.looks_like_thread_entry(*f))
+    {
         // No thread can ever start: a single-threaded program has no races.
-        w.threads.push(Thread { entry: Name::from("main"), parent: None, site: None, unique: true, creation_locks: Vec::new(), leaks: None, barriers: Vec::new() });
+        w.threads.push(Thread {
+            entry: Name::from("main"),
+            parent: None,
+            site: None,
+            unique: true,
+            creation_locks: Vec::new(),
+            leaks: None,
+            barriers: Vec::new(),
+        });
         return w.finish();
     }
     w.build_store();
@@ -233,7 +321,15 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         Some(m) => m.clone(),
         None => w.uncalled_functions(),
     };
-    w.threads.push(Thread { entry: Name::from("main"), parent: None, site: None, unique: true, creation_locks: Vec::new(), leaks: None, barriers: Vec::new() });
+    w.threads.push(Thread {
+        entry: Name::from("main"),
+        parent: None,
+        site: None,
+        unique: true,
+        creation_locks: Vec::new(),
+        leaks: None,
+        barriers: Vec::new(),
+    });
     w.thread_args.push(Vec::new());
     w.thread_acquired.push(Vec::new());
     for r in &roots {
@@ -244,7 +340,12 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
     while t < w.threads.len() {
         w.thread = t as u32;
         if std::env::var_os("RACELENS_TIMING").is_some() {
-            eprintln!("racelens: walk: thread {} done: {} steps, {} memo entries", t - 1, w.steps, w.memo.len());
+            eprintln!(
+                "racelens: walk: thread {} done: {} steps, {} memo entries",
+                t - 1,
+                w.steps,
+                w.memo.len()
+            );
         }
         w.memo.clear();
         w.contexts.clear();
@@ -335,7 +436,12 @@ impl<'a> Walker<'a> {
             if !exit.active.contains(s) {
                 continue;
             }
-            let held: Vec<LocKey> = exit.clean.iter().filter(|(x, _)| *x == s).map(|(_, l)| l.clone()).collect();
+            let held: Vec<LocKey> = exit
+                .clean
+                .iter()
+                .filter(|(x, _)| *x == s)
+                .map(|(_, l)| l.clone())
+                .collect();
             self.protect(s, held);
         }
     }
@@ -343,10 +449,20 @@ impl<'a> Walker<'a> {
     /// Locks acquired by this thread (tagged with its spawn site) and by its
     /// ancestors before they created the next thread on the chain.
     fn chain_acquired(&self, st: &State) -> Vec<(u32, LocKey)> {
-        if st.acquired.is_empty() && self.thread_acquired.get(self.thread as usize).map(|v| v.is_empty()).unwrap_or(true) {
+        if st.acquired.is_empty()
+            && self
+                .thread_acquired
+                .get(self.thread as usize)
+                .map(|v| v.is_empty())
+                .unwrap_or(true)
+        {
             return Vec::new();
         }
-        let mut v = self.thread_acquired.get(self.thread as usize).cloned().unwrap_or_default();
+        let mut v = self
+            .thread_acquired
+            .get(self.thread as usize)
+            .cloned()
+            .unwrap_or_default();
         if let Some(site) = self.threads[self.thread as usize].site {
             for l in &st.acquired {
                 v.push((site, l.clone()));
@@ -372,7 +488,13 @@ impl<'a> Walker<'a> {
         let typed: Vec<(Name, Vec<AccessFact>)> = self
             .facts
             .iter()
-            .filter_map(|(b, f)| if let Base::Type(t) = b { Some((t.clone(), f.iter().cloned().collect())) } else { None })
+            .filter_map(|(b, f)| {
+                if let Base::Type(t) = b {
+                    Some((t.clone(), f.iter().cloned().collect()))
+                } else {
+                    None
+                }
+            })
             .collect();
         for (t, tfacts) in typed {
             for (base, prefixes) in &self.struct_prefixes {
@@ -399,21 +521,56 @@ impl<'a> Walker<'a> {
         for i in 1..self.threads.len() {
             let th = &self.threads[i];
             let site = th.site.map(|s| &self.sites[s as usize]);
-            let parent_unique = th.parent.map(|p| self.threads[p as usize].unique).unwrap_or(true);
+            let parent_unique = th
+                .parent
+                .map(|p| self.threads[p as usize].unique)
+                .unwrap_or(true);
             let unique = th.unique
                 && parent_unique
                 && site.map(|s| !s.in_loop && s.visits <= 1).unwrap_or(true)
-                && th.site.map(|s| !self.replayed_sites.contains(&s)).unwrap_or(true);
+                && th
+                    .site
+                    .map(|s| !self.replayed_sites.contains(&s))
+                    .unwrap_or(true);
             self.threads[i].unique = unique;
         }
         let mut locations = BTreeMap::new();
         for (k, set) in self.facts {
             let mut v: Vec<AccessFact> = set.into_iter().collect();
-            v.sort_by(|a, b| (&a.path, a.thread, a.func.key(), a.span, a.kind, &a.must, &a.may, &a.active, &a.created).cmp(&(&b.path, b.thread, b.func.key(), b.span, b.kind, &b.must, &b.may, &b.active, &b.created)).then_with(|| (&a.acquired, &a.clean).cmp(&(&b.acquired, &b.clean))).then(a.weak.cmp(&b.weak)).then(a.direct_local.cmp(&b.direct_local)));
+            v.sort_by(|a, b| {
+                (
+                    &a.path,
+                    a.thread,
+                    a.func.key(),
+                    a.span,
+                    a.kind,
+                    &a.must,
+                    &a.may,
+                    &a.active,
+                    &a.created,
+                )
+                    .cmp(&(
+                        &b.path,
+                        b.thread,
+                        b.func.key(),
+                        b.span,
+                        b.kind,
+                        &b.must,
+                        &b.may,
+                        &b.active,
+                        &b.created,
+                    ))
+                    .then_with(|| (&a.acquired, &a.clean).cmp(&(&b.acquired, &b.clean)))
+                    .then(a.weak.cmp(&b.weak))
+                    .then(a.direct_local.cmp(&b.direct_local))
+            });
             locations.insert(k, Arc::new(v));
         }
         ThreadAnalysis {
-            table: Arc::new(ThreadTable { threads: self.threads, sites: self.sites }),
+            table: Arc::new(ThreadTable {
+                threads: self.threads,
+                sites: self.sites,
+            }),
             locations,
             incomplete: {
                 let mut v: Vec<(FunctionId, String)> = self.incomplete.into_iter().collect();
@@ -444,7 +601,12 @@ impl<'a> Walker<'a> {
                 });
             }
         }
-        self.prog.functions.iter().filter(|(n, _)| !called.contains(*n)).map(|(_, fs)| fs[0]).collect()
+        self.prog
+            .functions
+            .iter()
+            .filter(|(n, _)| !called.contains(*n))
+            .map(|(_, fs)| fs[0])
+            .collect()
     }
 
     fn mark_incomplete(&mut self, f: FunctionId, why: &str) {
@@ -489,7 +651,11 @@ impl<'a> Walker<'a> {
         let mut counts: FxHashMap<Name, (u32, Option<Expr>)> = FxHashMap::default();
         let mut from_calls = Vec::new();
         visit_stmts(&summary.ir.body, &mut |s| {
-            if let Stmt::Assign { lhs: Expr::Var(x), rhs } = s {
+            if let Stmt::Assign {
+                lhs: Expr::Var(x),
+                rhs,
+            } = s
+            {
                 let mut r = rhs;
                 while let Expr::Cast { value, .. } = r {
                     r = value;
@@ -505,17 +671,37 @@ impl<'a> Walker<'a> {
         let single_defs = counts
             .into_iter()
             .filter_map(|(x, (n, e))| match e {
-                Some(e @ Expr::AddrOf(_)) if n == 1 && locals.contains_key(&x) && !address_taken_has(&summary.ir.address_taken, &x) => Some((x, e)),
+                Some(e @ Expr::AddrOf(_))
+                    if n == 1
+                        && locals.contains_key(&x)
+                        && !address_taken_has(&summary.ir.address_taken, &x) =>
+                {
+                    Some((x, e))
+                }
                 _ => None,
             })
             .collect();
-        let mut frame = Frame { fid, fname, summary, locals, pts, address_taken, calls, single_defs, from_calls };
+        let mut frame = Frame {
+            fid,
+            fname,
+            summary,
+            locals,
+            pts,
+            address_taken,
+            calls,
+            single_defs,
+            from_calls,
+        };
         // Flow-insensitive points-to of local pointers, to a small fixpoint.
         let summary = frame.summary.clone();
         for _ in 0..3 {
             let mut changed = false;
             visit_stmts(&summary.ir.body, &mut |s| {
-                if let Stmt::Assign { lhs: Expr::Var(x), rhs } = s {
+                if let Stmt::Assign {
+                    lhs: Expr::Var(x),
+                    rhs,
+                } = s
+                {
                     if frame.locals.get(x).map(|t| !t.is_static).unwrap_or(false) {
                         let v = self.eval(&frame, rhs, 0);
                         if !v.is_empty() {
@@ -534,8 +720,17 @@ impl<'a> Walker<'a> {
     /// Fills the store of pointer cells outside frames (globals, fields).
     fn build_store(&mut self) {
         for (g, refs) in &self.prog.global_inits {
-            let ty = self.prog.globals.get(g).map(|t| self.prog.resolve_type(t)).unwrap_or_default();
-            let is_struct = ty.name.as_ref().map(|n| self.prog.structs.contains_key(n)).unwrap_or(false);
+            let ty = self
+                .prog
+                .globals
+                .get(g)
+                .map(|t| self.prog.resolve_type(t))
+                .unwrap_or_default();
+            let is_struct = ty
+                .name
+                .as_ref()
+                .map(|n| self.prog.structs.contains_key(n))
+                .unwrap_or(false);
             if ty.pointer == 0 && !ty.array && !is_struct {
                 continue;
             }
@@ -548,7 +743,12 @@ impl<'a> Walker<'a> {
                 }
             }
             if !vals.is_empty() {
-                add_vals(self.store.entry(LocKey::new(Base::Global(g.clone()))).or_default(), vals);
+                add_vals(
+                    self.store
+                        .entry(LocKey::new(Base::Global(g.clone())))
+                        .or_default(),
+                    vals,
+                );
             }
         }
         let funcs: Vec<FunctionId> = self.prog.functions.values().flatten().copied().collect();
@@ -558,7 +758,8 @@ impl<'a> Walker<'a> {
                 let mut updates = Vec::new();
                 visit_stmts(&frame.summary.ir.body, &mut |s| {
                     if let Stmt::Assign { lhs, rhs } = s {
-                        if matches!(lhs, Expr::Var(x) if frame.locals.get(x).map(|t| !t.is_static).unwrap_or(false)) {
+                        if matches!(lhs, Expr::Var(x) if frame.locals.get(x).map(|t| !t.is_static).unwrap_or(false))
+                        {
                             return;
                         }
                         let v = self.eval(&frame, rhs, 0);
@@ -582,10 +783,18 @@ impl<'a> Walker<'a> {
             return None;
         }
         match e {
-            Expr::Var(x) => fr.locals.get(x).cloned().or_else(|| self.prog.globals.get(x).map(|t| self.prog.resolve_type(t))),
+            Expr::Var(x) => fr
+                .locals
+                .get(x)
+                .cloned()
+                .or_else(|| self.prog.globals.get(x).map(|t| self.prog.resolve_type(t))),
             Expr::Field { base, field, arrow } => {
                 let bt = self.type_of(fr, base, depth + 1)?;
-                let level = if *arrow { bt.pointer.saturating_sub(1) } else { bt.pointer };
+                let level = if *arrow {
+                    bt.pointer.saturating_sub(1)
+                } else {
+                    bt.pointer
+                };
                 let obj_volatile = level < 8 && (bt.volatile >> level) & 1 == 1;
                 let ft = self.prog.field_type(bt.name.as_deref()?, field)?;
                 let mut ft = self.prog.resolve_type(ft);
@@ -595,7 +804,9 @@ impl<'a> Walker<'a> {
                 Some(ft)
             }
             Expr::CallResult(id) => match fr.calls.get(id) {
-                Some(Callee::Direct(n)) => self.prog.returns.get(n).map(|t| self.prog.resolve_type(t)),
+                Some(Callee::Direct(n)) => {
+                    self.prog.returns.get(n).map(|t| self.prog.resolve_type(t))
+                }
                 _ => None,
             },
             Expr::Index { base, .. } => {
@@ -621,7 +832,11 @@ impl<'a> Walker<'a> {
                 t.pointer += 1;
                 Some(t)
             }
-            Expr::Cast { ty: Some(ty), .. } => Some(self.prog.resolve_type(&TypeInfo { name: Some(ty.clone()), pointer: 1, ..Default::default() })),
+            Expr::Cast { ty: Some(ty), .. } => Some(self.prog.resolve_type(&TypeInfo {
+                name: Some(ty.clone()),
+                pointer: 1,
+                ..Default::default()
+            })),
             Expr::Cast { value, .. } | Expr::Offset(value) => self.type_of(fr, value, depth + 1),
             _ => None,
         }
@@ -630,7 +845,9 @@ impl<'a> Walker<'a> {
     fn is_array(&self, fr: &Frame, e: &Expr) -> bool {
         match self.type_of(fr, e, 0) {
             Some(t) => t.array,
-            None => matches!(e, Expr::Var(x) if !fr.locals.contains_key(x) && self.prog.globals.contains_key(x)),
+            None => {
+                matches!(e, Expr::Var(x) if !fr.locals.contains_key(x) && self.prog.globals.contains_key(x))
+            }
         }
     }
 
@@ -643,9 +860,15 @@ impl<'a> Walker<'a> {
             Expr::Var(x) => {
                 if let Some(t) = fr.locals.get(x) {
                     if t.is_static {
-                        vec![LocKey::new(Base::Global(Name::from(format!("{}::{}", fr.fname, x))))]
+                        vec![LocKey::new(Base::Global(Name::from(format!(
+                            "{}::{}",
+                            fr.fname, x
+                        ))))]
                     } else {
-                        vec![LocKey::new(Base::Local { func: fr.fname.clone(), var: x.clone() })]
+                        vec![LocKey::new(Base::Local {
+                            func: fr.fname.clone(),
+                            var: x.clone(),
+                        })]
                     }
                 } else if self.prog.globals.contains_key(x) {
                     vec![LocKey::new(Base::Global(x.clone()))]
@@ -654,12 +877,22 @@ impl<'a> Walker<'a> {
                 }
             }
             Expr::Field { base, field, arrow } => {
-                let bases = if *arrow { self.deref(fr, base, depth + 1) } else { self.place(fr, base, depth + 1) };
-                bases.into_iter().map(|k| k.with(Elem::Field(field.clone()))).collect()
+                let bases = if *arrow {
+                    self.deref(fr, base, depth + 1)
+                } else {
+                    self.place(fr, base, depth + 1)
+                };
+                bases
+                    .into_iter()
+                    .map(|k| k.with(Elem::Field(field.clone())))
+                    .collect()
             }
             Expr::Index { base, index, .. } => {
                 if self.is_array(fr, base) {
-                    self.place(fr, base, depth + 1).into_iter().map(|k| k.with(Elem::Index(*index))).collect()
+                    self.place(fr, base, depth + 1)
+                        .into_iter()
+                        .map(|k| k.with(Elem::Index(*index)))
+                        .collect()
                 } else {
                     self.deref(fr, base, depth + 1)
                         .into_iter()
@@ -684,14 +917,25 @@ impl<'a> Walker<'a> {
     /// struct type when the pointer is unresolved.
     fn deref(&self, fr: &Frame, v: &Expr, depth: u32) -> Vec<LocKey> {
         let vals = self.eval(fr, v, depth + 1);
-        let mut out: Vec<LocKey> = vals.into_iter().filter_map(|v| if let Val::Target(k) = v { Some(k) } else { None }).collect();
+        let mut out: Vec<LocKey> = vals
+            .into_iter()
+            .filter_map(|v| {
+                if let Val::Target(k) = v {
+                    Some(k)
+                } else {
+                    None
+                }
+            })
+            .collect();
         if out.is_empty() {
             if let Some(t) = self.type_of(fr, v, 0) {
                 if let Some(n) = &t.name {
                     // Memory behind a pointer that unknown code returned may be
                     // any object of its type, scalars included.
                     let from_unknown = self.from_unknown_call(fr, v);
-                    if (t.pointer >= 1 || t.array) && (self.prog.structs.contains_key(n) || from_unknown) {
+                    if (t.pointer >= 1 || t.array)
+                        && (self.prog.structs.contains_key(n) || from_unknown)
+                    {
                         out.push(LocKey::new(Base::Type(n.clone())));
                     }
                 }
@@ -703,19 +947,27 @@ impl<'a> Walker<'a> {
     fn looks_like_thread_entry(&self, f: FunctionId) -> bool {
         let s = self.summary(f);
         let ret = self.prog.returns.get(f.name(self.db));
-        s.ir.params.len() == 1 && s.ir.params[0].ty.pointer == 1 && ret.map(|t| t.pointer == 1 && t.name.as_deref() == Some("void")).unwrap_or(false)
+        s.ir.params.len() == 1
+            && s.ir.params[0].ty.pointer == 1
+            && ret
+                .map(|t| t.pointer == 1 && t.name.as_deref() == Some("void"))
+                .unwrap_or(false)
     }
 
     /// Does this pointer value come from a call to a function without a body?
     fn from_unknown_call(&self, fr: &Frame, v: &Expr) -> bool {
         let is_unknown = |id: &u32| match fr.calls.get(id) {
-            Some(Callee::Direct(n)) => !self.prog.functions.contains_key(n) && fr.summary.models.get(id).is_none(),
+            Some(Callee::Direct(n)) => {
+                !self.prog.functions.contains_key(n) && fr.summary.models.get(id).is_none()
+            }
             _ => false,
         };
         match v {
             Expr::CallResult(id) => is_unknown(id),
             Expr::Cast { value, .. } => self.from_unknown_call(fr, value),
-            Expr::Var(x) if fr.locals.contains_key(x) => fr.from_calls.iter().any(|(y, id)| y == x && is_unknown(id)),
+            Expr::Var(x) if fr.locals.contains_key(x) => {
+                fr.from_calls.iter().any(|(y, id)| y == x && is_unknown(id))
+            }
             _ => false,
         }
     }
@@ -730,9 +982,13 @@ impl<'a> Walker<'a> {
             Expr::Var(x) => {
                 if let Some(t) = fr.locals.get(x) {
                     if t.array {
-                        add_vals(&mut out, self.place(fr, e, depth + 1).into_iter().map(Val::Target));
+                        add_vals(
+                            &mut out,
+                            self.place(fr, e, depth + 1).into_iter().map(Val::Target),
+                        );
                     } else if t.is_static {
-                        let k = LocKey::new(Base::Global(Name::from(format!("{}::{}", fr.fname, x))));
+                        let k =
+                            LocKey::new(Base::Global(Name::from(format!("{}::{}", fr.fname, x))));
                         if let Some(v) = self.store.get(&k) {
                             add_vals(&mut out, v.iter().cloned());
                         }
@@ -741,7 +997,10 @@ impl<'a> Walker<'a> {
                     }
                 } else if let Some(t) = self.prog.globals.get(x) {
                     if t.array {
-                        add_vals(&mut out, [Val::Target(LocKey::new(Base::Global(x.clone())))]);
+                        add_vals(
+                            &mut out,
+                            [Val::Target(LocKey::new(Base::Global(x.clone())))],
+                        );
                     }
                     if let Some(v) = self.store.get(&LocKey::new(Base::Global(x.clone()))) {
                         add_vals(&mut out, v.iter().cloned());
@@ -752,11 +1011,17 @@ impl<'a> Walker<'a> {
             }
             Expr::AddrOf(p) => {
                 if let Expr::Var(f) = &**p {
-                    if !fr.locals.contains_key(f) && !self.prog.globals.contains_key(f) && self.prog.is_function(f) {
+                    if !fr.locals.contains_key(f)
+                        && !self.prog.globals.contains_key(f)
+                        && self.prog.is_function(f)
+                    {
                         return vec![Val::Func(f.clone())];
                     }
                 }
-                add_vals(&mut out, self.place(fr, p, depth + 1).into_iter().map(Val::Target));
+                add_vals(
+                    &mut out,
+                    self.place(fr, p, depth + 1).into_iter().map(Val::Target),
+                );
             }
             Expr::Cast { value, .. } => out = self.eval(fr, value, depth + 1),
             Expr::Offset(value) => {
@@ -774,7 +1039,12 @@ impl<'a> Walker<'a> {
                 }
             }
             Expr::CallResult(id) => match fr.summary.models.get(id) {
-                Some(CallModel::Alloc | CallModel::Realloc) => out.push(Val::Target(LocKey::new(Base::Heap { func: fr.fname.clone(), call: *id }))),
+                Some(CallModel::Alloc | CallModel::Realloc) => {
+                    out.push(Val::Target(LocKey::new(Base::Heap {
+                        func: fr.fname.clone(),
+                        call: *id,
+                    })))
+                }
                 Some(_) => {}
                 None => {
                     if let Some(callee) = fr.calls.get(id) {
@@ -787,7 +1057,10 @@ impl<'a> Walker<'a> {
             },
             Expr::Field { .. } | Expr::Index { .. } | Expr::Deref(_) => {
                 if self.is_array(fr, e) {
-                    add_vals(&mut out, self.place(fr, e, depth + 1).into_iter().map(Val::Target));
+                    add_vals(
+                        &mut out,
+                        self.place(fr, e, depth + 1).into_iter().map(Val::Target),
+                    );
                 }
                 for k in self.place(fr, e, depth + 1) {
                     if let Some(v) = self.store.get(&k.without_indices()) {
@@ -826,14 +1099,25 @@ impl<'a> Walker<'a> {
 
     fn functions_of(&self, fr: &Frame, callee: &Callee) -> Vec<FunctionId> {
         let names: Vec<Name> = match callee {
-            Callee::Direct(n) if !fr.locals.contains_key(n) && !self.prog.globals.contains_key(n) => vec![n.clone()],
-            Callee::Direct(n) => self.eval(fr, &Expr::Var(n.clone()), 0).into_iter().filter_map(|v| if let Val::Func(f) = v { Some(f) } else { None }).collect(),
+            Callee::Direct(n)
+                if !fr.locals.contains_key(n) && !self.prog.globals.contains_key(n) =>
+            {
+                vec![n.clone()]
+            }
+            Callee::Direct(n) => self
+                .eval(fr, &Expr::Var(n.clone()), 0)
+                .into_iter()
+                .filter_map(|v| if let Val::Func(f) = v { Some(f) } else { None })
+                .collect(),
             Callee::Indirect(e) => {
                 let e = match e {
                     Expr::Deref(inner) => inner,
                     e => e,
                 };
-                self.eval(fr, e, 0).into_iter().filter_map(|v| if let Val::Func(f) = v { Some(f) } else { None }).collect()
+                self.eval(fr, e, 0)
+                    .into_iter()
+                    .filter_map(|v| if let Val::Func(f) = v { Some(f) } else { None })
+                    .collect()
             }
         };
         let file = fr.fid.file(self.db);
@@ -841,7 +1125,12 @@ impl<'a> Walker<'a> {
             .iter()
             .filter_map(|n| {
                 let defs = self.prog.functions.get(n)?;
-                Some(defs.iter().find(|d| d.file(self.db) == file).copied().unwrap_or(defs[0]))
+                Some(
+                    defs.iter()
+                        .find(|d| d.file(self.db) == file)
+                        .copied()
+                        .unwrap_or(defs[0]),
+                )
             })
             .collect()
     }
@@ -892,7 +1181,13 @@ impl<'a> Walker<'a> {
         if let Some(e) = exit.as_mut() {
             e.tries.clear();
         }
-        self.memo.insert(key, MemoEntry { exit: exit.clone(), sites });
+        self.memo.insert(
+            key,
+            MemoEntry {
+                exit: exit.clone(),
+                sites,
+            },
+        );
         exit.map(|mut e| {
             e.tries = caller_tries;
             e
@@ -915,18 +1210,31 @@ impl<'a> Walker<'a> {
                     self.record(fr, &a.place, a.kind, a.span, &state);
                     Some(state)
                 }
-                Stmt::Assign { lhs: Expr::Var(x), rhs: rhs @ Expr::CallResult(id) } => {
+                Stmt::Assign {
+                    lhs: Expr::Var(x),
+                    rhs: rhs @ Expr::CallResult(id),
+                } => {
                     let mut state = state;
-                    if let Some(h) = state.tries.iter().find(|(k, _)| *k == TryKey::Call(*id)).map(|(_, h)| h.clone()) {
+                    if let Some(h) = state
+                        .tries
+                        .iter()
+                        .find(|(k, _)| *k == TryKey::Call(*id))
+                        .map(|(_, h)| h.clone())
+                    {
                         state.tries.push((TryKey::Var(x.clone()), h));
                     }
-                    if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) || fr.address_taken.contains(x) {
+                    if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false)
+                        || fr.address_taken.contains(x)
+                    {
                         self.escape(fr, rhs, &mut state);
                     }
                     state.syms.retain(|y| &y.0 != x);
                     Some(state)
                 }
-                Stmt::Assign { lhs: Expr::Var(x), rhs } if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) => {
+                Stmt::Assign {
+                    lhs: Expr::Var(x),
+                    rhs,
+                } if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) => {
                     let mut state = state;
                     state.conds.retain(|c| &c.0 != x);
                     state.guards.retain(|g| &g.1 != x);
@@ -944,7 +1252,12 @@ impl<'a> Walker<'a> {
                 }
                 Stmt::Decl(_) | Stmt::Goto => Some(state),
                 Stmt::Call(c) => self.call(fr, c, state),
-                Stmt::If { cond, test, then, els } => {
+                Stmt::If {
+                    cond,
+                    test,
+                    then,
+                    els,
+                } => {
                     let c = self.walk_stmts(fr, cond, state);
                     merge_abrupt(&mut out, &c);
                     match c.next {
@@ -959,7 +1272,13 @@ impl<'a> Walker<'a> {
                         }
                     }
                 }
-                Stmt::Loop { cond, test, body, do_while, infinite } => {
+                Stmt::Loop {
+                    cond,
+                    test,
+                    body,
+                    do_while,
+                    infinite,
+                } => {
                     let r = self.walk_loop(fr, cond, test, body, *do_while, *infinite, state);
                     out.ret = join(out.ret.take(), r.ret);
                     r.next
@@ -1000,7 +1319,16 @@ impl<'a> Walker<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn walk_loop(&mut self, fr: &Frame, cond: &[Stmt], test: &Test, body: &[Stmt], do_while: bool, infinite: bool, st: State) -> Out {
+    fn walk_loop(
+        &mut self,
+        fr: &Frame,
+        cond: &[Stmt],
+        test: &Test,
+        body: &[Stmt],
+        do_while: bool,
+        infinite: bool,
+        st: State,
+    ) -> Out {
         self.loop_depth += 1;
         let mut out = Out::default();
         let mut head = st;
@@ -1030,7 +1358,9 @@ impl<'a> Walker<'a> {
             let b = self.walk_stmts(fr, body, enter);
             out.ret = join(out.ret.take(), b.ret);
             exits = join(exits, b.brk);
-            let Some(next) = join(b.next, b.cont) else { break };
+            let Some(next) = join(b.next, b.cont) else {
+                break;
+            };
             if !infinite {
                 let c = self.walk_stmts(fr, cond, next.clone());
                 out.ret = join(out.ret.take(), c.ret);
@@ -1065,7 +1395,11 @@ impl<'a> Walker<'a> {
             v
         };
         match e {
-            Expr::Field { base, field, arrow: true } => {
+            Expr::Field {
+                base,
+                field,
+                arrow: true,
+            } => {
                 let inner = match &**base {
                     Expr::Cast { value, .. } => &**value,
                     b => b,
@@ -1074,21 +1408,42 @@ impl<'a> Walker<'a> {
                     Expr::Var(q) if fr.locals.contains_key(q) => {
                         let mut v = vec![(q.clone(), vec![Elem::Field(field.clone())])];
                         if let Some(Expr::AddrOf(place)) = fr.single_defs.get(q) {
-                            v.extend(extend(self.sym_roots(fr, place, depth + 1), Elem::Field(field.clone())));
+                            v.extend(extend(
+                                self.sym_roots(fr, place, depth + 1),
+                                Elem::Field(field.clone()),
+                            ));
                         }
                         v
                     }
                     _ => Vec::new(),
                 }
             }
-            Expr::Field { base, field, arrow: false } => extend(self.sym_roots(fr, base, depth + 1), Elem::Field(field.clone())),
-            Expr::Index { base, index: Some(i), .. } if self.is_array(fr, base) => extend(self.sym_roots(fr, base, depth + 1), Elem::Index(Some(*i))),
+            Expr::Field {
+                base,
+                field,
+                arrow: false,
+            } => extend(
+                self.sym_roots(fr, base, depth + 1),
+                Elem::Field(field.clone()),
+            ),
+            Expr::Index {
+                base,
+                index: Some(i),
+                ..
+            } if self.is_array(fr, base) => {
+                extend(self.sym_roots(fr, base, depth + 1), Elem::Index(Some(*i)))
+            }
             // `a[i]` for an array `a` and a plain index variable `i`: the same
             // element while `i` is unchanged. The root is the index variable;
             // its path starts with a marker of the array that is dropped when
             // the lock is instantiated.
-            Expr::Index { base, var: Some(i), .. } if self.is_array(fr, base) && fr.locals.contains_key(i) => match &**base {
-                Expr::Var(a) => vec![(i.clone(), vec![Elem::Field(Name::from(format!("@{a}"))), Elem::Index(None)])],
+            Expr::Index {
+                base, var: Some(i), ..
+            } if self.is_array(fr, base) && fr.locals.contains_key(i) => match &**base {
+                Expr::Var(a) => vec![(
+                    i.clone(),
+                    vec![Elem::Field(Name::from(format!("@{a}"))), Elem::Index(None)],
+                )],
                 _ => Vec::new(),
             },
             Expr::Deref(v) => match &**v {
@@ -1099,7 +1454,9 @@ impl<'a> Walker<'a> {
                     }
                     out
                 }
-                Expr::Cast { value, .. } => self.sym_roots(fr, &Expr::Deref(value.clone()), depth + 1),
+                Expr::Cast { value, .. } => {
+                    self.sym_roots(fr, &Expr::Deref(value.clone()), depth + 1)
+                }
                 _ => Vec::new(),
             },
             _ => Vec::new(),
@@ -1139,7 +1496,12 @@ impl<'a> Walker<'a> {
             Test::VarZero { var, zero_on_true } => (TryKey::Var(var.clone()), *zero_on_true),
             Test::Other => return (st.clone(), st),
         };
-        let held: Vec<Held> = st.tries.iter().filter(|(k, _)| *k == key).map(|(_, h)| h.clone()).collect();
+        let held: Vec<Held> = st
+            .tries
+            .iter()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, h)| h.clone())
+            .collect();
         if held.is_empty() {
             if let TryKey::Var(v) = key {
                 // Path correlation on a plain flag: in each branch, spawns
@@ -1147,7 +1509,12 @@ impl<'a> Walker<'a> {
                 let (mut t, mut e) = (st.clone(), st);
                 let then_nonzero = !zero_on_true;
                 for (branch, nonzero) in [(&mut t, then_nonzero), (&mut e, !then_nonzero)] {
-                    let dead: Vec<u32> = branch.guards.iter().filter(|g| g.1 == v && g.2 != nonzero).map(|g| g.0).collect();
+                    let dead: Vec<u32> = branch
+                        .guards
+                        .iter()
+                        .filter(|g| g.1 == v && g.2 != nonzero)
+                        .map(|g| g.0)
+                        .collect();
                     for s in dead {
                         branch.created.remove(s);
                         branch.active.remove(s);
@@ -1180,14 +1547,32 @@ impl<'a> Walker<'a> {
 
     /// The locks an argument may denote; `false` when it is unresolved.
     fn lock_keys(&self, fr: &Frame, arg: Option<&Expr>) -> (Vec<LocKey>, bool) {
-        let Some(arg) = arg else { return (Vec::new(), false) };
-        let mut v: Vec<LocKey> = self.eval(fr, arg, 0).into_iter().filter_map(|v| if let Val::Target(k) = v { Some(k) } else { None }).collect();
+        let Some(arg) = arg else {
+            return (Vec::new(), false);
+        };
+        let mut v: Vec<LocKey> = self
+            .eval(fr, arg, 0)
+            .into_iter()
+            .filter_map(|v| {
+                if let Val::Target(k) = v {
+                    Some(k)
+                } else {
+                    None
+                }
+            })
+            .collect();
         if v.is_empty() {
             // An unresolved lock pointer: name it by its expression's type or text.
             v = self.deref(fr, arg, 0);
             if v.is_empty() {
                 if let Expr::Var(x) = arg {
-                    v.push(LocKey::new(Base::Local { func: fr.fname.clone(), var: x.clone() }).with(Elem::Field(Name::from("*"))));
+                    v.push(
+                        LocKey::new(Base::Local {
+                            func: fr.fname.clone(),
+                            var: x.clone(),
+                        })
+                        .with(Elem::Field(Name::from("*"))),
+                    );
                 }
                 return (v, false);
             }
@@ -1204,15 +1589,24 @@ impl<'a> Walker<'a> {
                     return Some(st);
                 }
                 let (keys, _) = self.lock_keys(fr, c.args.get(arg));
-                for (q, path) in c.args.get(arg).map(|a| self.lock_syms(fr, a)).unwrap_or_default() {
-                    if !st.syms.iter().any(|x| x.0 == q && x.1 == path) && st.syms.len() < MAX_TRACKED {
+                for (q, path) in c
+                    .args
+                    .get(arg)
+                    .map(|a| self.lock_syms(fr, a))
+                    .unwrap_or_default()
+                {
+                    if !st.syms.iter().any(|x| x.0 == q && x.1 == path)
+                        && st.syms.len() < MAX_TRACKED
+                    {
                         st.syms.push((q, path, shared));
                         st.syms.sort();
                     }
                 }
                 // A lock that may stand for several objects only counts
                 // where it is known to be the same object (symbolically).
-                let single = keys.len() == 1 && !keys[0].is_weak_lock() && !self.heap_in_loop.contains(&keys[0].base);
+                let single = keys.len() == 1
+                    && !keys[0].is_weak_lock()
+                    && !self.heap_in_loop.contains(&keys[0].base);
                 for k in keys {
                     if single && !st.acquired.contains(&k) && st.acquired.len() < MAX_TRACKED {
                         st.acquired.push(k.clone());
@@ -1249,12 +1643,20 @@ impl<'a> Walker<'a> {
                     st.syms.clear();
                     return Some(st);
                 }
-                let roots = c.args.get(arg).map(|a| self.lock_syms(fr, a)).unwrap_or_default();
+                let roots = c
+                    .args
+                    .get(arg)
+                    .map(|a| self.lock_syms(fr, a))
+                    .unwrap_or_default();
                 match roots.is_empty() {
-                    false => st.syms.retain(|x| !roots.iter().any(|(q, path)| x.0 == *q && x.1 == *path)),
+                    false => st
+                        .syms
+                        .retain(|x| !roots.iter().any(|(q, path)| x.0 == *q && x.1 == *path)),
                     true => {
-                        let last: Vec<Elem> = keys.iter().filter_map(|k| k.path.last().cloned()).collect();
-                        st.syms.retain(|x| !x.1.last().map(|e| last.contains(e)).unwrap_or(true));
+                        let last: Vec<Elem> =
+                            keys.iter().filter_map(|k| k.path.last().cloned()).collect();
+                        st.syms
+                            .retain(|x| !x.1.last().map(|e| last.contains(e)).unwrap_or(true));
                     }
                 }
                 let single = keys.len() == 1;
@@ -1268,9 +1670,21 @@ impl<'a> Walker<'a> {
                 Some(st)
             }
             Some(CallModel::Create { tid, func, arg }) => {
-                let tids = c.args.get(tid).map(|e| self.deref(fr, e, 0)).unwrap_or_default();
-                let entries = c.args.get(func).map(|e| self.functions_of(fr, &Callee::Indirect(e.clone()))).unwrap_or_default();
-                let argv = c.args.get(arg).map(|e| self.eval(fr, e, 0)).unwrap_or_default();
+                let tids = c
+                    .args
+                    .get(tid)
+                    .map(|e| self.deref(fr, e, 0))
+                    .unwrap_or_default();
+                let entries = c
+                    .args
+                    .get(func)
+                    .map(|e| self.functions_of(fr, &Callee::Indirect(e.clone())))
+                    .unwrap_or_default();
+                let argv = c
+                    .args
+                    .get(arg)
+                    .map(|e| self.eval(fr, e, 0))
+                    .unwrap_or_default();
                 if let Some(e) = c.args.get(arg) {
                     self.escape(fr, e, &mut st);
                 }
@@ -1280,10 +1694,26 @@ impl<'a> Walker<'a> {
             Some(CallModel::Join { tid }) => {
                 if let Some(e) = c.args.get(tid) {
                     let keys: Vec<LocKey> = self.place(fr, e, 0);
-                    let matching: Vec<u32> = self.sites.iter().enumerate().filter(|(_, s)| !s.tid_escaped && s.tid.iter().any(|t| keys.iter().any(|k| same_thread_id(k, t)))).map(|(i, _)| i as u32).collect();
+                    let matching: Vec<u32> = self
+                        .sites
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, s)| {
+                            !s.tid_escaped
+                                && s.tid
+                                    .iter()
+                                    .any(|t| keys.iter().any(|k| same_thread_id(k, t)))
+                        })
+                        .map(|(i, _)| i as u32)
+                        .collect();
                     for s in matching {
                         if st.active.contains(s) {
-                            let held: Vec<LocKey> = st.clean.iter().filter(|(x, _)| *x == s).map(|(_, l)| l.clone()).collect();
+                            let held: Vec<LocKey> = st
+                                .clean
+                                .iter()
+                                .filter(|(x, _)| *x == s)
+                                .map(|(_, l)| l.clone())
+                                .collect();
                             self.protect(s, held);
                         }
                         st.clean.retain(|(x, _)| *x != s);
@@ -1295,8 +1725,18 @@ impl<'a> Walker<'a> {
             Some(CallModel::Once { func }) => {
                 let callee = c.args.get(func).cloned().unwrap_or(Expr::Other);
                 let targets = self.functions_of(fr, &Callee::Indirect(callee));
-                let key = c.args.first().map(|a| self.lock_keys(fr, Some(a)).0).unwrap_or_default().first().map(|k| k.display()).unwrap_or_default();
-                let once = Held { lock: LocKey::new(Base::Synthetic(Name::from(format!("once:{key}")))), shared: false };
+                let key = c
+                    .args
+                    .first()
+                    .map(|a| self.lock_keys(fr, Some(a)).0)
+                    .unwrap_or_default()
+                    .first()
+                    .map(|k| k.display())
+                    .unwrap_or_default();
+                let once = Held {
+                    lock: LocKey::new(Base::Synthetic(Name::from(format!("once:{key}")))),
+                    shared: false,
+                };
                 for f in targets {
                     let mut s2 = st.clone();
                     s2.must.insert(once.clone());
@@ -1307,7 +1747,10 @@ impl<'a> Walker<'a> {
                 }
                 // Everything after `pthread_once` returns is ordered after the
                 // init function, whichever thread ran it.
-                let done = Held { lock: LocKey::new(Base::Synthetic(Name::from(format!("once-done:{key}")))), shared: true };
+                let done = Held {
+                    lock: LocKey::new(Base::Synthetic(Name::from(format!("once-done:{key}")))),
+                    shared: true,
+                };
                 st.must.insert(done.clone());
                 st.may.insert(done);
                 Some(st)
@@ -1323,7 +1766,14 @@ impl<'a> Walker<'a> {
             }
             Some(CallModel::Exit) => None,
             Some(CallModel::Barrier) => {
-                let key = c.args.first().map(|a| self.lock_keys(fr, Some(a)).0).unwrap_or_default().first().map(|k| Name::from(k.display())).unwrap_or_else(|| Name::from("?"));
+                let key = c
+                    .args
+                    .first()
+                    .map(|a| self.lock_keys(fr, Some(a)).0)
+                    .unwrap_or_default()
+                    .first()
+                    .map(|k| Name::from(k.display()))
+                    .unwrap_or_else(|| Name::from("?"));
                 match st.phases.iter_mut().find(|p| p.0 == key) {
                     Some(p) => {
                         p.1 = p.1.saturating_add(1).min(4);
@@ -1341,7 +1791,10 @@ impl<'a> Walker<'a> {
                 Some(st)
             }
             Some(CallModel::AtomicBegin) => {
-                let h = Held { lock: LocKey::new(Base::Synthetic(Name::from("__VERIFIER_atomic"))), shared: false };
+                let h = Held {
+                    lock: LocKey::new(Base::Synthetic(Name::from("__VERIFIER_atomic"))),
+                    shared: false,
+                };
                 st.must.insert(h.clone());
                 st.may.insert(h);
                 Some(st)
@@ -1361,7 +1814,10 @@ impl<'a> Walker<'a> {
                 Some(st)
             }
             Some(CallModel::Alloc) => {
-                let b = Base::Heap { func: fr.fname.clone(), call: c.id };
+                let b = Base::Heap {
+                    func: fr.fname.clone(),
+                    call: c.id,
+                };
                 if self.loop_depth > 0 {
                     self.heap_in_loop.insert(b.clone());
                 }
@@ -1409,13 +1865,25 @@ impl<'a> Walker<'a> {
                         for v in self.eval(fr, a, 0) {
                             if let Val::Target(k) = &v {
                                 if let Some(inner) = self.store.get(&k.without_indices()) {
-                                    add_vals(&mut vals, inner.iter().filter(|x| matches!(x, Val::Func(_))).cloned());
+                                    add_vals(
+                                        &mut vals,
+                                        inner.iter().filter(|x| matches!(x, Val::Func(_))).cloned(),
+                                    );
                                 }
                             }
                             add_vals(&mut vals, [v]);
                         }
                     }
-                    let mut entries: Vec<FunctionId> = vals.into_iter().filter_map(|v| if let Val::Func(f) = v { self.prog.functions.get(&f).map(|d| d[0]) } else { None }).collect();
+                    let mut entries: Vec<FunctionId> = vals
+                        .into_iter()
+                        .filter_map(|v| {
+                            if let Val::Func(f) = v {
+                                self.prog.functions.get(&f).map(|d| d[0])
+                            } else {
+                                None
+                            }
+                        })
+                        .collect();
                     entries.dedup();
                     let name = callee_name(&c.callee);
                     // Without any thread creation in the program, only callbacks
@@ -1423,7 +1891,10 @@ impl<'a> Walker<'a> {
                     if !self.has_threads {
                         entries.retain(|f| self.looks_like_thread_entry(*f));
                     }
-                    if !entries.is_empty() && !self.prog.functions.contains_key(&*name) && !NOT_ASYNC_CALLBACKS.contains(&&*name) {
+                    if !entries.is_empty()
+                        && !self.prog.functions.contains_key(&*name)
+                        && !NOT_ASYNC_CALLBACKS.contains(&&*name)
+                    {
                         self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new());
                         // It may call them any number of times.
                         if let Some(&s) = self.site_index.get(&(fr.fid, c.id)) {
@@ -1434,17 +1905,36 @@ impl<'a> Walker<'a> {
                 }
                 let mut acc = None;
                 for f in callees {
-                    let params: Vec<Name> = self.summary(f).ir.params.iter().map(|p| p.name.clone()).collect();
-                    let bindings: Vec<Vals> = (0..params.len()).map(|i| c.args.get(i).map(|a| self.eval(fr, a, 0)).unwrap_or_default()).collect();
+                    let params: Vec<Name> = self
+                        .summary(f)
+                        .ir
+                        .params
+                        .iter()
+                        .map(|p| p.name.clone())
+                        .collect();
+                    let bindings: Vec<Vals> = (0..params.len())
+                        .map(|i| {
+                            c.args
+                                .get(i)
+                                .map(|a| self.eval(fr, a, 0))
+                                .unwrap_or_default()
+                        })
+                        .collect();
                     // Symbolic locks follow pointer arguments into the callee and back.
-                    let arg_root: Vec<Option<(Name, Vec<Elem>)>> = (0..params.len()).map(|i| c.args.get(i).and_then(|a| self.lock_sym(fr, a))).collect();
+                    let arg_root: Vec<Option<(Name, Vec<Elem>)>> = (0..params.len())
+                        .map(|i| c.args.get(i).and_then(|a| self.lock_sym(fr, a)))
+                        .collect();
                     let mut inner = st.clone();
                     inner.syms = Vec::new();
                     for (q, path, sh) in &st.syms {
                         for (i, r) in arg_root.iter().enumerate() {
                             if let Some((x, pre)) = r {
                                 if x == q && path.starts_with(pre) {
-                                    inner.syms.push((params[i].clone(), path[pre.len()..].to_vec(), *sh));
+                                    inner.syms.push((
+                                        params[i].clone(),
+                                        path[pre.len()..].to_vec(),
+                                        *sh,
+                                    ));
                                 }
                             }
                         }
@@ -1464,7 +1954,10 @@ impl<'a> Walker<'a> {
                         }
                         // Caller symbols the callee could not see survive it.
                         for x in &st.syms {
-                            let passed = arg_root.iter().flatten().any(|(v, pre)| *v == x.0 && x.1.starts_with(pre));
+                            let passed = arg_root
+                                .iter()
+                                .flatten()
+                                .any(|(v, pre)| *v == x.0 && x.1.starts_with(pre));
                             if !passed {
                                 back.push(x.clone());
                             }
@@ -1481,13 +1974,30 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn spawn(&mut self, fr: &Frame, c: &Call, st: &mut State, tids: Vec<LocKey>, entries: Vec<FunctionId>, argv: Vals) {
+    fn spawn(
+        &mut self,
+        fr: &Frame,
+        c: &Call,
+        st: &mut State,
+        tids: Vec<LocKey>,
+        entries: Vec<FunctionId>,
+        argv: Vals,
+    ) {
         let key = (fr.fid, c.id);
         let site = match self.site_index.get(&key) {
             Some(&s) => s,
             None => {
                 let s = self.sites.len() as u32;
-                self.sites.push(Site { func: fr.fid, call: c.id, span: c.span, tid: tids, in_loop: false, visits: 0, joined_before: None, tid_escaped: false });
+                self.sites.push(Site {
+                    func: fr.fid,
+                    call: c.id,
+                    span: c.span,
+                    tid: tids,
+                    in_loop: false,
+                    visits: 0,
+                    joined_before: None,
+                    tid_escaped: false,
+                });
                 self.site_index.insert(key, s);
                 s
             }
@@ -1496,7 +2006,14 @@ impl<'a> Walker<'a> {
             let info = &mut self.sites[site as usize];
             info.visits += 1;
             info.in_loop |= self.loop_depth > 0;
-            let finished = SiteSet(st.created.0.iter().copied().filter(|x| !st.active.contains(*x)).collect());
+            let finished = SiteSet(
+                st.created
+                    .0
+                    .iter()
+                    .copied()
+                    .filter(|x| !st.active.contains(*x))
+                    .collect(),
+            );
             info.joined_before = Some(match &info.joined_before {
                 None => finished,
                 Some(j) => j.intersect(&finished),
@@ -1517,7 +2034,10 @@ impl<'a> Walker<'a> {
                 }
                 v
             };
-            if let Some(&anc) = chain.iter().find(|&&t| self.threads[t as usize].site == Some(site) && self.threads[t as usize].entry == name) {
+            if let Some(&anc) = chain.iter().find(|&&t| {
+                self.threads[t as usize].site == Some(site)
+                    && self.threads[t as usize].entry == name
+            }) {
                 self.threads[anc as usize].unique = false;
                 continue;
             }
@@ -1534,7 +2054,15 @@ impl<'a> Walker<'a> {
                         continue;
                     }
                     let t = self.threads.len() as u32;
-                    self.threads.push(Thread { entry: name, parent: Some(self.thread), site: Some(site), unique: true, creation_locks: Vec::new(), leaks: None, barriers: Vec::new() });
+                    self.threads.push(Thread {
+                        entry: name,
+                        parent: Some(self.thread),
+                        site: Some(site),
+                        unique: true,
+                        creation_locks: Vec::new(),
+                        leaks: None,
+                        barriers: Vec::new(),
+                    });
                     self.thread_args.push(argv.clone());
                     let now = self.chain_acquired(st);
                     self.thread_acquired.push(now);
@@ -1550,14 +2078,24 @@ impl<'a> Walker<'a> {
         }
         st.clean.retain(|(x, _)| *x != site);
         for h in &st.must.0 {
-            if !h.shared && !matches!(h.lock.base, Base::Synthetic(_)) && st.clean.len() < MAX_TRACKED * 4 {
+            if !h.shared
+                && !matches!(h.lock.base, Base::Synthetic(_))
+                && st.clean.len() < MAX_TRACKED * 4
+            {
                 st.clean.push((site, h.lock.clone()));
             }
         }
         st.clean.sort();
     }
 
-    fn record(&mut self, fr: &Frame, place: &Expr, kind: AccessKind, span: racelens_syntax::Span, st: &State) {
+    fn record(
+        &mut self,
+        fr: &Frame,
+        place: &Expr,
+        kind: AccessKind,
+        span: racelens_syntax::Span,
+        st: &State,
+    ) {
         let keys = self.place(fr, place, 0);
         if keys.is_empty() {
             return;
@@ -1569,7 +2107,11 @@ impl<'a> Walker<'a> {
         }
         let weak = keys.len() > 1;
         let direct = is_direct(place);
-        let roots = if st.syms.is_empty() { Vec::new() } else { self.sym_roots(fr, place, 0) };
+        let roots = if st.syms.is_empty() {
+            Vec::new()
+        } else {
+            self.sym_roots(fr, place, 0)
+        };
         let mut index_vars = Vec::new();
         if !st.syms.is_empty() {
             index_vars_in(place, &mut index_vars, 0);
@@ -1585,7 +2127,15 @@ impl<'a> Walker<'a> {
                 for (_, lpath, shared) in st.syms.iter().filter(|x| &x.0 == v) {
                     if let Some(Elem::Field(l)) = lpath.first() {
                         if let Some(lname) = l.strip_prefix('@') {
-                            let h = Held { lock: LocKey { base: Base::Synthetic(Name::from(format!("{lname}[index of {arr}]"))), path: lpath[2..].to_vec() }, shared: *shared };
+                            let h = Held {
+                                lock: LocKey {
+                                    base: Base::Synthetic(Name::from(format!(
+                                        "{lname}[index of {arr}]"
+                                    ))),
+                                    path: lpath[2..].to_vec(),
+                                },
+                                shared: *shared,
+                            };
                             must.insert(h.clone());
                             may.insert(h);
                         }
@@ -1593,15 +2143,28 @@ impl<'a> Walker<'a> {
                 }
             }
             for (q, apath) in &roots {
-                let marker = |p: &[Elem]| matches!(p.first(), Some(Elem::Field(f)) if f.starts_with('@'));
+                let marker =
+                    |p: &[Elem]| matches!(p.first(), Some(Elem::Field(f)) if f.starts_with('@'));
                 let apath_eff: &[Elem] = if marker(apath) { &apath[1..] } else { apath };
-                if k.path.len() >= apath_eff.len() && k.path[k.path.len() - apath_eff.len()..] == apath_eff[..] {
+                if k.path.len() >= apath_eff.len()
+                    && k.path[k.path.len() - apath_eff.len()..] == apath_eff[..]
+                {
                     let prefix = &k.path[..k.path.len() - apath_eff.len()];
-                    for (_, lpath, shared) in st.syms.iter().filter(|x| &x.0 == q && marker(&x.1) == marker(apath) && (!marker(apath) || x.1.first() == apath.first())) {
+                    for (_, lpath, shared) in st.syms.iter().filter(|x| {
+                        &x.0 == q
+                            && marker(&x.1) == marker(apath)
+                            && (!marker(apath) || x.1.first() == apath.first())
+                    }) {
                         let lpath_eff: &[Elem] = if marker(lpath) { &lpath[1..] } else { lpath };
                         let mut path = prefix.to_vec();
                         path.extend(lpath_eff.iter().cloned());
-                        let h = Held { lock: LocKey { base: k.base.clone(), path }, shared: *shared };
+                        let h = Held {
+                            lock: LocKey {
+                                base: k.base.clone(),
+                                path,
+                            },
+                            shared: *shared,
+                        };
                         must.insert(h.clone());
                         may.insert(h);
                     }
@@ -1619,12 +2182,29 @@ impl<'a> Walker<'a> {
                     own
                 }
                 // Each thread has its own instance of a thread-local variable.
-                Base::Global(g) => direct && self.prog.globals.get(g).map(|t| t.thread_local).unwrap_or(false),
+                Base::Global(g) => {
+                    direct
+                        && self
+                            .prog
+                            .globals
+                            .get(g)
+                            .map(|t| t.thread_local)
+                            .unwrap_or(false)
+                }
                 _ => false,
             };
             self.note_struct_prefixes(fr, &k);
             let ctx = self.ctx_for(st, must, may);
-            let fact = AccessFact { path: k.path.clone(), thread: self.thread, func: fr.fid, span, kind, direct_local, weak: weak || k.is_weak(), ctx };
+            let fact = AccessFact {
+                path: k.path.clone(),
+                thread: self.thread,
+                func: fr.fid,
+                span,
+                kind,
+                direct_local,
+                weak: weak || k.is_weak(),
+                ctx,
+            };
             let set = self.facts.entry(k.base).or_default();
             if set.len() < 4096 {
                 set.insert(fact);
@@ -1636,14 +2216,29 @@ impl<'a> Walker<'a> {
     /// same state reuse the last one without rebuilding it.
     fn ctx_for(&mut self, st: &State, must: LockSet, may: LockSet) -> Arc<FactCtx> {
         if let Some((thread, c)) = &self.last_ctx {
-            if *thread == self.thread && c.must == must && c.may == may && c.active == st.active && c.created == st.created && c.clean == st.clean && c.phases == st.phases {
+            if *thread == self.thread
+                && c.must == must
+                && c.may == may
+                && c.active == st.active
+                && c.created == st.created
+                && c.clean == st.clean
+                && c.phases == st.phases
+            {
                 let acq = self.chain_acquired(st);
                 if c.acquired == acq {
                     return c.clone();
                 }
             }
         }
-        let ctx = FactCtx { must, may, active: st.active.clone(), created: st.created.clone(), acquired: self.chain_acquired(st), clean: st.clean.clone(), phases: st.phases.clone() };
+        let ctx = FactCtx {
+            must,
+            may,
+            active: st.active.clone(),
+            created: st.created.clone(),
+            acquired: self.chain_acquired(st),
+            clean: st.clean.clone(),
+            phases: st.phases.clone(),
+        };
         let c = match self.ctxs.get(&ctx) {
             Some(c) => c.clone(),
             None => {
@@ -1664,7 +2259,10 @@ impl<'a> Walker<'a> {
                 None => self.prog.globals.get(g).map(|t| self.prog.resolve_type(t)),
             },
             Base::Local { func, var } if *func == fr.fname => fr.locals.get(var).cloned(),
-            Base::Type(t) => Some(TypeInfo { name: Some(t.clone()), ..Default::default() }),
+            Base::Type(t) => Some(TypeInfo {
+                name: Some(t.clone()),
+                ..Default::default()
+            }),
             _ => None,
         };
         let Some(mut ty) = base_ty else { return };
@@ -1683,7 +2281,8 @@ impl<'a> Walker<'a> {
             let Some(e) = k.path.get(i) else { break };
             match e {
                 Elem::Index(_) => ty.array = false,
-                Elem::Field(f) => match ty.name.as_deref().and_then(|n| self.prog.field_type(n, f)) {
+                Elem::Field(f) => match ty.name.as_deref().and_then(|n| self.prog.field_type(n, f))
+                {
                     Some(ft) => ty = self.prog.resolve_type(ft),
                     None => break,
                 },
@@ -1734,7 +2333,11 @@ fn index_vars_in(e: &Expr, out: &mut Vec<(Name, Name)>, depth: u32) {
             }
             index_vars_in(base, out, depth + 1);
         }
-        Expr::Field { base, .. } | Expr::Deref(base) | Expr::Cast { value: base, .. } | Expr::Offset(base) | Expr::AddrOf(base) => index_vars_in(base, out, depth + 1),
+        Expr::Field { base, .. }
+        | Expr::Deref(base)
+        | Expr::Cast { value: base, .. }
+        | Expr::Offset(base)
+        | Expr::AddrOf(base) => index_vars_in(base, out, depth + 1),
         _ => {}
     }
 }
@@ -1752,7 +2355,9 @@ fn merge_abrupt(out: &mut Out, o: &Out) {
 fn is_direct(e: &Expr) -> bool {
     match e {
         Expr::Var(_) => true,
-        Expr::Field { base, arrow: false, .. } => is_direct(base),
+        Expr::Field {
+            base, arrow: false, ..
+        } => is_direct(base),
         Expr::Index { base, .. } => is_direct(base),
         _ => false,
     }
@@ -1763,7 +2368,9 @@ pub fn visit_stmts(stmts: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
     for s in stmts {
         f(s);
         match s {
-            Stmt::If { cond, then, els, .. } => {
+            Stmt::If {
+                cond, then, els, ..
+            } => {
                 visit_stmts(cond, f);
                 visit_stmts(then, f);
                 visit_stmts(els, f);

@@ -13,8 +13,14 @@ fn check(fixture: &str) -> String {
     host.set_file_text(Path::new("/virtual/a.c"), src);
     let analysis = host.snapshot();
     let races = analysis.races();
-    let Some(r) = races.iter().find(|r| r.site.start <= offset && offset < r.site.end.max(r.site.start + 1)) else {
-        return format!("not reported; reports at {:?}", races.iter().map(|r| r.site.start).collect::<Vec<_>>());
+    let Some(r) = races
+        .iter()
+        .find(|r| r.site.start <= offset && offset < r.site.end.max(r.site.start + 1))
+    else {
+        return format!(
+            "not reported; reports at {:?}",
+            races.iter().map(|r| r.site.start).collect::<Vec<_>>()
+        );
     };
     match check_race(&analysis, r) {
         Verdict::Witness(e) => e.text(),

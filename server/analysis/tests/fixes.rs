@@ -22,7 +22,12 @@ fn apply(src: &str, edits: &[FileEdit]) -> String {
     let mut v: Vec<(usize, &FileEdit)> = edits.iter().enumerate().collect();
     v.sort_by_key(|(i, e)| std::cmp::Reverse((e.start, *i)));
     for w in v.windows(2) {
-        assert!(w[1].1.end <= w[0].1.start, "overlapping edits: {:?} and {:?}", w[1].1, w[0].1);
+        assert!(
+            w[1].1.end <= w[0].1.start,
+            "overlapping edits: {:?} and {:?}",
+            w[1].1,
+            w[0].1
+        );
     }
     let mut out = src.to_string();
     for (_, e) in v {
@@ -33,7 +38,11 @@ fn apply(src: &str, edits: &[FileEdit]) -> String {
 }
 
 fn gcc() -> Option<PathBuf> {
-    let ok = Command::new("gcc").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
+    let ok = Command::new("gcc")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
     ok.then(|| PathBuf::from("gcc"))
 }
 
@@ -42,7 +51,11 @@ fn compiles(gcc: &Path, src: &str, name: &str) -> Result<(), String> {
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let path = dir.join(name);
     std::fs::write(&path, src).map_err(|e| e.to_string())?;
-    let out = Command::new(gcc).args(["-fsyntax-only", "-w", "-pthread"]).arg(&path).output().map_err(|e| e.to_string())?;
+    let out = Command::new(gcc)
+        .args(["-fsyntax-only", "-w", "-pthread"])
+        .arg(&path)
+        .output()
+        .map_err(|e| e.to_string())?;
     if out.status.success() {
         Ok(())
     } else {
@@ -67,17 +80,30 @@ fn check_program(name: &str, src: &str, gcc: Option<&Path>) -> (usize, Vec<Strin
         for fix in quick_fixes(&analysis, r) {
             count += 1;
             if let Err(e) = check_fix(name, src, &races, r, &fix, gcc.filter(|_| original_ok)) {
-                failures.push(format!("{name}:{} `{}` — fix \"{}\": {e}", line_of(src, r.site.start), r.var, fix.title));
+                failures.push(format!(
+                    "{name}:{} `{}` — fix \"{}\": {e}",
+                    line_of(src, r.site.start),
+                    r.var,
+                    fix.title
+                ));
             }
         }
     }
     (count, failures)
 }
 
-fn check_fix(name: &str, src: &str, before: &[RaceReport], r: &RaceReport, fix: &Fix, gcc: Option<&Path>) -> Result<(), String> {
+fn check_fix(
+    name: &str,
+    src: &str,
+    before: &[RaceReport],
+    r: &RaceReport,
+    fix: &Fix,
+    gcc: Option<&Path>,
+) -> Result<(), String> {
     let fixed = apply(src, &fix.edits);
     if let Some(g) = gcc {
-        compiles(g, &fixed, name).map_err(|e| format!("does not compile:\n{e}\n--- fixed text ---\n{fixed}"))?;
+        compiles(g, &fixed, name)
+            .map_err(|e| format!("does not compile:\n{e}\n--- fixed text ---\n{fixed}"))?;
     }
     let (host, after) = analyse(&fixed);
     let errors_before = analyse(src).0.snapshot().syntax_errors(Path::new(VPATH));
@@ -85,22 +111,47 @@ fn check_fix(name: &str, src: &str, before: &[RaceReport], r: &RaceReport, fix: 
         return Err(format!("new syntax errors after the fix\n{fixed}"));
     }
     // The fixed access: same text at the same place relative to the edits.
-    let shift: isize = fix.edits.iter().filter(|e| e.end <= r.site.start).map(|e| e.new_text.len() as isize - (e.end - e.start) as isize).sum();
+    let shift: isize = fix
+        .edits
+        .iter()
+        .filter(|e| e.end <= r.site.start)
+        .map(|e| e.new_text.len() as isize - (e.end - e.start) as isize)
+        .sum();
     let start = (r.site.start as isize + shift) as usize;
-    let still = after.iter().any(|a| a.var == r.var && (a.site.start == start || fixed.get(a.site.start..a.site.end) == src.get(r.site.start..r.site.end) && line_of(&fixed, a.site.start) == line_of(&fixed, start)));
+    let still = after.iter().any(|a| {
+        a.var == r.var
+            && (a.site.start == start
+                || fixed.get(a.site.start..a.site.end) == src.get(r.site.start..r.site.end)
+                    && line_of(&fixed, a.site.start) == line_of(&fixed, start))
+    });
     if still {
-        return Err(format!("the access still races\n--- fixed text ---\n{fixed}"));
+        return Err(format!(
+            "the access still races\n--- fixed text ---\n{fixed}"
+        ));
     }
     if after.len() > before.len() {
-        let msgs: Vec<String> = after.iter().map(|a| format!("L{} {}", line_of(&fixed, a.site.start), a.message())).collect();
-        return Err(format!("{} reports before, {} after: {msgs:#?}\n--- fixed text ---\n{fixed}", before.len(), after.len()));
+        let msgs: Vec<String> = after
+            .iter()
+            .map(|a| format!("L{} {}", line_of(&fixed, a.site.start), a.message()))
+            .collect();
+        return Err(format!(
+            "{} reports before, {} after: {msgs:#?}\n--- fixed text ---\n{fixed}",
+            before.len(),
+            after.len()
+        ));
     }
     Ok(())
 }
 
 fn fixtures() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir).map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().map(|e| e == "c").unwrap_or(false)).collect()).unwrap_or_default();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().map(|e| e == "c").unwrap_or(false))
+                .collect()
+        })
+        .unwrap_or_default();
     v.sort();
     v
 }
@@ -123,7 +174,12 @@ fn every_fix_on_every_fixture_compiles_and_removes_the_race() {
     }
     eprintln!("checked {total} fixes on {} fixtures", files.len());
     assert!(total > 0, "no fix was offered on any fixture");
-    assert!(failures.is_empty(), "{} of {total} fixes failed:\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {total} fixes failed:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 #[test]
@@ -140,9 +196,22 @@ fn inline_programs_get_working_fixes() {
 fn preferred_fix(src: &str, marker: &str) -> (Fix, String) {
     let (host, races) = analyse(src);
     let analysis = host.snapshot();
-    let r = races.iter().find(|r| src[r.site.start..].lines().next().unwrap_or("").contains(marker) || line_text(src, r.site.start).contains(marker)).unwrap_or_else(|| panic!("no race on a line with {marker:?}: {races:#?}"));
+    let r = races
+        .iter()
+        .find(|r| {
+            src[r.site.start..]
+                .lines()
+                .next()
+                .unwrap_or("")
+                .contains(marker)
+                || line_text(src, r.site.start).contains(marker)
+        })
+        .unwrap_or_else(|| panic!("no race on a line with {marker:?}: {races:#?}"));
     let fixes = quick_fixes(&analysis, r);
-    let fix = fixes.into_iter().next().unwrap_or_else(|| panic!("no fix for {marker:?}"));
+    let fix = fixes
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no fix for {marker:?}"));
     let fixed = apply(src, &fix.edits);
     (fix, fixed)
 }
@@ -160,7 +229,10 @@ fn fixes_follow_the_file_idiom() {
             continue;
         }
         let (fix, fixed) = preferred_fix(src, "// FIX");
-        insta::assert_snapshot!(format!("fix_{}", name.trim_end_matches(".c")), format!("{}\n---\n{fixed}", fix.title));
+        insta::assert_snapshot!(
+            format!("fix_{}", name.trim_end_matches(".c")),
+            format!("{}\n---\n{fixed}", fix.title)
+        );
         for e in expect.split('|') {
             assert!(fixed.contains(e), "{name}: expected {e:?} in\n{fixed}");
         }

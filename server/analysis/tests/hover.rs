@@ -84,7 +84,10 @@ int main(void) {
 
 #[test]
 fn private_local_has_no_hover() {
-    assert_eq!(check("int f(void) { int x$0 = 1; return x; }\nint main(void) { return f(); }\n"), "(no hover)");
+    assert_eq!(
+        check("int f(void) { int x$0 = 1; return x; }\nint main(void) { return f(); }\n"),
+        "(no hover)"
+    );
 }
 
 #[test]

@@ -37,7 +37,9 @@ int main(void) {
 "#;
 
 fn count(log: &[String], query: &str) -> usize {
-    log.iter().filter(|l| l.starts_with(&format!("{query}("))).count()
+    log.iter()
+        .filter(|l| l.starts_with(&format!("{query}(")))
+        .count()
 }
 
 #[test]
@@ -52,13 +54,20 @@ fn editing_one_body_reexecutes_only_its_summary() {
     host.db().enable_logging();
     // A body edit in `other` after its access: the text (and every later
     // function's offset) changes, the accesses do not.
-    let edited = BEFORE.replace("    misses++;\n    return 0;", "    misses++;\n    /* done */ return 0;");
+    let edited = BEFORE.replace(
+        "    misses++;\n    return 0;",
+        "    misses++;\n    /* done */ return 0;",
+    );
     assert_ne!(edited, BEFORE);
     host.set_file_text(path, edited.as_str());
     let after = host.snapshot().races();
     let log = host.db().take_log();
 
-    assert_eq!(count(&log, "function_summary"), 1, "only `other` is re-lowered: {log:#?}");
+    assert_eq!(
+        count(&log, "function_summary"),
+        1,
+        "only `other` is re-lowered: {log:#?}"
+    );
     // The accesses of no location changed (spans are function-relative), so
     // no race check re-runs.
     assert_eq!(count(&log, "races_at"), 0, "{log:#?}");
@@ -79,6 +88,15 @@ fn a_changed_access_rechecks_only_its_location() {
     let after = host.snapshot().races();
     let log = host.db().take_log();
     assert_eq!(count(&log, "function_summary"), 1, "{log:#?}");
-    assert_eq!(count(&log, "races_at"), 1, "only the `misses` check re-runs: {log:#?}");
-    assert!(after.iter().any(|r| r.var == "misses" && r.threads.iter().any(|t| t == "worker")), "{after:#?}");
+    assert_eq!(
+        count(&log, "races_at"),
+        1,
+        "only the `misses` check re-runs: {log:#?}"
+    );
+    assert!(
+        after
+            .iter()
+            .any(|r| r.var == "misses" && r.threads.iter().any(|t| t == "worker")),
+        "{after:#?}"
+    );
 }

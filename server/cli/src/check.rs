@@ -13,7 +13,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-pub fn run(paths: Vec<PathBuf>, format: Format, config: Option<PathBuf>, explain: bool) -> ExitCode {
+pub fn run(
+    paths: Vec<PathBuf>,
+    format: Format,
+    config: Option<PathBuf>,
+    explain: bool,
+) -> ExitCode {
     match run_inner(paths, format, config, explain) {
         Ok(code) => code,
         Err(msg) => {
@@ -34,21 +39,41 @@ pub fn config_for(explicit: Option<PathBuf>, first: Option<&PathBuf>) -> Result<
         }
         None => first.and_then(|p| inputs::find_config(p)),
     };
-    let Some(path) = path else { return Ok(Config::default()) };
+    let Some(path) = path else {
+        return Ok(Config::default());
+    };
     let (cfg, errors) = inputs::load_config(&path)?;
     for e in errors {
-        eprintln!("racelens: warning: {}:{}:{}: {} (using the default configuration)", path.display(), e.line, e.column, e.message);
+        eprintln!(
+            "racelens: warning: {}:{}:{}: {} (using the default configuration)",
+            path.display(),
+            e.line,
+            e.column,
+            e.message
+        );
     }
     Ok(cfg)
 }
 
-fn run_inner(mut paths: Vec<PathBuf>, format: Format, config: Option<PathBuf>, explain: bool) -> Result<ExitCode, String> {
+fn run_inner(
+    mut paths: Vec<PathBuf>,
+    format: Format,
+    config: Option<PathBuf>,
+    explain: bool,
+) -> Result<ExitCode, String> {
     if paths.is_empty() {
         paths.push(PathBuf::from("."));
     }
     let files = inputs::collect(&paths)?;
     if files.is_empty() {
-        return Err(format!("no .c or .h files found in {}", paths.iter().map(|p| format!("`{}`", p.display())).collect::<Vec<_>>().join(", ")));
+        return Err(format!(
+            "no .c or .h files found in {}",
+            paths
+                .iter()
+                .map(|p| format!("`{}`", p.display()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     let cfg = config_for(config, paths.first())?;
     let mut loaded = Vec::new();
@@ -58,12 +83,18 @@ fn run_inner(mut paths: Vec<PathBuf>, format: Format, config: Option<PathBuf>, e
         total += text.len();
         loaded.push((f.clone(), Arc::<str>::from(text)));
     }
-    let progress = (std::io::stderr().is_terminal() && (total > 2_000_000 || files.len() > 50)).then(|| {
-        let pb = indicatif::ProgressBar::new(loaded.len() as u64);
-        pb.set_style(indicatif::ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} files").unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()));
-        pb.set_message("parsing");
-        pb
-    });
+    let progress = (std::io::stderr().is_terminal() && (total > 2_000_000 || files.len() > 50))
+        .then(|| {
+            let pb = indicatif::ProgressBar::new(loaded.len() as u64);
+            pb.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} {msg} [{bar:30}] {pos}/{len} files",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            pb.set_message("parsing");
+            pb
+        });
     // Deep but bounded recursion in the analysis gets a generous stack.
     let result = std::thread::Builder::new()
         .stack_size(256 << 20)
@@ -99,16 +130,35 @@ fn run_inner(mut paths: Vec<PathBuf>, format: Format, config: Option<PathBuf>, e
             }
             let _ = racelens_analysis::races::thread_analysis(analysis.db(), analysis.workspace());
             if timing {
-                eprintln!("racelens: walk done after {:?}, peak RSS {} KB", t0.elapsed(), peak_rss_kb());
+                eprintln!(
+                    "racelens: walk done after {:?}, peak RSS {} KB",
+                    t0.elapsed(),
+                    peak_rss_kb()
+                );
             }
             // With --explain, the layered check runs on every report and
             // refuted candidates become may races.
-            let races = if explain { analysis.races_checked(usize::MAX, std::time::Duration::from_secs(60)) } else { analysis.races() };
+            let races = if explain {
+                analysis.races_checked(usize::MAX, std::time::Duration::from_secs(60))
+            } else {
+                analysis.races()
+            };
             let incomplete = analysis.incomplete();
             if timing {
-                eprintln!("racelens: races done after {:?}, peak RSS {} KB", t0.elapsed(), peak_rss_kb());
+                eprintln!(
+                    "racelens: races done after {:?}, peak RSS {} KB",
+                    t0.elapsed(),
+                    peak_rss_kb()
+                );
             }
-            let explanations: Vec<Option<String>> = if explain { races.iter().map(|r| racelens_analysis::explain::explain(&analysis, r).map(|e| e.text())).collect() } else { Vec::new() };
+            let explanations: Vec<Option<String>> = if explain {
+                races
+                    .iter()
+                    .map(|r| racelens_analysis::explain::explain(&analysis, r).map(|e| e.text()))
+                    .collect()
+            } else {
+                Vec::new()
+            };
             if let Some(pb) = progress {
                 pb.finish_and_clear();
             }
@@ -127,19 +177,34 @@ fn run_inner(mut paths: Vec<PathBuf>, format: Format, config: Option<PathBuf>, e
         Format::Json => out.write_all(json(&races, &sources).as_bytes()),
         Format::Human => {
             let mut s = render::render(&races, &incomplete, &sources, &explanations);
-            s.push_str(&format!("racelens: {} racy access{} in {} file{}\n", races.len(), if races.len() == 1 { "" } else { "es" }, files.len(), if files.len() == 1 { "" } else { "s" }));
+            s.push_str(&format!(
+                "racelens: {} racy access{} in {} file{}\n",
+                races.len(),
+                if races.len() == 1 { "" } else { "es" },
+                files.len(),
+                if files.len() == 1 { "" } else { "s" }
+            ));
             out.write_all(s.as_bytes())
         }
     };
     let _ = out.flush();
-    Ok(if races.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if races.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// Peak resident set size of this process, from /proc (0 where unavailable).
 pub fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
         .unwrap_or(0)
 }
 

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for p in paths {
-        let meta = std::fs::metadata(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()))?;
+        let meta =
+            std::fs::metadata(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()))?;
         if meta.is_dir() {
             out.extend(folder_files(p));
         } else {
@@ -61,7 +62,11 @@ fn compile_commands(dir: &Path) -> Option<Vec<PathBuf>> {
     let mut out = Vec::new();
     for e in v.as_array()? {
         let file = e.get("file")?.as_str()?;
-        let base = e.get("directory").and_then(|d| d.as_str()).map(PathBuf::from).unwrap_or_else(|| dir.to_path_buf());
+        let base = e
+            .get("directory")
+            .and_then(|d| d.as_str())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| dir.to_path_buf());
         let p = base.join(file);
         out.push(absolute(&p));
     }
@@ -80,7 +85,11 @@ pub fn read_lossy(p: &Path) -> Result<String, String> {
 /// Finds `racelens.toml` upward from `start`.
 pub fn find_config(start: &Path) -> Option<PathBuf> {
     let start = absolute(start);
-    let mut dir = if start.is_dir() { Some(start.as_path()) } else { start.parent() };
+    let mut dir = if start.is_dir() {
+        Some(start.as_path())
+    } else {
+        start.parent()
+    };
     while let Some(d) = dir {
         let c = d.join("racelens.toml");
         if c.is_file() {

@@ -12,7 +12,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "racelens", version, about = "Finds data races in C programs that use pthreads or C11 threads")]
+#[command(
+    name = "racelens",
+    version,
+    about = "Finds data races in C programs that use pthreads or C11 threads"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -52,10 +56,22 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Check { paths, format, config, explain } => check::run(paths, format, config, explain),
+        Command::Check {
+            paths,
+            format,
+            config,
+            explain,
+        } => check::run(paths, format, config, explain),
         Command::Bench { which } => bench::run(which),
         Command::Lsp => {
-            tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_env_filter(tracing_subscriber::EnvFilter::try_from_env("RACELENS_LOG").unwrap_or_else(|_| "info,salsa=warn".into())).init();
+            tracing_subscriber::fmt()
+                .with_writer(std::io::stderr)
+                .with_ansi(false)
+                .with_env_filter(
+                    tracing_subscriber::EnvFilter::try_from_env("RACELENS_LOG")
+                        .unwrap_or_else(|_| "info,salsa=warn".into()),
+                )
+                .init();
             racelens_lsp::run_stdio();
             ExitCode::SUCCESS
         }

@@ -10,7 +10,9 @@ pub fn file_uri(path: &std::path::Path) -> String {
     let mut out = String::from("file://");
     for b in s.bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
             _ => out.push_str(&format!("%{b:02X}")),
         }
     }
@@ -29,7 +31,12 @@ fn location(src: &Sources, site: &SiteRef) -> Value {
 
 /// Writes the SARIF log, one result at a time so that huge result sets do
 /// not have to fit in memory as one JSON tree.
-pub fn render(reports: &[RaceReport], incomplete: &[racelens_analysis::Incomplete], src: &Sources, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub fn render(
+    reports: &[RaceReport],
+    incomplete: &[racelens_analysis::Incomplete],
+    src: &Sources,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let driver = json!({
         "name": "racelens",
         "version": env!("CARGO_PKG_VERSION"),
@@ -42,7 +49,10 @@ pub fn render(reports: &[RaceReport], incomplete: &[racelens_analysis::Incomplet
     });
     write!(out, "{{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",\n  \"version\": \"2.1.0\",\n  \"runs\": [{{\n    \"tool\": {{ \"driver\": ")?;
     serde_json::to_writer(&mut *out, &driver)?;
-    write!(out, " }},\n    \"columnKind\": \"utf16CodeUnits\",\n    \"results\": [")?;
+    write!(
+        out,
+        " }},\n    \"columnKind\": \"utf16CodeUnits\",\n    \"results\": ["
+    )?;
     let mut first = true;
     for r in reports {
         let mut related: Vec<Value> = Vec::new();
@@ -58,7 +68,11 @@ pub fn render(reports: &[RaceReport], incomplete: &[racelens_analysis::Incomplet
             l["message"] = json!({ "text": format!("thread `{}` is created here", cr.thread) });
             related.push(l);
         }
-        let confidence = if r.confidence == Confidence::Must { "must" } else { "may" };
+        let confidence = if r.confidence == Confidence::Must {
+            "must"
+        } else {
+            "may"
+        };
         let v = json!({
             "ruleId": "data-race",
             "level": if r.confidence == Confidence::Must { "warning" } else { "note" },

@@ -49,9 +49,17 @@ fn annotations(text: &str) -> Vec<Annotation> {
         if !comment.contains("RACE") {
             continue;
         }
-        let kind = if comment.contains("NORACE") { Kind::NoRace } else { Kind::Race };
+        let kind = if comment.contains("NORACE") {
+            Kind::NoRace
+        } else {
+            Kind::Race
+        };
         let todo = comment.contains("TODO") || comment.contains("SKIP");
-        out.push(Annotation { line: i + 1, kind, todo });
+        out.push(Annotation {
+            line: i + 1,
+            kind,
+            todo,
+        });
     }
     out
 }
@@ -82,7 +90,11 @@ fn uri_to_path(uri: &str) -> PathBuf {
         Some(rest) => percent_decode(rest),
         None => match uri.strip_prefix("file:") {
             Some(rest) => percent_decode(rest),
-            None => std::env::current_dir().unwrap_or_default().join(percent_decode(uri)).to_string_lossy().into_owned(),
+            None => std::env::current_dir()
+                .unwrap_or_default()
+                .join(percent_decode(uri))
+                .to_string_lossy()
+                .into_owned(),
         },
     };
     let p = PathBuf::from(raw);
@@ -100,19 +112,34 @@ fn reported_lines(path: &Path) -> Result<BTreeSet<usize>, String> {
         Some(0) | Some(1) => {}
         other => {
             let stderr = String::from_utf8_lossy(&out.stderr);
-            let tail: String = stderr.trim().chars().rev().take(300).collect::<Vec<_>>().into_iter().rev().collect();
+            let tail: String = stderr
+                .trim()
+                .chars()
+                .rev()
+                .take(300)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
             return Err(format!("exit {other:?}: {tail}"));
         }
     }
-    let sarif: Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("bad SARIF: {e}"))?;
+    let sarif: Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("bad SARIF: {e}"))?;
     let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     let mut lines = BTreeSet::new();
     for run in sarif["runs"].as_array().into_iter().flatten() {
         for res in run["results"].as_array().into_iter().flatten() {
-            if !res["ruleId"].as_str().unwrap_or("").starts_with("data-race") {
+            if !res["ruleId"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("data-race")
+            {
                 continue;
             }
-            let Some(loc) = res["locations"].as_array().and_then(|l| l.first()) else { continue };
+            let Some(loc) = res["locations"].as_array().and_then(|l| l.first()) else {
+                continue;
+            };
             let phys = &loc["physicalLocation"];
             let uri = phys["artifactLocation"]["uri"].as_str().unwrap_or("");
             if !uri.is_empty() && uri_to_path(uri) != real {
@@ -170,8 +197,12 @@ fn fixtures_score() {
     let mut per_file: Vec<(String, usize, usize)> = Vec::new();
 
     for path in &files {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
         let want = annotations(&text);
         if want.is_empty() {
             unannotated.push(name);
@@ -202,7 +233,11 @@ fn fixtures_score() {
             if ok {
                 ok_here += 1;
             } else {
-                let expected = if a.kind == Kind::Race { "RACE   (missed)" } else { "NORACE (false alarm)" };
+                let expected = if a.kind == Kind::Race {
+                    "RACE   (missed)"
+                } else {
+                    "NORACE (false alarm)"
+                };
                 let src = text.lines().nth(a.line - 1).unwrap_or("").trim();
                 wrong.push(format!("{:<32} {:>4}  {expected:<21} {src}", name, a.line));
             }
@@ -210,7 +245,10 @@ fn fixtures_score() {
         per_file.push((name, ok_here, all_here));
     }
 
-    println!("\n{:<32} {:>4}  {:<21} source", "program", "line", "expected");
+    println!(
+        "\n{:<32} {:>4}  {:<21} source",
+        "program", "line", "expected"
+    );
     for w in &wrong {
         println!("{w}");
     }
@@ -235,19 +273,48 @@ fn fixtures_score() {
         tally.precision()
     );
 
-    assert!(files.len() >= MIN_PROGRAMS, "only {} programs in {FIXTURES}, want at least {MIN_PROGRAMS}", files.len());
-    assert!(unannotated.is_empty(), "programs without any RACE/NORACE annotation: {unannotated:?}");
+    assert!(
+        files.len() >= MIN_PROGRAMS,
+        "only {} programs in {FIXTURES}, want at least {MIN_PROGRAMS}",
+        files.len()
+    );
+    assert!(
+        unannotated.is_empty(),
+        "programs without any RACE/NORACE annotation: {unannotated:?}"
+    );
     assert!(escape_hatches.is_empty(), "TODO/SKIP annotations are not allowed in fixtures/ (annotate the true behaviour): {escape_hatches:?}");
-    assert!(errors.is_empty(), "racelens failed on {} program(s): {errors:?}", errors.len());
-    assert!(tally.accuracy() >= FLOOR, "accuracy {:.4} fell below the floor {FLOOR}; {} wrong lines listed above", tally.accuracy(), wrong.len());
-    assert!(tally.recall() >= RECALL_FLOOR, "race recall {:.4} fell below the floor {RECALL_FLOOR}", tally.recall());
+    assert!(
+        errors.is_empty(),
+        "racelens failed on {} program(s): {errors:?}",
+        errors.len()
+    );
+    assert!(
+        tally.accuracy() >= FLOOR,
+        "accuracy {:.4} fell below the floor {FLOOR}; {} wrong lines listed above",
+        tally.accuracy(),
+        wrong.len()
+    );
+    assert!(
+        tally.recall() >= RECALL_FLOOR,
+        "race recall {:.4} fell below the floor {RECALL_FLOOR}",
+        tally.recall()
+    );
 }
 
 #[test]
 fn annotation_parsing_matches_score_py() {
-    let a = annotations("x++; // RACE\ny++; // NORACE\nz; // plain\nw; // RACE TODO\n// NORACE SKIP\n");
+    let a =
+        annotations("x++; // RACE\ny++; // NORACE\nz; // plain\nw; // RACE TODO\n// NORACE SKIP\n");
     let got: Vec<(usize, Kind, bool)> = a.iter().map(|a| (a.line, a.kind, a.todo)).collect();
-    assert_eq!(got, vec![(1, Kind::Race, false), (2, Kind::NoRace, false), (4, Kind::Race, true), (5, Kind::NoRace, true)]);
+    assert_eq!(
+        got,
+        vec![
+            (1, Kind::Race, false),
+            (2, Kind::NoRace, false),
+            (4, Kind::Race, true),
+            (5, Kind::NoRace, true)
+        ]
+    );
 }
 
 #[test]

@@ -20,7 +20,11 @@ fn goblint_suite_score_does_not_drop() {
     let shared = shared();
     let script = shared.join("score/score.py");
     let suite = shared.join("bench/goblint-regression");
-    assert!(script.is_file() && suite.is_dir(), "../shared (score.py and the goblint suite) must sit beside the repository: {}", shared.display());
+    assert!(
+        script.is_file() && suite.is_dir(),
+        "../shared (score.py and the goblint suite) must sit beside the repository: {}",
+        shared.display()
+    );
     let json = std::env::temp_dir().join(format!("racelens-goblint-{}.json", std::process::id()));
     let out = Command::new("python3")
         .arg(&script)
@@ -31,14 +35,31 @@ fn goblint_suite_score_does_not_drop() {
         .arg("--quiet")
         .output()
         .expect("python3 runs");
-    assert!(out.status.success(), "score.py failed: {}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("score json")).expect("valid json");
+    assert!(
+        out.status.success(),
+        "score.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("score json"))
+            .expect("valid json");
     let _ = std::fs::remove_file(&json);
     let s = &v["summary"];
     println!("goblint suite: {s}");
-    assert_eq!(s["errors"].as_u64(), Some(0), "programs that errored: {}", v["errors"]);
+    assert_eq!(
+        s["errors"].as_u64(),
+        Some(0),
+        "programs that errored: {}",
+        v["errors"]
+    );
     let acc = s["accuracy"].as_f64().unwrap();
     let recall = s["race_recall"].as_f64().unwrap();
-    assert!(acc >= ACCURACY_FLOOR, "line accuracy {acc} dropped below {ACCURACY_FLOOR}");
-    assert!(recall >= RECALL_FLOOR, "race recall {recall} dropped below {RECALL_FLOOR}");
+    assert!(
+        acc >= ACCURACY_FLOOR,
+        "line accuracy {acc} dropped below {ACCURACY_FLOOR}"
+    );
+    assert!(
+        recall >= RECALL_FLOOR,
+        "race recall {recall} dropped below {RECALL_FLOOR}"
+    );
 }

@@ -720,8 +720,19 @@ fn apply_edits(text: &str, edits: &[Value]) -> String {
     let mut spans: Vec<(usize, usize, String)> = edits
         .iter()
         .map(|e| {
-            let pos = |p: &Value| li.offset(text, p["line"].as_u64().unwrap() as u32, p["character"].as_u64().unwrap() as u32, true);
-            (pos(&e["range"]["start"]), pos(&e["range"]["end"]), e["newText"].as_str().unwrap().to_string())
+            let pos = |p: &Value| {
+                li.offset(
+                    text,
+                    p["line"].as_u64().unwrap() as u32,
+                    p["character"].as_u64().unwrap() as u32,
+                    true,
+                )
+            };
+            (
+                pos(&e["range"]["start"]),
+                pos(&e["range"]["end"]),
+                e["newText"].as_str().unwrap().to_string(),
+            )
         })
         .collect();
     // Apply from the end so earlier offsets stay valid; equal starts keep list order.
@@ -742,15 +753,30 @@ fn applying_the_first_quick_fix_removes_the_race() {
     c.open(&file, RACY);
     let diags = c.races(&file, 2);
     let line = line_of(RACY, "pthread_create") + 1;
-    let d = diags.iter().find(|d| d["range"]["start"]["line"] == line).expect("a race in main").clone();
+    let d = diags
+        .iter()
+        .find(|d| d["range"]["start"]["line"] == line)
+        .expect("a race in main")
+        .clone();
     let actions = c.request("textDocument/codeAction", json!({"textDocument": {"uri": uri(&file)}, "range": d["range"], "context": {"diagnostics": [d]}}));
-    let first = actions["result"].as_array().and_then(|a| a.first()).cloned().expect("a quick fix is offered");
+    let first = actions["result"]
+        .as_array()
+        .and_then(|a| a.first())
+        .cloned()
+        .expect("a quick fix is offered");
     assert_eq!(first["kind"], "quickfix", "{first}");
-    let edits = first["edit"]["changes"][uri(&file)].as_array().cloned().expect("edits for this file");
+    let edits = first["edit"]["changes"][uri(&file)]
+        .as_array()
+        .cloned()
+        .expect("edits for this file");
     let fixed = apply_edits(RACY, &edits);
     assert_ne!(fixed, RACY);
     c.change(&file, 2, json!([{ "text": fixed }]));
     let after = c.races(&file, 0);
-    assert!(after.iter().all(|d| d["code"] != "data-race"), "race left after `{}`:\n{fixed}\n{after:#?}", first["title"]);
+    assert!(
+        after.iter().all(|d| d["code"] != "data-race"),
+        "race left after `{}`:\n{fixed}\n{after:#?}",
+        first["title"]
+    );
     assert_eq!(c.shutdown(), 0);
 }

@@ -48,7 +48,9 @@ fn config() -> ProptestConfig {
     }
     // Relative to the package root, the working directory of `cargo test`
     // (the default, source-parallel lookup does not find integration tests).
-    c.failure_persistence = Some(Box::new(FileFailurePersistence::Direct("tests/robustness.proptest-regressions")));
+    c.failure_persistence = Some(Box::new(FileFailurePersistence::Direct(
+        "tests/robustness.proptest-regressions",
+    )));
     c
 }
 
@@ -61,10 +63,20 @@ fn fixtures() -> &'static [(String, String)] {
             .expect("fixtures folder")
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "c"))
-            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).expect("fixture text")))
+            .map(|p| {
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    std::fs::read_to_string(&p).expect("fixture text"),
+                )
+            })
             .collect();
         files.sort();
-        assert!(files.len() >= 60, "expected the fixtures corpus, found {} files in {}", files.len(), dir.display());
+        assert!(
+            files.len() >= 60,
+            "expected the fixtures corpus, found {} files in {}",
+            files.len(),
+            dir.display()
+        );
         files
     })
 }
@@ -98,12 +110,26 @@ fn analyse_in(host: &mut AnalysisHost, text: &str) -> Outcome {
     for r in races.iter().take(3) {
         for fix in racelens_analysis::fixes::quick_fixes(&analysis, r) {
             for e in &fix.edits {
-                assert!(e.start <= e.end && e.end <= text.len(), "fix edit {}..{} outside the text ({} bytes)", e.start, e.end, text.len());
+                assert!(
+                    e.start <= e.end && e.end <= text.len(),
+                    "fix edit {}..{} outside the text ({} bytes)",
+                    e.start,
+                    e.end,
+                    text.len()
+                );
             }
         }
     }
-    let incomplete = analysis.incomplete().into_iter().map(|i| format!("{}: {}", i.site.func, i.reason)).collect();
-    Outcome { races, incomplete, elapsed: t.elapsed() }
+    let incomplete = analysis
+        .incomplete()
+        .into_iter()
+        .map(|i| format!("{}: {}", i.site.func, i.reason))
+        .collect();
+    Outcome {
+        races,
+        incomplete,
+        elapsed: t.elapsed(),
+    }
 }
 
 fn analyse(text: &str) -> Outcome {
@@ -120,19 +146,43 @@ fn run_queries(analysis: &Analysis, text: &str) {
     let _ = racelens_analysis::races::thread_analysis(db, ws);
     let _ = analysis.syntax_errors(&path());
     // Hover at a few places, including past the end of the text.
-    for offset in [0, text.len() / 3, text.len() / 2, text.len(), text.len() + 10] {
+    for offset in [
+        0,
+        text.len() / 3,
+        text.len() / 2,
+        text.len(),
+        text.len() + 10,
+    ] {
         let _ = racelens_analysis::hover::hover(analysis, &path(), offset);
     }
 }
 
 fn check_site(text: &str, s: &SiteRef) {
-    assert!(s.start <= s.end && s.end <= text.len(), "site {}..{} in `{}` outside the text ({} bytes)", s.start, s.end, s.func, text.len());
-    assert!(text.is_char_boundary(s.start) && text.is_char_boundary(s.end), "site {}..{} in `{}` splits a character", s.start, s.end, s.func);
+    assert!(
+        s.start <= s.end && s.end <= text.len(),
+        "site {}..{} in `{}` outside the text ({} bytes)",
+        s.start,
+        s.end,
+        s.func,
+        text.len()
+    );
+    assert!(
+        text.is_char_boundary(s.start) && text.is_char_boundary(s.end),
+        "site {}..{} in `{}` splits a character",
+        s.start,
+        s.end,
+        s.func
+    );
 }
 
 /// Runs `f` on a fresh thread with the given stack and fails the test if
 /// it takes longer than `limit` (the thread is left behind: a hang).
-fn within<T: Send + 'static>(what: &str, limit: Duration, stack: usize, f: impl FnOnce() -> T + Send + 'static) -> T {
+fn within<T: Send + 'static>(
+    what: &str,
+    limit: Duration,
+    stack: usize,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> T {
     let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()
         .name(what.into())
@@ -143,7 +193,9 @@ fn within<T: Send + 'static>(what: &str, limit: Duration, stack: usize, f: impl 
         .expect("spawn");
     match rx.recv_timeout(limit) {
         Ok(v) => v,
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: still running after {limit:?} (hang)"),
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("{what}: still running after {limit:?} (hang)")
+        }
         Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{what}: panicked (see above)"),
     }
 }
@@ -176,7 +228,10 @@ fn isolated(test: &str, body: impl FnOnce()) {
             s
         })
     };
-    let (stdout, stderr) = (drain(Box::new(child.stdout.take().unwrap())), drain(Box::new(child.stderr.take().unwrap())));
+    let (stdout, stderr) = (
+        drain(Box::new(child.stdout.take().unwrap())),
+        drain(Box::new(child.stderr.take().unwrap())),
+    );
     let deadline = Instant::now() + HANG_LIMIT + Duration::from_secs(30);
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait") {
@@ -189,11 +244,29 @@ fn isolated(test: &str, body: impl FnOnce()) {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let (stdout, stderr) = (stdout.join().unwrap_or_default(), stderr.join().unwrap_or_default());
+    let (stdout, stderr) = (
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default(),
+    );
     // Keep the child's measurements visible with --nocapture.
-    eprint!("{}", stderr.lines().filter(|l| l.starts_with("[measured]")).map(|l| format!("{l}\n")).collect::<String>());
-    let Some(status) = status else { panic!("`{test}` was killed after {:?} (hang)\n{stderr}", deadline.elapsed()) };
-    assert!(status.success() && stdout.contains("1 passed"), "`{test}` failed in its child process ({status}):\n{stderr}\n{stdout}");
+    eprint!(
+        "{}",
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("[measured]"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+    let Some(status) = status else {
+        panic!(
+            "`{test}` was killed after {:?} (hang)\n{stderr}",
+            deadline.elapsed()
+        )
+    };
+    assert!(
+        status.success() && stdout.contains("1 passed"),
+        "`{test}` failed in its child process ({status}):\n{stderr}\n{stdout}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -202,12 +275,45 @@ fn isolated(test: &str, body: impl FnOnce()) {
 /// Bytes that are likely to matter to a C parser, mixed with anything.
 fn c_bytes() -> impl Strategy<Value = Vec<u8>> {
     let token = prop::sample::select(vec![
-        &b"{"[..], b"}", b"(", b")", b";", b"*", b"&", b"\n", b"#define ", b"#if 0\n", b"#endif\n", b"/*", b"*/", b"\"", b"'", b"\\\n",
-        b"pthread_mutex_lock(&m);", b"pthread_mutex_unlock(&m);", b"pthread_create(&t, 0, f, 0);", b"pthread_join(t, 0);",
-        b"int x;", b"void *f(void *a) {", b"int main(void) {", b"x++;", b"if (x)", b"else", b"for (;;)", b"while (x)", b"return 0;",
-        b"\xff\xfe", b"\xe2\x80\xa8", "é😀".as_bytes(), b"\r\n", b"\0",
+        &b"{"[..],
+        b"}",
+        b"(",
+        b")",
+        b";",
+        b"*",
+        b"&",
+        b"\n",
+        b"#define ",
+        b"#if 0\n",
+        b"#endif\n",
+        b"/*",
+        b"*/",
+        b"\"",
+        b"'",
+        b"\\\n",
+        b"pthread_mutex_lock(&m);",
+        b"pthread_mutex_unlock(&m);",
+        b"pthread_create(&t, 0, f, 0);",
+        b"pthread_join(t, 0);",
+        b"int x;",
+        b"void *f(void *a) {",
+        b"int main(void) {",
+        b"x++;",
+        b"if (x)",
+        b"else",
+        b"for (;;)",
+        b"while (x)",
+        b"return 0;",
+        b"\xff\xfe",
+        b"\xe2\x80\xa8",
+        "é😀".as_bytes(),
+        b"\r\n",
+        b"\0",
     ]);
-    let piece = prop_oneof![token.prop_map(|t| t.to_vec()), prop::collection::vec(any::<u8>(), 0..8)];
+    let piece = prop_oneof![
+        token.prop_map(|t| t.to_vec()),
+        prop::collection::vec(any::<u8>(), 0..8)
+    ];
     prop::collection::vec(piece, 0..200).prop_map(|v| v.concat())
 }
 
@@ -305,15 +411,20 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
 /// corpus is covered even when the random cases miss it.
 #[test]
 fn every_fixture_survives_truncation_at_sixteen_points() {
-    within("truncation sweep", Duration::from_secs(120), PRODUCTION_STACK, || {
-        for (name, text) in fixtures() {
-            for k in 0..16 {
-                let cut = floor_char_boundary(text, text.len() * k / 16);
-                let r = std::panic::catch_unwind(|| analyse(&text[..cut]));
-                assert!(r.is_ok(), "{name} cut at byte {cut} panicked");
+    within(
+        "truncation sweep",
+        Duration::from_secs(120),
+        PRODUCTION_STACK,
+        || {
+            for (name, text) in fixtures() {
+                for k in 0..16 {
+                    let cut = floor_char_boundary(text, text.len() * k / 16);
+                    let r = std::panic::catch_unwind(|| analyse(&text[..cut]));
+                    assert!(r.is_ok(), "{name} cut at byte {cut} panicked");
+                }
             }
-        }
-    });
+        },
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -338,41 +449,86 @@ fn deep(what: &str, globals: &str, nested: String) -> Outcome {
     let text = program(globals, &format!("    y = 2;\n{nested}"));
     let name = what.to_string();
     let out = within(what, HANG_LIMIT, DEFAULT_STACK, move || analyse(&text));
-    assert!(out.races.iter().any(|r| r.var == "y"), "{name}: the race on `y` outside the nesting was lost: {:?}", out.races.iter().map(|r| &r.var).collect::<Vec<_>>());
-    eprintln!("[measured] {name}: {:?}, {} races, incomplete: {:?}", out.elapsed, out.races.len(), out.incomplete);
+    assert!(
+        out.races.iter().any(|r| r.var == "y"),
+        "{name}: the race on `y` outside the nesting was lost: {:?}",
+        out.races.iter().map(|r| &r.var).collect::<Vec<_>>()
+    );
+    eprintln!(
+        "[measured] {name}: {:?}, {} races, incomplete: {:?}",
+        out.elapsed,
+        out.races.len(),
+        out.incomplete
+    );
     out
 }
 
 #[test]
 fn deep_parentheses() {
     isolated("deep_parentheses", || {
-        deep("20k parentheses", "", format!("    x = {}x{};", "(".repeat(DEPTH), ")".repeat(DEPTH)));
+        deep(
+            "20k parentheses",
+            "",
+            format!("    x = {}x{};", "(".repeat(DEPTH), ")".repeat(DEPTH)),
+        );
     });
 }
 
 #[test]
 fn deep_braces() {
     isolated("deep_braces", || {
-        deep("20k braces", "", format!("{} x++; {}", "{".repeat(DEPTH), "}".repeat(DEPTH)));
+        deep(
+            "20k braces",
+            "",
+            format!("{} x++; {}", "{".repeat(DEPTH), "}".repeat(DEPTH)),
+        );
     });
 }
 
 #[test]
 fn deep_if_statements() {
     isolated("deep_if_statements", || {
-        deep("20k nested if", "", format!("{} x++;", "if (x) ".repeat(DEPTH)));
-        deep("20k nested if blocks", "", format!("{} x++; {}", "if (x) { ".repeat(DEPTH), "}".repeat(DEPTH)));
-        deep("20k else-if chain", "", format!("if (x) x++; {} x--;", "else if (x) x++; ".repeat(DEPTH)));
+        deep(
+            "20k nested if",
+            "",
+            format!("{} x++;", "if (x) ".repeat(DEPTH)),
+        );
+        deep(
+            "20k nested if blocks",
+            "",
+            format!("{} x++; {}", "if (x) { ".repeat(DEPTH), "}".repeat(DEPTH)),
+        );
+        deep(
+            "20k else-if chain",
+            "",
+            format!("if (x) x++; {} x--;", "else if (x) x++; ".repeat(DEPTH)),
+        );
     });
 }
 
 #[test]
 fn deep_expressions_and_initializers() {
     isolated("deep_expressions_and_initializers", || {
-        deep("20k-term sum", "", format!("    x = {}1;", "x + ".repeat(DEPTH)));
-        deep("20k unary operators", "", format!("    x = {}x;", "- ".repeat(DEPTH)));
-        deep("20k nested initializer", &format!("int deep[1] = {}0{};", "{".repeat(DEPTH), "}".repeat(DEPTH)), "    x++;".into());
-        deep("20k nested casts", "", format!("    x = {}x;", "(int)".repeat(DEPTH)));
+        deep(
+            "20k-term sum",
+            "",
+            format!("    x = {}1;", "x + ".repeat(DEPTH)),
+        );
+        deep(
+            "20k unary operators",
+            "",
+            format!("    x = {}x;", "- ".repeat(DEPTH)),
+        );
+        deep(
+            "20k nested initializer",
+            &format!("int deep[1] = {}0{};", "{".repeat(DEPTH), "}".repeat(DEPTH)),
+            "    x++;".into(),
+        );
+        deep(
+            "20k nested casts",
+            "",
+            format!("    x = {}x;", "(int)".repeat(DEPTH)),
+        );
     });
 }
 
@@ -380,8 +536,19 @@ fn deep_expressions_and_initializers() {
 fn deep_call_chain() {
     isolated("deep_call_chain", || {
         let decls: String = (0..DEPTH).map(|i| format!("void f{i}(void);\n")).collect();
-        let defs: String = (0..DEPTH).map(|i| format!("void f{i}(void) {{ x++; f{}(); }}\n", (i + 1).min(DEPTH - 1))).collect();
-        deep("20k-deep call chain", &format!("{decls}{defs}"), "    f0();".into());
+        let defs: String = (0..DEPTH)
+            .map(|i| {
+                format!(
+                    "void f{i}(void) {{ x++; f{}(); }}\n",
+                    (i + 1).min(DEPTH - 1)
+                )
+            })
+            .collect();
+        deep(
+            "20k-deep call chain",
+            &format!("{decls}{defs}"),
+            "    f0();".into(),
+        );
     });
 }
 
@@ -399,13 +566,28 @@ fn a_truncated_lowering_is_reported_by_incomplete() {
         let truncated: Vec<String> = ws
             .files(db)
             .iter()
-            .flat_map(|f| racelens_analysis::db::file_functions(db, ws, *f).iter().copied())
-            .filter(|&fid| racelens_analysis::db::function_summary(db, fid).ir.truncated)
+            .flat_map(|f| {
+                racelens_analysis::db::file_functions(db, ws, *f)
+                    .iter()
+                    .copied()
+            })
+            .filter(|&fid| {
+                racelens_analysis::db::function_summary(db, fid)
+                    .ir
+                    .truncated
+            })
             .map(|fid| fid.name(db).to_string())
             .collect();
-        assert_eq!(truncated, ["worker"], "the lowering budget is hit in `worker` only");
+        assert_eq!(
+            truncated,
+            ["worker"],
+            "the lowering budget is hit in `worker` only"
+        );
         let incomplete = analysis.incomplete();
-        assert!(incomplete.iter().any(|i| i.site.func == "worker"), "`worker` was lowered only in part, but incomplete() says {incomplete:?}");
+        assert!(
+            incomplete.iter().any(|i| i.site.func == "worker"),
+            "`worker` was lowered only in part, but incomplete() says {incomplete:?}"
+        );
     });
 }
 
@@ -415,7 +597,12 @@ fn a_truncated_lowering_is_reported_by_incomplete() {
 fn stress(what: &str, text: String) -> Outcome {
     let name = what.to_string();
     let out = within(what, HANG_LIMIT, PRODUCTION_STACK, move || analyse(&text));
-    eprintln!("[measured] {name}: {:?}, {} races, incomplete: {:?}", out.elapsed, out.races.len(), out.incomplete);
+    eprintln!(
+        "[measured] {name}: {:?}, {} races, incomplete: {:?}",
+        out.elapsed,
+        out.races.len(),
+        out.incomplete
+    );
     out
 }
 
@@ -433,18 +620,39 @@ fn a_hundred_thousand_threads_in_nested_loops() {
                 "    for (int i = 0; i < 1000; i++)\n        for (int j = 0; j < 100; j++)\n            pthread_create(&ts[i][j], 0, inner, 0);",
             ),
         );
-        assert!(vars(&out).contains(&"x"), "the `inner` threads race on `x`: {:?}", vars(&out));
+        assert!(
+            vars(&out).contains(&"x"),
+            "the `inner` threads race on `x`: {:?}",
+            vars(&out)
+        );
     });
 }
 
 #[test]
 fn more_thread_creation_sites_than_the_budget_are_reported_incomplete() {
-    isolated("more_thread_creation_sites_than_the_budget_are_reported_incomplete", || {
-        let sites: String = (0..2_000).map(|i| format!("    pthread_create(&ts[{i}], 0, inner, 0);\n")).collect();
-        let out = stress("2000 creation sites", program("pthread_t ts[2000];\nvoid *inner(void *a) { x++; return 0; }", &sites));
-        assert!(out.incomplete.iter().any(|i| i.contains("too many threads")), "expected the thread budget in incomplete(): {:?}", out.incomplete);
-        assert!(vars(&out).contains(&"x"));
-    });
+    isolated(
+        "more_thread_creation_sites_than_the_budget_are_reported_incomplete",
+        || {
+            let sites: String = (0..2_000)
+                .map(|i| format!("    pthread_create(&ts[{i}], 0, inner, 0);\n"))
+                .collect();
+            let out = stress(
+                "2000 creation sites",
+                program(
+                    "pthread_t ts[2000];\nvoid *inner(void *a) { x++; return 0; }",
+                    &sites,
+                ),
+            );
+            assert!(
+                out.incomplete
+                    .iter()
+                    .any(|i| i.contains("too many threads")),
+                "expected the thread budget in incomplete(): {:?}",
+                out.incomplete
+            );
+            assert!(vars(&out).contains(&"x"));
+        },
+    );
 }
 
 #[test]
@@ -455,9 +663,20 @@ fn recursion_cycles() {
             void g(int n) { y++; if (n) f(n - 1); }\n\
             void self(int n) { if (n) self(n - 1); depth++; }\n\
             void (*fp)(int) = f;\nvoid h(int n) { if (n) fp(n); }";
-        let out = stress("f -> g -> f cycle", program(globals, "    f(3);\n    self(4);\n    h(2);"));
-        assert!(vars(&out).contains(&"y") && vars(&out).contains(&"depth"), "accesses inside the cycles are analysed: {:?}", vars(&out));
-        assert!(!vars(&out).contains(&"x"), "`x` is always under `m`: {:?}", vars(&out));
+        let out = stress(
+            "f -> g -> f cycle",
+            program(globals, "    f(3);\n    self(4);\n    h(2);"),
+        );
+        assert!(
+            vars(&out).contains(&"y") && vars(&out).contains(&"depth"),
+            "accesses inside the cycles are analysed: {:?}",
+            vars(&out)
+        );
+        assert!(
+            !vars(&out).contains(&"x"),
+            "`x` is always under `m`: {:?}",
+            vars(&out)
+        );
     });
 }
 
@@ -466,8 +685,18 @@ fn a_long_call_cycle() {
     isolated("a_long_call_cycle", || {
         let n = 2_000;
         let decls: String = (0..n).map(|i| format!("void f{i}(int);\n")).collect();
-        let defs: String = (0..n).map(|i| format!("void f{i}(int k) {{ x++; if (k) f{}(k - 1); }}\n", (i + 1) % n)).collect();
-        let out = stress("2000-function call cycle", program(&format!("{decls}{defs}"), "    f0(5);"));
+        let defs: String = (0..n)
+            .map(|i| {
+                format!(
+                    "void f{i}(int k) {{ x++; if (k) f{}(k - 1); }}\n",
+                    (i + 1) % n
+                )
+            })
+            .collect();
+        let out = stress(
+            "2000-function call cycle",
+            program(&format!("{decls}{defs}"), "    f0(5);"),
+        );
         assert!(vars(&out).contains(&"x"));
     });
 }
@@ -478,12 +707,22 @@ const LOCKS: usize = 50_000;
 #[test]
 fn fifty_thousand_locks_held_at_once() {
     isolated("fifty_thousand_locks_held_at_once", || {
-        let locks: String = (0..LOCKS).map(|i| format!("pthread_mutex_t m{i} = PTHREAD_MUTEX_INITIALIZER;\n")).collect();
+        let locks: String = (0..LOCKS)
+            .map(|i| format!("pthread_mutex_t m{i} = PTHREAD_MUTEX_INITIALIZER;\n"))
+            .collect();
         let lock = (0..LOCKS).map(|i| format!("    pthread_mutex_lock(&m{i});\n"));
-        let unlock = (0..LOCKS).rev().map(|i| format!("    pthread_mutex_unlock(&m{i});\n"));
-        let body: String = lock.chain(["    x++;\n".to_string()]).chain(unlock).collect();
+        let unlock = (0..LOCKS)
+            .rev()
+            .map(|i| format!("    pthread_mutex_unlock(&m{i});\n"));
+        let body: String = lock
+            .chain(["    x++;\n".to_string()])
+            .chain(unlock)
+            .collect();
         let out = stress("50k locks held at once", program(&locks, &body));
-        assert!(!vars(&out).contains(&"x") || !out.incomplete.is_empty(), "`x` is guarded unless the analysis gave up and said so");
+        assert!(
+            !vars(&out).contains(&"x") || !out.incomplete.is_empty(),
+            "`x` is guarded unless the analysis gave up and said so"
+        );
     });
 }
 
@@ -491,10 +730,19 @@ fn fifty_thousand_locks_held_at_once() {
 #[test]
 fn fifty_thousand_lock_unlock_pairs() {
     isolated("fifty_thousand_lock_unlock_pairs", || {
-        let globals: String = (0..LOCKS).map(|i| format!("pthread_mutex_t m{i} = PTHREAD_MUTEX_INITIALIZER;\nint c{i};\n")).collect();
-        let body: String = (0..LOCKS).map(|i| format!("    pthread_mutex_lock(&m{i}); c{i}++; pthread_mutex_unlock(&m{i});\n")).collect();
+        let globals: String = (0..LOCKS)
+            .map(|i| format!("pthread_mutex_t m{i} = PTHREAD_MUTEX_INITIALIZER;\nint c{i};\n"))
+            .collect();
+        let body: String = (0..LOCKS)
+            .map(|i| {
+                format!("    pthread_mutex_lock(&m{i}); c{i}++; pthread_mutex_unlock(&m{i});\n")
+            })
+            .collect();
         let out = stress("50k lock/unlock pairs", program(&globals, &body));
-        assert!(vars(&out).iter().all(|v| !v.starts_with('c')) || !out.incomplete.is_empty(), "every `cN` is guarded unless the analysis gave up and said so");
+        assert!(
+            vars(&out).iter().all(|v| !v.starts_with('c')) || !out.incomplete.is_empty(),
+            "every `cN` is guarded unless the analysis gave up and said so"
+        );
     });
 }
 
@@ -502,13 +750,22 @@ fn fifty_thousand_lock_unlock_pairs() {
 fn macros_that_expand_into_each_other() {
     isolated("macros_that_expand_into_each_other", || {
         // E30 would expand to 2^30 statements without a bound.
-        let doubling: String = (1..=30).map(|k| format!("#define E{k}(v) E{}(v); E{}(v)\n", k - 1, k - 1)).collect();
+        let doubling: String = (1..=30)
+            .map(|k| format!("#define E{k}(v) E{}(v); E{}(v)\n", k - 1, k - 1))
+            .collect();
         let globals = format!(
             "#define A B\n#define B A\n#define F(v) G(v)\n#define G(v) F(v)\n#define SELF SELF + 1\n#define LOCK(l) LOCK(l)\n\
              #define E0(v) v++\n{doubling}#define GUARDED(v) pthread_mutex_lock(&m); v++; pthread_mutex_unlock(&m)"
         );
         let body = "    y = 2;\n    A;\n    B = 1;\n    F(x);\n    G(x) = 2;\n    x = SELF;\n    LOCK(&m);\n    E30(x);\n    GUARDED(x);";
-        let out = stress("mutually recursive and exponential macros", program(&globals, body));
-        assert!(vars(&out).contains(&"y"), "the race on `y` next to the macros was lost: {:?}", vars(&out));
+        let out = stress(
+            "mutually recursive and exponential macros",
+            program(&globals, body),
+        );
+        assert!(
+            vars(&out).contains(&"y"),
+            "the race on `y` next to the macros was lost: {:?}",
+            vars(&out)
+        );
     });
 }

@@ -54,12 +54,19 @@ fn read_frame(r: &mut impl BufRead) -> Option<Value> {
 }
 
 fn frame(body: &[u8]) -> Vec<u8> {
-    [format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes(), body].concat()
+    [
+        format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes(),
+        body,
+    ]
+    .concat()
 }
 
 impl Server {
     fn spawn(name: &str) -> Server {
-        let stderr = std::env::temp_dir().join(format!("racelens-torture-{name}-{}.log", std::process::id()));
+        let stderr = std::env::temp_dir().join(format!(
+            "racelens-torture-{name}-{}.log",
+            std::process::id()
+        ));
         let mut child = Command::new(env!("CARGO_BIN_EXE_racelens"))
             .arg("lsp")
             .env("RACELENS_LOG", "warn")
@@ -78,15 +85,31 @@ impl Server {
                 }
             }
         });
-        Server { child, stdin, incoming, stash: Vec::new(), next_id: 0, stderr }
+        Server {
+            child,
+            stdin,
+            incoming,
+            stash: Vec::new(),
+            next_id: 0,
+            stderr,
+        }
     }
 
     /// Why the server might have stopped: its status and the end of its log.
     fn post_mortem(&mut self) -> String {
-        let status = self.child.try_wait().ok().flatten().map(|s| s.to_string()).unwrap_or_else(|| "still running".into());
+        let status = self
+            .child
+            .try_wait()
+            .ok()
+            .flatten()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| "still running".into());
         let log = std::fs::read_to_string(&self.stderr).unwrap_or_default();
         let tail: Vec<&str> = log.lines().rev().take(20).collect();
-        format!("server {status}; stderr tail:\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"))
+        format!(
+            "server {status}; stderr tail:\n{}",
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        )
     }
 
     fn raw(&mut self, bytes: &[u8]) {
@@ -126,7 +149,10 @@ impl Server {
         }
         let deadline = Instant::now() + timeout;
         loop {
-            match self.incoming.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            match self
+                .incoming
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
                 Ok(msg) => {
                     if let (Some(id), Some(_)) = (msg.get("id"), msg.get("method")) {
                         let id = id.clone();
@@ -152,30 +178,48 @@ impl Server {
     /// The response (result or error) with this id.
     fn response(&mut self, id: &Value, timeout: Duration) -> Value {
         let id = id.clone();
-        self.wait_for(&format!("response to id {id}"), timeout, move |m| m.get("method").is_none() && m.get("id") == Some(&id))
+        self.wait_for(&format!("response to id {id}"), timeout, move |m| {
+            m.get("method").is_none() && m.get("id") == Some(&id)
+        })
     }
 
     /// The first `publishDiagnostics` of `uri` for document `version`.
     fn diagnostics(&mut self, uri: &str, version: i64, timeout: Duration) -> Vec<Value> {
         let what = format!("diagnostics of {uri} version {version}");
-        let msg = self.wait_for(&what, timeout, |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri && m["params"]["version"] == version);
-        msg["params"]["diagnostics"].as_array().cloned().unwrap_or_default()
+        let msg = self.wait_for(&what, timeout, |m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["version"] == version
+        });
+        msg["params"]["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// `initialize` (UTF-16 positions, nothing optional) and `initialized`.
     fn initialize(&mut self) -> Value {
-        let resp = self.request("initialize", json!({"processId": null, "rootUri": null, "capabilities": {}}));
+        let resp = self.request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": {}}),
+        );
         assert!(resp.get("error").is_none(), "initialize failed: {resp}");
         self.notify("initialized", json!({}));
         resp
     }
 
     fn open(&mut self, uri: &str, text: &str) {
-        self.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": "c", "version": 1, "text": text}}));
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "c", "version": 1, "text": text}}),
+        );
     }
 
     fn change(&mut self, uri: &str, version: i64, changes: Value) {
-        self.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": changes}));
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": changes}),
+        );
     }
 
     /// The server answers at all: a request it must answer with an error.
@@ -189,7 +233,9 @@ impl Server {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code().unwrap_or_else(|| panic!("killed by a signal: {status}"));
+                return status
+                    .code()
+                    .unwrap_or_else(|| panic!("killed by a signal: {status}"));
             }
             if Instant::now() > deadline {
                 let why = self.post_mortem();
@@ -245,8 +291,16 @@ int main(void) {
 ";
 
 fn races(diags: &[Value]) -> Vec<(u64, String)> {
-    let mut v: Vec<(u64, String)> =
-        diags.iter().filter(|d| d["code"] == "data-race").map(|d| (d["range"]["start"]["line"].as_u64().unwrap(), d["message"].as_str().unwrap().to_string())).collect();
+    let mut v: Vec<(u64, String)> = diags
+        .iter()
+        .filter(|d| d["code"] == "data-race")
+        .map(|d| {
+            (
+                d["range"]["start"]["line"].as_u64().unwrap(),
+                d["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
     v.sort();
     v
 }
@@ -261,13 +315,19 @@ fn broken_framing_and_invalid_json_are_answered_and_the_server_keeps_serving() {
 
     // Invalid JSON: a parse error with id null, as JSON-RPC says.
     s.raw(&frame(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": "));
-    let e = s.wait_for("parse error", TIMEOUT, |m| m.get("error").is_some() && m["id"].is_null());
+    let e = s.wait_for("parse error", TIMEOUT, |m| {
+        m.get("error").is_some() && m["id"].is_null()
+    });
     assert_eq!(e["error"]["code"], -32700, "{e}");
     s.assert_alive();
 
     // Not UTF-8.
-    s.raw(&frame(b"\xff\xfe{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x\"}"));
-    let e = s.wait_for("parse error for bytes that are not UTF-8", TIMEOUT, |m| m.get("error").is_some() && m["id"].is_null());
+    s.raw(&frame(
+        b"\xff\xfe{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x\"}",
+    ));
+    let e = s.wait_for("parse error for bytes that are not UTF-8", TIMEOUT, |m| {
+        m.get("error").is_some() && m["id"].is_null()
+    });
     assert_eq!(e["error"]["code"], -32700, "{e}");
 
     // JSON that is no JSON-RPC message: invalid request, with the id when
@@ -276,18 +336,31 @@ fn broken_framing_and_invalid_json_are_answered_and_the_server_keeps_serving() {
     let e = s.response(&json!(4242), TIMEOUT);
     assert_eq!(e["error"]["code"], -32600, "{e}");
     s.raw(&frame(b"[1, 2, 3]"));
-    let e = s.wait_for("invalid request for an array", TIMEOUT, |m| m.get("error").is_some() && m["id"].is_null());
+    let e = s.wait_for("invalid request for an array", TIMEOUT, |m| {
+        m.get("error").is_some() && m["id"].is_null()
+    });
     assert_eq!(e["error"]["code"], -32600, "{e}");
     s.assert_alive();
 
     // JSON nested 100,000 deep (a stack overflow for a recursive parser
     // without a limit), in params and as a whole body.
-    let deep = format!(r#"{{"jsonrpc":"2.0","id":4141,"method":"racelens/ping","params":{}{}}}"#, "[".repeat(100_000), "]".repeat(100_000));
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":4141,"method":"racelens/ping","params":{}{}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
     s.raw(&frame(deep.as_bytes()));
-    let e = s.wait_for("an answer to deeply nested JSON", TIMEOUT, |m| m.get("error").is_some() && (m["id"].is_null() || m["id"] == 4141));
-    assert!(e["error"]["code"] == -32700 || e["error"]["code"] == -32601, "{e}");
+    let e = s.wait_for("an answer to deeply nested JSON", TIMEOUT, |m| {
+        m.get("error").is_some() && (m["id"].is_null() || m["id"] == 4141)
+    });
+    assert!(
+        e["error"]["code"] == -32700 || e["error"]["code"] == -32601,
+        "{e}"
+    );
     s.raw(&frame("{\"a\":".repeat(100_000).as_bytes()));
-    let e = s.wait_for("parse error for deeply nested objects", TIMEOUT, |m| m.get("error").is_some() && m["id"].is_null());
+    let e = s.wait_for("parse error for deeply nested objects", TIMEOUT, |m| {
+        m.get("error").is_some() && m["id"].is_null()
+    });
     assert_eq!(e["error"]["code"], -32700, "{e}");
     s.assert_alive();
 
@@ -300,13 +373,19 @@ fn broken_framing_and_invalid_json_are_answered_and_the_server_keeps_serving() {
     s.raw(b"Content-Length: 99999999999999999999999999\r\n\r\n");
     s.raw(format!("X-Long: {}\r\n\r\n", "a".repeat(100_000)).as_bytes());
     s.assert_alive();
-    assert!(s.stash.iter().all(|m| m.get("id").is_none()), "skipped header blocks are not answered: {:?}", s.stash);
+    assert!(
+        s.stash.iter().all(|m| m.get("id").is_none()),
+        "skipped header blocks are not answered: {:?}",
+        s.stash
+    );
 
     // A length that is too short: the rest of the body then reads as a
     // header block without a length, and is skipped too.
     let body = br#"{"jsonrpc":"2.0","id":4343,"method":"racelens/ping"}"#;
     s.raw(&[&b"Content-Length: 10\r\n\r\n"[..], body, b"\r\n\r\n"].concat());
-    let e = s.wait_for("parse error for a short frame", TIMEOUT, |m| m.get("error").is_some() && m["id"].is_null());
+    let e = s.wait_for("parse error for a short frame", TIMEOUT, |m| {
+        m.get("error").is_some() && m["id"].is_null()
+    });
     assert_eq!(e["error"]["code"], -32700, "{e}");
     s.assert_alive();
 
@@ -314,11 +393,24 @@ fn broken_framing_and_invalid_json_are_answered_and_the_server_keeps_serving() {
     // no JSON, and the frame after them is served again.
     let next = frame(br#"{"jsonrpc":"2.0","id":4444,"method":"racelens/ping"}"#);
     let body = br#"{"jsonrpc":"2.0","id":4445,"method":"racelens/ping"}"#;
-    s.raw(&[format!("Content-Length: {}\r\n\r\n", body.len() + next.len()).as_bytes(), body, &next].concat());
-    let e = s.wait_for("parse error for a long frame", TIMEOUT, |m| m.get("error").is_some() && m["id"].is_null());
+    s.raw(
+        &[
+            format!("Content-Length: {}\r\n\r\n", body.len() + next.len()).as_bytes(),
+            body,
+            &next,
+        ]
+        .concat(),
+    );
+    let e = s.wait_for("parse error for a long frame", TIMEOUT, |m| {
+        m.get("error").is_some() && m["id"].is_null()
+    });
     assert_eq!(e["error"]["code"], -32700, "{e}");
     s.assert_alive();
-    assert!(!s.stash.iter().any(|m| m["id"] == 4444 || m["id"] == 4445), "swallowed requests were not answered: {:?}", s.stash);
+    assert!(
+        !s.stash.iter().any(|m| m["id"] == 4444 || m["id"] == 4445),
+        "swallowed requests were not answered: {:?}",
+        s.stash
+    );
 
     // Header names are case-insensitive and other headers are allowed.
     let body = br#"{"jsonrpc":"2.0","id":4646,"method":"racelens/ping"}"#;
@@ -332,7 +424,12 @@ fn broken_framing_and_invalid_json_are_answered_and_the_server_keeps_serving() {
 fn unknown_methods_get_method_not_found_and_unknown_notifications_are_ignored() {
     let mut s = Server::spawn("unknown");
     s.initialize();
-    for method in ["racelens/noSuchMethod", "textDocument/noSuchRequest", "workspace/symbol/extra", ""] {
+    for method in [
+        "racelens/noSuchMethod",
+        "textDocument/noSuchRequest",
+        "workspace/symbol/extra",
+        "",
+    ] {
         let resp = s.request(method, json!({"anything": [1, 2]}));
         assert_eq!(resp["error"]["code"], -32601, "{method}: {resp}");
     }
@@ -345,7 +442,10 @@ fn unknown_methods_get_method_not_found_and_unknown_notifications_are_ignored() 
         assert_eq!(s.response(&id, TIMEOUT)["error"]["code"], -32601, "id {id}");
     }
     // Known methods with parameters of the wrong shape: invalid params.
-    let resp = s.request("textDocument/hover", json!({"textDocument": "not an object", "position": 3}));
+    let resp = s.request(
+        "textDocument/hover",
+        json!({"textDocument": "not an object", "position": 3}),
+    );
     assert_eq!(resp["error"]["code"], -32602, "{resp}");
     s.notify("textDocument/didOpen", json!({"textDocument": 5}));
     s.assert_alive();
@@ -355,26 +455,52 @@ fn unknown_methods_get_method_not_found_and_unknown_notifications_are_ignored() 
 #[test]
 fn requests_before_initialize_and_after_shutdown_are_refused() {
     let mut s = Server::spawn("lifecycle");
-    let resp = s.request("textDocument/hover", json!({"textDocument": {"uri": uri("a.c")}, "position": {"line": 0, "character": 0}}));
-    assert_eq!(resp["error"]["code"], -32002, "ServerNotInitialized before initialize: {resp}");
+    let resp = s.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri("a.c")}, "position": {"line": 0, "character": 0}}),
+    );
+    assert_eq!(
+        resp["error"]["code"], -32002,
+        "ServerNotInitialized before initialize: {resp}"
+    );
     let resp = s.request("shutdown", Value::Null);
     assert_eq!(resp["error"]["code"], -32002, "{resp}");
     // Notifications before initialize are dropped, not fatal.
     s.open(&uri("early.c"), RACY);
     s.initialize();
-    let again = s.request("initialize", json!({"processId": null, "rootUri": null, "capabilities": {}}));
-    assert!(again["error"]["code"].is_i64(), "a second initialize is an error: {again}");
+    let again = s.request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}}),
+    );
+    assert!(
+        again["error"]["code"].is_i64(),
+        "a second initialize is an error: {again}"
+    );
     // The document opened too early was ignored: editing it changes nothing,
     // and a document opened now is served.
     s.change(&uri("early.c"), 2, json!([{"text": ""}]));
     s.open(&uri("now.c"), RACY);
-    assert_eq!(races(&s.diagnostics(&uri("now.c"), 1, TIMEOUT)).len(), 3, "early.c must not have joined the program");
-    assert!(!s.stash.iter().any(|m| m["params"]["uri"] == uri("early.c")), "{:?}", s.stash);
+    assert_eq!(
+        races(&s.diagnostics(&uri("now.c"), 1, TIMEOUT)).len(),
+        3,
+        "early.c must not have joined the program"
+    );
+    assert!(
+        !s.stash.iter().any(|m| m["params"]["uri"] == uri("early.c")),
+        "{:?}",
+        s.stash
+    );
 
     let resp = s.request("shutdown", Value::Null);
     assert!(resp.get("error").is_none(), "{resp}");
-    let resp = s.request("textDocument/hover", json!({"textDocument": {"uri": uri("now.c")}, "position": {"line": 6, "character": 5}}));
-    assert_eq!(resp["error"]["code"], -32600, "InvalidRequest after shutdown: {resp}");
+    let resp = s.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri("now.c")}, "position": {"line": 6, "character": 5}}),
+    );
+    assert_eq!(
+        resp["error"]["code"], -32600,
+        "InvalidRequest after shutdown: {resp}"
+    );
     s.notify("exit", Value::Null);
     assert_eq!(s.exit_code(TIMEOUT), 0);
 }
@@ -455,9 +581,16 @@ fn out_of_range_edits_are_clamped_and_unknown_documents_ignored() {
 
     // Edits to documents that were never opened, or were closed, and a
     // close of a document that was never opened: ignored.
-    s.change(&uri("never-opened.c"), 2, json!([{"range": range((0, 0), (0, 0)), "text": "garbage"}]));
+    s.change(
+        &uri("never-opened.c"),
+        2,
+        json!([{"range": range((0, 0), (0, 0)), "text": "garbage"}]),
+    );
     s.change(&uri("never-opened.c"), 3, json!([{"text": "int x;"}]));
-    s.notify("textDocument/didClose", json!({"textDocument": {"uri": uri("never-opened-either.c")}}));
+    s.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri("never-opened-either.c")}}),
+    );
 
     let edits: Vec<((u32, u32), (u32, u32), &str)> = vec![
         // Past the last line: appended.
@@ -479,22 +612,44 @@ fn out_of_range_edits_are_clamped_and_unknown_documents_ignored() {
     let mut version = 1;
     for (start, end, new) in &edits {
         version += 1;
-        s.change(&u, version, json!([{"range": range(*start, *end), "text": new}]));
+        s.change(
+            &u,
+            version,
+            json!([{"range": range(*start, *end), "text": new}]),
+        );
         apply_change(&mut text, *start, *end, new);
     }
     // One notification with several changes, each against the text the
     // previous one left.
     version += 1;
-    let batch = [((0, 0), (0, 0), "/* batch */\n"), ((0, 3), (0, 8), ""), ((500, 1), (0, 0), "// end\n")];
-    s.change(&u, version, json!(batch.iter().map(|(a, b, t)| json!({"range": range(*a, *b), "text": t})).collect::<Vec<_>>()));
+    let batch = [
+        ((0, 0), (0, 0), "/* batch */\n"),
+        ((0, 3), (0, 8), ""),
+        ((500, 1), (0, 0), "// end\n"),
+    ];
+    s.change(
+        &u,
+        version,
+        json!(batch
+            .iter()
+            .map(|(a, b, t)| json!({"range": range(*a, *b), "text": t}))
+            .collect::<Vec<_>>()),
+    );
     for (a, b, t) in &batch {
         apply_change(&mut text, *a, *b, t);
     }
     assert!(text.contains("int hits; /* éZ😀 */"), "{text}");
     let diags = s.diagnostics(&u, version, TIMEOUT);
-    assert_eq!(diags, fresh_diagnostics("clamp.c", &text, TIMEOUT), "the clamped edits left the text:\n{text}");
+    assert_eq!(
+        diags,
+        fresh_diagnostics("clamp.c", &text, TIMEOUT),
+        "the clamped edits left the text:\n{text}"
+    );
     let found = races(&diags);
-    assert!(found.iter().all(|(_, m)| m.contains("`hits`")) && !found.is_empty(), "only `hits` races now: {found:?}");
+    assert!(
+        found.iter().all(|(_, m)| m.contains("`hits`")) && !found.is_empty(),
+        "only `hits` races now: {found:?}"
+    );
     assert_eq!(s.shutdown_and_exit(), 0);
 }
 
@@ -519,7 +674,10 @@ impl Rng {
 fn position(text: &str, offset: usize) -> (u32, u32) {
     let before = &text[..offset];
     let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
-    (before.matches('\n').count() as u32, before[line_start..].encode_utf16().count() as u32)
+    (
+        before.matches('\n').count() as u32,
+        before[line_start..].encode_utf16().count() as u32,
+    )
 }
 
 fn char_floor(text: &str, mut i: usize) -> usize {
@@ -541,7 +699,9 @@ fn a_burst_of_ten_thousand_edits_ends_where_a_fresh_open_would() {
     s.initialize();
     let u = uri("burst.c");
     s.open(&u, "");
-    let junk = ["/*", "\"", "{", "}", "\n", "é", "😀", "(", "#if 0\n", "'", "\\", "\r\n", "x", "//"];
+    let junk = [
+        "/*", "\"", "{", "}", "\n", "é", "😀", "(", "#if 0\n", "'", "\\", "\r\n", "x", "//",
+    ];
     let mut rng = Rng(0x5eed_cafe);
     let (mut text, mut typed) = (String::new(), 0);
     let mut pending = Vec::new();
@@ -555,11 +715,21 @@ fn a_burst_of_ten_thousand_edits_ends_where_a_fresh_open_would() {
             let (a, b) = (position(&text, at), position(&text, at + len));
             text.replace_range(at..at + len, "");
             json!({"range": range(a, b), "text": ""})
-        } else if (typed < RACY.len() && (i % typing_every == 0 || BURST - i <= 2 * (RACY.len() - typed))) || i == BURST - 1 {
+        } else if (typed < RACY.len()
+            && (i % typing_every == 0 || BURST - i <= 2 * (RACY.len() - typed)))
+            || i == BURST - 1
+        {
             // Type the next character(s) of the program at the end (nothing
             // when it is all typed and this is the last edit).
             let n = char_floor(RACY, (typed + 1 + rng.below(3)).min(RACY.len())).max(typed);
-            let n = if n == typed { RACY[typed..].chars().next().map_or(typed, |c| typed + c.len_utf8()) } else { n };
+            let n = if n == typed {
+                RACY[typed..]
+                    .chars()
+                    .next()
+                    .map_or(typed, |c| typed + c.len_utf8())
+            } else {
+                n
+            };
             let piece = &RACY[typed..n];
             let at = position(&text, text.len());
             text.push_str(piece);
@@ -575,25 +745,47 @@ fn a_burst_of_ten_thousand_edits_ends_where_a_fresh_open_would() {
         };
         s.change(&u, version, json!([change]));
         if i % 1000 == 999 {
-            pending.push(s.call("textDocument/hover", json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 0}})));
+            pending.push(s.call(
+                "textDocument/hover",
+                json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 0}}),
+            ));
         }
     }
     assert_eq!(junk_at, None);
-    assert_eq!(text, RACY, "the burst must end with the whole program typed");
+    assert_eq!(
+        text, RACY,
+        "the burst must end with the whole program typed"
+    );
     // Every request sent during the burst is answered, exactly once.
     for id in pending {
         let resp = s.response(&json!(id), BIG_TIMEOUT);
-        assert!(resp.get("error").is_none() || resp["error"]["code"] == -32801, "{resp}");
+        assert!(
+            resp.get("error").is_none() || resp["error"]["code"] == -32801,
+            "{resp}"
+        );
     }
     // A request after the burst sees the final text.
     let line = RACY.lines().position(|l| l.contains("hits++")).unwrap() as u32;
-    let hover = s.request("textDocument/hover", json!({"textDocument": {"uri": u}, "position": {"line": line, "character": 5}}));
-    let contents = hover["result"]["contents"]["value"].as_str().unwrap_or_else(|| panic!("hover on `hits` after the burst: {hover}"));
+    let hover = s.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": {"line": line, "character": 5}}),
+    );
+    let contents = hover["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("hover on `hits` after the burst: {hover}"));
     assert!(contents.contains("hits"), "{contents}");
     let diags = s.diagnostics(&u, version, BIG_TIMEOUT);
     assert_eq!(races(&diags).len(), 3, "{diags:#?}");
     assert_eq!(diags, fresh_diagnostics("burst.c", RACY, TIMEOUT));
-    assert!(s.stash.iter().filter(|m| m.get("id").is_some() && m.get("method").is_none()).count() == 0, "unexpected responses: {:?}", s.stash);
+    assert!(
+        s.stash
+            .iter()
+            .filter(|m| m.get("id").is_some() && m.get("method").is_none())
+            .count()
+            == 0,
+        "unexpected responses: {:?}",
+        s.stash
+    );
     assert_eq!(s.shutdown_and_exit(), 0);
 }
 
@@ -609,7 +801,10 @@ fn a_one_megabyte_line() {
         let _ = write!(table, "{},", table.len() % 1000);
     }
     table.push_str("0}; /* é😀 */ ");
-    let text = format!("{table}{}", RACY.replace('\n', " ").replace("#include <pthread.h> ", ""));
+    let text = format!(
+        "{table}{}",
+        RACY.replace('\n', " ").replace("#include <pthread.h> ", "")
+    );
     assert!(!text.contains('\n') && text.len() > 1 << 20);
     let mut s = Server::spawn("long-line");
     s.initialize();
@@ -621,15 +816,31 @@ fn a_one_megabyte_line() {
     assert_eq!(races(&diags).len(), 3, "{diags:#?}");
     let hits = text.find("hits++").unwrap();
     let col = text[..hits].encode_utf16().count() as u64;
-    assert!(diags.iter().any(|d| d["range"]["start"] == json!({"line": 0, "character": col})), "a race on `hits` at UTF-16 column {col}: {diags:#?}");
+    assert!(
+        diags
+            .iter()
+            .any(|d| d["range"]["start"] == json!({"line": 0, "character": col})),
+        "a race on `hits` at UTF-16 column {col}: {diags:#?}"
+    );
 
     // Hover at the far end of the line, then an edit there: guard `hits`.
-    let hover = s.request("textDocument/hover", json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": col + 1}}));
-    assert!(hover["result"]["contents"]["value"].as_str().is_some_and(|v| v.contains("hits")), "{hover}");
+    let hover = s.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": col + 1}}),
+    );
+    assert!(
+        hover["result"]["contents"]["value"]
+            .as_str()
+            .is_some_and(|v| v.contains("hits")),
+        "{hover}"
+    );
     let end = col as u32 + "hits++;".len() as u32;
     s.change(&u, 2, json!([{"range": range((0, col as u32), (0, end)), "text": "pthread_mutex_lock(&m); hits++; pthread_mutex_unlock(&m);"}]));
     let diags = s.diagnostics(&u, 2, BIG_TIMEOUT);
-    assert!(!races(&diags).iter().any(|(_, m)| m.contains("`hits`")), "{diags:#?}");
+    assert!(
+        !races(&diags).iter().any(|(_, m)| m.contains("`hits`")),
+        "{diags:#?}"
+    );
     assert_eq!(races(&diags).len(), 2, "{diags:#?}");
     assert_eq!(s.shutdown_and_exit(), 0);
 }
@@ -686,26 +897,48 @@ fn a_twenty_megabyte_file() {
     let t = Instant::now();
     s.open(&u, &text);
     let diags = s.diagnostics(&u, 1, BIG_TIMEOUT);
-    eprintln!("{} MB file: diagnostics after {:?}", text.len() >> 20, t.elapsed());
+    eprintln!(
+        "{} MB file: diagnostics after {:?}",
+        text.len() >> 20,
+        t.elapsed()
+    );
     let found = races(&diags);
-    assert!(found.iter().filter(|(_, m)| m.contains("`stat")).count() >= 8, "races on the `statN` of the modules the pool uses: {found:?}");
+    assert!(
+        found.iter().filter(|(_, m)| m.contains("`stat")).count() >= 8,
+        "races on the `statN` of the modules the pool uses: {found:?}"
+    );
     assert!(found.iter().any(|(_, m)| m.contains("`hits`")), "{found:?}");
 
     // Requests about both ends of the file, sent together: all answered.
     let (last, _) = position(&text, text.len());
     let t = Instant::now();
-    let at_end = s.call("textDocument/hover", json!({"textDocument": {"uri": u}, "position": {"line": last - 3, "character": 6}}));
+    let at_end = s.call(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": {"line": last - 3, "character": 6}}),
+    );
     s.assert_alive();
     let line = RACY.lines().position(|l| l.contains("hits++")).unwrap() as u32;
-    let hover = s.request("textDocument/hover", json!({"textDocument": {"uri": u}, "position": {"line": line, "character": 5}}));
-    assert!(hover["result"]["contents"]["value"].as_str().is_some_and(|v| v.contains("hits")), "{hover}");
+    let hover = s.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": {"line": line, "character": 5}}),
+    );
+    assert!(
+        hover["result"]["contents"]["value"]
+            .as_str()
+            .is_some_and(|v| v.contains("hits")),
+        "{hover}"
+    );
     let hover = s.response(&json!(at_end), BIG_TIMEOUT);
     assert!(hover.get("error").is_none(), "{hover}");
     eprintln!("20 MB file: three requests answered in {:?}", t.elapsed());
 
     // An edit at the very end: the same races, published for version 2.
     let t = Instant::now();
-    s.change(&u, 2, json!([{"range": range((last, 0), (last, 0)), "text": "int appended;\n"}]));
+    s.change(
+        &u,
+        2,
+        json!([{"range": range((last, 0), (last, 0)), "text": "int appended;\n"}]),
+    );
     assert_eq!(races(&s.diagnostics(&u, 2, BIG_TIMEOUT)), found);
     eprintln!("20 MB file: edit to diagnostics {:?}", t.elapsed());
     assert_eq!(s.shutdown_and_exit(), 0);

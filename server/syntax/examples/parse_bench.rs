@@ -18,6 +18,9 @@ fn main() {
     let t = std::time::Instant::now();
     let mt = racelens_syntax::MacroTable::new(&items.macros);
     let mut n = 0;
-    for f in &items.functions { let ir = racelens_syntax::lower_function(&text[f.start as usize..f.end as usize], &mt); n += ir.body.len(); }
+    for f in &items.functions {
+        let ir = racelens_syntax::lower_function(&text[f.start as usize..f.end as usize], &mt);
+        n += ir.body.len();
+    }
     eprintln!("lower {:?} {}", t.elapsed(), n);
 }

@@ -21,7 +21,10 @@ pub struct Span {
 
 impl Span {
     pub fn new(start: usize, end: usize) -> Self {
-        Span { start: start as u32, end: end as u32 }
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
     }
 }
 
@@ -31,10 +34,18 @@ pub enum Expr {
     /// A variable, parameter, global or function name.
     Var(Name),
     /// `base.field` (`arrow == false`) or `base->field`.
-    Field { base: Box<Expr>, field: Name, arrow: bool },
+    Field {
+        base: Box<Expr>,
+        field: Name,
+        arrow: bool,
+    },
     /// `base[index]`; `index` is `Some` only for integer constants, `var`
     /// names a plain variable index (`a[i]`).
-    Index { base: Box<Expr>, index: Option<i64>, var: Option<Name> },
+    Index {
+        base: Box<Expr>,
+        index: Option<i64>,
+        var: Option<Name>,
+    },
     /// `*e`.
     Deref(Box<Expr>),
     /// `&e`.
@@ -104,16 +115,36 @@ pub enum Test {
 pub enum Stmt {
     Access(Access),
     /// `lhs = rhs` for alias analysis (the accesses are separate statements).
-    Assign { lhs: Expr, rhs: Expr },
+    Assign {
+        lhs: Expr,
+        rhs: Expr,
+    },
     Call(Call),
     /// A local declaration; `is_static` locals live for the whole program.
     Decl(LocalDecl),
-    If { cond: Vec<Stmt>, test: Test, then: Vec<Stmt>, els: Vec<Stmt> },
+    If {
+        cond: Vec<Stmt>,
+        test: Test,
+        then: Vec<Stmt>,
+        els: Vec<Stmt>,
+    },
     /// Any loop: `cond` is evaluated before each iteration (after it for do-while).
-    Loop { cond: Vec<Stmt>, test: Test, body: Vec<Stmt>, do_while: bool, infinite: bool },
+    Loop {
+        cond: Vec<Stmt>,
+        test: Test,
+        body: Vec<Stmt>,
+        do_while: bool,
+        infinite: bool,
+    },
     /// `switch`: each arm may run; `break` leaves the switch.
-    Switch { cond: Vec<Stmt>, arms: Vec<Vec<Stmt>> },
-    Return { span: Span, value: Option<Expr> },
+    Switch {
+        cond: Vec<Stmt>,
+        arms: Vec<Vec<Stmt>>,
+    },
+    Return {
+        span: Span,
+        value: Option<Expr>,
+    },
     Break,
     Continue,
     Goto,

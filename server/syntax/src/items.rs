@@ -87,11 +87,26 @@ pub fn function_nodes<'t>(tree: &'t Tree, src: &str) -> Vec<Node<'t>> {
             match child.kind() {
                 "function_definition" => {
                     let mut t = TypeInfo::default();
-                    if child.child_by_field_name("declarator").and_then(|d| declarator(d, &mut t)).is_some() {
+                    if child
+                        .child_by_field_name("declarator")
+                        .and_then(|d| declarator(d, &mut t))
+                        .is_some()
+                    {
                         out.push(child);
                     }
                 }
-                "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef" | "linkage_specification" | "declaration_list" | "ERROR" if depth < 64 => stack.push((child, depth + 1)),
+                "preproc_if"
+                | "preproc_ifdef"
+                | "preproc_else"
+                | "preproc_elif"
+                | "preproc_elifdef"
+                | "linkage_specification"
+                | "declaration_list"
+                | "ERROR"
+                    if depth < 64 =>
+                {
+                    stack.push((child, depth + 1))
+                }
                 _ => {}
             }
         }
@@ -126,14 +141,28 @@ pub fn for_each_function(tree: &Tree, src: &str, f: &mut dyn FnMut(Node, &str, u
         }
         // A definition torn apart at the top level: `int` `main(...)` `{...}`.
         if child.kind() == "function_declarator" {
-            let body_end = match children.get(i + 1).filter(|b| b.kind() == "compound_statement") {
+            let body_end = match children
+                .get(i + 1)
+                .filter(|b| b.kind() == "compound_statement")
+            {
                 Some(body) => Some(body.end_byte()),
                 None => matching_brace(src, child.end_byte()),
             };
             if let Some(body_end) = body_end {
                 let mut start = child.start_byte();
                 let mut j = i;
-                while j > 0 && matches!(children[j - 1].kind(), "primitive_type" | "type_identifier" | "sized_type_specifier" | "struct_specifier" | "storage_class_specifier" | "type_qualifier" | "pointer_declarator") {
+                while j > 0
+                    && matches!(
+                        children[j - 1].kind(),
+                        "primitive_type"
+                            | "type_identifier"
+                            | "sized_type_specifier"
+                            | "struct_specifier"
+                            | "storage_class_specifier"
+                            | "type_qualifier"
+                            | "pointer_declarator"
+                    )
+                {
                     j -= 1;
                     start = children[j].start_byte();
                 }
@@ -143,10 +172,18 @@ pub fn for_each_function(tree: &Tree, src: &str, f: &mut dyn FnMut(Node, &str, u
     }
     for (r, skip_first) in regions {
         // Skip an error region's first line: it holds the construct that broke.
-        let Some(region) = src.get(r.clone()) else { continue };
-        let skip = if skip_first { region.find('\n').map(|i| i + 1).unwrap_or(region.len()) } else { 0 };
+        let Some(region) = src.get(r.clone()) else {
+            continue;
+        };
+        let skip = if skip_first {
+            region.find('\n').map(|i| i + 1).unwrap_or(region.len())
+        } else {
+            0
+        };
         let offset = r.start + skip;
-        let Some(sub) = src.get(offset..r.end) else { continue };
+        let Some(sub) = src.get(offset..r.end) else {
+            continue;
+        };
         if sub.trim().is_empty() {
             continue;
         }
@@ -227,8 +264,14 @@ pub fn extract_items(tree: &Tree, src: &str) -> FileItems {
                 "expression_statement" => {
                     // `struct s { ... };` alone sometimes parses this way.
                 }
-                "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef"
-                | "linkage_specification" | "declaration_list" | "ERROR"
+                "preproc_if"
+                | "preproc_ifdef"
+                | "preproc_else"
+                | "preproc_elif"
+                | "preproc_elifdef"
+                | "linkage_specification"
+                | "declaration_list"
+                | "ERROR"
                     if depth < 64 =>
                 {
                     stack.push((child, depth + 1))
@@ -237,7 +280,9 @@ pub fn extract_items(tree: &Tree, src: &str) -> FileItems {
             }
         }
     }
-    for_each_function(tree, src, &mut |node, sub, offset| function_item(node, sub, offset, &mut items));
+    for_each_function(tree, src, &mut |node, sub, offset| {
+        function_item(node, sub, offset, &mut items)
+    });
     items.functions.sort_by_key(|f| f.start);
     items.globals.sort_by_key(|g| g.start);
     items.error_count = count_errors(root);
@@ -296,10 +341,12 @@ pub(crate) fn base_type(node: Node, src: &str) -> TypeInfo {
             ty.atomic = true;
         }
         ty.name = Some(match t.kind() {
-            "struct_specifier" | "union_specifier" | "enum_specifier" => match t.child_by_field_name("name") {
-                Some(n) => name(n, src),
-                None => Name::from(format!("<anon@{}>", t.start_byte())),
-            },
+            "struct_specifier" | "union_specifier" | "enum_specifier" => {
+                match t.child_by_field_name("name") {
+                    Some(n) => name(n, src),
+                    None => Name::from(format!("<anon@{}>", t.start_byte())),
+                }
+            }
             _ => Name::from(t_text.trim()),
         });
     }
@@ -311,11 +358,18 @@ pub(crate) fn declarator<'t>(mut d: Node<'t>, ty: &mut TypeInfo) -> Option<Node<
     let mut saw_pointer_in_parens = false;
     for _ in 0..64 {
         match d.kind() {
-            "identifier" | "field_identifier" | "type_identifier" | "primitive_type" => return Some(d),
+            "identifier" | "field_identifier" | "type_identifier" | "primitive_type" => {
+                return Some(d)
+            }
             "pointer_declarator" | "abstract_pointer_declarator" => {
                 ty.pointer = ty.pointer.saturating_add(1);
                 let mut cur = d.walk();
-                if ty.pointer < 8 && d.children(&mut cur).any(|c| c.kind() == "type_qualifier" && c.child(0).map(|t| t.kind() == "volatile").unwrap_or(false)) {
+                if ty.pointer < 8
+                    && d.children(&mut cur).any(|c| {
+                        c.kind() == "type_qualifier"
+                            && c.child(0).map(|t| t.kind() == "volatile").unwrap_or(false)
+                    })
+                {
                     ty.volatile |= 1 << ty.pointer;
                 }
                 saw_pointer_in_parens = true;
@@ -335,7 +389,11 @@ pub(crate) fn declarator<'t>(mut d: Node<'t>, ty: &mut TypeInfo) -> Option<Node<
                 }
                 d = inner;
             }
-            "init_declarator" | "attributed_declarator" => d = d.child_by_field_name("declarator").or_else(|| d.named_child(0))?,
+            "init_declarator" | "attributed_declarator" => {
+                d = d
+                    .child_by_field_name("declarator")
+                    .or_else(|| d.named_child(0))?
+            }
             "parenthesized_declarator" => d = d.named_child(0)?,
             _ => return None,
         }
@@ -346,9 +404,13 @@ pub(crate) fn declarator<'t>(mut d: Node<'t>, ty: &mut TypeInfo) -> Option<Node<
 
 fn function_item(node: Node, src: &str, offset: usize, items: &mut FileItems) {
     let ty = base_type(node, src);
-    let Some(decl) = node.child_by_field_name("declarator") else { return };
+    let Some(decl) = node.child_by_field_name("declarator") else {
+        return;
+    };
     let mut t = ty.clone();
-    let Some(n) = declarator(decl, &mut t) else { return };
+    let Some(n) = declarator(decl, &mut t) else {
+        return;
+    };
     t.is_function = false;
     if let Some(t) = node.child_by_field_name("type") {
         struct_defs(t, src, items, 0);
@@ -376,7 +438,9 @@ fn declaration_item(node: Node, src: &str, items: &mut FileItems) {
     let mut cur = node.walk();
     for d in node.children_by_field_name("declarator", &mut cur) {
         let mut ty = base.clone();
-        let Some(n) = declarator(d, &mut ty) else { continue };
+        let Some(n) = declarator(d, &mut ty) else {
+            continue;
+        };
         if ty.is_function {
             ty.is_function = false;
             items.prototypes.push((name(n, src), ty));
@@ -384,9 +448,15 @@ fn declaration_item(node: Node, src: &str, items: &mut FileItems) {
         }
         // tree-sitter-c 0.24 does not know `_Thread_local`: it ends up in an
         // error node before the declaration, on the same line.
-        let line_start = src[..node.start_byte()].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let line_start = src[..node.start_byte()]
+            .rfind('\n')
+            .map(|i| i + 1)
+            .unwrap_or(0);
         let prefix = src.get(line_start..n.start_byte()).unwrap_or("");
-        if prefix.contains("_Thread_local") || prefix.contains("thread_local ") || prefix.contains("__thread") {
+        if prefix.contains("_Thread_local")
+            || prefix.contains("thread_local ")
+            || prefix.contains("__thread")
+        {
             ty.thread_local = true;
         }
         let mut init_refs = Vec::new();
@@ -427,18 +497,27 @@ fn typedef_item(node: Node, src: &str, items: &mut FileItems) {
     let base = base_type(node, src);
     let type_node = node.child_by_field_name("type");
     let mut cur = node.walk();
-    let decls: Vec<Node> = node.children_by_field_name("declarator", &mut cur).collect();
+    let decls: Vec<Node> = node
+        .children_by_field_name("declarator", &mut cur)
+        .collect();
     for d in decls {
         let mut ty = base.clone();
-        let Some(n) = declarator(d, &mut ty) else { continue };
+        let Some(n) = declarator(d, &mut ty) else {
+            continue;
+        };
         let tname = name(n, src);
         // An anonymous struct takes the typedef's name.
         if let Some(t) = type_node {
-            if matches!(t.kind(), "struct_specifier" | "union_specifier") && t.child_by_field_name("name").is_none() {
+            if matches!(t.kind(), "struct_specifier" | "union_specifier")
+                && t.child_by_field_name("name").is_none()
+            {
                 ty.name = Some(tname.clone());
                 if let Some(body) = t.child_by_field_name("body") {
                     let fields = struct_fields(body, src, items, 1);
-                    items.structs.push(StructDef { name: tname.clone(), fields });
+                    items.structs.push(StructDef {
+                        name: tname.clone(),
+                        fields,
+                    });
                 }
             }
         }
@@ -455,12 +534,25 @@ fn struct_defs(node: Node, src: &str, items: &mut FileItems, depth: u32) {
     if depth > 32 || !matches!(node.kind(), "struct_specifier" | "union_specifier") {
         return;
     }
-    let (Some(n), Some(body)) = (node.child_by_field_name("name"), node.child_by_field_name("body")) else { return };
+    let (Some(n), Some(body)) = (
+        node.child_by_field_name("name"),
+        node.child_by_field_name("body"),
+    ) else {
+        return;
+    };
     let fields = struct_fields(body, src, items, depth + 1);
-    items.structs.push(StructDef { name: name(n, src), fields });
+    items.structs.push(StructDef {
+        name: name(n, src),
+        fields,
+    });
 }
 
-fn struct_fields(body: Node, src: &str, items: &mut FileItems, depth: u32) -> Vec<(Name, TypeInfo)> {
+fn struct_fields(
+    body: Node,
+    src: &str,
+    items: &mut FileItems,
+    depth: u32,
+) -> Vec<(Name, TypeInfo)> {
     let mut fields = Vec::new();
     let mut cur = body.walk();
     for f in body.named_children(&mut cur) {
@@ -483,18 +575,36 @@ fn struct_fields(body: Node, src: &str, items: &mut FileItems, depth: u32) -> Ve
 }
 
 fn macro_item(node: Node, src: &str, items: &mut FileItems) {
-    let Some(n) = node.child_by_field_name("name") else { return };
+    let Some(n) = node.child_by_field_name("name") else {
+        return;
+    };
     let params = node.child_by_field_name("parameters").map(|p| {
         let mut cur = p.walk();
         p.named_children(&mut cur)
-            .map(|c| if c.kind() == "variadic_parameter" || text(c, src) == "..." { Name::from("__VA_ARGS__") } else { name(c, src) })
+            .map(|c| {
+                if c.kind() == "variadic_parameter" || text(c, src) == "..." {
+                    Name::from("__VA_ARGS__")
+                } else {
+                    name(c, src)
+                }
+            })
             .collect()
     });
     let body = node
         .child_by_field_name("value")
-        .map(|v| text(v, src).replace("\\\r\n", " ").replace("\\\n", " ").trim().to_string())
+        .map(|v| {
+            text(v, src)
+                .replace("\\\r\n", " ")
+                .replace("\\\n", " ")
+                .trim()
+                .to_string()
+        })
         .unwrap_or_default();
-    items.macros.push(MacroDef { name: name(n, src), params, body });
+    items.macros.push(MacroDef {
+        name: name(n, src),
+        params,
+        body,
+    });
 }
 
 #[cfg(test)]
@@ -516,7 +626,10 @@ mod tests {
         assert_eq!(items.globals[3].init_refs.len(), 2);
         assert_eq!(items.macros.len(), 2);
         assert_eq!(items.macros[0].params.as_deref(), Some(&[][..]));
-        assert!(items.structs.iter().any(|s| &*s.name == "q" && s.fields.len() == 2));
+        assert!(items
+            .structs
+            .iter()
+            .any(|s| &*s.name == "q" && s.fields.len() == 2));
         assert!(items.structs.iter().any(|s| &*s.name == "T"));
         assert_eq!(&*items.prototypes[0].0, "f");
     }

@@ -13,7 +13,10 @@ pub mod macros;
 pub mod parse;
 
 pub use ir::*;
-pub use items::{extract_items, for_each_function, function_nodes, FileItems, FunctionItem, GlobalItem, MacroDef, StructDef};
+pub use items::{
+    extract_items, for_each_function, function_nodes, FileItems, FunctionItem, GlobalItem,
+    MacroDef, StructDef,
+};
 pub use line_index::LineIndex;
 pub use lower::{lower_definition, lower_function};
 pub use macros::MacroTable;

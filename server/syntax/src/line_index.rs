@@ -29,7 +29,10 @@ impl LineIndex {
     }
 
     pub fn line_start(&self, line: usize) -> usize {
-        self.starts.get(line).copied().unwrap_or(*self.starts.last().unwrap()) as usize
+        self.starts
+            .get(line)
+            .copied()
+            .unwrap_or(*self.starts.last().unwrap()) as usize
     }
 
     pub fn line_count(&self) -> usize {
@@ -57,7 +60,11 @@ impl LineIndex {
             return text.len();
         }
         let start = self.line_start(line);
-        let end = if line + 1 < self.starts.len() { self.line_start(line + 1) } else { text.len() };
+        let end = if line + 1 < self.starts.len() {
+            self.line_start(line + 1)
+        } else {
+            text.len()
+        };
         let line_text = &text[start..end];
         let line_text = line_text.strip_suffix('\n').unwrap_or(line_text);
         let line_text = line_text.strip_suffix('\r').unwrap_or(line_text);

@@ -25,7 +25,9 @@ pub fn lower_function(fn_text: &str, macros: &MacroTable) -> FnIr {
     let tree = parse_text(fn_text);
     let root = tree.root_node();
     let mut cur = root.walk();
-    let def = root.named_children(&mut cur).find(|n| n.kind() == "function_definition");
+    let def = root
+        .named_children(&mut cur)
+        .find(|n| n.kind() == "function_definition");
     match def {
         Some(def) => lower_definition(def, fn_text, macros),
         None => FnIr::default(),
@@ -35,7 +37,17 @@ pub fn lower_function(fn_text: &str, macros: &MacroTable) -> FnIr {
 /// Lowers a `function_definition` node of a parsed file whose text is `src`.
 /// Spans come out relative to the start of the definition.
 pub fn lower_definition(def: Node, src: &str, macros: &MacroTable) -> FnIr {
-    let mut lw = Lowerer { src, base: def.start_byte(), macros, over: None, ir: FnIr::default(), active: Vec::new(), nstmts: 0, stmt_span: Span::default(), cond_calls: Vec::new() };
+    let mut lw = Lowerer {
+        src,
+        base: def.start_byte(),
+        macros,
+        over: None,
+        ir: FnIr::default(),
+        active: Vec::new(),
+        nstmts: 0,
+        stmt_span: Span::default(),
+        cond_calls: Vec::new(),
+    };
     if let Some(d) = def.child_by_field_name("declarator") {
         lw.params(d);
     }
@@ -76,7 +88,12 @@ fn unparen(mut n: Node) -> Node {
 
 impl<'s> Lowerer<'s> {
     fn span(&self, n: Node) -> Span {
-        self.over.unwrap_or_else(|| Span::new(n.start_byte().saturating_sub(self.base), n.end_byte().saturating_sub(self.base)))
+        self.over.unwrap_or_else(|| {
+            Span::new(
+                n.start_byte().saturating_sub(self.base),
+                n.end_byte().saturating_sub(self.base),
+            )
+        })
     }
 
     fn push(&mut self, out: &mut Vec<Stmt>, s: Stmt) {
@@ -100,21 +117,29 @@ impl<'s> Lowerer<'s> {
                 None => return,
             }
         }
-        let Some(list) = n.child_by_field_name("parameters") else { return };
+        let Some(list) = n.child_by_field_name("parameters") else {
+            return;
+        };
         let mut cur = list.walk();
         for p in list.named_children(&mut cur) {
             if p.kind() != "parameter_declaration" {
                 continue;
             }
             let mut ty = base_type(p, self.src);
-            let Some(dn) = p.child_by_field_name("declarator") else { continue };
+            let Some(dn) = p.child_by_field_name("declarator") else {
+                continue;
+            };
             if let Some(nn) = declarator(dn, &mut ty) {
                 if ty.array {
                     ty.array = false;
                     ty.pointer += 1;
                 }
                 let span = self.span(nn);
-                self.ir.params.push(LocalDecl { name: name(nn, self.src), ty, span });
+                self.ir.params.push(LocalDecl {
+                    name: name(nn, self.src),
+                    ty,
+                    span,
+                });
             }
         }
     }
@@ -166,35 +191,67 @@ impl<'s> Lowerer<'s> {
                     }
                     None => Vec::new(),
                 };
-                self.push(out, Stmt::If { cond, test, then, els });
+                self.push(
+                    out,
+                    Stmt::If {
+                        cond,
+                        test,
+                        then,
+                        els,
+                    },
+                );
             }
             "while_statement" => {
                 let mut cond = Vec::new();
                 let c = n.child_by_field_name("condition");
-                let infinite = c.map(|c| matches!(text(unparen(c), self.src), "1" | "true")).unwrap_or(false);
+                let infinite = c
+                    .map(|c| matches!(text(unparen(c), self.src), "1" | "true"))
+                    .unwrap_or(false);
                 let test = match c {
                     Some(c) => self.condition(c, &mut cond, depth),
                     None => Test::Other,
                 };
                 let body = self.block(n.child_by_field_name("body"), depth);
-                self.push(out, Stmt::Loop { cond, test, body, do_while: false, infinite });
+                self.push(
+                    out,
+                    Stmt::Loop {
+                        cond,
+                        test,
+                        body,
+                        do_while: false,
+                        infinite,
+                    },
+                );
             }
             "do_statement" => {
                 let body = self.block(n.child_by_field_name("body"), depth);
                 let mut cond = Vec::new();
                 let c = n.child_by_field_name("condition");
-                let infinite = c.map(|c| matches!(text(unparen(c), self.src), "1" | "true")).unwrap_or(false);
+                let infinite = c
+                    .map(|c| matches!(text(unparen(c), self.src), "1" | "true"))
+                    .unwrap_or(false);
                 let test = match c {
                     Some(c) => self.condition(c, &mut cond, depth),
                     None => Test::Other,
                 };
-                let zero = c.map(|c| text(unparen(c), self.src) == "0").unwrap_or(false);
+                let zero = c
+                    .map(|c| text(unparen(c), self.src) == "0")
+                    .unwrap_or(false);
                 if zero {
                     // `do { ... } while (0)`: a plain block.
                     out.extend(body);
                     out.extend(cond);
                 } else {
-                    self.push(out, Stmt::Loop { cond, test, body, do_while: true, infinite });
+                    self.push(
+                        out,
+                        Stmt::Loop {
+                            cond,
+                            test,
+                            body,
+                            do_while: true,
+                            infinite,
+                        },
+                    );
                 }
             }
             "for_statement" => {
@@ -215,7 +272,16 @@ impl<'s> Lowerer<'s> {
                 if let Some(u) = n.child_by_field_name("update") {
                     self.value(u, &mut body, depth + 1);
                 }
-                self.push(out, Stmt::Loop { cond, test, body, do_while: false, infinite: c.is_none() });
+                self.push(
+                    out,
+                    Stmt::Loop {
+                        cond,
+                        test,
+                        body,
+                        do_while: false,
+                        infinite: c.is_none(),
+                    },
+                );
             }
             "switch_statement" => {
                 let mut cond = Vec::new();
@@ -232,7 +298,10 @@ impl<'s> Lowerer<'s> {
                             let mut arm = Vec::new();
                             let mut c2 = c.walk();
                             let value = c.child_by_field_name("value").map(|v| v.id());
-                            let parts: Vec<Node> = c.named_children(&mut c2).filter(|x| Some(x.id()) != value).collect();
+                            let parts: Vec<Node> = c
+                                .named_children(&mut c2)
+                                .filter(|x| Some(x.id()) != value)
+                                .collect();
                             for p in parts {
                                 self.stmt(p, &mut arm, depth + 1);
                             }
@@ -261,17 +330,29 @@ impl<'s> Lowerer<'s> {
             "goto_statement" => self.push(out, Stmt::Goto),
             "labeled_statement" | "attributed_statement" => {
                 let mut cur = n.walk();
-                let children: Vec<Node> = n.named_children(&mut cur).filter(|c| c.kind() != "statement_identifier" && c.kind() != "attribute_declaration").collect();
+                let children: Vec<Node> = n
+                    .named_children(&mut cur)
+                    .filter(|c| {
+                        c.kind() != "statement_identifier" && c.kind() != "attribute_declaration"
+                    })
+                    .collect();
                 for c in children {
                     self.stmt(c, out, depth + 1);
                 }
             }
-            "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_else" | "preproc_elifdef" => {
+            "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_else"
+            | "preproc_elifdef" => {
                 let alt = n.child_by_field_name("alternative");
-                let cond_id = n.child_by_field_name("condition").or_else(|| n.child_by_field_name("name")).map(|c| c.id());
+                let cond_id = n
+                    .child_by_field_name("condition")
+                    .or_else(|| n.child_by_field_name("name"))
+                    .map(|c| c.id());
                 let mut then = Vec::new();
                 let mut cur = n.walk();
-                let children: Vec<Node> = n.named_children(&mut cur).filter(|c| Some(c.id()) != cond_id && Some(c.id()) != alt.map(|a| a.id())).collect();
+                let children: Vec<Node> = n
+                    .named_children(&mut cur)
+                    .filter(|c| Some(c.id()) != cond_id && Some(c.id()) != alt.map(|a| a.id()))
+                    .collect();
                 for c in children {
                     self.stmt(c, &mut then, depth + 1);
                 }
@@ -286,7 +367,15 @@ impl<'s> Lowerer<'s> {
                 if n.kind() == "preproc_else" {
                     out.extend(then);
                 } else {
-                    self.push(out, Stmt::If { cond: Vec::new(), test: Test::Other, then, els });
+                    self.push(
+                        out,
+                        Stmt::If {
+                            cond: Vec::new(),
+                            test: Test::Other,
+                            then,
+                            els,
+                        },
+                    );
                 }
             }
             "ERROR" => {
@@ -300,7 +389,13 @@ impl<'s> Lowerer<'s> {
                     }
                 }
             }
-            "function_definition" | "comment" | "type_definition" | "preproc_def" | "preproc_function_def" | "preproc_call" | "preproc_include" => {}
+            "function_definition"
+            | "comment"
+            | "type_definition"
+            | "preproc_def"
+            | "preproc_function_def"
+            | "preproc_call"
+            | "preproc_include" => {}
             k if k.ends_with("expression") => {
                 self.value(n, out, depth + 1);
             }
@@ -314,14 +409,23 @@ impl<'s> Lowerer<'s> {
         let decls: Vec<Node> = n.children_by_field_name("declarator", &mut cur).collect();
         for d in decls {
             let mut ty = base.clone();
-            let Some(nn) = declarator(d, &mut ty) else { continue };
+            let Some(nn) = declarator(d, &mut ty) else {
+                continue;
+            };
             if ty.is_function {
                 continue;
             }
             let name = name(nn, self.src);
             let span = self.span(nn);
             self.array_sizes(d, out, depth);
-            self.push(out, Stmt::Decl(LocalDecl { name: name.clone(), ty: ty.clone(), span }));
+            self.push(
+                out,
+                Stmt::Decl(LocalDecl {
+                    name: name.clone(),
+                    ty: ty.clone(),
+                    span,
+                }),
+            );
             if d.kind() == "init_declarator" {
                 if let Some(v) = d.child_by_field_name("value") {
                     let saved = self.stmt_span;
@@ -334,8 +438,21 @@ impl<'s> Lowerer<'s> {
                     };
                     self.stmt_span = saved;
                     if !ty.is_static {
-                        self.push(out, Stmt::Access(Access { place: Expr::Var(name.clone()), kind: AccessKind::Write, span }));
-                        self.push(out, Stmt::Assign { lhs: Expr::Var(name), rhs });
+                        self.push(
+                            out,
+                            Stmt::Access(Access {
+                                place: Expr::Var(name.clone()),
+                                kind: AccessKind::Write,
+                                span,
+                            }),
+                        );
+                        self.push(
+                            out,
+                            Stmt::Assign {
+                                lhs: Expr::Var(name),
+                                rhs,
+                            },
+                        );
                     }
                 }
             }
@@ -403,17 +520,35 @@ impl<'s> Lowerer<'s> {
         let n = unparen(n);
         match n.kind() {
             "call_expression" => match self.cond_calls.iter().find(|(id, _)| *id == n.id()) {
-                Some(&(_, id)) => Test::CallZero { id, zero_on_true: !positive },
+                Some(&(_, id)) => Test::CallZero {
+                    id,
+                    zero_on_true: !positive,
+                },
                 None => Test::Other,
             },
-            "identifier" => Test::VarZero { var: name(n, self.src), zero_on_true: !positive },
-            "unary_expression" if n.child_by_field_name("operator").map(|o| text(o, self.src)) == Some("!") => match n.child_by_field_name("argument") {
-                Some(a) => self.test_of(a, !positive, depth + 1),
-                None => Test::Other,
+            "identifier" => Test::VarZero {
+                var: name(n, self.src),
+                zero_on_true: !positive,
             },
+            "unary_expression"
+                if n.child_by_field_name("operator").map(|o| text(o, self.src)) == Some("!") =>
+            {
+                match n.child_by_field_name("argument") {
+                    Some(a) => self.test_of(a, !positive, depth + 1),
+                    None => Test::Other,
+                }
+            }
             "binary_expression" => {
-                let op = n.child_by_field_name("operator").map(|o| text(o, self.src)).unwrap_or("");
-                let (Some(l), Some(r)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) else { return Test::Other };
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| text(o, self.src))
+                    .unwrap_or("");
+                let (Some(l), Some(r)) = (
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                ) else {
+                    return Test::Other;
+                };
                 let (subject, konst) = if text(unparen(r), self.src) == "0" {
                     (l, true)
                 } else if text(unparen(l), self.src) == "0" {
@@ -448,18 +583,37 @@ impl<'s> Lowerer<'s> {
                 }
                 let place = Expr::Var(Name::from(id));
                 let span = self.span(n);
-                self.push(out, Stmt::Access(Access { place: place.clone(), kind: AccessKind::Read, span }));
+                self.push(
+                    out,
+                    Stmt::Access(Access {
+                        place: place.clone(),
+                        kind: AccessKind::Read,
+                        span,
+                    }),
+                );
                 place
             }
             "field_expression" | "subscript_expression" => {
                 let place = self.place(n, out, depth + 1);
                 let span = self.span(n);
-                self.push(out, Stmt::Access(Access { place: place.clone(), kind: AccessKind::Read, span }));
+                self.push(
+                    out,
+                    Stmt::Access(Access {
+                        place: place.clone(),
+                        kind: AccessKind::Read,
+                        span,
+                    }),
+                );
                 place
             }
             "pointer_expression" => {
-                let op = n.child_by_field_name("operator").map(|o| text(o, self.src)).unwrap_or("");
-                let Some(arg) = n.child_by_field_name("argument") else { return Expr::Other };
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| text(o, self.src))
+                    .unwrap_or("");
+                let Some(arg) = n.child_by_field_name("argument") else {
+                    return Expr::Other;
+                };
                 if op == "&" {
                     let p = self.place(arg, out, depth + 1);
                     if let Expr::Var(v) = &p {
@@ -469,7 +623,14 @@ impl<'s> Lowerer<'s> {
                 } else {
                     let place = self.place(n, out, depth + 1);
                     let span = self.span(n);
-                    self.push(out, Stmt::Access(Access { place: place.clone(), kind: AccessKind::Read, span }));
+                    self.push(
+                        out,
+                        Stmt::Access(Access {
+                            place: place.clone(),
+                            kind: AccessKind::Read,
+                            span,
+                        }),
+                    );
                     place
                 }
             }
@@ -477,53 +638,131 @@ impl<'s> Lowerer<'s> {
                 Some(c) => self.value(c, out, depth + 1),
                 None => Expr::Other,
             },
-            "number_literal" => parse_int(text(n, self.src)).map(Expr::Int).unwrap_or(Expr::Other),
+            "number_literal" => parse_int(text(n, self.src))
+                .map(Expr::Int)
+                .unwrap_or(Expr::Other),
             "string_literal" | "concatenated_string" | "char_literal" => Expr::Str,
             "null" | "true" | "false" => Expr::Int(0),
             "cast_expression" => {
-                let ty = n.child_by_field_name("type").map(|t| type_name(text(t, self.src)));
+                let ty = n
+                    .child_by_field_name("type")
+                    .map(|t| type_name(text(t, self.src)));
                 match n.child_by_field_name("value") {
                     Some(v) => {
                         let value = self.value(v, out, depth + 1);
-                        Expr::Cast { ty, value: Box::new(value) }
+                        Expr::Cast {
+                            ty,
+                            value: Box::new(value),
+                        }
                     }
                     None => Expr::Other,
                 }
             }
             "assignment_expression" => {
-                let op = n.child_by_field_name("operator").map(|o| text(o, self.src)).unwrap_or("=");
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| text(o, self.src))
+                    .unwrap_or("=");
                 let rhs = match n.child_by_field_name("right") {
                     Some(r) => self.value(r, out, depth + 1),
                     None => Expr::Other,
                 };
-                let Some(l) = n.child_by_field_name("left") else { return Expr::Other };
+                let Some(l) = n.child_by_field_name("left") else {
+                    return Expr::Other;
+                };
                 let place = self.place(l, out, depth + 1);
                 let span = self.span(l);
                 if op != "=" {
-                    self.push(out, Stmt::Access(Access { place: place.clone(), kind: AccessKind::Read, span }));
+                    self.push(
+                        out,
+                        Stmt::Access(Access {
+                            place: place.clone(),
+                            kind: AccessKind::Read,
+                            span,
+                        }),
+                    );
                 }
-                self.push(out, Stmt::Access(Access { place: place.clone(), kind: AccessKind::Write, span }));
-                let rhs = if op == "=" { rhs } else { Expr::Offset(Box::new(place.clone())) };
-                self.push(out, Stmt::Assign { lhs: place.clone(), rhs: rhs.clone() });
+                self.push(
+                    out,
+                    Stmt::Access(Access {
+                        place: place.clone(),
+                        kind: AccessKind::Write,
+                        span,
+                    }),
+                );
+                let rhs = if op == "=" {
+                    rhs
+                } else {
+                    Expr::Offset(Box::new(place.clone()))
+                };
+                self.push(
+                    out,
+                    Stmt::Assign {
+                        lhs: place.clone(),
+                        rhs: rhs.clone(),
+                    },
+                );
                 rhs
             }
             "update_expression" => {
-                let Some(a) = n.child_by_field_name("argument") else { return Expr::Other };
+                let Some(a) = n.child_by_field_name("argument") else {
+                    return Expr::Other;
+                };
                 let place = self.place(a, out, depth + 1);
                 let span = self.span(a);
-                self.push(out, Stmt::Access(Access { place: place.clone(), kind: AccessKind::Read, span }));
-                self.push(out, Stmt::Access(Access { place: place.clone(), kind: AccessKind::Write, span }));
-                self.push(out, Stmt::Assign { lhs: place.clone(), rhs: Expr::Offset(Box::new(place.clone())) });
+                self.push(
+                    out,
+                    Stmt::Access(Access {
+                        place: place.clone(),
+                        kind: AccessKind::Read,
+                        span,
+                    }),
+                );
+                self.push(
+                    out,
+                    Stmt::Access(Access {
+                        place: place.clone(),
+                        kind: AccessKind::Write,
+                        span,
+                    }),
+                );
+                self.push(
+                    out,
+                    Stmt::Assign {
+                        lhs: place.clone(),
+                        rhs: Expr::Offset(Box::new(place.clone())),
+                    },
+                );
                 Expr::Offset(Box::new(place))
             }
             "call_expression" => self.call(n, out, depth),
             "binary_expression" => {
-                let op = n.child_by_field_name("operator").map(|o| text(o, self.src)).unwrap_or("");
-                let l = n.child_by_field_name("left").map(|l| self.value(l, out, depth + 1));
-                let r = n.child_by_field_name("right").map(|r| self.value(r, out, depth + 1));
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| text(o, self.src))
+                    .unwrap_or("");
+                let l = n
+                    .child_by_field_name("left")
+                    .map(|l| self.value(l, out, depth + 1));
+                let r = n
+                    .child_by_field_name("right")
+                    .map(|r| self.value(r, out, depth + 1));
                 match (op, l, r) {
-                    ("+" | "-", Some(l @ (Expr::Var(_) | Expr::Field { .. } | Expr::AddrOf(_) | Expr::Cast { .. } | Expr::CallResult(_) | Expr::Offset(_))), _) => Expr::Offset(Box::new(l)),
-                    ("+", _, Some(r @ (Expr::Var(_) | Expr::AddrOf(_)))) => Expr::Offset(Box::new(r)),
+                    (
+                        "+" | "-",
+                        Some(
+                            l @ (Expr::Var(_)
+                            | Expr::Field { .. }
+                            | Expr::AddrOf(_)
+                            | Expr::Cast { .. }
+                            | Expr::CallResult(_)
+                            | Expr::Offset(_)),
+                        ),
+                        _,
+                    ) => Expr::Offset(Box::new(l)),
+                    ("+", _, Some(r @ (Expr::Var(_) | Expr::AddrOf(_)))) => {
+                        Expr::Offset(Box::new(r))
+                    }
                     _ => Expr::Other,
                 }
             }
@@ -634,26 +873,55 @@ impl<'s> Lowerer<'s> {
                 None => Expr::Other,
             },
             "field_expression" => {
-                let arrow = n.child_by_field_name("operator").map(|o| text(o, self.src) == "->").unwrap_or(false);
-                let field = n.child_by_field_name("field").map(|f| name(f, self.src)).unwrap_or_else(|| Name::from("?"));
-                let Some(a) = n.child_by_field_name("argument") else { return Expr::Other };
-                let base = if arrow { self.value(a, out, depth + 1) } else { self.place(a, out, depth + 1) };
-                Expr::Field { base: Box::new(base), field, arrow }
+                let arrow = n
+                    .child_by_field_name("operator")
+                    .map(|o| text(o, self.src) == "->")
+                    .unwrap_or(false);
+                let field = n
+                    .child_by_field_name("field")
+                    .map(|f| name(f, self.src))
+                    .unwrap_or_else(|| Name::from("?"));
+                let Some(a) = n.child_by_field_name("argument") else {
+                    return Expr::Other;
+                };
+                let base = if arrow {
+                    self.value(a, out, depth + 1)
+                } else {
+                    self.place(a, out, depth + 1)
+                };
+                Expr::Field {
+                    base: Box::new(base),
+                    field,
+                    arrow,
+                }
             }
             "subscript_expression" => {
-                let Some(a) = n.child_by_field_name("argument") else { return Expr::Other };
+                let Some(a) = n.child_by_field_name("argument") else {
+                    return Expr::Other;
+                };
                 let base = self.place(a, out, depth + 1);
-                let index = n.child_by_field_name("index").map(|i| self.value(i, out, depth + 1));
+                let index = n
+                    .child_by_field_name("index")
+                    .map(|i| self.value(i, out, depth + 1));
                 let (index, var) = match index {
                     Some(Expr::Int(k)) => (Some(k), None),
                     Some(Expr::Var(v)) => (None, Some(v)),
                     _ => (None, None),
                 };
-                Expr::Index { base: Box::new(base), index, var }
+                Expr::Index {
+                    base: Box::new(base),
+                    index,
+                    var,
+                }
             }
             "pointer_expression" => {
-                let op = n.child_by_field_name("operator").map(|o| text(o, self.src)).unwrap_or("");
-                let Some(a) = n.child_by_field_name("argument") else { return Expr::Other };
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| text(o, self.src))
+                    .unwrap_or("");
+                let Some(a) = n.child_by_field_name("argument") else {
+                    return Expr::Other;
+                };
                 if op == "*" {
                     let v = self.value(a, out, depth + 1);
                     Expr::Deref(Box::new(v))
@@ -675,12 +943,18 @@ impl<'s> Lowerer<'s> {
         let mut arg_nodes: Vec<Node> = Vec::new();
         if let Some(a) = args_node {
             let mut cur = a.walk();
-            arg_nodes = a.named_children(&mut cur).filter(|c| c.kind() != "comment").collect();
+            arg_nodes = a
+                .named_children(&mut cur)
+                .filter(|c| c.kind() != "comment")
+                .collect();
         }
         if let Some(f) = f.filter(|f| f.kind() == "identifier") {
             let fname = text(f, self.src);
             if let Some(def) = self.macros.get(fname) {
-                if def.params.is_some() && !self.active.iter().any(|a| &**a == fname) && self.active.len() < MAX_MACRO_DEPTH {
+                if def.params.is_some()
+                    && !self.active.iter().any(|a| &**a == fname)
+                    && self.active.len() < MAX_MACRO_DEPTH
+                {
                     let def = def.clone();
                     let args: Vec<&str> = arg_nodes.iter().map(|a| text(*a, self.src)).collect();
                     let expansion = self.macros.expand_call(&def, &args);
@@ -701,18 +975,39 @@ impl<'s> Lowerer<'s> {
         self.ir.ncalls += 1;
         self.cond_calls.push((n.id(), id));
         let span = self.span(n);
-        let stmt_span = if self.stmt_span == Span::default() { span } else { self.stmt_span };
-        self.push(out, Stmt::Call(Call { id, callee, args, span, stmt_span }));
+        let stmt_span = if self.stmt_span == Span::default() {
+            span
+        } else {
+            self.stmt_span
+        };
+        self.push(
+            out,
+            Stmt::Call(Call {
+                id,
+                callee,
+                args,
+                span,
+                stmt_span,
+            }),
+        );
         Expr::CallResult(id)
     }
 
     /// An object-like macro used as a value: constants become integers, code is expanded.
     fn object_macro(&mut self, n: Node, id: &str, out: &mut Vec<Stmt>, depth: u32) -> Option<Expr> {
         let def = self.macros.get(id)?;
-        if def.params.is_some() || self.active.iter().any(|a| &**a == id) || self.active.len() >= MAX_MACRO_DEPTH {
+        if def.params.is_some()
+            || self.active.iter().any(|a| &**a == id)
+            || self.active.len() >= MAX_MACRO_DEPTH
+        {
             return None;
         }
-        if let Some(k) = parse_int(def.body.trim().trim_start_matches('(').trim_end_matches(')')) {
+        if let Some(k) = parse_int(
+            def.body
+                .trim()
+                .trim_start_matches('(')
+                .trim_end_matches(')'),
+        ) {
             return Some(Expr::Int(k));
         }
         if def.body.is_empty() {
@@ -723,8 +1018,17 @@ impl<'s> Lowerer<'s> {
         Some(self.lower_expansion(&name, &body, self.span(n), out, depth))
     }
 
-    fn macro_place(&mut self, id: &str, body: &str, out: &mut Vec<Stmt>, depth: u32) -> Option<Expr> {
-        if parse_int(body.trim()).is_some() || body.trim().is_empty() || self.active.len() >= MAX_MACRO_DEPTH {
+    fn macro_place(
+        &mut self,
+        id: &str,
+        body: &str,
+        out: &mut Vec<Stmt>,
+        depth: u32,
+    ) -> Option<Expr> {
+        if parse_int(body.trim()).is_some()
+            || body.trim().is_empty()
+            || self.active.len() >= MAX_MACRO_DEPTH
+        {
             return None;
         }
         let wrapped = format!("void __racelens_macro(void) {{\n{body};\n}}\n");
@@ -749,14 +1053,29 @@ impl<'s> Lowerer<'s> {
     }
 
     /// Parses a macro expansion as a block and lowers it with `span` for all spans.
-    fn lower_expansion(&mut self, name: &Name, expansion: &str, span: Span, out: &mut Vec<Stmt>, depth: u32) -> Expr {
+    fn lower_expansion(
+        &mut self,
+        name: &Name,
+        expansion: &str,
+        span: Span,
+        out: &mut Vec<Stmt>,
+        depth: u32,
+    ) -> Expr {
         let wrapped = format!("void __racelens_macro(void) {{\n{expansion};\n}}\n");
         let tree = parse_text(&wrapped);
         let root = tree.root_node();
-        let Some(body) = root.named_child(0).and_then(|f| f.child_by_field_name("body")) else { return Expr::Other };
+        let Some(body) = root
+            .named_child(0)
+            .and_then(|f| f.child_by_field_name("body"))
+        else {
+            return Expr::Other;
+        };
         let saved = (self.src, self.over);
         let mut cur = body.walk();
-        let stmts: Vec<Node> = body.named_children(&mut cur).filter(|c| c.kind() != "expression_statement" || c.named_child_count() > 0).collect();
+        let stmts: Vec<Node> = body
+            .named_children(&mut cur)
+            .filter(|c| c.kind() != "expression_statement" || c.named_child_count() > 0)
+            .collect();
         let text_ref: &str = &wrapped;
         let r = unsafe_extend(text_ref, |src| {
             self.active.push(name.clone());
@@ -806,7 +1125,15 @@ fn is_statement_kind(k: &str) -> bool {
 /// Normalizes a type name from a cast or declaration: `struct foo *` -> `foo`.
 pub fn type_name(t: &str) -> Name {
     let t = t.replace('*', " ");
-    let words: Vec<&str> = t.split_whitespace().filter(|w| !matches!(*w, "struct" | "union" | "const" | "volatile" | "enum" | "unsigned" | "signed")).collect();
+    let words: Vec<&str> = t
+        .split_whitespace()
+        .filter(|w| {
+            !matches!(
+                *w,
+                "struct" | "union" | "const" | "volatile" | "enum" | "unsigned" | "signed"
+            )
+        })
+        .collect();
     Name::from(words.last().copied().unwrap_or(""))
 }
 
@@ -835,9 +1162,23 @@ mod tests {
     #[test]
     fn lowers_accesses_calls_and_macros() {
         let ir = lower("#define LOCK() pthread_mutex_lock(&m)\nvoid f(int *p) { LOCK(); g = g + 1; p->x[2] = 3; }");
-        let calls: Vec<_> = ir.body.iter().filter_map(|s| if let Stmt::Call(c) = s { Some(c.callee.clone()) } else { None }).collect();
+        let calls: Vec<_> = ir
+            .body
+            .iter()
+            .filter_map(|s| {
+                if let Stmt::Call(c) = s {
+                    Some(c.callee.clone())
+                } else {
+                    None
+                }
+            })
+            .collect();
         assert_eq!(calls, vec![Callee::Direct("pthread_mutex_lock".into())]);
-        let writes = ir.body.iter().filter(|s| matches!(s, Stmt::Access(a) if a.kind == AccessKind::Write)).count();
+        let writes = ir
+            .body
+            .iter()
+            .filter(|s| matches!(s, Stmt::Access(a) if a.kind == AccessKind::Write))
+            .count();
         assert_eq!(writes, 2);
         assert_eq!(ir.params.len(), 1);
         assert_eq!(ir.params[0].ty.pointer, 1);
@@ -846,7 +1187,16 @@ mod tests {
     #[test]
     fn trylock_condition_is_recognized() {
         let ir = lower("void f(void) { if (pthread_mutex_trylock(&m) == 0) { x = 1; } }");
-        assert!(matches!(&ir.body[0], Stmt::If { test: Test::CallZero { zero_on_true: true, .. }, .. }));
+        assert!(matches!(
+            &ir.body[0],
+            Stmt::If {
+                test: Test::CallZero {
+                    zero_on_true: true,
+                    ..
+                },
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -60,7 +60,11 @@ impl MacroTable {
                 return Some(args.get(start..).map(|a| a.join(", ")).unwrap_or_default());
             }
             let i = params.iter().position(|p| &**p == id)?;
-            Some(args.get(i).map(|s| s.trim().to_string()).unwrap_or_default())
+            Some(
+                args.get(i)
+                    .map(|s| s.trim().to_string())
+                    .unwrap_or_default(),
+            )
         };
         substitute(&def.body, &lookup)
     }
@@ -137,6 +141,9 @@ mod tests {
             body: "pthread_mutex_lock(&x##_lock); puts(#y); \"x\"".into(),
         };
         let t = MacroTable::new([&d]);
-        assert_eq!(t.expand_call(&d, &["s", "hi"]), "pthread_mutex_lock(&s_lock); puts(\"hi\"); \"x\"");
+        assert_eq!(
+            t.expand_call(&d, &["s", "hi"]),
+            "pthread_mutex_lock(&s_lock); puts(\"hi\"); \"x\""
+        );
     }
 }

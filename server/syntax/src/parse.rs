@@ -12,7 +12,8 @@ pub fn language() -> Language {
 /// A fresh parser for C.
 pub fn new_parser() -> Parser {
     let mut p = Parser::new();
-    p.set_language(&language()).expect("tree-sitter-c ABI matches tree-sitter");
+    p.set_language(&language())
+        .expect("tree-sitter-c ABI matches tree-sitter");
     p
 }
 
@@ -52,12 +53,16 @@ pub fn parse_text(text: &str) -> Tree {
     PARSER.with(|p| {
         let mut p = p.borrow_mut();
         p.reset();
-        p.parse(text, None).unwrap_or_else(|| new_parser().parse("", None).expect("empty parse"))
+        p.parse(text, None)
+            .unwrap_or_else(|| new_parser().parse("", None).expect("empty parse"))
     })
 }
 
 /// Parses `text` into a [`Parsed`].
 pub fn parse(text: Arc<str>) -> Parsed {
     let tree = parse_text(&text);
-    Parsed { text, tree: Arc::new(tree) }
+    Parsed {
+        text,
+        tree: Arc::new(tree),
+    }
 }

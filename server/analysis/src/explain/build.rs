@@ -34,9 +34,17 @@ pub(super) struct Wanted {
     pub accesses: FxHashSet<(u32, FunctionId, Span)>,
 }
 
-pub(super) fn build(db: &dyn salsa::Database, ws: Workspace, table: &ThreadTable, wanted: &Wanted) -> Model {
+pub(super) fn build(
+    db: &dyn salsa::Database,
+    ws: Workspace,
+    table: &ThreadTable,
+    wanted: &Wanted,
+) -> Model {
     let prog = program(db, ws).clone();
-    let mut flags: FxHashMap<Name, Option<i64>> = flags::flag_candidates(db, ws).iter().map(|(k, v)| (k.clone(), *v)).collect();
+    let mut flags: FxHashMap<Name, Option<i64>> = flags::flag_candidates(db, ws)
+        .iter()
+        .map(|(k, v)| (k.clone(), *v))
+        .collect();
     for _ in 0..4 {
         let mut b = Builder::new(db, ws, &prog, table, wanted, flags.clone());
         b.compile_all();
@@ -53,7 +61,11 @@ pub(super) fn build(db: &dyn salsa::Database, ws: Workspace, table: &ThreadTable
 
 /// Locals and parameters of a function, with `is_static`.
 fn local_names(s: &FunctionSummary) -> FxHashMap<Name, bool> {
-    let mut m: FxHashMap<Name, bool> = s.ir.params.iter().map(|p| (p.name.clone(), false)).collect();
+    let mut m: FxHashMap<Name, bool> =
+        s.ir.params
+            .iter()
+            .map(|p| (p.name.clone(), false))
+            .collect();
     crate::walk::visit_stmts(&s.ir.body, &mut |st| {
         if let Stmt::Decl(d) = st {
             m.insert(d.name.clone(), d.ty.is_static);
@@ -108,18 +120,36 @@ struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    fn new(db: &'a dyn salsa::Database, ws: Workspace, prog: &'a Program, table: &'a ThreadTable, wanted: &'a Wanted, flags: FxHashMap<Name, Option<i64>>) -> Self {
-        let mut model = Model { complete: true, ..Model::default() };
+    fn new(
+        db: &'a dyn salsa::Database,
+        ws: Workspace,
+        prog: &'a Program,
+        table: &'a ThreadTable,
+        wanted: &'a Wanted,
+        flags: FxHashMap<Name, Option<i64>>,
+    ) -> Self {
+        let mut model = Model {
+            complete: true,
+            ..Model::default()
+        };
         let mut names: Vec<&Name> = flags.keys().collect();
         names.sort();
         let mut flag_index = FxHashMap::default();
         for n in names {
             flag_index.insert(n.clone(), model.flags.len() as u16);
-            model.flags.push(Flag { name: n.clone(), init: flags[n] });
+            model.flags.push(Flag {
+                name: n.clone(),
+                init: flags[n],
+            });
         }
         for &t in &wanted.threads {
             let th = &table.threads[t as usize];
-            model.threads.push(ModelThread { abs: t, entry: th.entry.clone(), site: th.site, code: Vec::new() });
+            model.threads.push(ModelThread {
+                abs: t,
+                entry: th.entry.clone(),
+                site: th.site,
+                code: Vec::new(),
+            });
         }
         let n = wanted.threads.len();
         Builder {
@@ -157,7 +187,11 @@ impl<'a> Builder<'a> {
             match self.function_named(&entry, None) {
                 Some(f) => {
                     let arg = self.thread_args[i].clone();
-                    self.inline(f, vec![arg], Some(if is_root { Op::ExitProcess } else { Op::End }));
+                    self.inline(
+                        f,
+                        vec![arg],
+                        Some(if is_root { Op::ExitProcess } else { Op::End }),
+                    );
                 }
                 None => {
                     self.model.gap(format!("no definition of `{entry}`"));
@@ -177,7 +211,13 @@ impl<'a> Builder<'a> {
                 if *loc.key(self.db) != Base::Global(name.clone()) {
                     continue;
                 }
-                let ok = crate::races::location_accesses(self.db, loc).iter().filter(|f| f.kind == AccessKind::Write).all(|f| self.wanted.threads.contains(&f.thread) && self.flag_writes.contains(&(f.func, f.span)));
+                let ok = crate::races::location_accesses(self.db, loc)
+                    .iter()
+                    .filter(|f| f.kind == AccessKind::Write)
+                    .all(|f| {
+                        self.wanted.threads.contains(&f.thread)
+                            && self.flag_writes.contains(&(f.func, f.span))
+                    });
                 if !ok {
                     bad.push(name.clone());
                 }
@@ -217,7 +257,10 @@ impl<'a> Builder<'a> {
 
     fn full(&mut self) -> bool {
         if self.code.len() >= MAX_CODE {
-            self.model.gap(format!("thread `{}` is too large to model", self.model.threads[self.cur].entry));
+            self.model.gap(format!(
+                "thread `{}` is too large to model",
+                self.model.threads[self.cur].entry
+            ));
             return true;
         }
         false
@@ -228,7 +271,12 @@ impl<'a> Builder<'a> {
     fn function_named(&self, name: &Name, near: Option<FunctionId>) -> Option<FunctionId> {
         let defs = self.prog.functions.get(name)?;
         let file = near.map(|f| f.file(self.db));
-        Some(defs.iter().find(|d| Some(d.file(self.db)) == file).copied().unwrap_or(defs[0]))
+        Some(
+            defs.iter()
+                .find(|d| Some(d.file(self.db)) == file)
+                .copied()
+                .unwrap_or(defs[0]),
+        )
     }
 
     /// Compiles `f`'s body in place; `end` ends a thread entry, `None`
@@ -236,9 +284,17 @@ impl<'a> Builder<'a> {
     fn inline(&mut self, f: FunctionId, args: Vec<Option<LocKey>>, end: Option<Op>) {
         let summary = function_summary(self.db, f).clone();
         if summary.ir.truncated {
-            self.model.gap(format!("`{}` is too large to lower", f.name(self.db)));
+            self.model
+                .gap(format!("`{}` is too large to lower", f.name(self.db)));
         }
-        let mut fr = Frame { fid: f, fname: f.name(self.db).clone(), locals: local_names(&summary), summary: summary.clone(), env: FxHashMap::default(), returns: Vec::new() };
+        let mut fr = Frame {
+            fid: f,
+            fname: f.name(self.db).clone(),
+            locals: local_names(&summary),
+            summary: summary.clone(),
+            env: FxHashMap::default(),
+            returns: Vec::new(),
+        };
         for (p, a) in summary.ir.params.iter().zip(args) {
             fr.env.insert(p.name.clone(), a);
         }
@@ -265,8 +321,14 @@ impl<'a> Builder<'a> {
         for _ in 0..2 {
             let mut seen: FxHashMap<Name, Option<LocKey>> = FxHashMap::default();
             crate::walk::visit_stmts(&summary.ir.body, &mut |s| {
-                if let Stmt::Assign { lhs: Expr::Var(x), rhs } = s {
-                    if fr.locals.get(x) == Some(&false) && !summary.ir.params.iter().any(|p| &p.name == x) {
+                if let Stmt::Assign {
+                    lhs: Expr::Var(x),
+                    rhs,
+                } = s
+                {
+                    if fr.locals.get(x) == Some(&false)
+                        && !summary.ir.params.iter().any(|p| &p.name == x)
+                    {
                         let v = self.pointee(fr, rhs, 0);
                         let e = seen.entry(x.clone()).or_insert_with(|| v.clone());
                         if *e != v {
@@ -291,22 +353,40 @@ impl<'a> Builder<'a> {
         let locals = local_names(&s);
         let mut callees: Vec<Name> = Vec::new();
         let mut direct = false;
-        let wanted = |span: Span| self.wanted.accesses.iter().any(|(_, g, sp)| *g == f && *sp == span);
+        let wanted = |span: Span| {
+            self.wanted
+                .accesses
+                .iter()
+                .any(|(_, g, sp)| *g == f && *sp == span)
+        };
         crate::walk::visit_stmts(&s.ir.body, &mut |st| match st {
             Stmt::Access(a) => {
                 direct |= wanted(a.span);
                 if let Expr::Var(v) = &a.place {
-                    direct |= a.kind == AccessKind::Write && !locals.contains_key(v) && self.flags.contains_key(v);
+                    direct |= a.kind == AccessKind::Write
+                        && !locals.contains_key(v)
+                        && self.flags.contains_key(v);
                 }
             }
-            Stmt::If { test: Test::VarZero { var, .. }, .. } | Stmt::Loop { test: Test::VarZero { var, .. }, .. } => {
+            Stmt::If {
+                test: Test::VarZero { var, .. },
+                ..
+            }
+            | Stmt::Loop {
+                test: Test::VarZero { var, .. },
+                ..
+            } => {
                 direct |= !locals.contains_key(var) && self.flags.contains_key(var);
             }
             Stmt::Call(c) => match (s.models.get(&c.id), &c.callee) {
                 (Some(CallModel::Mem { .. }), _) => direct |= wanted(c.span),
                 (Some(m), _) => direct |= synchronises(m),
                 (None, Callee::Direct(n)) if is_signal(n).is_some() => direct = true,
-                (None, Callee::Direct(n)) if !locals.contains_key(n) && !self.prog.globals.contains_key(n) => callees.push(n.clone()),
+                (None, Callee::Direct(n))
+                    if !locals.contains_key(n) && !self.prog.globals.contains_key(n) =>
+                {
+                    callees.push(n.clone())
+                }
                 (None, _) => direct = true,
             },
             _ => {}
@@ -335,7 +415,12 @@ impl<'a> Builder<'a> {
                 Stmt::Access(a) => self.access(fr, a, stmts.get(i + 1)),
                 Stmt::Assign { .. } | Stmt::Decl(_) => {}
                 Stmt::Call(c) => self.call(fr, c),
-                Stmt::If { cond, test, then, els } => {
+                Stmt::If {
+                    cond,
+                    test,
+                    then,
+                    els,
+                } => {
                     let (to_then, to_else) = self.branch(fr, cond, test);
                     let t = self.here();
                     self.patch_all(&to_then, t);
@@ -347,7 +432,13 @@ impl<'a> Builder<'a> {
                     let end = self.here();
                     self.patch(skip, 0, end);
                 }
-                Stmt::Loop { cond, test, body, do_while, infinite } => self.lp(fr, cond, test, body, *do_while, *infinite),
+                Stmt::Loop {
+                    cond,
+                    test,
+                    body,
+                    do_while,
+                    infinite,
+                } => self.lp(fr, cond, test, body, *do_while, *infinite),
                 Stmt::Switch { cond, arms } => {
                     self.stmts(fr, cond);
                     let choice = self.emit(Op::Choice(vec![0; arms.len() + 1]), None);
@@ -355,7 +446,10 @@ impl<'a> Builder<'a> {
                     for (k, arm) in arms.iter().enumerate() {
                         let h = self.here();
                         self.patch(choice, k, h);
-                        self.loops.push(Breakable { is_switch: true, ..Default::default() });
+                        self.loops.push(Breakable {
+                            is_switch: true,
+                            ..Default::default()
+                        });
                         self.stmts(fr, arm);
                         let b = self.loops.pop().unwrap_or_default();
                         ends.extend(b.breaks.into_iter().map(|p| (p, 0)));
@@ -383,7 +477,13 @@ impl<'a> Builder<'a> {
                         self.model.gap("`continue` outside a loop".into());
                     } else {
                         let j = self.emit(Op::Jump(0), None);
-                        self.loops.iter_mut().rev().find(|l| !l.is_switch).expect("checked").continues.push(j);
+                        self.loops
+                            .iter_mut()
+                            .rev()
+                            .find(|l| !l.is_switch)
+                            .expect("checked")
+                            .continues
+                            .push(j);
                     }
                 }
                 Stmt::Goto => self.model.gap(format!("`goto` in `{}`", fr.fname)),
@@ -401,12 +501,26 @@ impl<'a> Builder<'a> {
     /// Compiles a condition; returns the jumps to the then- and else-branch.
     fn branch(&mut self, fr: &mut Frame, cond: &[Stmt], test: &Test) -> (Vec<Slot>, Vec<Slot>) {
         if let Test::CallZero { id, zero_on_true } = test {
-            let pos = cond.iter().position(|s| matches!(s, Stmt::Call(c) if c.id == *id));
-            if let (Some(pos), Some(CallModel::TryLock { arg, shared })) = (pos, fr.summary.models.get(id).cloned()) {
-                let Stmt::Call(c) = &cond[pos] else { unreachable!() };
+            let pos = cond
+                .iter()
+                .position(|s| matches!(s, Stmt::Call(c) if c.id == *id));
+            if let (Some(pos), Some(CallModel::TryLock { arg, shared })) =
+                (pos, fr.summary.models.get(id).cloned())
+            {
+                let Stmt::Call(c) = &cond[pos] else {
+                    unreachable!()
+                };
                 self.stmts(fr, &cond[..pos]);
                 let tl = match self.lock_id(fr, c.args.get(arg), true) {
-                    Some(lock) => self.emit(Op::TryLock { lock, shared, ok: 0, fail: 0 }, Some((fr.fid, c.span))),
+                    Some(lock) => self.emit(
+                        Op::TryLock {
+                            lock,
+                            shared,
+                            ok: 0,
+                            fail: 0,
+                        },
+                        Some((fr.fid, c.span)),
+                    ),
                     None => self.emit(Op::Choice(vec![0, 0]), None),
                 };
                 let mut to = (Vec::new(), Vec::new());
@@ -416,7 +530,11 @@ impl<'a> Builder<'a> {
                     self.stmts(fr, &cond[pos + 1..]);
                     let j = self.emit(Op::Jump(0), None);
                     // Success returns zero: the then-branch runs on zero iff zero_on_true.
-                    if (slot == 0) == *zero_on_true { to.0.push((j, 0)) } else { to.1.push((j, 0)) }
+                    if (slot == 0) == *zero_on_true {
+                        to.0.push((j, 0))
+                    } else {
+                        to.1.push((j, 0))
+                    }
                 }
                 return to;
             }
@@ -425,8 +543,22 @@ impl<'a> Builder<'a> {
         if let Test::VarZero { var, zero_on_true } = test {
             if !fr.locals.contains_key(var) {
                 if let Some(&flag) = self.flag_index.get(var) {
-                    let at = cond.iter().find_map(|s| if let Stmt::Access(a) = s { Some((fr.fid, a.span)) } else { None });
-                    let t = self.emit(Op::FlagTest { flag, zero_on_true: *zero_on_true, then: 0, els: 0 }, at);
+                    let at = cond.iter().find_map(|s| {
+                        if let Stmt::Access(a) = s {
+                            Some((fr.fid, a.span))
+                        } else {
+                            None
+                        }
+                    });
+                    let t = self.emit(
+                        Op::FlagTest {
+                            flag,
+                            zero_on_true: *zero_on_true,
+                            then: 0,
+                            els: 0,
+                        },
+                        at,
+                    );
                     return (vec![(t, 0)], vec![(t, 1)]);
                 }
             }
@@ -436,7 +568,15 @@ impl<'a> Builder<'a> {
     }
 
     /// Unrolls a loop [`LOOP_UNROLL`] times; a run that wants more stops.
-    fn lp(&mut self, fr: &mut Frame, cond: &[Stmt], test: &Test, body: &[Stmt], do_while: bool, infinite: bool) {
+    fn lp(
+        &mut self,
+        fr: &mut Frame,
+        cond: &[Stmt],
+        test: &Test,
+        body: &[Stmt],
+        do_while: bool,
+        infinite: bool,
+    ) {
         let mut exits: Vec<(Pc, usize)> = Vec::new();
         let mut into_next: Vec<(Pc, usize)> = Vec::new();
         for _ in 0..LOOP_UNROLL {
@@ -503,9 +643,14 @@ impl<'a> Builder<'a> {
         if fr.locals.contains_key(v) {
             return;
         }
-        let Some(&flag) = self.flag_index.get(v) else { return };
+        let Some(&flag) = self.flag_index.get(v) else {
+            return;
+        };
         let value = match next {
-            Some(Stmt::Assign { lhs, rhs: Expr::Int(k) }) if *lhs == a.place => Some(*k),
+            Some(Stmt::Assign {
+                lhs,
+                rhs: Expr::Int(k),
+            }) if *lhs == a.place => Some(*k),
             _ => None,
         };
         self.flag_writes.insert((fr.fid, a.span));
@@ -526,7 +671,15 @@ impl<'a> Builder<'a> {
                 if let Some(lock) = self.lock_id(fr, arg(i), true) {
                     self.model.gap("a trylock whose result is stored".into());
                     let next = self.here() + 1;
-                    self.emit(Op::TryLock { lock, shared, ok: next, fail: next }, at);
+                    self.emit(
+                        Op::TryLock {
+                            lock,
+                            shared,
+                            ok: next,
+                            fail: next,
+                        },
+                        at,
+                    );
                 }
             }
             Some(CallModel::Unlock { arg: i }) => {
@@ -545,18 +698,35 @@ impl<'a> Builder<'a> {
                     // after letting others take the lock.
                     (None, Some(lock)) => {
                         self.emit(Op::Unlock { lock }, at);
-                        self.emit(Op::Lock { lock, shared: false }, at);
+                        self.emit(
+                            Op::Lock {
+                                lock,
+                                shared: false,
+                            },
+                            at,
+                        );
                     }
                     (_, None) => {}
                 }
             }
-            Some(CallModel::Create { tid: _, func: _, arg: a }) => self.create(fr, c, a),
+            Some(CallModel::Create {
+                tid: _,
+                func: _,
+                arg: a,
+            }) => self.create(fr, c, a),
             Some(CallModel::Join { tid }) => self.join(fr, c, tid),
             Some(CallModel::Once { func }) => self.once(fr, c, func),
             Some(CallModel::Barrier) => self.barrier(fr, c),
             Some(CallModel::Exit) => {
                 let thread_only = matches!(&c.callee, Callee::Direct(n) if n.contains("thread_exit") || &**n == "thrd_exit");
-                self.emit(if thread_only { Op::End } else { Op::ExitProcess }, at);
+                self.emit(
+                    if thread_only {
+                        Op::End
+                    } else {
+                        Op::ExitProcess
+                    },
+                    at,
+                );
             }
             Some(CallModel::Mem { write, read }) => {
                 let thread = self.model.threads[self.cur].abs;
@@ -568,7 +738,15 @@ impl<'a> Builder<'a> {
                     }
                 }
             }
-            Some(CallModel::Alloc | CallModel::Realloc | CallModel::Free | CallModel::Atomic | CallModel::Detach | CallModel::AtomicBegin | CallModel::AtomicEnd) => {}
+            Some(
+                CallModel::Alloc
+                | CallModel::Realloc
+                | CallModel::Free
+                | CallModel::Atomic
+                | CallModel::Detach
+                | CallModel::AtomicBegin
+                | CallModel::AtomicEnd,
+            ) => {}
             None => self.plain_call(fr, c),
         }
     }
@@ -576,9 +754,14 @@ impl<'a> Builder<'a> {
     fn plain_call(&mut self, fr: &mut Frame, c: &Call) {
         let at = Some((fr.fid, c.span));
         let name = match &c.callee {
-            Callee::Direct(n) if !fr.locals.contains_key(n) && !self.prog.globals.contains_key(n) => n.clone(),
+            Callee::Direct(n)
+                if !fr.locals.contains_key(n) && !self.prog.globals.contains_key(n) =>
+            {
+                n.clone()
+            }
             _ => {
-                self.model.gap(format!("an indirect call in `{}`", fr.fname));
+                self.model
+                    .gap(format!("an indirect call in `{}`", fr.fname));
                 return;
             }
         };
@@ -587,16 +770,22 @@ impl<'a> Builder<'a> {
                 Some(cond) => {
                     self.emit(Op::Signal { cond, all }, at);
                 }
-                None => self.model.gap(format!("a signal of an unresolved condition variable in `{}`", fr.fname)),
+                None => self.model.gap(format!(
+                    "a signal of an unresolved condition variable in `{}`",
+                    fr.fname
+                )),
             }
             return;
         }
-        let Some(f) = self.function_named(&name, Some(fr.fid)) else { return };
+        let Some(f) = self.function_named(&name, Some(fr.fid)) else {
+            return;
+        };
         if !self.is_relevant(f) {
             return;
         }
         if self.stack.contains(&f) || self.stack.len() >= MAX_INLINE_DEPTH {
-            self.model.gap(format!("recursion or deep calls at `{name}`"));
+            self.model
+                .gap(format!("recursion or deep calls at `{name}`"));
             return;
         }
         let args: Vec<Option<LocKey>> = c.args.iter().map(|a| self.pointee(fr, a, 0)).collect();
@@ -604,14 +793,25 @@ impl<'a> Builder<'a> {
     }
 
     fn create(&mut self, fr: &mut Frame, c: &Call, arg: usize) {
-        let Some(site) = self.table.sites.iter().position(|s| s.func == fr.fid && s.call == c.id) else { return };
+        let Some(site) = self
+            .table
+            .sites
+            .iter()
+            .position(|s| s.func == fr.fid && s.call == c.id)
+        else {
+            return;
+        };
         let me = self.model.threads[self.cur].abs;
         let children: Vec<u8> = self
             .model
             .threads
             .iter()
             .enumerate()
-            .filter(|(_, t)| t.site == Some(site as u32) && (self.table.threads[t.abs as usize].parent == Some(me) || self.table.chain(me).iter().any(|(a, _)| *a == t.abs)))
+            .filter(|(_, t)| {
+                t.site == Some(site as u32)
+                    && (self.table.threads[t.abs as usize].parent == Some(me)
+                        || self.table.chain(me).iter().any(|(a, _)| *a == t.abs))
+            })
             .map(|(i, _)| i as u8)
             .collect();
         if children.is_empty() {
@@ -632,7 +832,14 @@ impl<'a> Builder<'a> {
             return;
         };
         let key = key.without_indices();
-        let sites: Vec<u32> = self.table.sites.iter().enumerate().filter(|(_, s)| s.tid.iter().any(|t| t.without_indices() == key)).map(|(i, _)| i as u32).collect();
+        let sites: Vec<u32> = self
+            .table
+            .sites
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.tid.iter().any(|t| t.without_indices() == key))
+            .map(|(i, _)| i as u32)
+            .collect();
         if !sites.is_empty() {
             self.emit(Op::Join { sites }, Some((fr.fid, c.span)));
         }
@@ -647,9 +854,14 @@ impl<'a> Builder<'a> {
             Some(e) => e,
             None => &Expr::Other,
         };
-        let target = if let Expr::Var(n) = named { self.function_named(n, Some(fr.fid)) } else { None };
+        let target = if let Expr::Var(n) = named {
+            self.function_named(n, Some(fr.fid))
+        } else {
+            None
+        };
         let Some(f) = target else {
-            self.model.gap("`pthread_once` with an unknown function".into());
+            self.model
+                .gap("`pthread_once` with an unknown function".into());
             return;
         };
         let ctl = self.lock_id(fr, c.args.first(), true);
@@ -661,18 +873,41 @@ impl<'a> Builder<'a> {
             Some(&k) => k,
             None => {
                 let k = self.model.flags.len() as u16;
-                self.model.flags.push(Flag { name: name.clone(), init: Some(0) });
+                self.model.flags.push(Flag {
+                    name: name.clone(),
+                    init: Some(0),
+                });
                 self.flag_index.insert(name, k);
                 k
             }
         };
         if let Some(lock) = ctl {
-            self.emit(Op::Lock { lock, shared: false }, at);
+            self.emit(
+                Op::Lock {
+                    lock,
+                    shared: false,
+                },
+                at,
+            );
         }
-        let t = self.emit(Op::FlagTest { flag, zero_on_true: true, then: 0, els: 0 }, at);
+        let t = self.emit(
+            Op::FlagTest {
+                flag,
+                zero_on_true: true,
+                then: 0,
+                els: 0,
+            },
+            at,
+        );
         let h = self.here();
         self.patch(t, 0, h);
-        self.emit(Op::FlagWrite { flag, value: Some(1) }, at);
+        self.emit(
+            Op::FlagWrite {
+                flag,
+                value: Some(1),
+            },
+            at,
+        );
         if self.is_relevant(f) && !self.stack.contains(&f) && self.stack.len() < MAX_INLINE_DEPTH {
             self.inline(f, Vec::new(), None);
         }
@@ -685,12 +920,18 @@ impl<'a> Builder<'a> {
 
     /// `pthread_barrier_wait(&b)`, with the count from `b`'s initialisation.
     fn barrier(&mut self, fr: &mut Frame, c: &Call) {
-        let Some(key) = c.args.first().and_then(|e| self.pointee(fr, e, 0)).filter(|k| self.definite(k)) else {
+        let Some(key) = c
+            .args
+            .first()
+            .and_then(|e| self.pointee(fr, e, 0))
+            .filter(|k| self.definite(k))
+        else {
             self.model.gap("a barrier that is not resolved".into());
             return;
         };
         let Some(count) = self.barrier_count(&key) else {
-            self.model.gap(format!("barrier `{}` with an unknown count", key.display()));
+            self.model
+                .gap(format!("barrier `{}` with an unknown count", key.display()));
             return;
         };
         let name = key.display();
@@ -709,10 +950,23 @@ impl<'a> Builder<'a> {
         let mut counts = Vec::new();
         for &f in self.prog.functions.values().flatten() {
             let summary = function_summary(self.db, f).clone();
-            let mut fr = Frame { fid: f, fname: f.name(self.db).clone(), locals: local_names(&summary), summary: summary.clone(), env: FxHashMap::default(), returns: Vec::new() };
+            let mut fr = Frame {
+                fid: f,
+                fname: f.name(self.db).clone(),
+                locals: local_names(&summary),
+                summary: summary.clone(),
+                env: FxHashMap::default(),
+                returns: Vec::new(),
+            };
             self.bind_locals(&mut fr);
             crate::walk::visit_calls(&summary.ir.body, &mut |c| {
-                if matches!(&c.callee, Callee::Direct(n) if &**n == "pthread_barrier_init") && c.args.first().and_then(|e| self.pointee(&fr, e, 0)).as_ref() == Some(key) {
+                if matches!(&c.callee, Callee::Direct(n) if &**n == "pthread_barrier_init")
+                    && c.args
+                        .first()
+                        .and_then(|e| self.pointee(&fr, e, 0))
+                        .as_ref()
+                        == Some(key)
+                {
                     counts.push(match c.args.get(2) {
                         Some(Expr::Int(n)) if *n > 0 => Some(*n as u32),
                         _ => None,
@@ -731,7 +985,15 @@ impl<'a> Builder<'a> {
 fn synchronises(m: &CallModel) -> bool {
     matches!(
         m,
-        CallModel::Lock { .. } | CallModel::TryLock { .. } | CallModel::Unlock { .. } | CallModel::Create { .. } | CallModel::Join { .. } | CallModel::Once { .. } | CallModel::CondWait | CallModel::Barrier | CallModel::Exit
+        CallModel::Lock { .. }
+            | CallModel::TryLock { .. }
+            | CallModel::Unlock { .. }
+            | CallModel::Create { .. }
+            | CallModel::Join { .. }
+            | CallModel::Once { .. }
+            | CallModel::CondWait
+            | CallModel::Barrier
+            | CallModel::Exit
     )
 }
 
@@ -743,4 +1005,3 @@ fn is_signal(n: &str) -> Option<bool> {
         _ => None,
     }
 }
-

@@ -23,22 +23,55 @@ pub(super) enum Op {
     End,
     /// The whole process ends (`exit`, or `main` returning).
     ExitProcess,
-    Lock { lock: u16, shared: bool },
+    Lock {
+        lock: u16,
+        shared: bool,
+    },
     /// Takes `ok` when the lock is free (acquiring it), `fail` otherwise.
-    TryLock { lock: u16, shared: bool, ok: Pc, fail: Pc },
-    Unlock { lock: u16 },
-    Wait { cond: u16, lock: u16, timed: bool },
-    Signal { cond: u16, all: bool },
+    TryLock {
+        lock: u16,
+        shared: bool,
+        ok: Pc,
+        fail: Pc,
+    },
+    Unlock {
+        lock: u16,
+    },
+    Wait {
+        cond: u16,
+        lock: u16,
+        timed: bool,
+    },
+    Signal {
+        cond: u16,
+        all: bool,
+    },
     /// Creates one thread running one of `children` (model thread indices).
-    Create { children: Vec<u8> },
+    Create {
+        children: Vec<u8>,
+    },
     /// Waits for the oldest unjoined thread created at one of `sites`.
-    Join { sites: Vec<u32> },
+    Join {
+        sites: Vec<u32>,
+    },
     /// Waits until `count` instances have arrived at the barrier.
-    Barrier { barrier: u16 },
-    Access { kind: AccessKind },
-    FlagWrite { flag: u16, value: Option<i64> },
+    Barrier {
+        barrier: u16,
+    },
+    Access {
+        kind: AccessKind,
+    },
+    FlagWrite {
+        flag: u16,
+        value: Option<i64>,
+    },
     /// Goes to `then` when (flag == 0) == zero_on_true, else to `els`.
-    FlagTest { flag: u16, zero_on_true: bool, then: Pc, els: Pc },
+    FlagTest {
+        flag: u16,
+        zero_on_true: bool,
+        then: Pc,
+        els: Pc,
+    },
 }
 
 #[derive(Clone, Debug)]

@@ -52,10 +52,18 @@ pub(super) type AccessClass = (u8, crate::db::FunctionId, Span, AccessKind);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Status {
     Run,
-    Wait { cond: u16, lock: u16, timed: bool },
+    Wait {
+        cond: u16,
+        lock: u16,
+        timed: bool,
+    },
     /// Woken from a wait, re-acquiring the lock.
-    Relock { lock: u16 },
-    AtBarrier { barrier: u16 },
+    Relock {
+        lock: u16,
+    },
+    AtBarrier {
+        barrier: u16,
+    },
     Done,
     /// Cut by a loop bound: never moves again.
     Stuck,
@@ -85,7 +93,10 @@ pub(super) struct State {
 impl State {
     /// Locks instance `i` holds.
     pub(super) fn held_by(&self, i: u8) -> Vec<u16> {
-        (0..self.owner.len()).filter(|&l| self.owner[l] == i || self.readers[l] & (1 << i) != 0).map(|l| l as u16).collect()
+        (0..self.owner.len())
+            .filter(|&l| self.owner[l] == i || self.readers[l] & (1 << i) != 0)
+            .map(|l| l as u16)
+            .collect()
     }
 }
 
@@ -112,9 +123,17 @@ pub(super) struct Step {
 
 pub(super) enum Outcome {
     /// A schedule, the state it reaches, and the two racing instances.
-    Found { steps: Vec<Step>, last: State, a: u8, b: u8 },
+    Found {
+        steps: Vec<Step>,
+        last: State,
+        a: u8,
+        b: u8,
+    },
     /// Every reachable state was seen and none races.
-    NotFound { reached: Vec<AccessClass>, cut: bool },
+    NotFound {
+        reached: Vec<AccessClass>,
+        cut: bool,
+    },
     Exhausted,
 }
 
@@ -133,7 +152,12 @@ pub(super) struct Search<'m> {
 }
 
 impl<'m> Search<'m> {
-    pub(super) fn new(model: &'m Model, pairs: &[(AccessClass, AccessClass)], relax: Relax, max_states: usize) -> Self {
+    pub(super) fn new(
+        model: &'m Model,
+        pairs: &[(AccessClass, AccessClass)],
+        relax: Relax,
+        max_states: usize,
+    ) -> Self {
         let mut ids: FxHashMap<AccessClass, u32> = FxHashMap::default();
         let mut goal = FxHashSet::default();
         for (a, b) in pairs {
@@ -152,7 +176,9 @@ impl<'m> Search<'m> {
                 th.code
                     .iter()
                     .map(|ins| match (&ins.op, ins.at) {
-                        (Op::Access { kind }, Some((f, sp))) => ids.get(&(t as u8, f, sp, *kind)).copied(),
+                        (Op::Access { kind }, Some((f, sp))) => {
+                            ids.get(&(t as u8, f, sp, *kind)).copied()
+                        }
                         _ => None,
                     })
                     .collect()
@@ -161,11 +187,33 @@ impl<'m> Search<'m> {
         let mut numbered: Vec<(u32, AccessClass)> = ids.iter().map(|(c, i)| (*i, *c)).collect();
         numbered.sort_by_key(|x| x.0);
         let classes = numbered.into_iter().map(|x| x.1).collect();
-        Search { model, relax, class, goal, classes, closure: vec![FxHashMap::default(); model.threads.len()], cut: false, reached: FxHashSet::default(), max_states }
+        Search {
+            model,
+            relax,
+            class,
+            goal,
+            classes,
+            closure: vec![FxHashMap::default(); model.threads.len()],
+            cut: false,
+            reached: FxHashSet::default(),
+            max_states,
+        }
     }
 
     pub(super) fn run(mut self) -> Outcome {
-        let init = State { insts: Vec::new(), owner: vec![NO_OWNER; self.model.locks.len()], readers: vec![0; self.model.locks.len()], flags: self.model.flags.iter().map(|f| f.init.unwrap_or(UNKNOWN)).collect(), arrived: vec![0; self.model.barriers.len()], exited: false };
+        let init = State {
+            insts: Vec::new(),
+            owner: vec![NO_OWNER; self.model.locks.len()],
+            readers: vec![0; self.model.locks.len()],
+            flags: self
+                .model
+                .flags
+                .iter()
+                .map(|f| f.init.unwrap_or(UNKNOWN))
+                .collect(),
+            arrived: vec![0; self.model.barriers.len()],
+            exited: false,
+        };
         let mut seen: FxHashSet<State> = FxHashSet::default();
         let mut nodes: Vec<(u32, Option<Step>)> = Vec::new();
         let mut queue: VecDeque<(State, u32)> = VecDeque::new();
@@ -177,7 +225,12 @@ impl<'m> Search<'m> {
         }
         while let Some((s, id)) = queue.pop_front() {
             if let Some((a, b)) = self.racing(&s) {
-                return Outcome::Found { steps: trace(&nodes, id), last: s, a, b };
+                return Outcome::Found {
+                    steps: trace(&nodes, id),
+                    last: s,
+                    a,
+                    b,
+                };
             }
             for (next, step) in self.successors(&s) {
                 if seen.contains(&next) {
@@ -191,9 +244,16 @@ impl<'m> Search<'m> {
                 queue.push_back((next, nodes.len() as u32 - 1));
             }
         }
-        let mut reached: Vec<AccessClass> = self.reached.iter().map(|&c| self.classes[c as usize]).collect();
+        let mut reached: Vec<AccessClass> = self
+            .reached
+            .iter()
+            .map(|&c| self.classes[c as usize])
+            .collect();
         reached.sort_by_key(|c| (c.0, c.1.key(), c.2, c.3));
-        Outcome::NotFound { reached, cut: self.cut }
+        Outcome::NotFound {
+            reached,
+            cut: self.cut,
+        }
     }
 
     /// Two different instances at racing accesses.
@@ -253,7 +313,11 @@ impl<'m> Search<'m> {
             .map(|p| {
                 let mut n = s.clone();
                 n.insts[i].pc = p;
-                n.insts[i].status = match self.model.threads[t as usize].code.get(p as usize).map(|x| &x.op) {
+                n.insts[i].status = match self.model.threads[t as usize]
+                    .code
+                    .get(p as usize)
+                    .map(|x| &x.op)
+                {
                     None | Some(Op::End) => Status::Done,
                     Some(Op::Stop) => {
                         self.cut = true;
@@ -273,7 +337,12 @@ impl<'m> Search<'m> {
     /// A new instance of model thread `t`.
     fn spawn(&mut self, s: &State, t: u8) -> Vec<State> {
         let mut n = s.clone();
-        n.insts.push(Inst { t, pc: 0, status: Status::Run, joined: false });
+        n.insts.push(Inst {
+            t,
+            pc: 0,
+            status: Status::Run,
+            joined: false,
+        });
         let i = n.insts.len() - 1;
         self.land(&n, i, 0)
     }
@@ -286,7 +355,11 @@ impl<'m> Search<'m> {
         let model = self.model;
         for i in 0..s.insts.len() {
             let x = &s.insts[i];
-            let step = |event| Step { inst: i as u8, pc: x.pc, event };
+            let step = |event| Step {
+                inst: i as u8,
+                pc: x.pc,
+                event,
+            };
             match x.status {
                 Status::Run => {
                     let ins = &model.threads[x.t as usize].code[x.pc as usize];
@@ -294,7 +367,9 @@ impl<'m> Search<'m> {
                         out.push((n, step(e)));
                     }
                 }
-                Status::Wait { lock, timed: true, .. } => {
+                Status::Wait {
+                    lock, timed: true, ..
+                } => {
                     let mut n = s.clone();
                     n.insts[i].status = Status::Relock { lock };
                     out.push((n, step(Event::TimedOut)));
@@ -321,7 +396,12 @@ impl<'m> Search<'m> {
     fn exec(&mut self, s: &State, i: usize, op: &Op) -> Vec<(State, Event)> {
         let pc = s.insts[i].pc;
         let me = i as u8;
-        let next = |this: &mut Self, n: State, e: Event| this.land(&n, i, pc + 1).into_iter().map(|n| (n, e.clone())).collect::<Vec<_>>();
+        let next = |this: &mut Self, n: State, e: Event| {
+            this.land(&n, i, pc + 1)
+                .into_iter()
+                .map(|n| (n, e.clone()))
+                .collect::<Vec<_>>()
+        };
         match op {
             Op::Lock { lock, shared } => {
                 if self.relax.locks {
@@ -334,7 +414,12 @@ impl<'m> Search<'m> {
                 acquire(&mut n, *lock, *shared, me);
                 next(self, n, Event::Exec)
             }
-            Op::TryLock { lock, shared, ok, fail } => {
+            Op::TryLock {
+                lock,
+                shared,
+                ok,
+                fail,
+            } => {
                 let free = lock_free(s, *lock, *shared);
                 let mut out = Vec::new();
                 if free || self.relax.locks {
@@ -345,7 +430,11 @@ impl<'m> Search<'m> {
                     out.extend(self.land(&n, i, *ok).into_iter().map(|n| (n, Event::TryOk)));
                 }
                 if !free || self.relax.locks {
-                    out.extend(self.land(s, i, *fail).into_iter().map(|n| (n, Event::TryFail)));
+                    out.extend(
+                        self.land(s, i, *fail)
+                            .into_iter()
+                            .map(|n| (n, Event::TryFail)),
+                    );
                 }
                 out
             }
@@ -360,15 +449,29 @@ impl<'m> Search<'m> {
                 }
                 let mut n = s.clone();
                 release(&mut n, *lock, me);
-                n.insts[i].status = Status::Wait { cond: *cond, lock: *lock, timed: *timed };
+                n.insts[i].status = Status::Wait {
+                    cond: *cond,
+                    lock: *lock,
+                    timed: *timed,
+                };
                 vec![(n, Event::Exec)]
             }
             Op::Signal { cond, all } => {
-                let waiters: Vec<u8> = s.insts.iter().enumerate().filter(|(_, x)| matches!(x.status, Status::Wait { cond: c, .. } if c == *cond)).map(|(j, _)| j as u8).collect();
+                let waiters: Vec<u8> = s
+                    .insts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, x)| matches!(x.status, Status::Wait { cond: c, .. } if c == *cond))
+                    .map(|(j, _)| j as u8)
+                    .collect();
                 if self.relax.cond(*cond) || waiters.is_empty() {
                     return next(self, s.clone(), Event::Signalled(Vec::new()));
                 }
-                let groups: Vec<Vec<u8>> = if *all { vec![waiters] } else { waiters.into_iter().map(|w| vec![w]).collect() };
+                let groups: Vec<Vec<u8>> = if *all {
+                    vec![waiters]
+                } else {
+                    waiters.into_iter().map(|w| vec![w]).collect()
+                };
                 let mut out = Vec::new();
                 for g in groups {
                     let mut n = s.clone();
@@ -396,7 +499,13 @@ impl<'m> Search<'m> {
                 out
             }
             Op::Join { sites } => {
-                let target = s.insts.iter().position(|x| !x.joined && self.model.threads[x.t as usize].site.map(|st| sites.contains(&st)).unwrap_or(false));
+                let target = s.insts.iter().position(|x| {
+                    !x.joined
+                        && self.model.threads[x.t as usize]
+                            .site
+                            .map(|st| sites.contains(&st))
+                            .unwrap_or(false)
+                });
                 match target {
                     _ if self.relax.joins => next(self, s.clone(), Event::Joined(None)),
                     None => next(self, s.clone(), Event::Joined(None)),
@@ -427,11 +536,19 @@ impl<'m> Search<'m> {
                 for j in 0..s.insts.len() {
                     if waiting & (1 << j) != 0 {
                         let jpc = s.insts[j].pc;
-                        states = states.iter().flat_map(|st| self.land(st, j, jpc + 1)).collect();
+                        states = states
+                            .iter()
+                            .flat_map(|st| self.land(st, j, jpc + 1))
+                            .collect();
                     }
                 }
-                let released: Vec<u8> = (0..s.insts.len() as u8).filter(|j| waiting & (1 << j) != 0).collect();
-                states.into_iter().flat_map(|st| next(self, st, Event::Signalled(released.clone()))).collect()
+                let released: Vec<u8> = (0..s.insts.len() as u8)
+                    .filter(|j| waiting & (1 << j) != 0)
+                    .collect();
+                states
+                    .into_iter()
+                    .flat_map(|st| next(self, st, Event::Signalled(released.clone())))
+                    .collect()
             }
             Op::Access { .. } => next(self, s.clone(), Event::Exec),
             Op::FlagWrite { flag, value } => {
@@ -439,14 +556,23 @@ impl<'m> Search<'m> {
                 n.flags[*flag as usize] = value.unwrap_or(UNKNOWN);
                 next(self, n, Event::Exec)
             }
-            Op::FlagTest { flag, zero_on_true, then, els } => {
+            Op::FlagTest {
+                flag,
+                zero_on_true,
+                then,
+                els,
+            } => {
                 let v = s.flags[*flag as usize];
                 let mut out = Vec::new();
                 for zero in [true, false] {
                     let possible = self.relax.flag(*flag) || v == UNKNOWN || (v == 0) == zero;
                     if possible {
                         let target = if zero == *zero_on_true { *then } else { *els };
-                        out.extend(self.land(s, i, target).into_iter().map(|n| (n, Event::Tested(zero))));
+                        out.extend(
+                            self.land(s, i, target)
+                                .into_iter()
+                                .map(|n| (n, Event::Tested(zero))),
+                        );
                     }
                 }
                 out

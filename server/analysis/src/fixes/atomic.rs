@@ -20,7 +20,23 @@ const ORDER: &str = "__ATOMIC_SEQ_CST";
 /// Integer type names the builtins accept.
 const INTEGER_WORDS: &[&str] = &["int", "long", "short", "char", "unsigned", "signed"];
 const INTEGER_TYPEDEFS: &[&str] = &[
-    "size_t", "ssize_t", "ptrdiff_t", "intptr_t", "uintptr_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "sig_atomic_t", "off_t", "pid_t", "time_t",
+    "size_t",
+    "ssize_t",
+    "ptrdiff_t",
+    "intptr_t",
+    "uintptr_t",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "sig_atomic_t",
+    "off_t",
+    "pid_t",
+    "time_t",
 ];
 
 /// Is the type a plain integer (or `bool`, `Some(true)`)?
@@ -33,12 +49,18 @@ pub(super) fn integer_kind(ty: &TypeInfo) -> Option<bool> {
         return Some(true);
     }
     let words: Vec<&str> = name.split_whitespace().collect();
-    let ok = INTEGER_TYPEDEFS.contains(&name) || (!words.is_empty() && words.iter().all(|w| INTEGER_WORDS.contains(w)));
+    let ok = INTEGER_TYPEDEFS.contains(&name)
+        || (!words.is_empty() && words.iter().all(|w| INTEGER_WORDS.contains(w)));
     ok.then_some(false)
 }
 
 /// The edits that make every access at `sites` atomic, or `None`.
-pub(super) fn rewrite_all(analysis: &Analysis, key: &LocKey, is_bool: bool, sites: &[(PathBuf, usize, usize)]) -> Option<Vec<FileEdit>> {
+pub(super) fn rewrite_all(
+    analysis: &Analysis,
+    key: &LocKey,
+    is_bool: bool,
+    sites: &[(PathBuf, usize, usize)],
+) -> Option<Vec<FileEdit>> {
     let name = match &key.base {
         Base::Global(g) if key.path.is_empty() => g.rsplit("::").next().unwrap_or(g).to_string(),
         _ => return None,
@@ -48,15 +70,26 @@ pub(super) fn rewrite_all(analysis: &Analysis, key: &LocKey, is_bool: bool, site
         let sf = analysis.file(file)?;
         let p = sf.parsed(analysis.db());
         let n = node_at(p, *start, *end)?;
-        if n.kind() != "identifier" || p.text[n.byte_range()] != name || n.start_byte() != *start || n.end_byte() != *end {
+        if n.kind() != "identifier"
+            || p.text[n.byte_range()] != name
+            || n.start_byte() != *start
+            || n.end_byte() != *end
+        {
             return None;
         }
         let (range, text) = rewrite(p, n, &name, is_bool)?;
-        edits.push(FileEdit { file: file.clone(), start: range.0, end: range.1, new_text: text });
+        edits.push(FileEdit {
+            file: file.clone(),
+            start: range.0,
+            end: range.1,
+            new_text: text,
+        });
     }
     edits.sort_by(|a, b| (&a.file, a.start).cmp(&(&b.file, b.start)));
     edits.dedup();
-    let overlapping = edits.windows(2).any(|w| w[0].file == w[1].file && w[1].start < w[0].end);
+    let overlapping = edits
+        .windows(2)
+        .any(|w| w[0].file == w[1].file && w[1].start < w[0].end);
     (!overlapping).then_some(edits)
 }
 
@@ -70,7 +103,10 @@ fn rewrite(p: &Parsed, n: Node, x: &str, is_bool: bool) -> Option<((usize, usize
                 return None;
             }
             let op = &text[parent.child_by_field_name("operator")?.byte_range()];
-            let prefix = parent.child(0).map(|c| c.kind() == "++" || c.kind() == "--").unwrap_or(false);
+            let prefix = parent
+                .child(0)
+                .map(|c| c.kind() == "++" || c.kind() == "--")
+                .unwrap_or(false);
             let f = match (op, prefix) {
                 ("++", false) => "__atomic_fetch_add",
                 ("--", false) => "__atomic_fetch_sub",
@@ -78,7 +114,10 @@ fn rewrite(p: &Parsed, n: Node, x: &str, is_bool: bool) -> Option<((usize, usize
                 ("--", true) => "__atomic_sub_fetch",
                 _ => return None,
             };
-            Some(((parent.start_byte(), parent.end_byte()), format!("{f}(&{x}, 1, {ORDER})")))
+            Some((
+                (parent.start_byte(), parent.end_byte()),
+                format!("{f}(&{x}, 1, {ORDER})"),
+            ))
         }
         "assignment_expression" if parent.child_by_field_name("left") == Some(n) => {
             let op = &text[parent.child_by_field_name("operator")?.byte_range()];
@@ -88,7 +127,9 @@ fn rewrite(p: &Parsed, n: Node, x: &str, is_bool: bool) -> Option<((usize, usize
                 return None;
             }
             let call = match op {
-                "=" if value_unused(parent) => format!("__atomic_store_n(&{x}, {rhs_text}, {ORDER})"),
+                "=" if value_unused(parent) => {
+                    format!("__atomic_store_n(&{x}, {rhs_text}, {ORDER})")
+                }
                 "+=" if !is_bool => format!("__atomic_add_fetch(&{x}, {rhs_text}, {ORDER})"),
                 "-=" if !is_bool => format!("__atomic_sub_fetch(&{x}, {rhs_text}, {ORDER})"),
                 // GCC has no fetch operations on `_Bool`.
@@ -99,10 +140,22 @@ fn rewrite(p: &Parsed, n: Node, x: &str, is_bool: bool) -> Option<((usize, usize
             };
             Some(((parent.start_byte(), parent.end_byte()), call))
         }
-        "pointer_expression" if parent.child_by_field_name("operator").map(|o| &text[o.byte_range()] == "&").unwrap_or(false) => None,
+        "pointer_expression"
+            if parent
+                .child_by_field_name("operator")
+                .map(|o| &text[o.byte_range()] == "&")
+                .unwrap_or(false) =>
+        {
+            None
+        }
         // Not a read of the value: sizeof, a base of a member or element, a callee.
-        "sizeof_expression" | "field_expression" | "subscript_expression" | "call_expression" => None,
-        _ => Some(((n.start_byte(), n.end_byte()), format!("__atomic_load_n(&{x}, {ORDER})"))),
+        "sizeof_expression" | "field_expression" | "subscript_expression" | "call_expression" => {
+            None
+        }
+        _ => Some((
+            (n.start_byte(), n.end_byte()),
+            format!("__atomic_load_n(&{x}, {ORDER})"),
+        )),
     }
 }
 

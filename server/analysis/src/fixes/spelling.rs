@@ -19,7 +19,8 @@ use rustc_hash::FxHashMap;
 use tree_sitter::Node;
 
 /// Visits a call with its function, the function's summary and its model.
-type CallVisitor<'v> = dyn FnMut(FunctionId, &crate::db::FunctionSummary, &Call, Option<&CallModel>) + 'v;
+type CallVisitor<'v> =
+    dyn FnMut(FunctionId, &crate::db::FunctionSummary, &Call, Option<&CallModel>) + 'v;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
@@ -62,7 +63,14 @@ pub(super) struct Spellings<'a> {
 impl<'a> Spellings<'a> {
     pub(super) fn new(db: &'a dyn salsa::Database, ws: Workspace, lock: &'a LocKey) -> Self {
         let prog = program(db, ws).clone();
-        let mut s = Spellings { db, ws, prog, lock, locks: Vec::new(), unlocks: Vec::new() };
+        let mut s = Spellings {
+            db,
+            ws,
+            prog,
+            lock,
+            locks: Vec::new(),
+            unlocks: Vec::new(),
+        };
         s.collect();
         s
     }
@@ -70,11 +78,25 @@ impl<'a> Spellings<'a> {
     /// The lock and unlock statements to use at `at`.
     pub(super) fn at(&self, at: &At) -> Option<LockText> {
         for kind in [Kind::Macro, Kind::Wrapper] {
-            let best = |v: &[Spelled]| v.iter().filter(|s| s.kind == kind && self.visible(s, at)).max_by_key(|s| s.count).cloned();
+            let best = |v: &[Spelled]| {
+                v.iter()
+                    .filter(|s| s.kind == kind && self.visible(s, at))
+                    .max_by_key(|s| s.count)
+                    .cloned()
+            };
             if let (Some(l), Some(u)) = (best(&self.locks), best(&self.unlocks)) {
-                let lc = self.locks.iter().filter(|s| s.kind == Kind::Raw).map(|s| s.count).max().unwrap_or(0);
+                let lc = self
+                    .locks
+                    .iter()
+                    .filter(|s| s.kind == Kind::Raw)
+                    .map(|s| s.count)
+                    .max()
+                    .unwrap_or(0);
                 if l.count >= lc {
-                    return Some(LockText { lock: format!("{};", l.text), unlock: format!("{};", u.text) });
+                    return Some(LockText {
+                        lock: format!("{};", l.text),
+                        unlock: format!("{};", u.text),
+                    });
                 }
             }
         }
@@ -83,15 +105,34 @@ impl<'a> Spellings<'a> {
 
     /// `pthread_mutex_lock(&expr);` with the expression written for `at`.
     fn raw(&self, at: &At) -> Option<LockText> {
-        let expr = self.global_expr(at).or_else(|| derived_expr(at, self.lock))?;
-        let callee = self.locks.iter().max_by_key(|s| s.count).map(|s| s.callee.clone()).or_else(|| self.callee_by_field()).unwrap_or_else(|| "pthread_mutex_lock".into());
-        let (lock_fn, unlock_fn) = exclusive(&callee, self.unlocks.iter().max_by_key(|s| s.count).map(|s| s.callee.as_str()));
-        Some(LockText { lock: format!("{lock_fn}(&{expr});"), unlock: format!("{unlock_fn}(&{expr});") })
+        let expr = self
+            .global_expr(at)
+            .or_else(|| derived_expr(at, self.lock))?;
+        let callee = self
+            .locks
+            .iter()
+            .max_by_key(|s| s.count)
+            .map(|s| s.callee.clone())
+            .or_else(|| self.callee_by_field())
+            .unwrap_or_else(|| "pthread_mutex_lock".into());
+        let (lock_fn, unlock_fn) = exclusive(
+            &callee,
+            self.unlocks
+                .iter()
+                .max_by_key(|s| s.count)
+                .map(|s| s.callee.as_str()),
+        );
+        Some(LockText {
+            lock: format!("{lock_fn}(&{expr});"),
+            unlock: format!("{unlock_fn}(&{expr});"),
+        })
     }
 
     /// `m`, `s.mu`: the lock written from its global name, if visible at `at`.
     fn global_expr(&self, at: &At) -> Option<String> {
-        let Base::Global(g) = &self.lock.base else { return None };
+        let Base::Global(g) = &self.lock.base else {
+            return None;
+        };
         let mut s = match g.split_once("::") {
             Some((f, v)) if f == &**at.func.name(self.db) => v.to_string(),
             Some(_) => return None,
@@ -115,7 +156,9 @@ impl<'a> Spellings<'a> {
 
     /// The lock function used on a field of the same name elsewhere.
     fn callee_by_field(&self) -> Option<String> {
-        let Some(Elem::Field(f)) = self.lock.path.last() else { return None };
+        let Some(Elem::Field(f)) = self.lock.path.last() else {
+            return None;
+        };
         let mut found = None;
         self.each_call(&mut |_, _, c, model| {
             if let Some(CallModel::Lock { arg, .. }) = model {
@@ -130,14 +173,22 @@ impl<'a> Spellings<'a> {
     }
 
     fn declared(&self, name: &str, at: &At) -> bool {
-        declared_before(at.parsed, name, at.pos) || !crate::fixes::syntax::mentions(&at.parsed.text[..at.pos.min(at.parsed.text.len())], name) && self.defined_elsewhere(name, at)
+        declared_before(at.parsed, name, at.pos)
+            || !crate::fixes::syntax::mentions(
+                &at.parsed.text[..at.pos.min(at.parsed.text.len())],
+                name,
+            ) && self.defined_elsewhere(name, at)
     }
 
     /// Defined in another file (a header the fix's file includes, presumably).
     fn defined_elsewhere(&self, name: &str, at: &At) -> bool {
         let file = at.func.file(self.db);
         let in_other = |f: &FunctionId| f.file(self.db) != file;
-        self.prog.functions.get(name).map(|fs| fs.iter().any(in_other)).unwrap_or(false)
+        self.prog
+            .functions
+            .get(name)
+            .map(|fs| fs.iter().any(in_other))
+            .unwrap_or(false)
     }
 
     /// Can `s` be written at `at`: are the names it mentions visible there?
@@ -152,7 +203,10 @@ impl<'a> Spellings<'a> {
             if here.contains(id) || theirs.contains(id) {
                 return false;
             }
-            if macros.get(id).is_some() || self.prog.is_function(id) || self.prog.globals.contains_key(id.as_str()) {
+            if macros.get(id).is_some()
+                || self.prog.is_function(id)
+                || self.prog.globals.contains_key(id.as_str())
+            {
                 return self.declared(id, at);
             }
             false
@@ -193,8 +247,16 @@ impl<'a> Spellings<'a> {
                 return;
             }
             let is_lock = match model {
-                Some(CallModel::Lock { arg, .. }) if resolve(&self.prog, fname, s, c.args.get(*arg)).as_ref() == Some(&lock) => true,
-                Some(CallModel::Unlock { arg }) if resolve(&self.prog, fname, s, c.args.get(*arg)).as_ref() == Some(&lock) => false,
+                Some(CallModel::Lock { arg, .. })
+                    if resolve(&self.prog, fname, s, c.args.get(*arg)).as_ref() == Some(&lock) =>
+                {
+                    true
+                }
+                Some(CallModel::Unlock { arg })
+                    if resolve(&self.prog, fname, s, c.args.get(*arg)).as_ref() == Some(&lock) =>
+                {
+                    false
+                }
                 None => match &c.callee {
                     Callee::Direct(n) => match wrappers.get(&**n) {
                         Some(&l) => l,
@@ -206,27 +268,57 @@ impl<'a> Spellings<'a> {
             };
             let p = fid.file(self.db).parsed(self.db);
             let off = function_offset(self.db, fid) as usize;
-            let text = p.text.get(off + c.span.start as usize..off + c.span.end as usize).unwrap_or("").to_string();
+            let text = p
+                .text
+                .get(off + c.span.start as usize..off + c.span.end as usize)
+                .unwrap_or("")
+                .to_string();
             let callee = callee_name(c).unwrap_or_default();
-            let head: String = text.chars().take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_').collect();
-            let kind = if !head.is_empty() && head != callee && crate::db::macro_table(self.db, self.ws).get(&head).is_some() {
+            let head: String = text
+                .chars()
+                .take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_')
+                .collect();
+            let kind = if !head.is_empty()
+                && head != callee
+                && crate::db::macro_table(self.db, self.ws)
+                    .get(&head)
+                    .is_some()
+            {
                 Kind::Macro
             } else if model.is_none() {
                 Kind::Wrapper
             } else {
                 Kind::Raw
             };
-            found.push((is_lock, Spelled { kind, text, func: fid, callee, count: 1 }));
+            found.push((
+                is_lock,
+                Spelled {
+                    kind,
+                    text,
+                    func: fid,
+                    callee,
+                    count: 1,
+                },
+            ));
         });
         for (is_lock, s) in found {
-            let v = if is_lock { &mut self.locks } else { &mut self.unlocks };
+            let v = if is_lock {
+                &mut self.locks
+            } else {
+                &mut self.unlocks
+            };
             match v.iter_mut().find(|x| x.kind == s.kind && x.text == s.text) {
                 Some(x) => x.count += 1,
                 None => v.push(s),
             }
         }
         for v in [&mut self.locks, &mut self.unlocks] {
-            v.sort_by(|a, b| b.count.cmp(&a.count).then(a.kind.cmp(&b.kind)).then(a.text.cmp(&b.text)));
+            v.sort_by(|a, b| {
+                b.count
+                    .cmp(&a.count)
+                    .then(a.kind.cmp(&b.kind))
+                    .then(a.text.cmp(&b.text))
+            });
         }
     }
 
@@ -242,10 +334,20 @@ impl<'a> Spellings<'a> {
         let [c] = calls.as_slice() else { return None };
         let fname = f.name(self.db);
         match s.models.get(&c.id) {
-            Some(CallModel::Lock { arg, .. }) => (resolve(&self.prog, fname, s, c.args.get(*arg)).as_ref() == Some(self.lock)).then_some(true),
-            Some(CallModel::Unlock { arg }) => (resolve(&self.prog, fname, s, c.args.get(*arg)).as_ref() == Some(self.lock)).then_some(false),
+            Some(CallModel::Lock { arg, .. }) => {
+                (resolve(&self.prog, fname, s, c.args.get(*arg)).as_ref() == Some(self.lock))
+                    .then_some(true)
+            }
+            Some(CallModel::Unlock { arg }) => {
+                (resolve(&self.prog, fname, s, c.args.get(*arg)).as_ref() == Some(self.lock))
+                    .then_some(false)
+            }
             None => match &c.callee {
-                Callee::Direct(n) => self.prog.functions.get(n).and_then(|fs| self.wrapper(fs[0], depth + 1)),
+                Callee::Direct(n) => self
+                    .prog
+                    .functions
+                    .get(n)
+                    .and_then(|fs| self.wrapper(fs[0], depth + 1)),
                 _ => None,
             },
             _ => None,
@@ -263,19 +365,39 @@ fn callee_name(c: &Call) -> Option<String> {
 /// The write-mode lock function and its unlock for a family.
 fn exclusive(lock: &str, unlock: Option<&str>) -> (String, String) {
     let (l, u) = match lock {
-        "pthread_rwlock_rdlock" | "pthread_rwlock_wrlock" | "pthread_rwlock_timedwrlock" | "pthread_rwlock_timedrdlock" => ("pthread_rwlock_wrlock", "pthread_rwlock_unlock"),
+        "pthread_rwlock_rdlock"
+        | "pthread_rwlock_wrlock"
+        | "pthread_rwlock_timedwrlock"
+        | "pthread_rwlock_timedrdlock" => ("pthread_rwlock_wrlock", "pthread_rwlock_unlock"),
         "pthread_spin_lock" => ("pthread_spin_lock", "pthread_spin_unlock"),
         "mtx_lock" | "mtx_timedlock" => ("mtx_lock", "mtx_unlock"),
-        "pthread_mutex_lock" | "pthread_mutex_timedlock" => ("pthread_mutex_lock", "pthread_mutex_unlock"),
-        other => return (other.to_string(), unlock.unwrap_or("pthread_mutex_unlock").to_string()),
+        "pthread_mutex_lock" | "pthread_mutex_timedlock" => {
+            ("pthread_mutex_lock", "pthread_mutex_unlock")
+        }
+        other => {
+            return (
+                other.to_string(),
+                unlock.unwrap_or("pthread_mutex_unlock").to_string(),
+            )
+        }
     };
     (l.to_string(), u.to_string())
 }
 
 /// The lock's location named by a call argument, when it is `&global`,
 /// `&static_local` or a field path below one.
-fn resolve(prog: &Program, fname: &str, s: &crate::db::FunctionSummary, arg: Option<&Expr>) -> Option<LocKey> {
-    fn place(prog: &Program, fname: &str, s: &crate::db::FunctionSummary, e: &Expr) -> Option<LocKey> {
+fn resolve(
+    prog: &Program,
+    fname: &str,
+    s: &crate::db::FunctionSummary,
+    arg: Option<&Expr>,
+) -> Option<LocKey> {
+    fn place(
+        prog: &Program,
+        fname: &str,
+        s: &crate::db::FunctionSummary,
+        e: &Expr,
+    ) -> Option<LocKey> {
         match e {
             Expr::Var(x) => {
                 let mut local = s.ir.params.iter().any(|p| &p.name == x).then_some(false);
@@ -289,11 +411,22 @@ fn resolve(prog: &Program, fname: &str, s: &crate::db::FunctionSummary, arg: Opt
                 match local {
                     Some(true) => Some(LocKey::new(Base::Global(format!("{fname}::{x}").into()))),
                     Some(false) => None,
-                    None => prog.globals.contains_key(x).then(|| LocKey::new(Base::Global(x.clone()))),
+                    None => prog
+                        .globals
+                        .contains_key(x)
+                        .then(|| LocKey::new(Base::Global(x.clone()))),
                 }
             }
-            Expr::Field { base, field, arrow: false } => place(prog, fname, s, base).map(|k| k.with(Elem::Field(field.clone()))),
-            Expr::Index { base, index: Some(i), .. } => place(prog, fname, s, base).map(|k| k.with(Elem::Index(Some(*i)))),
+            Expr::Field {
+                base,
+                field,
+                arrow: false,
+            } => place(prog, fname, s, base).map(|k| k.with(Elem::Field(field.clone()))),
+            Expr::Index {
+                base,
+                index: Some(i),
+                ..
+            } => place(prog, fname, s, base).map(|k| k.with(Elem::Index(Some(*i)))),
             Expr::Cast { value, .. } => place(prog, fname, s, value),
             _ => None,
         }
@@ -307,8 +440,14 @@ fn resolve(prog: &Program, fname: &str, s: &crate::db::FunctionSummary, arg: Opt
 /// `q->lock` from the access `q->count` when the lock is a sibling field
 /// of the accessed one.
 fn derived_expr(at: &At, lock: &LocKey) -> Option<String> {
-    let (Some(Elem::Field(lock_field)), Some(Elem::Field(_))) = (lock.path.last(), at.key.path.last()) else { return None };
-    if lock.base != at.key.base || lock.path[..lock.path.len() - 1] != at.key.path[..at.key.path.len() - 1] {
+    let (Some(Elem::Field(lock_field)), Some(Elem::Field(_))) =
+        (lock.path.last(), at.key.path.last())
+    else {
+        return None;
+    };
+    if lock.base != at.key.base
+        || lock.path[..lock.path.len() - 1] != at.key.path[..at.key.path.len() - 1]
+    {
         return None;
     }
     let n = at.access?;
@@ -319,6 +458,9 @@ fn derived_expr(at: &At, lock: &LocKey) -> Option<String> {
     let op = n.child_by_field_name("operator")?;
     let text = &at.parsed.text;
     let b = &text[base.byte_range()];
-    let pure = b.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '>' | '-' | '[' | ']' | ' ')) && !b.contains("--");
+    let pure = b
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '>' | '-' | '[' | ']' | ' '))
+        && !b.contains("--");
     pure.then(|| format!("{b}{}{lock_field}", &text[op.byte_range()]))
 }

@@ -47,7 +47,9 @@ pub(super) fn statement_around(mut n: Node) -> Option<(Node, bool)> {
                 "if_statement" => parent.child_by_field_name("condition") != Some(n),
                 // After a label: the label keeps pointing at the new block.
                 "else_clause" | "labeled_statement" => true,
-                "while_statement" | "do_statement" | "for_statement" => parent.child_by_field_name("body") == Some(n),
+                "while_statement" | "do_statement" | "for_statement" => {
+                    parent.child_by_field_name("body") == Some(n)
+                }
                 _ => false,
             };
             if is_body {
@@ -79,11 +81,22 @@ pub(super) fn line_indent(text: &str, pos: usize) -> &str {
 /// When only blanks and a comment follow `pos` on its line, the offset of
 /// that line's end (before the newline).
 pub(super) fn trivia_to_eol(text: &str, pos: usize) -> Option<usize> {
-    let end = text[pos..].find('\n').map(|i| pos + i).unwrap_or(text.len());
+    let end = text[pos..]
+        .find('\n')
+        .map(|i| pos + i)
+        .unwrap_or(text.len());
     let rest = text[pos..end].trim();
     let rest = rest.strip_suffix('\r').unwrap_or(rest).trim();
-    let ok = rest.is_empty() || rest.starts_with("//") || (rest.starts_with("/*") && rest.ends_with("*/") && !rest[2..rest.len() - 2].contains("*/"));
-    ok.then_some(if text[..end].ends_with('\r') { end - 1 } else { end })
+    let ok = rest.is_empty()
+        || rest.starts_with("//")
+        || (rest.starts_with("/*")
+            && rest.ends_with("*/")
+            && !rest[2..rest.len() - 2].contains("*/"));
+    ok.then_some(if text[..end].ends_with('\r') {
+        end - 1
+    } else {
+        end
+    })
 }
 
 /// Is `name` declared or defined at top level (or as a macro) before `pos`?
@@ -99,9 +112,24 @@ pub(super) fn declared_before(p: &Parsed, name: &str, pos: usize) -> bool {
                 continue;
             }
             match c.kind() {
-                "preproc_def" | "preproc_function_def" if c.child_by_field_name("name").map(|x| &p.text[x.byte_range()] == name).unwrap_or(false) => return true,
-                "function_definition" | "declaration" if declarator_names(c, &p.text).iter().any(|d| d == name) => return true,
-                "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "linkage_specification" | "declaration_list" => stack.push(c),
+                "preproc_def" | "preproc_function_def"
+                    if c.child_by_field_name("name")
+                        .map(|x| &p.text[x.byte_range()] == name)
+                        .unwrap_or(false) =>
+                {
+                    return true
+                }
+                "function_definition" | "declaration"
+                    if declarator_names(c, &p.text).iter().any(|d| d == name) =>
+                {
+                    return true
+                }
+                "preproc_if"
+                | "preproc_ifdef"
+                | "preproc_else"
+                | "preproc_elif"
+                | "linkage_specification"
+                | "declaration_list" => stack.push(c),
                 _ => {}
             }
         }
@@ -136,7 +164,9 @@ fn declarator_names(n: Node, text: &str) -> Vec<String> {
 pub(super) fn mentions(text: &str, name: &str) -> bool {
     let b = text.as_bytes();
     let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    text.match_indices(name).any(|(i, _)| (i == 0 || !word(b[i - 1])) && b.get(i + name.len()).map(|&c| !word(c)).unwrap_or(true))
+    text.match_indices(name).any(|(i, _)| {
+        (i == 0 || !word(b[i - 1])) && b.get(i + name.len()).map(|&c| !word(c)).unwrap_or(true)
+    })
 }
 
 /// Identifiers in `text` that are not field names (after `.` or `->`).

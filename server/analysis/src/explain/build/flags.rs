@@ -13,41 +13,62 @@ use std::sync::Arc;
 /// never atomic and never reached through their address, with their
 /// initial value when the program text gives one.
 #[salsa::tracked(returns(ref))]
-pub(super) fn flag_candidates(db: &dyn salsa::Database, ws: Workspace) -> Arc<BTreeMap<Name, Option<i64>>> {
+pub(super) fn flag_candidates(
+    db: &dyn salsa::Database,
+    ws: Workspace,
+) -> Arc<BTreeMap<Name, Option<i64>>> {
     let prog = program(db, ws);
     let mut tested: FxHashSet<Name> = FxHashSet::default();
     let mut escaped: FxHashSet<Name> = FxHashSet::default();
     for f in prog.functions.values().flatten() {
         let s = function_summary(db, *f);
         let locals = local_names(s);
-        crate::walk::visit_stmts(&s.ir.body, &mut |st| {
-            match st {
-                Stmt::If { test: Test::VarZero { var, .. }, .. } | Stmt::Loop { test: Test::VarZero { var, .. }, .. } if !locals.contains_key(var) => {
-                    tested.insert(var.clone());
-                }
-                Stmt::Call(c) => {
-                    for a in &c.args {
-                        if let Expr::AddrOf(p) = a {
-                            if let Expr::Var(v) = &**p {
-                                escaped.insert(v.clone());
-                            }
+        crate::walk::visit_stmts(&s.ir.body, &mut |st| match st {
+            Stmt::If {
+                test: Test::VarZero { var, .. },
+                ..
+            }
+            | Stmt::Loop {
+                test: Test::VarZero { var, .. },
+                ..
+            } if !locals.contains_key(var) => {
+                tested.insert(var.clone());
+            }
+            Stmt::Call(c) => {
+                for a in &c.args {
+                    if let Expr::AddrOf(p) = a {
+                        if let Expr::Var(v) = &**p {
+                            escaped.insert(v.clone());
                         }
                     }
                 }
-                Stmt::Assign { rhs: Expr::AddrOf(p), .. } => {
-                    if let Expr::Var(v) = &**p {
-                        escaped.insert(v.clone());
-                    }
-                }
-                _ => {}
             }
+            Stmt::Assign {
+                rhs: Expr::AddrOf(p),
+                ..
+            } => {
+                if let Expr::Var(v) = &**p {
+                    escaped.insert(v.clone());
+                }
+            }
+            _ => {}
         });
     }
     let mut out = BTreeMap::new();
     for v in tested {
-        let Some(ty) = prog.globals.get(&v) else { continue };
+        let Some(ty) = prog.globals.get(&v) else {
+            continue;
+        };
         let ty = prog.resolve_type(ty);
-        let scalar = ty.pointer == 0 && !ty.array && !ty.atomic && !ty.thread_local && !ty.name.as_ref().map(|n| prog.structs.contains_key(n)).unwrap_or(false);
+        let scalar = ty.pointer == 0
+            && !ty.array
+            && !ty.atomic
+            && !ty.thread_local
+            && !ty
+                .name
+                .as_ref()
+                .map(|n| prog.structs.contains_key(n))
+                .unwrap_or(false);
         if scalar && !escaped.contains(&v) {
             let init = global_init(db, ws, &v);
             out.insert(v, init);
@@ -61,11 +82,24 @@ pub(super) fn flag_candidates(db: &dyn salsa::Database, ws: Workspace) -> Arc<BT
 fn global_init(db: &dyn salsa::Database, ws: Workspace, name: &str) -> Option<i64> {
     for &file in ws.files(db) {
         let items = crate::db::file_items(db, file);
-        if let Some(g) = items.globals.iter().find(|g| &*g.name == name && !g.is_extern) {
+        if let Some(g) = items
+            .globals
+            .iter()
+            .find(|g| &*g.name == name && !g.is_extern)
+        {
             let p = file.parsed(db);
-            let text = p.text.get(g.end as usize..g.decl_end as usize).unwrap_or("");
-            let Some(rest) = text.trim_start().strip_prefix('=') else { return Some(0) };
-            let lit: String = rest.trim_start().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').collect();
+            let text = p
+                .text
+                .get(g.end as usize..g.decl_end as usize)
+                .unwrap_or("");
+            let Some(rest) = text.trim_start().strip_prefix('=') else {
+                return Some(0);
+            };
+            let lit: String = rest
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
             return parse_int(&lit);
         }
     }
