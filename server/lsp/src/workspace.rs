@@ -29,7 +29,9 @@ pub fn scan(roots: &[PathBuf]) -> BTreeSet<PathBuf> {
     roots.iter().flat_map(|r| folder_files(r)).collect()
 }
 
-fn folder_files(dir: &Path) -> Vec<PathBuf> {
+/// The .c/.h files of one folder: from `compile_commands.json` if present
+/// (plus every header), otherwise every file not ignored by `.gitignore`.
+pub fn folder_files(dir: &Path) -> Vec<PathBuf> {
     let walked = ignore::WalkBuilder::new(dir)
         .hidden(true)
         .git_ignore(true)
