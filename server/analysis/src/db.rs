@@ -235,36 +235,13 @@ pub fn function_summary(db: &dyn salsa::Database, f: FunctionId) -> Arc<Function
 }
 
 fn collect_models(stmts: &[syntax::Stmt], config: &Config, out: &mut BTreeMap<u32, CallModel>) {
-    use syntax::Stmt;
-    for s in stmts {
-        match s {
-            Stmt::Call(c) => {
-                if let syntax::Callee::Direct(n) = &c.callee {
-                    if let Some(m) = config.model(n) {
-                        out.insert(c.id, m.clone());
-                    }
-                }
+    crate::walk::visit_calls(stmts, &mut |c| {
+        if let syntax::Callee::Direct(n) = &c.callee {
+            if let Some(m) = config.model(n) {
+                out.insert(c.id, m.clone());
             }
-            Stmt::If {
-                cond, then, els, ..
-            } => {
-                collect_models(cond, config, out);
-                collect_models(then, config, out);
-                collect_models(els, config, out);
-            }
-            Stmt::Loop { cond, body, .. } => {
-                collect_models(cond, config, out);
-                collect_models(body, config, out);
-            }
-            Stmt::Switch { cond, arms } => {
-                collect_models(cond, config, out);
-                for a in arms {
-                    collect_models(a, config, out);
-                }
-            }
-            _ => {}
         }
-    }
+    });
 }
 
 /// Whole-program symbol tables, free of positions so that it backdates.
