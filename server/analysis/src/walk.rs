@@ -18,6 +18,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+mod incremental;
+pub use incremental::{set_verify, stats as incremental_stats};
+
 /// Library functions that call their function arguments synchronously (or
 /// not as threads): their callbacks are not new threads.
 const NOT_ASYNC_CALLBACKS: &[&str] = &[
@@ -58,6 +61,10 @@ const MAX_HELD: usize = 64;
 /// results, symbolic locks, creation pairs).
 const MAX_TRACKED: usize = 32;
 const MAX_LOOP_ITERS: usize = 4;
+/// Accesses kept per base object.
+const MAX_FACTS: usize = 4096;
+/// Struct prefixes used per base object (the first in path order).
+const MAX_PREFIXES: usize = 64;
 
 /// A possible value of a pointer expression.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -248,145 +255,48 @@ struct Frame {
     from_calls: Vec<(Name, u32)>,
 }
 
-struct MemoEntry {
+/// One memoized calling context: a function walked from one entry state in
+/// one thread. Nodes form the call graph of the walk, and the facts of a
+/// revision are those recorded by the nodes reachable from the thread roots.
+/// That is what lets an edit re-walk only the edited function's nodes (see
+/// [`incremental`]).
+#[derive(Clone)]
+struct Node {
+    fid: FunctionId,
+    thread: u32,
+    /// The memo key: entry state (without pending trylocks) and bindings.
+    state: State,
+    bindings: Vec<Vals>,
     exit: Option<State>,
+    /// Spawn sites visited below this node.
     sites: Vec<u32>,
+    /// Callee nodes, walked or replayed from the memo, in call order.
+    children: Vec<u32>,
+    /// Accesses recorded by this function's own statements.
+    facts: Vec<(Base, AccessFact)>,
+    /// Struct prefixes noted for those accesses.
+    prefixes: Vec<(Base, Vec<(Vec<Elem>, Name)>)>,
+    /// Its own statements changed state shared by the whole walk.
+    effects: bool,
+    /// Functions whose analysis its own statements cut short, and why.
+    marks: Vec<(FunctionId, &'static str)>,
+    /// A recursion cut happened below it: its result depends on the stack.
+    tainted: bool,
+    /// The latest global change (epoch) its result has read.
+    dep: u64,
+    /// The global epoch when it was first walked.
+    epoch: u64,
+    /// The functions on the stack when it was first walked.
+    stack: Vec<FunctionId>,
+    loop_depth: u32,
 }
 
-/// Runs the walk over every thread of the workspace.
-pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
-    let prog = program(db, ws).clone();
-    let mut w = Walker {
-        db,
-        prog: &prog,
-        thread: 0,
-        threads: Vec::new(),
-        sites: Vec::new(),
-        site_index: FxHashMap::default(),
-        thread_index: FxHashMap::default(),
-        thread_args: Vec::new(),
-        thread_acquired: Vec::new(),
-        facts: FxHashMap::default(),
-        struct_prefixes: FxHashMap::default(),
-        returns: Default::default(),
-        memo: FxHashMap::default(),
-        contexts: FxHashMap::default(),
-        stack: Vec::new(),
-        sites_stack: Vec::new(),
-        steps: 0,
-        loop_depth: 0,
-        store: FxHashMap::default(),
-        incomplete: FxHashMap::default(),
-        replayed_sites: FxHashSet::default(),
-        protected: FxHashMap::default(),
-        heap_in_loop: FxHashSet::default(),
-        ctxs: FxHashSet::default(),
-        has_threads: false,
-        last_ctx: None,
-        frames: Default::default(),
-    };
-    w.has_threads = prog.functions.values().flatten().any(|f| {
-        w.summary(*f)
-            .models
-            .values()
-            .any(|m| matches!(m, CallModel::Create { .. }))
-    });
-    if !w.has_threads
-        && !prog
-            .functions
-            .values()
-            .flatten()
-            .any(|f| w.looks_like_thread_entry(*f))
-    {
-        // No thread can ever start: a single-threaded program has no races.
-        w.threads.push(Thread {
-            entry: Name::from("main"),
-            parent: None,
-            site: None,
-            unique: true,
-            creation_locks: Vec::new(),
-            leaks: None,
-            barriers: Vec::new(),
-        });
-        return w.finish();
-    }
-    w.build_store();
-    // Frames built while the store was incomplete are stale.
-    w.frames.borrow_mut().clear();
-    w.returns.borrow_mut().clear();
-    // The root thread: `main`, or every function nobody calls.
-    let roots: Vec<FunctionId> = match prog.functions.get("main") {
-        // A folder may hold several programs (tools, tests): every `main` is
-        // a root of the main thread.
-        Some(m) => m.clone(),
-        None => w.uncalled_functions(),
-    };
-    w.threads.push(Thread {
-        entry: Name::from("main"),
-        parent: None,
-        site: None,
-        unique: true,
-        creation_locks: Vec::new(),
-        leaks: None,
-        barriers: Vec::new(),
-    });
-    w.thread_args.push(Vec::new());
-    w.thread_acquired.push(Vec::new());
-    for r in &roots {
-        let exit = w.walk_fn(*r, State::default(), Vec::new());
-        w.thread_ended(exit);
-    }
-    let mut t = 1;
-    while t < w.threads.len() {
-        w.thread = t as u32;
-        if std::env::var_os("RACELENS_TIMING").is_some() {
-            eprintln!(
-                "racelens: walk: thread {} done: {} steps, {} memo entries",
-                t - 1,
-                w.steps,
-                w.memo.len()
-            );
-        }
-        w.memo.clear();
-        w.contexts.clear();
-        w.steps = 0;
-        let entry = w.threads[t].entry.clone();
-        let args = w.thread_args[t].clone();
-        let mut init = State::default();
-        // Creation locksets: what the creator held across this thread's life,
-        // plus what its own creators held across theirs.
-        let mut cl = Vec::new();
-        if let (Some(site), Some(parent)) = (w.threads[t].site, w.threads[t].parent) {
-            for l in w.protected.get(&site).cloned().unwrap_or_default() {
-                cl.push((parent, l));
-            }
-            cl.extend(w.threads[parent as usize].creation_locks.iter().cloned());
-        }
-        for (_, l) in &cl {
-            // The thread itself never holds these; it only inherits them for
-            // its own children, whose creation it brackets.
-            init.clean.retain(|c| &c.1 != l);
-        }
-        w.threads[t].creation_locks = cl;
-        if let Some(fs) = prog.functions.get(&entry) {
-            let f = fs[0];
-            let bindings = vec![args];
-            let exit = w.walk_fn(f, init, bindings);
-            w.thread_ended(exit);
-        }
-        t += 1;
-    }
-    if std::env::var_os("RACELENS_TIMING").is_some() {
-        let total: usize = w.facts.values().map(|f| f.len()).sum();
-        let max = w.facts.values().map(|f| f.len()).max().unwrap_or(0);
-        eprintln!("racelens: walk: {} threads, {} sites, {} steps in last thread, {} fact contexts, {} bases, {} facts (max {} per base)", w.threads.len(), w.sites.len(), w.steps, w.ctxs.len(), w.facts.len(), total, max);
-    }
-    w.finish()
-}
+type MemoKey = (FunctionId, State, Vec<Vals>);
 
-struct Walker<'a> {
-    db: &'a dyn salsa::Database,
-    prog: &'a Program,
+/// Everything a walk owns. It outlives the revision so that the next edit
+/// can update it instead of walking again from scratch.
+#[derive(Default)]
+struct WalkData {
     thread: u32,
     threads: Vec<Thread>,
     sites: Vec<Site>,
@@ -400,7 +310,8 @@ struct Walker<'a> {
     struct_prefixes: FxHashMap<Base, FxHashSet<(Vec<Elem>, Name)>>,
     /// Memoized return values of functions (context-insensitive).
     returns: std::cell::RefCell<FxHashMap<FunctionId, Vals>>,
-    memo: FxHashMap<(FunctionId, State, Vec<Vals>), MemoEntry>,
+    /// The current thread's memo: calling context -> node.
+    memo: FxHashMap<MemoKey, u32>,
     contexts: FxHashMap<FunctionId, usize>,
     stack: Vec<FunctionId>,
     /// Spawn sites visited by each active function walk.
@@ -411,8 +322,9 @@ struct Walker<'a> {
     store: FxHashMap<LocKey, Vals>,
     incomplete: FxHashMap<FunctionId, String>,
     replayed_sites: FxHashSet<u32>,
-    /// Allocation sites visited inside a loop: they stand for many objects.
-    heap_in_loop: FxHashSet<Base>,
+    /// Allocation sites visited inside a loop (they stand for many objects),
+    /// with the epoch at which each was first seen there.
+    heap_in_loop: FxHashMap<Base, u64>,
     /// Does the program create threads at all? Callbacks handed to unknown
     /// code are treated as threads only then.
     has_threads: bool,
@@ -420,17 +332,209 @@ struct Walker<'a> {
     ctxs: FxHashSet<Arc<FactCtx>>,
     last_ctx: Option<(u32, Arc<FactCtx>)>,
     /// Frames by function and pointer arguments.
-    frames: std::cell::RefCell<FxHashMap<(FunctionId, Vec<Vals>), std::rc::Rc<Frame>>>,
+    frames: std::cell::RefCell<FxHashMap<(FunctionId, Vec<Vals>), Arc<Frame>>>,
     /// Per site: locks the creator held from the spawn until the thread ended.
     protected: FxHashMap<u32, Vec<LocKey>>,
+    // ----- the node graph, for incremental updates ------------------------
+    nodes: Vec<Node>,
+    /// Nodes being walked, innermost last.
+    node_stack: Vec<u32>,
+    /// Per finished thread: its memo, root nodes, steps and context counts.
+    thread_memos: Vec<FxHashMap<MemoKey, u32>>,
+    thread_roots: Vec<Vec<u32>>,
+    thread_steps: Vec<u64>,
+    thread_contexts: Vec<FxHashMap<FunctionId, usize>>,
+    /// Counts changes to state shared by the whole walk (sites, threads,
+    /// heap-in-loop, protected locks, budgets).
+    epoch: u64,
+    /// The epoch of the latest change to any spawn site.
+    sites_epoch: u64,
+    /// A fact or prefix set hit its cap: the result depends on walk order.
+    capped: bool,
+    /// A thread ran out of steps: the result depends on walk order.
+    exhausted: bool,
+    /// While re-walking a node: the epoch it was first walked at.
+    rewalk: Option<u64>,
+    /// Nodes a re-walk must not replay (the edited function's nodes and
+    /// their callers): replaying them would hide a new recursion.
+    forbidden: FxHashSet<u32>,
+    /// The node being re-walked.
+    rewalk_node: u32,
+    /// Nodes after it that the re-walk has met (a walk from scratch would
+    /// create them during the node's walk).
+    encountered: FxHashSet<u32>,
+    /// Why the re-walk met something it cannot reproduce exactly.
+    bailed: Option<&'static str>,
+}
+
+/// Runs the walk over every thread of the workspace, updating the previous
+/// revision's walk when only one function body changed.
+pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
+    let prog: Arc<Program> = program(db, ws).clone();
+    let summaries: FxHashMap<FunctionId, Arc<FunctionSummary>> = prog
+        .functions
+        .values()
+        .flatten()
+        .map(|f| (*f, function_summary(db, *f).clone()))
+        .collect();
+    if let Some(snap) = incremental::take(&prog, &summaries) {
+        match incremental::update(db, &prog, &summaries, snap) {
+            Ok((result, snap)) => {
+                if incremental::verifying() {
+                    let (full, _) = walk_all(db, &prog);
+                    assert!(
+                        full == result,
+                        "racelens: incremental walk differs from a full walk"
+                    );
+                }
+                incremental::keep(snap);
+                incremental::count(true);
+                return result;
+            }
+            Err(why) => {
+                if std::env::var_os("RACELENS_TIMING").is_some() {
+                    eprintln!("racelens: walk: full walk ({why})");
+                }
+            }
+        }
+    }
+    let (result, data) = walk_all(db, &prog);
+    incremental::count(false);
+    if let Some(data) = data {
+        incremental::keep(incremental::Snapshot::new(prog, summaries, data, &result));
+    }
+    result
+}
+
+/// The walk from scratch. Also returns its data when a later revision may
+/// update it incrementally.
+fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, Option<WalkData>) {
+    let prog = &**prog;
+    let mut w = Walker {
+        db,
+        prog,
+        d: WalkData::default(),
+    };
+    w.d.has_threads = prog.functions.values().flatten().any(|f| {
+        w.summary(*f)
+            .models
+            .values()
+            .any(|m| matches!(m, CallModel::Create { .. }))
+    });
+    if !w.d.has_threads
+        && !prog
+            .functions
+            .values()
+            .flatten()
+            .any(|f| w.looks_like_thread_entry(*f))
+    {
+        // No thread can ever start: a single-threaded program has no races.
+        w.d.threads.push(Thread {
+            entry: Name::from("main"),
+            parent: None,
+            site: None,
+            unique: true,
+            creation_locks: Vec::new(),
+            leaks: None,
+            barriers: Vec::new(),
+        });
+        return (w.finish(), None);
+    }
+    w.build_store();
+    // Frames built while the store was incomplete are stale.
+    w.d.frames.borrow_mut().clear();
+    w.d.returns.borrow_mut().clear();
+    // The root thread: `main`, or every function nobody calls.
+    let roots: Vec<FunctionId> = match prog.functions.get("main") {
+        // A folder may hold several programs (tools, tests): every `main` is
+        // a root of the main thread.
+        Some(m) => m.clone(),
+        None => w.uncalled_functions(),
+    };
+    w.d.threads.push(Thread {
+        entry: Name::from("main"),
+        parent: None,
+        site: None,
+        unique: true,
+        creation_locks: Vec::new(),
+        leaks: None,
+        barriers: Vec::new(),
+    });
+    w.d.thread_args.push(Vec::new());
+    w.d.thread_acquired.push(Vec::new());
+    w.d.thread_roots.push(Vec::new());
+    for r in &roots {
+        let exit = w.walk_fn(*r, State::default(), Vec::new());
+        w.thread_ended(exit);
+    }
+    w.end_thread();
+    let mut t = 1;
+    while t < w.d.threads.len() {
+        w.d.thread = t as u32;
+        if std::env::var_os("RACELENS_TIMING").is_some() {
+            eprintln!(
+                "racelens: walk: thread {} done: {} steps, {} memo entries",
+                t - 1,
+                w.d.steps,
+                w.d.nodes.len()
+            );
+        }
+        w.d.thread_roots.push(Vec::new());
+        let entry = w.d.threads[t].entry.clone();
+        let args = w.d.thread_args[t].clone();
+        let mut init = State::default();
+        // Creation locksets: what the creator held across this thread's life,
+        // plus what its own creators held across theirs.
+        let mut cl = Vec::new();
+        if let (Some(site), Some(parent)) = (w.d.threads[t].site, w.d.threads[t].parent) {
+            for l in w.d.protected.get(&site).cloned().unwrap_or_default() {
+                cl.push((parent, l));
+            }
+            cl.extend(w.d.threads[parent as usize].creation_locks.iter().cloned());
+        }
+        for (_, l) in &cl {
+            // The thread itself never holds these; it only inherits them for
+            // its own children, whose creation it brackets.
+            init.clean.retain(|c| &c.1 != l);
+        }
+        w.d.threads[t].creation_locks = cl;
+        if let Some(fs) = prog.functions.get(&entry) {
+            let f = fs[0];
+            let bindings = vec![args];
+            let exit = w.walk_fn(f, init, bindings);
+            w.thread_ended(exit);
+        }
+        w.end_thread();
+        t += 1;
+    }
+    if std::env::var_os("RACELENS_TIMING").is_some() {
+        let total: usize = w.d.facts.values().map(|f| f.len()).sum();
+        let max = w.d.facts.values().map(|f| f.len()).max().unwrap_or(0);
+        eprintln!("racelens: walk: {} threads, {} sites, {} steps in last thread, {} fact contexts, {} bases, {} facts (max {} per base)", w.d.threads.len(), w.d.sites.len(), w.d.steps, w.d.ctxs.len(), w.d.facts.len(), total, max);
+    }
+    let result = w.finish();
+    let incremental = prog.functions.contains_key("main") && !w.d.exhausted && !w.d.capped;
+    if std::env::var_os("RACELENS_TIMING").is_some() && !incremental {
+        eprintln!(
+            "racelens: walk: not kept for incremental updates (out of steps: {}, capped: {})",
+            w.d.exhausted, w.d.capped
+        );
+    }
+    (result, incremental.then_some(w.d))
+}
+
+struct Walker<'a> {
+    db: &'a dyn salsa::Database,
+    prog: &'a Program,
+    d: WalkData,
 }
 
 impl<'a> Walker<'a> {
     /// At the end of a thread, the sites it created and never joined keep the
     /// locks that were never released (a lock held at exit is never released).
     fn thread_ended(&mut self, exit: Option<State>) {
-        let t = self.thread as usize;
-        self.threads[t].leaks = exit.as_ref().map(|e| e.active.clone());
+        let t = self.d.thread as usize;
+        self.d.threads[t].leaks = exit.as_ref().map(|e| e.active.clone());
         let Some(exit) = exit else { return };
         for &s in &exit.created.0 {
             if !exit.active.contains(s) {
@@ -451,19 +555,21 @@ impl<'a> Walker<'a> {
     fn chain_acquired(&self, st: &State) -> Vec<(u32, LocKey)> {
         if st.acquired.is_empty()
             && self
+                .d
                 .thread_acquired
-                .get(self.thread as usize)
+                .get(self.d.thread as usize)
                 .map(|v| v.is_empty())
                 .unwrap_or(true)
         {
             return Vec::new();
         }
         let mut v = self
+            .d
             .thread_acquired
-            .get(self.thread as usize)
+            .get(self.d.thread as usize)
             .cloned()
             .unwrap_or_default();
-        if let Some(site) = self.threads[self.thread as usize].site {
+        if let Some(site) = self.d.threads[self.d.thread as usize].site {
             for l in &st.acquired {
                 v.push((site, l.clone()));
             }
@@ -474,42 +580,63 @@ impl<'a> Walker<'a> {
     }
 
     fn protect(&mut self, site: u32, held: Vec<LocKey>) {
-        match self.protected.get_mut(&site) {
+        self.effect();
+        match self.d.protected.get_mut(&site) {
             Some(p) => p.retain(|l| held.contains(l)),
             None => {
-                self.protected.insert(site, held);
+                self.d.protected.insert(site, held);
             }
         }
     }
 
-    fn finish(mut self) -> ThreadAnalysis {
+    /// The analysis result. Consumes the facts; the rest of the data stays
+    /// for an incremental update.
+    fn finish(&mut self) -> ThreadAnalysis {
+        let mut facts = std::mem::take(&mut self.d.facts);
+        let mut threads = self.d.threads.clone();
         // Accesses through unresolved pointers of struct type T may touch
         // every object of type T: copy them into those bases.
-        let typed: Vec<(Name, Vec<AccessFact>)> = self
-            .facts
+        // In a fixed order, so that the cap keeps the same facts whatever
+        // order the walk found them in.
+        let mut typed: Vec<(Name, Vec<AccessFact>)> = facts
             .iter()
             .filter_map(|(b, f)| {
                 if let Base::Type(t) = b {
-                    Some((t.clone(), f.iter().cloned().collect()))
+                    let mut v: Vec<AccessFact> = f.iter().cloned().collect();
+                    v.sort_by(fact_order);
+                    Some((t.clone(), v))
                 } else {
                     None
                 }
             })
             .collect();
+        typed.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut bases: Vec<(&Base, Vec<&(Vec<Elem>, Name)>)> = self
+            .d
+            .struct_prefixes
+            .iter()
+            .map(|(b, p)| {
+                let mut p: Vec<&(Vec<Elem>, Name)> = p.iter().collect();
+                p.sort();
+                p.truncate(MAX_PREFIXES);
+                (b, p)
+            })
+            .collect();
+        bases.sort_by(|a, b| a.0.cmp(b.0));
         for (t, tfacts) in typed {
-            for (base, prefixes) in &self.struct_prefixes {
-                for (prefix, ty) in prefixes {
-                    if *ty != t || (*base == Base::Type(t.clone()) && prefix.is_empty()) {
+            for (base, prefixes) in &bases {
+                for (prefix, ty) in prefixes.iter().copied() {
+                    if *ty != t || (**base == Base::Type(t.clone()) && prefix.is_empty()) {
                         continue;
                     }
-                    let set = self.facts.entry(base.clone()).or_default();
+                    let set = facts.entry((*base).clone()).or_default();
                     for f in &tfacts {
                         let mut g = f.clone();
                         let mut path = prefix.clone();
                         path.extend(f.path.iter().cloned());
                         g.path = path;
                         g.weak = true;
-                        if set.len() < 4096 {
+                        if set.len() < MAX_FACTS {
                             set.insert(g);
                         }
                     }
@@ -518,62 +645,37 @@ impl<'a> Walker<'a> {
         }
         // Uniqueness: a thread is unique when its site runs once, outside
         // loops and memo replays, in a unique parent.
-        for i in 1..self.threads.len() {
-            let th = &self.threads[i];
-            let site = th.site.map(|s| &self.sites[s as usize]);
+        for i in 1..threads.len() {
+            let th = &threads[i];
+            let site = th.site.map(|s| &self.d.sites[s as usize]);
             let parent_unique = th
                 .parent
-                .map(|p| self.threads[p as usize].unique)
+                .map(|p| threads[p as usize].unique)
                 .unwrap_or(true);
             let unique = th.unique
                 && parent_unique
                 && site.map(|s| !s.in_loop && s.visits <= 1).unwrap_or(true)
                 && th
                     .site
-                    .map(|s| !self.replayed_sites.contains(&s))
+                    .map(|s| !self.d.replayed_sites.contains(&s))
                     .unwrap_or(true);
-            self.threads[i].unique = unique;
+            threads[i].unique = unique;
         }
         let mut locations = BTreeMap::new();
-        for (k, set) in self.facts {
+        for (k, set) in facts {
             let mut v: Vec<AccessFact> = set.into_iter().collect();
-            v.sort_by(|a, b| {
-                (
-                    &a.path,
-                    a.thread,
-                    a.func.key(),
-                    a.span,
-                    a.kind,
-                    &a.must,
-                    &a.may,
-                    &a.active,
-                    &a.created,
-                )
-                    .cmp(&(
-                        &b.path,
-                        b.thread,
-                        b.func.key(),
-                        b.span,
-                        b.kind,
-                        &b.must,
-                        &b.may,
-                        &b.active,
-                        &b.created,
-                    ))
-                    .then_with(|| (&a.acquired, &a.clean).cmp(&(&b.acquired, &b.clean)))
-                    .then(a.weak.cmp(&b.weak))
-                    .then(a.direct_local.cmp(&b.direct_local))
-            });
+            v.sort_by(fact_order);
             locations.insert(k, Arc::new(v));
         }
         ThreadAnalysis {
             table: Arc::new(ThreadTable {
-                threads: self.threads,
-                sites: self.sites,
+                threads,
+                sites: self.d.sites.clone(),
             }),
             locations,
             incomplete: {
-                let mut v: Vec<(FunctionId, String)> = self.incomplete.into_iter().collect();
+                let mut v: Vec<(FunctionId, String)> =
+                    self.d.incomplete.clone().into_iter().collect();
                 v.sort_by_key(|(f, _)| f.key());
                 v
             },
@@ -609,21 +711,30 @@ impl<'a> Walker<'a> {
             .collect()
     }
 
-    fn mark_incomplete(&mut self, f: FunctionId, why: &str) {
-        self.incomplete.entry(f).or_insert_with(|| why.to_string());
+    fn mark_incomplete(&mut self, f: FunctionId, why: &'static str) {
+        if let Some(&n) = self.d.node_stack.last() {
+            let node = &mut self.d.nodes[n as usize];
+            if !node.marks.iter().any(|m| m.0 == f) {
+                node.marks.push((f, why));
+            }
+        }
+        self.d
+            .incomplete
+            .entry(f)
+            .or_insert_with(|| why.to_string());
     }
 
     // ----- frames and points-to -------------------------------------------
 
     /// Frames depend only on the function and the pointer arguments: build
     /// each once.
-    fn frame_cached(&self, fid: FunctionId, bindings: &[Vals]) -> std::rc::Rc<Frame> {
+    fn frame_cached(&self, fid: FunctionId, bindings: &[Vals]) -> Arc<Frame> {
         let key = (fid, bindings.to_vec());
-        if let Some(f) = self.frames.borrow().get(&key) {
+        if let Some(f) = self.d.frames.borrow().get(&key) {
             return f.clone();
         }
-        let f = std::rc::Rc::new(self.frame(fid, bindings));
-        self.frames.borrow_mut().insert(key, f.clone());
+        let f = Arc::new(self.frame(fid, bindings));
+        self.d.frames.borrow_mut().insert(key, f.clone());
         f
     }
 
@@ -744,7 +855,8 @@ impl<'a> Walker<'a> {
             }
             if !vals.is_empty() {
                 add_vals(
-                    self.store
+                    self.d
+                        .store
                         .entry(LocKey::new(Base::Global(g.clone())))
                         .or_default(),
                     vals,
@@ -772,7 +884,7 @@ impl<'a> Walker<'a> {
                     }
                 });
                 for (k, v) in updates {
-                    add_vals(self.store.entry(k).or_default(), v);
+                    add_vals(self.d.store.entry(k).or_default(), v);
                 }
             }
         }
@@ -989,7 +1101,7 @@ impl<'a> Walker<'a> {
                     } else if t.is_static {
                         let k =
                             LocKey::new(Base::Global(Name::from(format!("{}::{}", fr.fname, x))));
-                        if let Some(v) = self.store.get(&k) {
+                        if let Some(v) = self.d.store.get(&k) {
                             add_vals(&mut out, v.iter().cloned());
                         }
                     } else if let Some(v) = fr.pts.get(x) {
@@ -1002,7 +1114,7 @@ impl<'a> Walker<'a> {
                             [Val::Target(LocKey::new(Base::Global(x.clone())))],
                         );
                     }
-                    if let Some(v) = self.store.get(&LocKey::new(Base::Global(x.clone()))) {
+                    if let Some(v) = self.d.store.get(&LocKey::new(Base::Global(x.clone()))) {
                         add_vals(&mut out, v.iter().cloned());
                     }
                 } else if self.prog.is_function(x) {
@@ -1063,7 +1175,7 @@ impl<'a> Walker<'a> {
                     );
                 }
                 for k in self.place(fr, e, depth + 1) {
-                    if let Some(v) = self.store.get(&k.without_indices()) {
+                    if let Some(v) = self.d.store.get(&k.without_indices()) {
                         add_vals(&mut out, v.iter().cloned());
                     }
                 }
@@ -1081,10 +1193,10 @@ impl<'a> Walker<'a> {
 
     /// What a function may return, evaluated without calling context.
     fn return_vals(&self, f: FunctionId) -> Vals {
-        if let Some(v) = self.returns.borrow().get(&f) {
+        if let Some(v) = self.d.returns.borrow().get(&f) {
             return v.clone();
         }
-        self.returns.borrow_mut().insert(f, Vec::new());
+        self.d.returns.borrow_mut().insert(f, Vec::new());
         let frame = self.frame_cached(f, &[]);
         let mut out = Vec::new();
         visit_stmts(&frame.summary.ir.body, &mut |s| {
@@ -1093,7 +1205,7 @@ impl<'a> Walker<'a> {
                 add_vals(&mut out, v);
             }
         });
-        self.returns.borrow_mut().insert(f, out.clone());
+        self.d.returns.borrow_mut().insert(f, out.clone());
         out
     }
 
@@ -1138,19 +1250,22 @@ impl<'a> Walker<'a> {
     // ----- the walk ---------------------------------------------------------
 
     fn walk_fn(&mut self, fid: FunctionId, mut st: State, bindings: Vec<Vals>) -> Option<State> {
-        if self.stack.contains(&fid) || self.stack.len() > 64 {
+        if self.d.stack.contains(&fid) || self.d.stack.len() > 64 {
+            self.cut();
             return Some(st);
         }
         let caller_tries = std::mem::take(&mut st.tries);
         let key = (fid, st.clone(), bindings.clone());
-        if let Some(m) = self.memo.get(&key) {
+        if let Some(&id) = self.d.memo.get(&key) {
+            self.replay(id);
             // The function runs again: whatever it spawns is spawned again.
+            let m = &self.d.nodes[id as usize];
             let sites = m.sites.clone();
             let exit = m.exit.clone();
             for s in &sites {
-                self.replayed_sites.insert(*s);
+                self.d.replayed_sites.insert(*s);
             }
-            if let Some(top) = self.sites_stack.last_mut() {
+            if let Some(top) = self.d.sites_stack.last_mut() {
                 top.extend(sites);
             }
             return exit.map(|mut e| {
@@ -1158,9 +1273,14 @@ impl<'a> Walker<'a> {
                 e
             });
         }
-        let n = self.contexts.entry(fid).or_insert(0);
+        let n = self.d.contexts.entry(fid).or_insert(0);
         *n += 1;
         if *n > CONTEXT_BUDGET {
+            // A walk from scratch skips this context too only if the function
+            // ran out of contexts before the re-walked node.
+            if self.d.rewalk.is_some() && !incremental::out_of_contexts(&self.d, fid) {
+                self.d.bailed = Some("a function runs out of contexts");
+            }
             self.mark_incomplete(fid, "too many calling contexts");
             let mut st = st;
             st.tries = caller_tries;
@@ -1168,30 +1288,165 @@ impl<'a> Walker<'a> {
         }
         let frame = self.frame_cached(fid, &bindings);
         let frame = &*frame;
-        self.stack.push(fid);
-        self.sites_stack.push(Vec::new());
-        let body = frame.summary.clone();
-        let out = self.walk_stmts(&frame, &body.ir.body, st);
-        self.stack.pop();
-        let sites = self.sites_stack.pop().unwrap_or_default();
-        if let Some(top) = self.sites_stack.last_mut() {
+        let id = self.d.nodes.len() as u32;
+        self.d.nodes.push(Node {
+            fid,
+            thread: self.d.thread,
+            state: st.clone(),
+            bindings,
+            exit: None,
+            sites: Vec::new(),
+            children: Vec::new(),
+            facts: Vec::new(),
+            prefixes: Vec::new(),
+            effects: false,
+            marks: Vec::new(),
+            tainted: false,
+            dep: 0,
+            epoch: self.d.rewalk.unwrap_or(self.d.epoch),
+            stack: self.d.stack.clone(),
+            loop_depth: self.d.loop_depth,
+        });
+        self.link(id);
+        if self.d.rewalk.is_some() {
+            self.d.encountered.insert(id);
+        }
+        let (out, sites) = self.walk_node(id, frame, st);
+        if let Some(top) = self.d.sites_stack.last_mut() {
             top.extend(sites.iter().copied());
         }
         let mut exit = join(out.next, out.ret);
         if let Some(e) = exit.as_mut() {
             e.tries.clear();
         }
-        self.memo.insert(
-            key,
-            MemoEntry {
-                exit: exit.clone(),
-                sites,
-            },
-        );
+        let node = &mut self.d.nodes[id as usize];
+        node.exit = exit.clone();
+        node.sites = sites;
+        self.d.memo.insert(key, id);
         exit.map(|mut e| {
             e.tries = caller_tries;
             e
         })
+    }
+
+    /// Walks the body of node `id` from `st`; returns the outcome and the
+    /// spawn sites visited below it.
+    fn walk_node(&mut self, id: u32, frame: &Frame, st: State) -> (Out, Vec<u32>) {
+        self.d.stack.push(frame.fid);
+        self.d.sites_stack.push(Vec::new());
+        self.d.node_stack.push(id);
+        let body = frame.summary.clone();
+        let out = self.walk_stmts(frame, &body.ir.body, st);
+        self.d.node_stack.pop();
+        self.d.stack.pop();
+        let sites = self.d.sites_stack.pop().unwrap_or_default();
+        // Each fact once per node.
+        let node = &mut self.d.nodes[id as usize];
+        if node.facts.len() > 1 {
+            let mut seen = FxHashSet::default();
+            node.facts.retain(|f| seen.insert(f.clone()));
+        }
+        let (dep, tainted) = (node.dep, node.tainted);
+        if let Some(&p) = self.d.node_stack.last() {
+            let parent = &mut self.d.nodes[p as usize];
+            parent.dep = parent.dep.max(dep);
+            parent.tainted |= tainted;
+        }
+        (out, sites)
+    }
+
+    /// Makes node `id` a callee of the innermost node, or a root of the thread.
+    fn link(&mut self, id: u32) {
+        match self.d.node_stack.last() {
+            Some(&p) => self.d.nodes[p as usize].children.push(id),
+            None => {
+                let t = self.d.thread as usize;
+                self.d.thread_roots[t].push(id);
+            }
+        }
+    }
+
+    /// A memo hit on node `id`.
+    fn replay(&mut self, id: u32) {
+        self.link(id);
+        let m = &self.d.nodes[id as usize];
+        let (dep, tainted, spawns) = (m.dep, m.tainted, !m.sites.is_empty());
+        if let Some(&p) = self.d.node_stack.last() {
+            let parent = &mut self.d.nodes[p as usize];
+            parent.dep = parent.dep.max(dep);
+            parent.tainted |= tainted;
+        }
+        if let Some(limit) = self.d.rewalk {
+            let reaches_stack = !incremental::replay_ok(&mut self.d, id);
+            let why = if tainted {
+                Some("replays a recursion")
+            } else if spawns {
+                Some("replays a thread creation")
+            } else if dep > limit {
+                Some("replays a context that read later changes")
+            } else if self.d.forbidden.contains(&id) {
+                Some("replays a caller of the edited function")
+            } else if reaches_stack {
+                Some("replays a context reaching the call stack")
+            } else {
+                None
+            };
+            if why.is_some() {
+                self.d.bailed = why;
+            }
+        }
+    }
+
+    /// A recursive call cut short: the result depends on the call stack.
+    fn cut(&mut self) {
+        for &n in &self.d.node_stack {
+            self.d.nodes[n as usize].tainted = true;
+        }
+        if self.d.rewalk.is_some() {
+            self.d.bailed = Some("recursion");
+        }
+    }
+
+    /// A change to state shared by the whole walk.
+    fn effect(&mut self) {
+        self.d.epoch += 1;
+        if let Some(&n) = self.d.node_stack.last() {
+            self.d.nodes[n as usize].effects = true;
+        }
+        if self.d.rewalk.is_some() {
+            self.d.bailed = Some("changes shared state");
+        }
+    }
+
+    /// A read of shared state last changed at `epoch`.
+    fn read(&mut self, epoch: u64) {
+        if let Some(&n) = self.d.node_stack.last() {
+            let node = &mut self.d.nodes[n as usize];
+            node.dep = node.dep.max(epoch);
+        }
+        if self.d.rewalk.map(|limit| epoch > limit).unwrap_or(false) {
+            self.d.bailed = Some("reads shared state changed later");
+        }
+    }
+
+    /// Is this allocation site known to be visited inside a loop?
+    fn heap_in_loop(&mut self, b: &Base) -> bool {
+        match self.d.heap_in_loop.get(b).copied() {
+            Some(e) => {
+                self.read(e);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Saves the finished thread's memo and budgets.
+    fn end_thread(&mut self) {
+        self.d.thread_memos.push(std::mem::take(&mut self.d.memo));
+        self.d.thread_steps.push(std::mem::take(&mut self.d.steps));
+        self.d
+            .thread_contexts
+            .push(std::mem::take(&mut self.d.contexts));
     }
 
     fn walk_stmts(&mut self, fr: &Frame, stmts: &[Stmt], st: State) -> Out {
@@ -1199,8 +1454,12 @@ impl<'a> Walker<'a> {
         let mut cur = Some(st);
         for s in stmts {
             let Some(state) = cur.take() else { break };
-            self.steps += 1;
-            if self.steps > STEP_BUDGET {
+            if self.d.bailed.is_some() {
+                break;
+            }
+            self.d.steps += 1;
+            if self.d.steps > STEP_BUDGET {
+                self.d.exhausted = true;
                 self.mark_incomplete(fr.fid, "step budget exceeded");
                 cur = Some(state);
                 break;
@@ -1329,7 +1588,7 @@ impl<'a> Walker<'a> {
         infinite: bool,
         st: State,
     ) -> Out {
-        self.loop_depth += 1;
+        self.d.loop_depth += 1;
         let mut out = Out::default();
         let mut head = st;
         let mut exits: Option<State> = None;
@@ -1375,7 +1634,7 @@ impl<'a> Walker<'a> {
             }
             head = new_head;
         }
-        self.loop_depth -= 1;
+        self.d.loop_depth -= 1;
         out.next = exits;
         out
     }
@@ -1604,9 +1863,8 @@ impl<'a> Walker<'a> {
                 }
                 // A lock that may stand for several objects only counts
                 // where it is known to be the same object (symbolically).
-                let single = keys.len() == 1
-                    && !keys[0].is_weak_lock()
-                    && !self.heap_in_loop.contains(&keys[0].base);
+                let single =
+                    keys.len() == 1 && !keys[0].is_weak_lock() && !self.heap_in_loop(&keys[0].base);
                 for k in keys {
                     if single && !st.acquired.contains(&k) && st.acquired.len() < MAX_TRACKED {
                         st.acquired.push(k.clone());
@@ -1694,7 +1952,9 @@ impl<'a> Walker<'a> {
             Some(CallModel::Join { tid }) => {
                 if let Some(e) = c.args.get(tid) {
                     let keys: Vec<LocKey> = self.place(fr, e, 0);
+                    self.read(self.d.sites_epoch);
                     let matching: Vec<u32> = self
+                        .d
                         .sites
                         .iter()
                         .enumerate()
@@ -1784,9 +2044,12 @@ impl<'a> Walker<'a> {
                         st.phases.sort();
                     }
                 }
-                let t = &mut self.threads[self.thread as usize];
-                if !t.barriers.contains(&key) {
-                    t.barriers.push(key);
+                if !self.d.threads[self.d.thread as usize]
+                    .barriers
+                    .contains(&key)
+                {
+                    self.effect();
+                    self.d.threads[self.d.thread as usize].barriers.push(key);
                 }
                 Some(st)
             }
@@ -1818,8 +2081,9 @@ impl<'a> Walker<'a> {
                     func: fr.fname.clone(),
                     call: c.id,
                 };
-                if self.loop_depth > 0 {
-                    self.heap_in_loop.insert(b.clone());
+                if self.d.loop_depth > 0 && !self.d.heap_in_loop.contains_key(&b) {
+                    self.effect();
+                    self.d.heap_in_loop.insert(b.clone(), self.d.epoch);
                 }
                 if st.allocated.len() >= 64 {
                     // Too many sites to follow: no more freshness on this path.
@@ -1849,9 +2113,17 @@ impl<'a> Walker<'a> {
                         // A thread id handed to unknown code may be overwritten.
                         for v in self.eval(fr, a, 0) {
                             if let Val::Target(k) = v {
-                                for site in self.sites.iter_mut() {
-                                    if site.tid.iter().any(|t| same_thread_id(t, &k)) {
-                                        site.tid_escaped = true;
+                                let hit = self.d.sites.iter().any(|site| {
+                                    !site.tid_escaped
+                                        && site.tid.iter().any(|t| same_thread_id(t, &k))
+                                });
+                                if hit {
+                                    self.effect();
+                                    self.d.sites_epoch = self.d.epoch;
+                                    for site in self.d.sites.iter_mut() {
+                                        if site.tid.iter().any(|t| same_thread_id(t, &k)) {
+                                            site.tid_escaped = true;
+                                        }
                                     }
                                 }
                             }
@@ -1864,7 +2136,7 @@ impl<'a> Walker<'a> {
                     for a in &c.args {
                         for v in self.eval(fr, a, 0) {
                             if let Val::Target(k) = &v {
-                                if let Some(inner) = self.store.get(&k.without_indices()) {
+                                if let Some(inner) = self.d.store.get(&k.without_indices()) {
                                     add_vals(
                                         &mut vals,
                                         inner.iter().filter(|x| matches!(x, Val::Func(_))).cloned(),
@@ -1888,7 +2160,7 @@ impl<'a> Walker<'a> {
                     let name = callee_name(&c.callee);
                     // Without any thread creation in the program, only callbacks
                     // shaped like thread entries (`void *f(void *)`) count.
-                    if !self.has_threads {
+                    if !self.d.has_threads {
                         entries.retain(|f| self.looks_like_thread_entry(*f));
                     }
                     if !entries.is_empty()
@@ -1897,8 +2169,8 @@ impl<'a> Walker<'a> {
                     {
                         self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new());
                         // It may call them any number of times.
-                        if let Some(&s) = self.site_index.get(&(fr.fid, c.id)) {
-                            self.sites[s as usize].in_loop = true;
+                        if let Some(&s) = self.d.site_index.get(&(fr.fid, c.id)) {
+                            self.d.sites[s as usize].in_loop = true;
                         }
                     }
                     return Some(st);
@@ -1983,12 +2255,14 @@ impl<'a> Walker<'a> {
         entries: Vec<FunctionId>,
         argv: Vals,
     ) {
+        self.effect();
+        self.d.sites_epoch = self.d.epoch;
         let key = (fr.fid, c.id);
-        let site = match self.site_index.get(&key) {
+        let site = match self.d.site_index.get(&key) {
             Some(&s) => s,
             None => {
-                let s = self.sites.len() as u32;
-                self.sites.push(Site {
+                let s = self.d.sites.len() as u32;
+                self.d.sites.push(Site {
                     func: fr.fid,
                     call: c.id,
                     span: c.span,
@@ -1998,14 +2272,14 @@ impl<'a> Walker<'a> {
                     joined_before: None,
                     tid_escaped: false,
                 });
-                self.site_index.insert(key, s);
+                self.d.site_index.insert(key, s);
                 s
             }
         };
         {
-            let info = &mut self.sites[site as usize];
+            let info = &mut self.d.sites[site as usize];
             info.visits += 1;
-            info.in_loop |= self.loop_depth > 0;
+            info.in_loop |= self.d.loop_depth > 0;
             let finished = SiteSet(
                 st.created
                     .0
@@ -2019,54 +2293,54 @@ impl<'a> Walker<'a> {
                 Some(j) => j.intersect(&finished),
             });
         }
-        if let Some(top) = self.sites_stack.last_mut() {
+        if let Some(top) = self.d.sites_stack.last_mut() {
             top.push(site);
         }
         for f in entries {
             let name = f.name(self.db).clone();
             // A thread that (transitively) creates itself again is the same abstract thread.
             let chain: Vec<u32> = {
-                let mut v = vec![self.thread];
-                let mut t = self.thread;
-                while let Some(p) = self.threads[t as usize].parent {
+                let mut v = vec![self.d.thread];
+                let mut t = self.d.thread;
+                while let Some(p) = self.d.threads[t as usize].parent {
                     v.push(p);
                     t = p;
                 }
                 v
             };
             if let Some(&anc) = chain.iter().find(|&&t| {
-                self.threads[t as usize].site == Some(site)
-                    && self.threads[t as usize].entry == name
+                self.d.threads[t as usize].site == Some(site)
+                    && self.d.threads[t as usize].entry == name
             }) {
-                self.threads[anc as usize].unique = false;
+                self.d.threads[anc as usize].unique = false;
                 continue;
             }
-            let tkey = (self.thread, site, name.clone());
-            match self.thread_index.get(&tkey) {
+            let tkey = (self.d.thread, site, name.clone());
+            match self.d.thread_index.get(&tkey) {
                 Some(&t) => {
-                    add_vals(&mut self.thread_args[t as usize], argv.clone());
+                    add_vals(&mut self.d.thread_args[t as usize], argv.clone());
                     let now = self.chain_acquired(st);
-                    self.thread_acquired[t as usize].retain(|x| now.contains(x));
+                    self.d.thread_acquired[t as usize].retain(|x| now.contains(x));
                 }
                 None => {
-                    if self.threads.len() >= THREAD_BUDGET {
+                    if self.d.threads.len() >= THREAD_BUDGET {
                         self.mark_incomplete(fr.fid, "too many threads");
                         continue;
                     }
-                    let t = self.threads.len() as u32;
-                    self.threads.push(Thread {
+                    let t = self.d.threads.len() as u32;
+                    self.d.threads.push(Thread {
                         entry: name,
-                        parent: Some(self.thread),
+                        parent: Some(self.d.thread),
                         site: Some(site),
                         unique: true,
                         creation_locks: Vec::new(),
                         leaks: None,
                         barriers: Vec::new(),
                     });
-                    self.thread_args.push(argv.clone());
+                    self.d.thread_args.push(argv.clone());
                     let now = self.chain_acquired(st);
-                    self.thread_acquired.push(now);
-                    self.thread_index.insert(tkey, t);
+                    self.d.thread_acquired.push(now);
+                    self.d.thread_index.insert(tkey, t);
                 }
             }
         }
@@ -2197,7 +2471,7 @@ impl<'a> Walker<'a> {
             let ctx = self.ctx_for(st, must, may);
             let fact = AccessFact {
                 path: k.path.clone(),
-                thread: self.thread,
+                thread: self.d.thread,
                 func: fr.fid,
                 span,
                 kind,
@@ -2205,9 +2479,16 @@ impl<'a> Walker<'a> {
                 weak: weak || k.is_weak(),
                 ctx,
             };
-            let set = self.facts.entry(k.base).or_default();
-            if set.len() < 4096 {
+            if let Some(&n) = self.d.node_stack.last() {
+                self.d.nodes[n as usize]
+                    .facts
+                    .push((k.base.clone(), fact.clone()));
+            }
+            let set = self.d.facts.entry(k.base).or_default();
+            if set.len() < MAX_FACTS {
                 set.insert(fact);
+            } else {
+                self.d.capped = true;
             }
         }
     }
@@ -2215,8 +2496,8 @@ impl<'a> Walker<'a> {
     /// The interned fact context for a state; consecutive accesses in the
     /// same state reuse the last one without rebuilding it.
     fn ctx_for(&mut self, st: &State, must: LockSet, may: LockSet) -> Arc<FactCtx> {
-        if let Some((thread, c)) = &self.last_ctx {
-            if *thread == self.thread
+        if let Some((thread, c)) = &self.d.last_ctx {
+            if *thread == self.d.thread
                 && c.must == must
                 && c.may == may
                 && c.active == st.active
@@ -2239,15 +2520,15 @@ impl<'a> Walker<'a> {
             clean: st.clean.clone(),
             phases: st.phases.clone(),
         };
-        let c = match self.ctxs.get(&ctx) {
+        let c = match self.d.ctxs.get(&ctx) {
             Some(c) => c.clone(),
             None => {
                 let c = Arc::new(ctx);
-                self.ctxs.insert(c.clone());
+                self.d.ctxs.insert(c.clone());
                 c
             }
         };
-        self.last_ctx = Some((self.thread, c.clone()));
+        self.d.last_ctx = Some((self.d.thread, c.clone()));
         c
     }
 
@@ -2266,15 +2547,12 @@ impl<'a> Walker<'a> {
             _ => None,
         };
         let Some(mut ty) = base_ty else { return };
-        let set = self.struct_prefixes.entry(k.base.clone()).or_default();
-        if set.len() > 64 {
-            return;
-        }
+        let mut found = Vec::new();
         for i in 0..=k.path.len() {
             if ty.pointer == 0 && !ty.array {
                 if let Some(n) = &ty.name {
                     if self.prog.structs.contains_key(n) {
-                        set.insert((k.path[..i].to_vec(), n.clone()));
+                        found.push((k.path[..i].to_vec(), n.clone()));
                     }
                 }
             }
@@ -2288,6 +2566,25 @@ impl<'a> Walker<'a> {
                 },
             }
         }
+        if found.is_empty() {
+            return;
+        }
+        if let Some(&n) = self.d.node_stack.last() {
+            let node = &mut self.d.nodes[n as usize];
+            if !node
+                .prefixes
+                .iter()
+                .any(|(b, f)| *b == k.base && *f == found)
+            {
+                node.prefixes.push((k.base.clone(), found.clone()));
+            }
+        }
+        let set = self.d.struct_prefixes.entry(k.base.clone()).or_default();
+        if set.len() > MAX_FACTS {
+            self.d.capped = true;
+            return;
+        }
+        set.extend(found);
     }
 
     /// Atomic globals never race; thread-local ones only through pointers.
@@ -2304,6 +2601,36 @@ impl<'a> Walker<'a> {
 }
 
 /// Do two thread-id locations name the same id? Unknown indices match any.
+/// A total order of facts, for reports and for deterministic caps.
+fn fact_order(a: &AccessFact, b: &AccessFact) -> std::cmp::Ordering {
+    (
+        &a.path,
+        a.thread,
+        a.func.key(),
+        a.span,
+        a.kind,
+        &a.must,
+        &a.may,
+        &a.active,
+        &a.created,
+    )
+        .cmp(&(
+            &b.path,
+            b.thread,
+            b.func.key(),
+            b.span,
+            b.kind,
+            &b.must,
+            &b.may,
+            &b.active,
+            &b.created,
+        ))
+        .then_with(|| (&a.acquired, &a.clean).cmp(&(&b.acquired, &b.clean)))
+        .then_with(|| a.phases.cmp(&b.phases))
+        .then(a.weak.cmp(&b.weak))
+        .then(a.direct_local.cmp(&b.direct_local))
+}
+
 fn same_thread_id(a: &LocKey, b: &LocKey) -> bool {
     a.base == b.base
         && a.path.len() == b.path.len()

@@ -114,6 +114,9 @@ fn to_change(text: &mut String, e: &Edit, enc: Encoding) -> TextChange {
 }
 
 fn check(changes: &[Option<Vec<Edit>>], enc: Encoding) -> Result<(), TestCaseError> {
+    // Every incremental update of the thread walk is checked against a full
+    // walk (a difference panics).
+    racelens_analysis::walk::set_verify(true);
     let path = PathBuf::from("/virtual/prop.c");
     let uri = "file:///virtual/prop.c".parse().unwrap();
     let mut state = State::new(enc, Settings::default());

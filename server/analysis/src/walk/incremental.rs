@@ -1,0 +1,478 @@
+//! Incremental updates of the thread walk.
+//!
+//! The walk interprets the whole program, and running it again after every
+//! keystroke costs hundreds of milliseconds on large programs. Yet an edit
+//! inside one function body usually leaves the entry state of each of its
+//! calling contexts, and its exit state, as they were. This module keeps the
+//! previous revision's walk (its node graph: one node per function and calling
+//! context, holding the facts recorded by the function's own statements) and,
+//! when exactly one function summary changed, walks only that function's
+//! nodes again, replaying callees from the memo. The facts of the revision are
+//! then those of the nodes reachable from the thread roots.
+//!
+//! An update is taken only when it equals a walk from scratch:
+//! - the program (functions, globals, types), the pointer store, the edited
+//!   function's parameters, return values and thread creations are unchanged;
+//! - every re-walked node ends in the same exit state and spawns nothing;
+//! - the re-walk changes nothing shared by the whole walk (sites, threads,
+//!   heap-in-loop sites, protected locks, budgets), and reads nothing that
+//!   changed after the node was first walked (epochs);
+//! - no recursion cut is involved, and no replayed node reaches a function on
+//!   the re-walked node's stack;
+//! - no node first walked below the old node survives elsewhere, and no node
+//!   with effects drops out.
+//!
+//! Otherwise the walk runs from scratch. With `RACELENS_VERIFY_WALK=1` (or
+//! [`set_verify`]) every update is checked against a full walk.
+
+use super::{Node, WalkData, Walker, CONTEXT_BUDGET, MAX_FACTS};
+use crate::config::CallModel;
+use crate::db::{FunctionId, FunctionSummary, Program};
+use crate::facts::ThreadAnalysis;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Walks kept at once (one per database in practice; tests run several).
+const KEPT: usize = 4;
+
+/// A finished walk and the inputs it read.
+pub(super) struct Snapshot {
+    prog: Arc<Program>,
+    summaries: FxHashMap<FunctionId, Arc<FunctionSummary>>,
+    data: WalkData,
+    result: ThreadAnalysis,
+}
+
+impl Snapshot {
+    pub(super) fn new(
+        prog: Arc<Program>,
+        summaries: FxHashMap<FunctionId, Arc<FunctionSummary>>,
+        data: WalkData,
+        result: &ThreadAnalysis,
+    ) -> Self {
+        Snapshot {
+            prog,
+            summaries,
+            data,
+            result: result.clone(),
+        }
+    }
+}
+
+fn kept() -> &'static Mutex<Vec<Snapshot>> {
+    static KEPT_WALKS: OnceLock<Mutex<Vec<Snapshot>>> = OnceLock::new();
+    KEPT_WALKS.get_or_init(Default::default)
+}
+
+static VERIFY: AtomicBool = AtomicBool::new(false);
+static UPDATES: AtomicUsize = AtomicUsize::new(0);
+static FULL: AtomicUsize = AtomicUsize::new(0);
+
+/// (walks updated incrementally, walks from scratch) since the process began.
+pub fn stats() -> (usize, usize) {
+    (
+        UPDATES.load(Ordering::Relaxed),
+        FULL.load(Ordering::Relaxed),
+    )
+}
+
+pub(super) fn count(updated: bool) {
+    let c = if updated { &UPDATES } else { &FULL };
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Check every incremental update against a walk from scratch (for tests).
+pub fn set_verify(on: bool) {
+    VERIFY.store(on, Ordering::Relaxed);
+}
+
+pub(super) fn verifying() -> bool {
+    static ENV: OnceLock<bool> = OnceLock::new();
+    VERIFY.load(Ordering::Relaxed)
+        || *ENV.get_or_init(|| std::env::var_os("RACELENS_VERIFY_WALK").is_some())
+}
+
+/// Takes a kept walk of the same program and functions, if any.
+pub(super) fn take(
+    prog: &Arc<Program>,
+    summaries: &FxHashMap<FunctionId, Arc<FunctionSummary>>,
+) -> Option<Snapshot> {
+    let mut kept = kept().lock().unwrap_or_else(|e| e.into_inner());
+    if std::env::var_os("RACELENS_DBG").is_some() {
+        for s in kept.iter() {
+            eprintln!(
+                "kept: {} funcs vs {}, same keys {}, prog ptr {}, prog eq {}",
+                s.summaries.len(),
+                summaries.len(),
+                summaries.keys().all(|f| s.summaries.contains_key(f)),
+                Arc::ptr_eq(&s.prog, prog),
+                *s.prog == **prog
+            );
+        }
+    }
+    let i = kept.iter().position(|s| {
+        s.summaries.len() == summaries.len()
+            && summaries.keys().all(|f| s.summaries.contains_key(f))
+            && (Arc::ptr_eq(&s.prog, prog) || *s.prog == **prog)
+    })?;
+    Some(kept.remove(i))
+}
+
+/// Keeps a walk for the next revision.
+pub(super) fn keep(snap: Snapshot) {
+    let mut kept = kept().lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() >= KEPT {
+        kept.remove(0);
+    }
+    kept.push(snap);
+}
+
+/// Updates `snap` to the current summaries, or says why it cannot.
+pub(super) fn update(
+    db: &dyn salsa::Database,
+    prog: &Arc<Program>,
+    summaries: &FxHashMap<FunctionId, Arc<FunctionSummary>>,
+    mut snap: Snapshot,
+) -> Result<(ThreadAnalysis, Snapshot), &'static str> {
+    let changed: Vec<FunctionId> = summaries
+        .iter()
+        .filter(|(f, s)| {
+            let old = &snap.summaries[*f];
+            !Arc::ptr_eq(old, s) && **old != ***s
+        })
+        .map(|(f, _)| *f)
+        .collect();
+    if changed.is_empty() {
+        snap.summaries = summaries.clone();
+        let result = snap.result.clone();
+        return Ok((result, snap));
+    }
+    let [f] = changed[..] else {
+        return Err("several functions changed");
+    };
+    let (old, new) = (&snap.summaries[&f], &summaries[&f]);
+    if old.ir.params != new.ir.params {
+        return Err("parameters changed");
+    }
+    let creates = |s: &FunctionSummary| {
+        s.models
+            .values()
+            .any(|m| matches!(m, CallModel::Create { .. }))
+    };
+    if creates(old) != creates(new) {
+        return Err("thread creation changed");
+    }
+    let mut w = Walker {
+        db,
+        prog,
+        d: std::mem::take(&mut snap.data),
+    };
+    // Inputs shared by every frame: the pointer store and return values.
+    let old_ret = w.d.returns.borrow().get(&f).cloned();
+    let old_store = std::mem::take(&mut w.d.store);
+    w.d.frames.borrow_mut().clear();
+    w.d.returns.borrow_mut().clear();
+    w.build_store();
+    if w.d.store != old_store {
+        return Err("pointer store changed");
+    }
+    w.d.frames.borrow_mut().clear();
+    w.d.returns.borrow_mut().clear();
+    if let Some(old_ret) = old_ret {
+        if w.return_vals(f) != old_ret {
+            return Err("return values changed");
+        }
+    }
+
+    let old_reach = reachable(&w.d);
+    let fnodes: Vec<u32> = (0..w.d.nodes.len() as u32)
+        .filter(|&n| w.d.nodes[n as usize].fid == f && old_reach[n as usize])
+        .collect();
+    // Nodes that reach an edited one: replaying them would hide a recursion.
+    w.d.forbidden = callers(&w.d, &fnodes);
+    let old_below: Vec<FxHashSet<u32>> = fnodes.iter().map(|&n| below(&w.d, n)).collect();
+    for &n in &fnodes {
+        rewalk(&mut w, n)?;
+    }
+    w.d.rewalk = None;
+    w.d.forbidden.clear();
+
+    let new_reach = reachable(&w.d);
+    for (i, &n) in fnodes.iter().enumerate() {
+        let now = below(&w.d, n);
+        if old_below[i]
+            .iter()
+            .any(|&x| x > n && !now.contains(&x) && new_reach[x as usize])
+        {
+            return Err("a callee context moved");
+        }
+    }
+    for (i, node) in w.d.nodes.iter().enumerate() {
+        if old_reach.get(i).copied().unwrap_or(false) && !new_reach[i] && node.effects {
+            return Err("a context with effects dropped out");
+        }
+    }
+    // A function out of contexts walks the next one once a context drops out.
+    let old_counts = contexts(&w.d, &old_reach);
+    let new_counts = contexts(&w.d, &new_reach);
+    for (k, &n) in &old_counts {
+        if n >= CONTEXT_BUDGET && new_counts.get(k).copied().unwrap_or(0) < n {
+            return Err("a function out of contexts lost one");
+        }
+    }
+    // Unreachable contexts go, and the rest is renumbered in the order a
+    // walk from scratch would create them.
+    compact(&mut w.d);
+
+    // The facts, struct prefixes and cut-short functions of the reachable
+    // nodes.
+    w.d.facts.clear();
+    w.d.struct_prefixes.clear();
+    w.d.incomplete.clear();
+    for node in &w.d.nodes {
+        for (f, why) in &node.marks {
+            w.d.incomplete.entry(*f).or_insert_with(|| why.to_string());
+        }
+        for (b, fact) in &node.facts {
+            let set = w.d.facts.entry(b.clone()).or_default();
+            set.insert(fact.clone());
+            if set.len() >= MAX_FACTS {
+                return Err("too many facts on one object");
+            }
+        }
+        for (b, found) in &node.prefixes {
+            let set = w.d.struct_prefixes.entry(b.clone()).or_default();
+            set.extend(found.iter().cloned());
+            if set.len() > MAX_FACTS {
+                return Err("too many struct prefixes on one object");
+            }
+        }
+    }
+    let result = w.finish();
+    if w.d.capped {
+        return Err("too many facts on one object");
+    }
+    let snap = Snapshot::new(prog.clone(), summaries.clone(), w.d, &result);
+    Ok((result, snap))
+}
+
+/// Walks node `n` of the edited function again, in its original context.
+fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
+    let node = &w.d.nodes[n as usize];
+    if node.tainted {
+        return Err("the function is part of a recursion");
+    }
+    if !node.sites.is_empty() {
+        return Err("the function creates threads");
+    }
+    let t = node.thread as usize;
+    let (fid, state, bindings) = (node.fid, node.state.clone(), node.bindings.clone());
+    let old_exit = node.exit.clone();
+    w.d.thread = t as u32;
+    w.d.memo = std::mem::take(&mut w.d.thread_memos[t]);
+    w.d.contexts = std::mem::take(&mut w.d.thread_contexts[t]);
+    w.d.steps = w.d.thread_steps[t];
+    w.d.stack = node.stack.clone();
+    w.d.loop_depth = node.loop_depth;
+    w.d.node_stack.clear();
+    w.d.sites_stack.clear();
+    w.d.last_ctx = None;
+    w.d.rewalk = Some(node.epoch);
+    w.d.rewalk_node = n;
+    w.d.encountered.clear();
+    let node = &mut w.d.nodes[n as usize];
+    node.children.clear();
+    node.facts.clear();
+    node.prefixes.clear();
+    node.marks.clear();
+    node.dep = 0;
+    node.tainted = false;
+    node.effects = false;
+    let frame = w.frame_cached(fid, &bindings);
+    let (out, sites) = w.walk_node(n, &frame, state);
+    let mut exit = super::join(out.next, out.ret);
+    if let Some(e) = exit.as_mut() {
+        e.tries.clear();
+    }
+    w.d.thread_memos[t] = std::mem::take(&mut w.d.memo);
+    w.d.thread_contexts[t] = std::mem::take(&mut w.d.contexts);
+    w.d.thread_steps[t] = w.d.steps;
+    if let Some(why) = w.d.bailed {
+        return Err(why);
+    }
+    if !sites.is_empty() {
+        return Err("the function creates threads");
+    }
+    if exit != old_exit {
+        return Err("the exit state changed");
+    }
+    Ok(())
+}
+
+/// Is replaying node `x` during the re-walk of `n` what a walk from scratch
+/// would do? Nodes first walked after `n` would be walked afresh there, on
+/// `n`'s stack: they must not reach a function on it. Those nodes count as
+/// met by the re-walk.
+pub(super) fn replay_ok(d: &mut WalkData, x: u32) -> bool {
+    let n = d.rewalk_node;
+    if x < n {
+        return true;
+    }
+    let mut seen = FxHashSet::default();
+    let mut todo = vec![x];
+    let mut ok = true;
+    while let Some(y) = todo.pop() {
+        if y < n || !seen.insert(y) {
+            continue;
+        }
+        let node: &Node = &d.nodes[y as usize];
+        if d.stack.contains(&node.fid) {
+            ok = false;
+        }
+        todo.extend(node.children.iter().copied());
+    }
+    d.encountered.extend(seen);
+    ok
+}
+
+/// Nodes reachable from the thread roots.
+fn reachable(d: &WalkData) -> Vec<bool> {
+    let mut seen = vec![false; d.nodes.len()];
+    let mut todo: Vec<u32> = d.thread_roots.iter().flatten().copied().collect();
+    while let Some(n) = todo.pop() {
+        if std::mem::replace(&mut seen[n as usize], true) {
+            continue;
+        }
+        todo.extend(d.nodes[n as usize].children.iter().copied());
+    }
+    seen
+}
+
+/// Had function `f` used up its contexts in the current thread before the
+/// node being re-walked was first walked?
+pub(super) fn out_of_contexts(d: &WalkData, f: FunctionId) -> bool {
+    let before = d.nodes[..d.rewalk_node as usize]
+        .iter()
+        .filter(|n| n.thread == d.thread && n.fid == f)
+        .count();
+    let met = d
+        .encountered
+        .iter()
+        .filter(|&&x| d.nodes[x as usize].fid == f)
+        .count();
+    before + met >= CONTEXT_BUDGET
+}
+
+/// Reachable contexts per thread and function.
+fn contexts(d: &WalkData, reach: &[bool]) -> FxHashMap<(u32, FunctionId), usize> {
+    let mut counts = FxHashMap::default();
+    for (i, node) in d.nodes.iter().enumerate() {
+        if reach.get(i).copied().unwrap_or(false) {
+            *counts.entry((node.thread, node.fid)).or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
+/// Nodes below `n` (its callees, transitively).
+fn below(d: &WalkData, n: u32) -> FxHashSet<u32> {
+    let mut seen = FxHashSet::default();
+    let mut todo: Vec<u32> = d.nodes[n as usize].children.clone();
+    while let Some(x) = todo.pop() {
+        if seen.insert(x) {
+            todo.extend(d.nodes[x as usize].children.iter().copied());
+        }
+    }
+    seen
+}
+
+/// `targets` and every node that reaches one of them.
+fn callers(d: &WalkData, targets: &[u32]) -> FxHashSet<u32> {
+    let mut parents: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+    for (i, node) in d.nodes.iter().enumerate() {
+        for &c in &node.children {
+            parents.entry(c).or_default().push(i as u32);
+        }
+    }
+    let mut seen = FxHashSet::default();
+    let mut todo = targets.to_vec();
+    while let Some(x) = todo.pop() {
+        if seen.insert(x) {
+            if let Some(ps) = parents.get(&x) {
+                todo.extend(ps.iter().copied());
+            }
+        }
+    }
+    seen
+}
+
+/// Drops unreachable nodes and renumbers the rest in creation order: the
+/// pre-order of the node graph, threads and roots in order, callees in call
+/// order (a context is created where it is first called).
+fn compact(d: &mut WalkData) {
+    let mut new_id = vec![u32::MAX; d.nodes.len()];
+    let mut order = Vec::new();
+    for roots in &d.thread_roots {
+        let mut todo: Vec<u32> = roots.iter().rev().copied().collect();
+        while let Some(n) = todo.pop() {
+            if new_id[n as usize] != u32::MAX {
+                continue;
+            }
+            new_id[n as usize] = order.len() as u32;
+            order.push(n);
+            todo.extend(d.nodes[n as usize].children.iter().rev().copied());
+        }
+    }
+    let mut old = std::mem::take(&mut d.nodes);
+    d.nodes = order
+        .iter()
+        .map(|&n| {
+            let empty = placeholder(&old[n as usize]);
+            let mut node = std::mem::replace(&mut old[n as usize], empty);
+            for c in &mut node.children {
+                *c = new_id[*c as usize];
+            }
+            node
+        })
+        .collect();
+    for roots in &mut d.thread_roots {
+        for r in roots.iter_mut() {
+            *r = new_id[*r as usize];
+        }
+    }
+    for (t, counts) in d.thread_contexts.iter_mut().enumerate() {
+        counts.clear();
+        for node in d.nodes.iter().filter(|n| n.thread as usize == t) {
+            *counts.entry(node.fid).or_insert(0) += 1;
+        }
+    }
+    for memo in &mut d.thread_memos {
+        memo.retain(|_, id| new_id[*id as usize] != u32::MAX);
+        for id in memo.values_mut() {
+            *id = new_id[*id as usize];
+        }
+    }
+}
+
+/// An empty node standing in for one moved out.
+fn placeholder(n: &Node) -> Node {
+    Node {
+        fid: n.fid,
+        thread: n.thread,
+        state: Default::default(),
+        bindings: Vec::new(),
+        exit: None,
+        sites: Vec::new(),
+        children: Vec::new(),
+        facts: Vec::new(),
+        prefixes: Vec::new(),
+        effects: false,
+        marks: Vec::new(),
+        tainted: false,
+        dep: 0,
+        epoch: 0,
+        stack: Vec::new(),
+        loop_depth: 0,
+    }
+}

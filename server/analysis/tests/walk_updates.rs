@@ -1,0 +1,91 @@
+//! Incremental walk updates equal walks from scratch.
+//!
+//! Every fixture gets body edits of the kinds typing produces (a statement
+//! added, commented out or duplicated, a character inserted) and each edit
+//! is reverted. With verification on, every incremental update of the thread
+//! walk is compared with a full walk inside the analysis and a difference
+//! panics; the reports are also compared with a fresh host's.
+
+use racelens_analysis::walk::{incremental_stats, set_verify};
+use racelens_analysis::AnalysisHost;
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("fixtures folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().map(|x| x == "c").unwrap_or(false))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Edits of statement lines inside function bodies (indented, ending in `;`).
+fn edits(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let body: Vec<usize> = (0..lines.len())
+        .filter(|&i| {
+            let l = lines[i];
+            l.starts_with("    ") && l.trim_end().ends_with(';') && !l.contains("//")
+        })
+        .collect();
+    let step = (body.len() / 6).max(1);
+    let mut out = Vec::new();
+    for (k, &i) in body.iter().step_by(step).enumerate() {
+        let mut l2: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+        match k % 4 {
+            0 => l2[i] = format!("{}\n    x = x;", lines[i]),
+            1 => l2[i] = format!("// {}", lines[i]),
+            2 => l2[i] = format!("{}\n{}", lines[i], lines[i]),
+            _ => l2[i] = lines[i].replacen(';', " ;", 1),
+        }
+        out.push(l2.join("\n") + "\n");
+    }
+    out
+}
+
+fn reports(host: &AnalysisHost) -> Vec<String> {
+    let mut v: Vec<String> = host
+        .snapshot()
+        .races()
+        .iter()
+        .map(|r| format!("{r:?}"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn body_edits_update_the_walk_exactly() {
+    set_verify(true);
+    let (updates_before, _) = incremental_stats();
+    for path in fixtures() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let virt = Path::new("/virtual").join(path.file_name().unwrap());
+        let mut host = AnalysisHost::default();
+        host.set_file_text(&virt, text.as_str());
+        let original = reports(&host);
+        for edited in edits(&text) {
+            host.set_file_text(&virt, edited.as_str());
+            let after = reports(&host);
+            let mut fresh = AnalysisHost::default();
+            fresh.set_file_text(&virt, edited.as_str());
+            assert_eq!(after, reports(&fresh), "{}", path.display());
+            host.set_file_text(&virt, text.as_str());
+            assert_eq!(reports(&host), original, "{}", path.display());
+        }
+    }
+    let (updates, full) = incremental_stats();
+    eprintln!(
+        "walk updates: {} incremental, {full} from scratch",
+        updates - updates_before
+    );
+    // Most edits take the incremental path (functions that create threads
+    // and recursive ones walk again from scratch).
+    assert!(
+        updates - updates_before > 100,
+        "only {} incremental updates",
+        updates - updates_before
+    );
+}
