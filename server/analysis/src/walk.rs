@@ -353,6 +353,8 @@ struct WalkData {
     capped: bool,
     /// A thread ran out of steps: the result depends on walk order.
     exhausted: bool,
+    /// Reachable facts with counts, kept by incremental updates.
+    counts: Option<incremental::Counts>,
     /// While re-walking a node: the epoch it was first walked at.
     rewalk: Option<u64>,
     /// Nodes a re-walk must not replay (the edited function's nodes and
@@ -592,57 +594,31 @@ impl<'a> Walker<'a> {
     /// The analysis result. Consumes the facts; the rest of the data stays
     /// for an incremental update.
     fn finish(&mut self) -> ThreadAnalysis {
-        let mut facts = std::mem::take(&mut self.d.facts);
+        let facts = std::mem::take(&mut self.d.facts);
         let mut threads = self.d.threads.clone();
         // Accesses through unresolved pointers of struct type T may touch
         // every object of type T: copy them into those bases.
         // In a fixed order, so that the cap keeps the same facts whatever
         // order the walk found them in.
-        let mut typed: Vec<(Name, Vec<AccessFact>)> = facts
-            .iter()
-            .filter_map(|(b, f)| {
-                if let Base::Type(t) = b {
-                    let mut v: Vec<AccessFact> = f.iter().cloned().collect();
-                    v.sort_by(fact_order);
-                    Some((t.clone(), v))
-                } else {
-                    None
-                }
-            })
-            .collect();
-        typed.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut bases: Vec<(&Base, Vec<&(Vec<Elem>, Name)>)> = self
+        let typed = typed_facts(facts.iter().map(|(b, f)| (b, f.iter())));
+        let prefixes: FxHashMap<&Base, Vec<&(Vec<Elem>, Name)>> = self
             .d
             .struct_prefixes
             .iter()
-            .map(|(b, p)| {
-                let mut p: Vec<&(Vec<Elem>, Name)> = p.iter().collect();
-                p.sort();
-                p.truncate(MAX_PREFIXES);
-                (b, p)
-            })
+            .map(|(b, p)| (b, used_prefixes(p.iter())))
             .collect();
-        bases.sort_by(|a, b| a.0.cmp(b.0));
-        for (t, tfacts) in typed {
-            for (base, prefixes) in &bases {
-                for (prefix, ty) in prefixes.iter().copied() {
-                    if *ty != t || (**base == Base::Type(t.clone()) && prefix.is_empty()) {
-                        continue;
-                    }
-                    let set = facts.entry((*base).clone()).or_default();
-                    for f in &tfacts {
-                        let mut g = f.clone();
-                        let mut path = prefix.clone();
-                        path.extend(f.path.iter().cloned());
-                        g.path = path;
-                        g.weak = true;
-                        if set.len() < MAX_FACTS {
-                            set.insert(g);
-                        }
-                    }
-                }
+        let mut located: FxHashMap<Base, Vec<AccessFact>> = FxHashMap::default();
+        let mut bases: FxHashSet<&Base> = facts.keys().collect();
+        bases.extend(prefixes.keys().copied());
+        for b in bases {
+            let own = facts.get(b).into_iter().flatten().cloned();
+            let p = prefixes.get(b).map(|p| &p[..]).unwrap_or(&[]);
+            let v = base_facts(b, own, p, &typed);
+            if !v.is_empty() {
+                located.insert(b.clone(), v);
             }
         }
+        drop(facts);
         // Uniqueness: a thread is unique when its site runs once, outside
         // loops and memo replays, in a unique parent.
         for i in 1..threads.len() {
@@ -662,9 +638,7 @@ impl<'a> Walker<'a> {
             threads[i].unique = unique;
         }
         let mut locations = BTreeMap::new();
-        for (k, set) in facts {
-            let mut v: Vec<AccessFact> = set.into_iter().collect();
-            v.sort_by(fact_order);
+        for (k, v) in located {
             locations.insert(k, Arc::new(v));
         }
         ThreadAnalysis {
@@ -2601,6 +2575,67 @@ impl<'a> Walker<'a> {
 }
 
 /// Do two thread-id locations name the same id? Unknown indices match any.
+/// The accesses through unresolved pointers of each struct type T (base
+/// `Type(T)`), in a fixed order so that caps keep the same facts whatever
+/// order the walk found them in.
+fn typed_facts<'f>(
+    facts: impl Iterator<Item = (&'f Base, impl Iterator<Item = &'f AccessFact>)>,
+) -> Vec<(Name, Vec<AccessFact>)> {
+    let mut typed: Vec<(Name, Vec<AccessFact>)> = facts
+        .filter_map(|(b, f)| {
+            if let Base::Type(t) = b {
+                let mut v: Vec<AccessFact> = f.cloned().collect();
+                v.sort_by(fact_order);
+                Some((t.clone(), v))
+            } else {
+                None
+            }
+        })
+        .collect();
+    typed.sort_by(|a, b| a.0.cmp(&b.0));
+    typed
+}
+
+/// The struct prefixes of a base that take copies: the first in path order.
+fn used_prefixes<'p>(p: impl Iterator<Item = &'p (Vec<Elem>, Name)>) -> Vec<&'p (Vec<Elem>, Name)> {
+    let mut p: Vec<&(Vec<Elem>, Name)> = p.collect();
+    p.sort();
+    p.truncate(MAX_PREFIXES);
+    p
+}
+
+/// The facts of one base, sorted: its own, plus copies of the accesses
+/// through unresolved pointers of every struct type found at its prefixes
+/// (such an access may touch every object of that type).
+fn base_facts(
+    base: &Base,
+    own: impl Iterator<Item = AccessFact>,
+    prefixes: &[&(Vec<Elem>, Name)],
+    typed: &[(Name, Vec<AccessFact>)],
+) -> Vec<AccessFact> {
+    let mut set: FxHashSet<AccessFact> = own.collect();
+    for (t, tfacts) in typed {
+        for (prefix, ty) in prefixes.iter().copied() {
+            if ty != t || (matches!(base, Base::Type(b) if b == t) && prefix.is_empty()) {
+                continue;
+            }
+            for f in tfacts {
+                let mut g = f.clone();
+                let mut path = prefix.clone();
+                path.extend(f.path.iter().cloned());
+                g.path = path;
+                g.weak = true;
+                if set.len() < MAX_FACTS {
+                    set.insert(g);
+                }
+            }
+        }
+    }
+    let mut v: Vec<AccessFact> = set.into_iter().collect();
+    v.sort_by(fact_order);
+    v
+}
+
 /// A total order of facts, for reports and for deterministic caps.
 fn fact_order(a: &AccessFact, b: &AccessFact) -> std::cmp::Ordering {
     (

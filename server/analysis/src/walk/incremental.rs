@@ -25,11 +25,17 @@
 //! Otherwise the walk runs from scratch. With `RACELENS_VERIFY_WALK=1` (or
 //! [`set_verify`]) every update is checked against a full walk.
 
-use super::{Node, WalkData, Walker, CONTEXT_BUDGET, MAX_FACTS};
+use super::{
+    base_facts, typed_facts, used_prefixes, Node, WalkData, Walker, CONTEXT_BUDGET, MAX_FACTS,
+};
 use crate::config::CallModel;
 use crate::db::{FunctionId, FunctionSummary, Program};
+use crate::facts::AccessFact;
 use crate::facts::ThreadAnalysis;
+use crate::model::{Base, Elem};
+use racelens_syntax::{Callee, Expr, Name, Stmt, TypeInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -169,36 +175,67 @@ pub(super) fn update(
         d: std::mem::take(&mut snap.data),
     };
     // Inputs shared by every frame: the pointer store and return values.
-    let old_ret = w.d.returns.borrow().get(&f).cloned();
-    let old_store = std::mem::take(&mut w.d.store);
-    w.d.frames.borrow_mut().clear();
-    w.d.returns.borrow_mut().clear();
-    w.build_store();
-    if w.d.store != old_store {
-        return Err("pointer store changed");
-    }
-    w.d.frames.borrow_mut().clear();
-    w.d.returns.borrow_mut().clear();
-    if let Some(old_ret) = old_ret {
-        if w.return_vals(f) != old_ret {
-            return Err("return values changed");
+    // They read only the function's declarations, assignments, returns and
+    // calls; when those are unchanged (an edit that moved code or changed
+    // accesses and locks), so are they.
+    let timing = std::env::var_os("RACELENS_TIMING").is_some();
+    let t0 = std::time::Instant::now();
+    if pointer_inputs(old) != pointer_inputs(new) {
+        let old_ret = w.d.returns.borrow().get(&f).cloned();
+        let old_store = std::mem::take(&mut w.d.store);
+        w.d.frames.borrow_mut().clear();
+        w.d.returns.borrow_mut().clear();
+        w.build_store();
+        if w.d.store != old_store {
+            return Err("pointer store changed");
         }
+        w.d.frames.borrow_mut().clear();
+        w.d.returns.borrow_mut().clear();
+        if let Some(old_ret) = old_ret {
+            if w.return_vals(f) != old_ret {
+                return Err("return values changed");
+            }
+        }
+    } else {
+        // Frames of the edited function hold its old summary.
+        w.d.frames.borrow_mut().retain(|(g, _), _| *g != f);
     }
+    let t_store = t0.elapsed();
 
     let old_reach = reachable(&w.d);
     let fnodes: Vec<u32> = (0..w.d.nodes.len() as u32)
         .filter(|&n| w.d.nodes[n as usize].fid == f && old_reach[n as usize])
         .collect();
+    let mut counts = match w.d.counts.take() {
+        Some(c) => c,
+        None => Counts::of(&w.d.nodes, &old_reach),
+    };
+    let old_content: Vec<NodeContent> = fnodes
+        .iter()
+        .map(|&n| {
+            let node = &w.d.nodes[n as usize];
+            (node.facts.clone(), node.prefixes.clone())
+        })
+        .collect();
     // Nodes that reach an edited one: replaying them would hide a recursion.
     w.d.forbidden = callers(&w.d, &fnodes);
     let old_below: Vec<FxHashSet<u32>> = fnodes.iter().map(|&n| below(&w.d, n)).collect();
+    w.d.facts.clear();
+    w.d.struct_prefixes.clear();
+    let t1 = std::time::Instant::now();
     for &n in &fnodes {
         rewalk(&mut w, n)?;
     }
+    let t_walk = t1.elapsed();
     w.d.rewalk = None;
     w.d.forbidden.clear();
+    w.d.facts.clear();
+    w.d.struct_prefixes.clear();
 
     let new_reach = reachable(&w.d);
+    if fnodes.iter().any(|&n| !new_reach[n as usize]) {
+        return Err("an edited context dropped out");
+    }
     for (i, &n) in fnodes.iter().enumerate() {
         let now = below(&w.d, n);
         if old_below[i]
@@ -221,40 +258,226 @@ pub(super) fn update(
             return Err("a function out of contexts lost one");
         }
     }
+    // The reachable facts and prefixes change by the re-walked nodes' old
+    // and new content, and by the nodes that dropped out or came in.
+    for (i, &n) in fnodes.iter().enumerate() {
+        counts.remove(&old_content[i].0, &old_content[i].1);
+        let node = &w.d.nodes[n as usize];
+        counts.add(&node.facts, &node.prefixes);
+    }
+    for (i, node) in w.d.nodes.iter().enumerate() {
+        let was = old_reach.get(i).copied().unwrap_or(false);
+        if fnodes.binary_search(&(i as u32)).is_ok() || was == new_reach[i] {
+            continue;
+        }
+        match was {
+            true => counts.remove(&node.facts, &node.prefixes),
+            false => counts.add(&node.facts, &node.prefixes),
+        }
+    }
+    for b in &counts.touched_facts {
+        if counts.facts.get(b).map(|s| s.len()).unwrap_or(0) >= MAX_FACTS {
+            return Err("too many facts on one object");
+        }
+    }
+    for b in &counts.touched_prefixes {
+        if counts.prefixes.get(b).map(|s| s.len()).unwrap_or(0) > MAX_FACTS {
+            return Err("too many struct prefixes on one object");
+        }
+    }
     // Unreachable contexts go, and the rest is renumbered in the order a
     // walk from scratch would create them.
     compact(&mut w.d);
+    let t_graph = t1.elapsed() - t_walk;
 
-    // The facts, struct prefixes and cut-short functions of the reachable
-    // nodes.
-    w.d.facts.clear();
-    w.d.struct_prefixes.clear();
+    let t2 = std::time::Instant::now();
     w.d.incomplete.clear();
     for node in &w.d.nodes {
         for (f, why) in &node.marks {
             w.d.incomplete.entry(*f).or_insert_with(|| why.to_string());
         }
-        for (b, fact) in &node.facts {
-            let set = w.d.facts.entry(b.clone()).or_default();
-            set.insert(fact.clone());
-            if set.len() >= MAX_FACTS {
-                return Err("too many facts on one object");
-            }
-        }
-        for (b, found) in &node.prefixes {
-            let set = w.d.struct_prefixes.entry(b.clone()).or_default();
-            set.extend(found.iter().cloned());
-            if set.len() > MAX_FACTS {
-                return Err("too many struct prefixes on one object");
-            }
-        }
     }
-    let result = w.finish();
-    if w.d.capped {
-        return Err("too many facts on one object");
+    let mut result = snap.result;
+    result.locations = counts.locations(result.locations);
+    result.incomplete = {
+        let mut v: Vec<(FunctionId, String)> = w.d.incomplete.clone().into_iter().collect();
+        v.sort_by_key(|(f, _)| f.key());
+        v
+    };
+    w.d.counts = Some(counts);
+    if timing {
+        eprintln!(
+            "racelens: walk: updated {} contexts of one function: store {:?}, re-walk {:?}, graph {:?}, facts {:?}",
+            fnodes.len(),
+            t_store,
+            t_walk,
+            t_graph,
+            t2.elapsed(),
+        );
     }
     let snap = Snapshot::new(prog.clone(), summaries.clone(), w.d, &result);
     Ok((result, snap))
+}
+
+/// What frames, the pointer store and return values read from a function,
+/// without positions.
+#[derive(PartialEq)]
+enum PointerInput {
+    Decl(Name, TypeInfo),
+    Assign(Expr, Expr),
+    Return(Option<Expr>),
+    Call(u32, Callee),
+}
+
+fn pointer_inputs(s: &FunctionSummary) -> (Vec<PointerInput>, &[Name], &BTreeMap<u32, CallModel>) {
+    let mut v = Vec::new();
+    super::visit_stmts(&s.ir.body, &mut |st| match st {
+        Stmt::Decl(d) => v.push(PointerInput::Decl(d.name.clone(), d.ty.clone())),
+        Stmt::Assign { lhs, rhs } => v.push(PointerInput::Assign(lhs.clone(), rhs.clone())),
+        Stmt::Return { value, .. } => v.push(PointerInput::Return(value.clone())),
+        _ => {}
+    });
+    super::visit_calls(&s.ir.body, &mut |c| {
+        v.push(PointerInput::Call(c.id, c.callee.clone()))
+    });
+    (v, &s.ir.address_taken, &s.models)
+}
+
+type NodeContent = (Vec<(Base, AccessFact)>, Vec<(Base, Vec<(Vec<Elem>, Name)>)>);
+
+/// The facts and struct prefixes of the reachable nodes, each with the
+/// number of nodes recording it, and the bases whose sets changed since the
+/// last result.
+#[derive(Default)]
+pub(super) struct Counts {
+    facts: FxHashMap<Base, FxHashMap<AccessFact, u32>>,
+    prefixes: FxHashMap<Base, FxHashMap<(Vec<Elem>, Name), u32>>,
+    touched_facts: FxHashSet<Base>,
+    touched_prefixes: FxHashSet<Base>,
+}
+
+impl Counts {
+    fn of(nodes: &[Node], reach: &[bool]) -> Counts {
+        let mut c = Counts::default();
+        for (i, node) in nodes.iter().enumerate() {
+            if reach[i] {
+                c.add(&node.facts, &node.prefixes);
+            }
+        }
+        c.touched_facts.clear();
+        c.touched_prefixes.clear();
+        c
+    }
+
+    fn add(&mut self, facts: &[(Base, AccessFact)], prefixes: &[(Base, Vec<(Vec<Elem>, Name)>)]) {
+        for (b, f) in facts {
+            let n = self
+                .facts
+                .entry(b.clone())
+                .or_default()
+                .entry(f.clone())
+                .or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                self.touched_facts.insert(b.clone());
+            }
+        }
+        for (b, found) in prefixes {
+            let set = self.prefixes.entry(b.clone()).or_default();
+            for p in found {
+                let n = set.entry(p.clone()).or_insert(0);
+                *n += 1;
+                if *n == 1 {
+                    self.touched_prefixes.insert(b.clone());
+                }
+            }
+        }
+    }
+
+    fn remove(
+        &mut self,
+        facts: &[(Base, AccessFact)],
+        prefixes: &[(Base, Vec<(Vec<Elem>, Name)>)],
+    ) {
+        for (b, f) in facts {
+            if let Some(set) = self.facts.get_mut(b) {
+                if let Some(n) = set.get_mut(f) {
+                    *n -= 1;
+                    if *n == 0 {
+                        set.remove(f);
+                        self.touched_facts.insert(b.clone());
+                    }
+                }
+            }
+        }
+        for (b, found) in prefixes {
+            if let Some(set) = self.prefixes.get_mut(b) {
+                for p in found {
+                    if let Some(n) = set.get_mut(p) {
+                        *n -= 1;
+                        if *n == 0 {
+                            set.remove(p);
+                            self.touched_prefixes.insert(b.clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The previous locations with every touched base computed again (and
+    /// every base that takes copies of a touched struct type's accesses).
+    fn locations(
+        &mut self,
+        mut locations: BTreeMap<Base, Arc<Vec<AccessFact>>>,
+    ) -> BTreeMap<Base, Arc<Vec<AccessFact>>> {
+        let mut affected: FxHashSet<Base> = self.touched_facts.drain().collect();
+        affected.extend(self.touched_prefixes.drain());
+        let touched_types: FxHashSet<Name> = affected
+            .iter()
+            .filter_map(|b| match b {
+                Base::Type(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect();
+        let used: FxHashMap<&Base, Vec<&(Vec<Elem>, Name)>> = self
+            .prefixes
+            .iter()
+            .map(|(b, p)| (b, used_prefixes(p.keys())))
+            .collect();
+        if !touched_types.is_empty() {
+            for (b, p) in &used {
+                if p.iter().any(|(_, t)| touched_types.contains(t)) {
+                    affected.insert((*b).clone());
+                }
+            }
+        }
+        let needed: FxHashSet<&Name> = affected
+            .iter()
+            .filter_map(|b| used.get(b))
+            .flatten()
+            .map(|(_, t)| t)
+            .collect();
+        let typed = typed_facts(self.facts.iter().filter_map(|(b, f)| match b {
+            Base::Type(t) if needed.contains(t) => Some((b, f.keys())),
+            _ => None,
+        }));
+        for b in affected {
+            let own = self
+                .facts
+                .get(&b)
+                .into_iter()
+                .flat_map(|f| f.keys().cloned());
+            let p = used.get(&b).map(|p| &p[..]).unwrap_or(&[]);
+            let v = base_facts(&b, own, p, &typed);
+            if v.is_empty() {
+                locations.remove(&b);
+            } else {
+                locations.insert(b, Arc::new(v));
+            }
+        }
+        locations
+    }
 }
 
 /// Walks node `n` of the edited function again, in its original context.
