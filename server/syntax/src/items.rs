@@ -204,12 +204,18 @@ fn broken_regions(
         let children: Vec<Node> = node.named_children(&mut cur).collect();
         for (i, child) in children.iter().enumerate() {
             match child.kind() {
-                // Skip an error region's first line: it holds the construct
-                // that broke.
+                // Skip an error region's first line, which holds the
+                // construct that broke, unless blanking conditionals changes
+                // the region: then the break is likely a torn definition
+                // whose header is that first line.
                 "ERROR" if child.end_byte() > child.start_byte() => {
                     let r = child.byte_range();
                     let region = src.get(r.clone()).unwrap_or("");
-                    let skip = region.find('\n').map(|i| i + 1).unwrap_or(region.len());
+                    let skip = if blanked.get(r.clone()).is_some_and(|b| b != region) {
+                        0
+                    } else {
+                        region.find('\n').map(|i| i + 1).unwrap_or(region.len())
+                    };
                     if r.start + skip < r.end {
                         regions.push(r.start + skip..r.end);
                     }
