@@ -716,4 +716,84 @@ mod tests {
         assert!(items.structs.iter().any(|s| &*s.name == "T"));
         assert_eq!(&*items.prototypes[0].0, "f");
     }
+
+    /// (name, text of the definition) of every function of `src`.
+    fn functions(src: &str) -> Vec<(String, String)> {
+        let tree = parse_text(src);
+        let items = extract_items(&tree, src);
+        let mut seen = Vec::new();
+        for_each_function(&tree, src, &mut |n, text, offset| {
+            seen.push((offset + n.start_byte(), offset + n.end_byte(), text.len()))
+        });
+        assert_eq!(seen.len(), items.functions.len());
+        for (f, (s, e, _)) in items.functions.iter().zip(&seen) {
+            assert_eq!((f.start as usize, f.end as usize), (*s, *e));
+        }
+        items
+            .functions
+            .iter()
+            .map(|f| {
+                let t = &src[f.start as usize..f.end as usize];
+                let (a, b) = f.name_span;
+                assert_eq!(&t[a as usize..b as usize], &*f.name);
+                (f.name.to_string(), t.to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn recovers_definition_torn_by_ifdef_branches() {
+        // Both branches open a block: the braces only balance once one
+        // branch is chosen, so tree-sitter flattens `main` at the top level.
+        let src = "static int n;\nvoid *w(void *a) { n++; return a; }\nint main(int argc, char **argv) {\n    int c;\n#ifdef LONG\n    while ((c = getopt_long(argc, argv)) != -1) {\n#else\n    while ((c = getopt(argc, argv)) != -1) {\n#endif\n        n += c;\n    }\n    pthread_t t;\n    pthread_create(&t, 0, w, 0);\n    n++;\n    return 0;\n}\n";
+        let fns = functions(src);
+        let names: Vec<&str> = fns.iter().map(|f| f.0.as_str()).collect();
+        assert_eq!(names, ["w", "main"]);
+        assert!(fns[1].1.starts_with("int main("));
+        assert!(fns[1].1.ends_with("return 0;\n}"));
+    }
+
+    #[test]
+    fn torn_definition_spans_lower_relative_to_the_function() {
+        let src = "int g;\nstatic void f(int x) {\n#if defined(A)\n    if (x > 1) {\n#elif defined(B)\n    if (x > 2) {\n#else\n    if (x) {\n#endif\n        g = 1;\n    }\n}\n";
+        let tree = parse_text(src);
+        let mut irs = Vec::new();
+        for_each_function(&tree, src, &mut |n, text, offset| {
+            irs.push((
+                offset + n.start_byte(),
+                crate::lower_definition(n, text, &crate::MacroTable::default()),
+            ))
+        });
+        assert_eq!(irs.len(), 1);
+        let (start, ir) = &irs[0];
+        assert_eq!(&src[*start..*start + 11], "static void");
+        let dbg = format!("{:?}", ir.body);
+        let at = src.find("g = 1").unwrap() - start;
+        assert!(dbg.contains(&format!("start: {at},")), "{dbg}");
+    }
+
+    #[test]
+    fn recovers_functions_swallowed_by_a_broken_definition() {
+        // A `case` whose two branches open the same `if` block differently.
+        let mut src = String::from("int parse(int c, int *f) {\n    switch (c) {\n    case 1:\n#ifdef WIDE\n        if (get64(f) != 0) {\n#else\n        if (get32(f) != 0) {\n#endif\n            *f = 1;\n        }\n        break;\n    }\n    return 0;\n}\n");
+        for i in 0..5 {
+            src.push_str(&format!(
+                "int after{i}(int *p) {{\n    return *p + {i};\n}}\n"
+            ));
+        }
+        let fns = functions(&src);
+        let names: Vec<&str> = fns.iter().map(|f| f.0.as_str()).collect();
+        assert_eq!(
+            names,
+            ["parse", "after0", "after1", "after2", "after3", "after4"]
+        );
+        assert!(fns[0].1.ends_with("return 0;\n}"));
+    }
+
+    #[test]
+    fn error_region_with_torn_header_keeps_its_first_function() {
+        let src = "int a(void) { return 1; }\nstatic int start(int *t) {\n#ifdef X\n    if (go(t) != 0 && v) {\n#else\n    if (go(t) != 0) {\n#endif\n        return -1;\n    }\n    return 0;\n}\nint b(void) { return 2; }\n";
+        let names: Vec<String> = functions(src).into_iter().map(|f| f.0).collect();
+        assert_eq!(names, ["a", "start", "b"]);
+    }
 }
