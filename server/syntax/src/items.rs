@@ -116,84 +116,167 @@ pub fn function_nodes<'t>(tree: &'t Tree, src: &str) -> Vec<Node<'t>> {
     out
 }
 
-/// Calls `f(node, text, offset)` for every function definition of the file:
-/// those of the tree (`text` is `src`, `offset` 0) and those recovered from
-/// top-level syntax errors. tree-sitter's error recovery can swallow the
-/// functions after a broken one into one `ERROR` node; each such region is
-/// parsed again on its own (`text` is the region, `offset` its start), so a
-/// file that does not parse is still analysed as far as possible.
+/// Calls `f(node, text, offset)` for every function definition of the file,
+/// in source order: those of the tree (`text` is `src`, `offset` 0) and those
+/// recovered from syntax errors (`text` is a region of the file, `offset` its
+/// start).
+///
+/// tree-sitter's error recovery can swallow the functions after a broken one
+/// into one `ERROR` node, or tear a definition apart at the top level
+/// (`int` `main(...)` `{` statements... `}`), typically because the branches
+/// of an `#if`/`#else` inside it open braces differently. Such regions — an
+/// `ERROR` node, a torn definition up to its matching brace, a definition
+/// with errors that contains conditionals — are parsed again on their own,
+/// with [`crate::preproc::blank_inactive`] applied (one configuration of the
+/// conditionals; byte offsets unchanged). A region's functions replace the
+/// erroneous definitions they overlap. Regions are disjoint, so this costs at
+/// most one more parse of the file, and only for files with errors.
 pub fn for_each_function(tree: &Tree, src: &str, f: &mut dyn FnMut(Node, &str, usize)) {
     let main = function_nodes(tree, src);
-    let starts: rustc_hash::FxHashSet<usize> = main.iter().map(|n| n.start_byte()).collect();
-    for n in main {
-        f(n, src, 0);
-    }
     if !tree.root_node().has_error() {
+        for n in main {
+            f(n, src, 0);
+        }
         return;
     }
-    // (range, skip the first line)
-    let mut regions: Vec<(std::ops::Range<usize>, bool)> = Vec::new();
-    let mut cur = tree.root_node().walk();
-    let children: Vec<Node> = tree.root_node().named_children(&mut cur).collect();
-    for (i, child) in children.iter().enumerate() {
-        if child.kind() == "ERROR" && child.end_byte() > child.start_byte() {
-            regions.push((child.byte_range(), true));
+    let blanked = crate::preproc::blank_inactive(src);
+    let regions = broken_regions(tree, src, &blanked, &main);
+    let subs: Vec<(usize, &str, Tree)> = regions
+        .into_iter()
+        .filter_map(|r| {
+            let sub = blanked.get(r.clone())?;
+            (!sub.trim().is_empty()).then(|| (r.start, sub, crate::parse::parse_text(sub)))
+        })
+        .collect();
+    // (start, end, rank, node, text, offset); a lower rank wins an overlap.
+    let mut cands: Vec<(usize, usize, u8, Node, &str, usize)> = Vec::new();
+    for n in main {
+        let rank = if n.has_error() { 2 } else { 0 };
+        cands.push((n.start_byte(), n.end_byte(), rank, n, src, 0));
+    }
+    for (offset, sub, t) in &subs {
+        for n in function_nodes(t, sub) {
+            let (s, e) = (offset + n.start_byte(), offset + n.end_byte());
+            cands.push((s, e, 1, n, sub, *offset));
         }
-        // A definition torn apart at the top level: `int` `main(...)` `{...}`.
-        if child.kind() == "function_declarator" {
-            let body_end = match children
-                .get(i + 1)
-                .filter(|b| b.kind() == "compound_statement")
-            {
-                Some(body) => Some(body.end_byte()),
-                None => matching_brace(src, child.end_byte()),
-            };
-            if let Some(body_end) = body_end {
-                let mut start = child.start_byte();
-                let mut j = i;
-                while j > 0
-                    && matches!(
-                        children[j - 1].kind(),
-                        "primitive_type"
-                            | "type_identifier"
-                            | "sized_type_specifier"
-                            | "struct_specifier"
-                            | "storage_class_specifier"
-                            | "type_qualifier"
-                            | "pointer_declarator"
-                    )
-                {
-                    j -= 1;
-                    start = children[j].start_byte();
+    }
+    cands.sort_by_key(|c| (c.2, c.0));
+    // Accepted ranges: start -> end, disjoint.
+    let mut taken: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
+    let mut out = Vec::new();
+    for c in cands {
+        let (s, e) = (c.0, c.1);
+        let before = taken.range(..=s).next_back().is_some_and(|(_, &pe)| pe > s);
+        let after = taken
+            .range(s..)
+            .next()
+            .is_some_and(|(&ps, _)| ps < e.max(s + 1));
+        if before || after {
+            continue;
+        }
+        taken.insert(s, e);
+        out.push(c);
+    }
+    out.sort_by_key(|c| c.0);
+    for (_, _, _, n, text, offset) in out {
+        f(n, text, offset);
+    }
+}
+
+/// Byte ranges of the file to parse again (see [`for_each_function`]),
+/// disjoint and in order.
+fn broken_regions(
+    tree: &Tree,
+    src: &str,
+    blanked: &str,
+    main: &[Node],
+) -> Vec<std::ops::Range<usize>> {
+    let mut regions: Vec<std::ops::Range<usize>> = Vec::new();
+    // Definitions with errors whose conditionals change when blanked.
+    for n in main {
+        if n.has_error() && src.get(n.byte_range()) != blanked.get(n.byte_range()) {
+            regions.push(n.byte_range());
+        }
+    }
+    let mut stack = vec![(tree.root_node(), 0u32)];
+    while let Some((node, depth)) = stack.pop() {
+        let mut cur = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cur).collect();
+        for (i, child) in children.iter().enumerate() {
+            match child.kind() {
+                // Skip an error region's first line, which holds the
+                // construct that broke, unless blanking conditionals changes
+                // the region: then the break is likely a torn definition
+                // whose header is that first line.
+                "ERROR" if child.end_byte() > child.start_byte() => {
+                    let r = child.byte_range();
+                    let region = src.get(r.clone()).unwrap_or("");
+                    let skip = if blanked.get(r.clone()).is_some_and(|b| b != region) {
+                        0
+                    } else {
+                        region.find('\n').map(|i| i + 1).unwrap_or(region.len())
+                    };
+                    if r.start + skip < r.end {
+                        regions.push(r.start + skip..r.end);
+                    }
                 }
-                regions.push((start..body_end, false));
+                // A definition torn apart: `int` `main(...)` `{...}`.
+                "function_declarator" => {
+                    let body_end = match children
+                        .get(i + 1)
+                        .filter(|b| b.kind() == "compound_statement")
+                    {
+                        Some(body) => Some(body.end_byte()),
+                        None => matching_brace(blanked, child.end_byte()),
+                    };
+                    if let Some(body_end) = body_end {
+                        let mut start = child.start_byte();
+                        let mut j = i;
+                        while j > 0
+                            && matches!(
+                                children[j - 1].kind(),
+                                "primitive_type"
+                                    | "type_identifier"
+                                    | "sized_type_specifier"
+                                    | "struct_specifier"
+                                    | "enum_specifier"
+                                    | "union_specifier"
+                                    | "storage_class_specifier"
+                                    | "type_qualifier"
+                                    | "pointer_declarator"
+                            )
+                        {
+                            j -= 1;
+                            start = children[j].start_byte();
+                        }
+                        regions.push(start..body_end);
+                    }
+                }
+                "preproc_if"
+                | "preproc_ifdef"
+                | "preproc_else"
+                | "preproc_elif"
+                | "preproc_elifdef"
+                | "linkage_specification"
+                | "declaration_list"
+                    if depth < 64 =>
+                {
+                    stack.push((*child, depth + 1))
+                }
+                _ => {}
             }
         }
     }
-    for (r, skip_first) in regions {
-        // Skip an error region's first line: it holds the construct that broke.
-        let Some(region) = src.get(r.clone()) else {
-            continue;
-        };
-        let skip = if skip_first {
-            region.find('\n').map(|i| i + 1).unwrap_or(region.len())
-        } else {
-            0
-        };
-        let offset = r.start + skip;
-        let Some(sub) = src.get(offset..r.end) else {
-            continue;
-        };
-        if sub.trim().is_empty() {
-            continue;
-        }
-        let subtree = crate::parse::parse_text(sub);
-        for n in function_nodes(&subtree, sub) {
-            if !starts.contains(&(offset + n.start_byte())) {
-                f(n, sub, offset);
-            }
+    // Merge overlapping regions so that no byte is parsed twice.
+    regions.sort_by_key(|r| r.start);
+    let mut merged: Vec<std::ops::Range<usize>> = Vec::new();
+    for r in regions {
+        match merged.last_mut() {
+            Some(last) if r.start < last.end => last.end = last.end.max(r.end),
+            _ => merged.push(r),
         }
     }
+    merged
 }
 
 /// The end (exclusive) of the `{ ... }` block starting after `from` (after
@@ -632,5 +715,85 @@ mod tests {
             .any(|s| &*s.name == "q" && s.fields.len() == 2));
         assert!(items.structs.iter().any(|s| &*s.name == "T"));
         assert_eq!(&*items.prototypes[0].0, "f");
+    }
+
+    /// (name, text of the definition) of every function of `src`.
+    fn functions(src: &str) -> Vec<(String, String)> {
+        let tree = parse_text(src);
+        let items = extract_items(&tree, src);
+        let mut seen = Vec::new();
+        for_each_function(&tree, src, &mut |n, text, offset| {
+            seen.push((offset + n.start_byte(), offset + n.end_byte(), text.len()))
+        });
+        assert_eq!(seen.len(), items.functions.len());
+        for (f, (s, e, _)) in items.functions.iter().zip(&seen) {
+            assert_eq!((f.start as usize, f.end as usize), (*s, *e));
+        }
+        items
+            .functions
+            .iter()
+            .map(|f| {
+                let t = &src[f.start as usize..f.end as usize];
+                let (a, b) = f.name_span;
+                assert_eq!(&t[a as usize..b as usize], &*f.name);
+                (f.name.to_string(), t.to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn recovers_definition_torn_by_ifdef_branches() {
+        // Both branches open a block: the braces only balance once one
+        // branch is chosen, so tree-sitter flattens `main` at the top level.
+        let src = "static int n;\nvoid *w(void *a) { n++; return a; }\nint main(int argc, char **argv) {\n    int c;\n#ifdef LONG\n    while ((c = getopt_long(argc, argv)) != -1) {\n#else\n    while ((c = getopt(argc, argv)) != -1) {\n#endif\n        n += c;\n    }\n    pthread_t t;\n    pthread_create(&t, 0, w, 0);\n    n++;\n    return 0;\n}\n";
+        let fns = functions(src);
+        let names: Vec<&str> = fns.iter().map(|f| f.0.as_str()).collect();
+        assert_eq!(names, ["w", "main"]);
+        assert!(fns[1].1.starts_with("int main("));
+        assert!(fns[1].1.ends_with("return 0;\n}"));
+    }
+
+    #[test]
+    fn torn_definition_spans_lower_relative_to_the_function() {
+        let src = "int g;\nstatic void f(int x) {\n#if defined(A)\n    if (x > 1) {\n#elif defined(B)\n    if (x > 2) {\n#else\n    if (x) {\n#endif\n        g = 1;\n    }\n}\n";
+        let tree = parse_text(src);
+        let mut irs = Vec::new();
+        for_each_function(&tree, src, &mut |n, text, offset| {
+            irs.push((
+                offset + n.start_byte(),
+                crate::lower_definition(n, text, &crate::MacroTable::default()),
+            ))
+        });
+        assert_eq!(irs.len(), 1);
+        let (start, ir) = &irs[0];
+        assert_eq!(&src[*start..*start + 11], "static void");
+        let dbg = format!("{:?}", ir.body);
+        let at = src.find("g = 1").unwrap() - start;
+        assert!(dbg.contains(&format!("start: {at},")), "{dbg}");
+    }
+
+    #[test]
+    fn recovers_functions_swallowed_by_a_broken_definition() {
+        // A `case` whose two branches open the same `if` block differently.
+        let mut src = String::from("int parse(int c, int *f) {\n    switch (c) {\n    case 1:\n#ifdef WIDE\n        if (get64(f) != 0) {\n#else\n        if (get32(f) != 0) {\n#endif\n            *f = 1;\n        }\n        break;\n    }\n    return 0;\n}\n");
+        for i in 0..5 {
+            src.push_str(&format!(
+                "int after{i}(int *p) {{\n    return *p + {i};\n}}\n"
+            ));
+        }
+        let fns = functions(&src);
+        let names: Vec<&str> = fns.iter().map(|f| f.0.as_str()).collect();
+        assert_eq!(
+            names,
+            ["parse", "after0", "after1", "after2", "after3", "after4"]
+        );
+        assert!(fns[0].1.ends_with("return 0;\n}"));
+    }
+
+    #[test]
+    fn error_region_with_torn_header_keeps_its_first_function() {
+        let src = "int a(void) { return 1; }\nstatic int start(int *t) {\n#ifdef X\n    if (go(t) != 0 && v) {\n#else\n    if (go(t) != 0) {\n#endif\n        return -1;\n    }\n    return 0;\n}\nint b(void) { return 2; }\n";
+        let names: Vec<String> = functions(src).into_iter().map(|f| f.0).collect();
+        assert_eq!(names, ["a", "start", "b"]);
     }
 }

@@ -11,6 +11,7 @@ pub mod line_index;
 pub mod lower;
 pub mod macros;
 pub mod parse;
+pub mod preproc;
 
 pub use ir::*;
 pub use items::{

@@ -1,0 +1,246 @@
+//! One configuration of a file's preprocessor conditionals, for recovering
+//! definitions that tree-sitter's error recovery tore apart.
+//!
+//! tree-sitter-c parses the unpreprocessed text, so a function whose
+//! `#if`/`#else` branches each open a block (`#ifdef A if (x) { #else
+//! if (y) { #endif`) has unbalanced braces and its body ends up flattened at
+//! the top level. [`blank_inactive`] keeps the first branch of every
+//! conditional (the `#else` branch of `#if 0`) and replaces the other
+//! branches and all conditional directive lines by spaces. Newlines and
+//! every byte offset are unchanged, so a tree of the blanked text has the
+//! spans of the original. The scan is one linear pass.
+
+use std::borrow::Cow;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Branch {
+    /// The current branch is kept.
+    Keeping,
+    /// No branch kept yet (`#if 0`): the next `#elif`/`#else` is kept.
+    Pending,
+    /// A branch was kept already: the rest is blanked.
+    Done,
+}
+
+/// Maximum conditional nesting tracked; deeper directives are only blanked.
+const MAX_NESTING: usize = 256;
+
+/// `src` with the inactive branches of its conditionals and the conditional
+/// directive lines blanked. Borrowed when the text has no conditional.
+pub fn blank_inactive(src: &str) -> Cow<'_, str> {
+    let b = src.as_bytes();
+    // Ranges to blank, in order.
+    let mut blank: Vec<(usize, usize)> = Vec::new();
+    let mut stack: Vec<(bool, Branch)> = Vec::new(); // (parent active, branch)
+    let mut active = true;
+    let mut in_comment = false;
+    let mut i = 0;
+    while i < b.len() {
+        let line_start = i;
+        let mut j = i;
+        while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+            j += 1;
+        }
+        let directive = !in_comment && b.get(j) == Some(&b'#');
+        // The logical line: through backslash-newline continuations.
+        let mut end = i;
+        loop {
+            while end < b.len() && b[end] != b'\n' {
+                end += 1;
+            }
+            let cont = directive
+                && end > line_start
+                && (b[end - 1] == b'\\'
+                    || (b[end - 1] == b'\r' && end >= 2 && b[end - 2] == b'\\'));
+            if cont && end < b.len() {
+                end += 1;
+            } else {
+                break;
+            }
+        }
+        in_comment = scan_comments(&b[line_start..end], in_comment);
+        let next = (end + 1).min(b.len());
+        if directive {
+            let mut k = j + 1;
+            while k < end && (b[k] == b' ' || b[k] == b'\t') {
+                k += 1;
+            }
+            let w0 = k;
+            while k < end && (b[k].is_ascii_alphanumeric() || b[k] == b'_') {
+                k += 1;
+            }
+            let word = &src[w0..k];
+            let rest = &src[k..end];
+            match word {
+                "if" | "ifdef" | "ifndef" => {
+                    let branch = if word == "if" && is_false(rest) {
+                        Branch::Pending
+                    } else {
+                        Branch::Keeping
+                    };
+                    if stack.len() < MAX_NESTING {
+                        stack.push((active, branch));
+                    } else {
+                        stack.push((false, Branch::Done));
+                    }
+                }
+                "elif" | "elifdef" | "elifndef" | "else" => {
+                    if let Some(top) = stack.last_mut() {
+                        top.1 = match top.1 {
+                            Branch::Pending if word == "elif" && is_false(rest) => Branch::Pending,
+                            Branch::Pending => Branch::Keeping,
+                            _ => Branch::Done,
+                        };
+                    }
+                }
+                "endif" => {
+                    stack.pop();
+                }
+                _ => {
+                    // `#define`, `#include`, ...: kept when active.
+                    if !active {
+                        blank.push((line_start, end));
+                    }
+                    i = next;
+                    continue;
+                }
+            }
+            blank.push((line_start, end));
+            active = stack
+                .last()
+                .map(|&(parent, br)| parent && br == Branch::Keeping)
+                .unwrap_or(true);
+        } else if !active {
+            blank.push((line_start, end));
+        }
+        i = next;
+    }
+    if blank.is_empty() {
+        return Cow::Borrowed(src);
+    }
+    let mut out = b.to_vec();
+    for (s, e) in blank {
+        for c in &mut out[s..e] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    }
+    // Whole lines were blanked, so every multi-byte character went entirely.
+    match String::from_utf8(out) {
+        Ok(s) => Cow::Owned(s),
+        Err(_) => Cow::Borrowed(src),
+    }
+}
+
+/// Whether an `#if`/`#elif` condition is the literal `0`.
+fn is_false(cond: &str) -> bool {
+    let c = cond.trim_start();
+    let c = c.split("//").next().unwrap_or("");
+    let c = c.split("/*").next().unwrap_or("");
+    matches!(c.trim(), "0" | "(0)")
+}
+
+/// Whether a block comment is still open at the end of `line`, given whether
+/// one was open at its start. Strings and character literals are skipped.
+fn scan_comments(line: &[u8], mut in_comment: bool) -> bool {
+    let mut i = 0;
+    while i < line.len() {
+        if in_comment {
+            if line[i] == b'*' && line.get(i + 1) == Some(&b'/') {
+                in_comment = false;
+                i += 2;
+                continue;
+            }
+            i += 1;
+            continue;
+        }
+        match line[i] {
+            b'/' if line.get(i + 1) == Some(&b'*') => {
+                in_comment = true;
+                i += 2;
+                continue;
+            }
+            b'/' if line.get(i + 1) == Some(&b'/') => return false,
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < line.len() && line[i] != q {
+                    if line[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    in_comment
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_first_branch_and_offsets() {
+        let src =
+            "int f(void) {\n#ifdef A\n  if (a) {\n#else\n  if (b) {\n#endif\n    x++;\n  }\n}\n";
+        let out = blank_inactive(src);
+        assert_eq!(out.len(), src.len());
+        assert_eq!(
+            out.lines().map(str::trim).collect::<Vec<_>>(),
+            [
+                "int f(void) {",
+                "",
+                "if (a) {",
+                "",
+                "",
+                "",
+                "x++;",
+                "}",
+                "}"
+            ]
+        );
+    }
+
+    #[test]
+    fn if_zero_keeps_else_and_nesting() {
+        let src = "#if 0\na\n#ifdef X\nb\n#endif\n#elif 0\nc\n#else\nd\n#ifdef Y\ne\n#else\nf\n#endif\n#endif\ng\n";
+        let out = blank_inactive(src);
+        let kept: Vec<&str> = out
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert_eq!(kept, ["d", "e", "g"]);
+    }
+
+    #[test]
+    fn directives_in_comments_and_continuations() {
+        let src = "/*\n#else\n*/\n#if defined(A) && \\\n  defined(B)\nx\n#else\ny\n#endif\n";
+        let out = blank_inactive(src);
+        let kept: Vec<&str> = out
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert_eq!(kept, ["/*", "#else", "*/", "x"]);
+        assert!(matches!(blank_inactive("int x;\n"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn garbage_does_not_panic() {
+        for s in [
+            "#",
+            "#else",
+            "#endif\n#endif",
+            "\\\n#if\\",
+            "#if 0\n\u{e9}\u{1f600}",
+            "/*#if",
+        ] {
+            let out = blank_inactive(s);
+            assert_eq!(out.len(), s.len());
+        }
+    }
+}
