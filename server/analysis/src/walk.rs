@@ -302,6 +302,8 @@ struct WalkData {
     sites: Vec<Site>,
     site_index: FxHashMap<(FunctionId, u32), u32>,
     thread_index: FxHashMap<(u32, u32, Name), u32>,
+    /// Callback threads by function.
+    callback_index: FxHashMap<Name, u32>,
     thread_args: Vec<Vals>,
     /// Per thread: (ancestor site, lock) acquired along the creation chain.
     thread_acquired: Vec<Vec<(u32, LocKey)>>,
@@ -475,9 +477,9 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
         w.d.thread = t as u32;
         if std::env::var_os("RACELENS_TIMING").is_some() {
             eprintln!(
-                "racelens: walk: thread {} done: {} steps, {} memo entries",
+                "racelens: walk: thread {} done: {} steps, {} nodes so far",
                 t - 1,
-                w.d.steps,
+                w.d.thread_steps.last().copied().unwrap_or(0),
                 w.d.nodes.len()
             );
         }
@@ -1920,7 +1922,7 @@ impl<'a> Walker<'a> {
                 if let Some(e) = c.args.get(arg) {
                     self.escape(fr, e, &mut st);
                 }
-                self.spawn(fr, c, &mut st, tids, entries, argv);
+                self.spawn(fr, c, &mut st, tids, entries, argv, false);
                 Some(st)
             }
             Some(CallModel::Join { tid }) => {
@@ -2141,7 +2143,7 @@ impl<'a> Walker<'a> {
                         && !self.prog.functions.contains_key(&*name)
                         && !NOT_ASYNC_CALLBACKS.contains(&&*name)
                     {
-                        self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new());
+                        self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new(), true);
                         // It may call them any number of times.
                         if let Some(&s) = self.d.site_index.get(&(fr.fid, c.id)) {
                             self.d.sites[s as usize].in_loop = true;
@@ -2228,6 +2230,7 @@ impl<'a> Walker<'a> {
         tids: Vec<LocKey>,
         entries: Vec<FunctionId>,
         argv: Vals,
+        callback: bool,
     ) {
         self.effect();
         self.d.sites_epoch = self.d.epoch;
@@ -2290,8 +2293,20 @@ impl<'a> Walker<'a> {
                 continue;
             }
             let tkey = (self.d.thread, site, name.clone());
-            match self.d.thread_index.get(&tkey) {
-                Some(&t) => {
+            // A callback handed to unknown code is one abstract thread per
+            // function, wherever and by whichever thread it was registered:
+            // otherwise every thread that registers callbacks multiplies them.
+            let existing = match callback {
+                true => self.d.callback_index.get(&name).copied(),
+                false => self.d.thread_index.get(&tkey).copied(),
+            };
+            match existing {
+                Some(t) => {
+                    if t != self.d.thread
+                        && self.d.threads[t as usize].parent != Some(self.d.thread)
+                    {
+                        self.d.threads[t as usize].unique = false;
+                    }
                     add_vals(&mut self.d.thread_args[t as usize], argv.clone());
                     let now = self.chain_acquired(st);
                     self.d.thread_acquired[t as usize].retain(|x| now.contains(x));
@@ -2302,6 +2317,7 @@ impl<'a> Walker<'a> {
                         continue;
                     }
                     let t = self.d.threads.len() as u32;
+                    let name_for_index = name.clone();
                     self.d.threads.push(Thread {
                         entry: name,
                         parent: Some(self.d.thread),
@@ -2315,6 +2331,9 @@ impl<'a> Walker<'a> {
                     let now = self.chain_acquired(st);
                     self.d.thread_acquired.push(now);
                     self.d.thread_index.insert(tkey, t);
+                    if callback {
+                        self.d.callback_index.insert(name_for_index, t);
+                    }
                 }
             }
         }
