@@ -38,6 +38,7 @@ use model::{Model, Op};
 use racelens_syntax::{AccessKind, LineIndex, Span};
 use rustc_hash::{FxHashMap, FxHashSet};
 use search::{AccessClass, Event, Outcome, Relax, Search, State, Step as RawStep};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -51,6 +52,8 @@ const MAX_REASON_SEARCHES: usize = 8;
 pub struct Step {
     pub message: String,
     pub site: SiteRef,
+    /// The thread instance taking the step ("`main`", "`worker` #2").
+    pub thread: String,
 }
 
 /// A schedule that reaches the race.
@@ -75,11 +78,69 @@ impl Explanation {
 pub enum Verdict {
     /// A schedule in which both accesses are enabled at once.
     Witness(Explanation),
-    /// No schedule within the bounds races; the reason names what orders
-    /// the accesses.
-    Refuted(String),
-    /// The model is incomplete or the search ran out of states.
+    /// No schedule within the bounds races.
+    Refuted(Refutation),
+    /// The model is incomplete or the search ran out of states or budget.
     Unknown,
+}
+
+/// Work one check may do: distinct states, summed over every search it
+/// runs (each thread pair, then the relaxed searches naming a reason). A
+/// count, not a time, so that results do not depend on the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    pub states: usize,
+}
+
+impl Budget {
+    /// Every search up to its own bound: the `racelens.explain` command
+    /// and `racelens check --explain`.
+    pub const FULL: Budget = Budget { states: usize::MAX };
+}
+
+/// What orders the accesses of a refuted candidate: the first
+/// synchronisation whose removal lets the search find a schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrderedBy {
+    Join,
+    Flag,
+    Once,
+    CondVar,
+    Barrier,
+    /// Only mutual exclusion: no join, flag, condition variable or barrier
+    /// alone explains it.
+    Locks,
+    /// No single relaxation found a schedule (or the budget ran out).
+    Unnamed,
+}
+
+/// Why no schedule within the bounds runs both accesses back to back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refutation {
+    /// "ordered by the flag `ready` (L8, L14)"
+    pub reason: String,
+    pub by: OrderedBy,
+    /// No loop or thread-instance bound cut the search: every run of the
+    /// model was explored.
+    pub exhaustive: bool,
+}
+
+impl Refutation {
+    /// Whether the refutation overrules the walk. Orderings the walk does
+    /// not see (joins of the modeled instances, flag protocols, condition
+    /// variables, `pthread_once`, barriers) do. Mutual exclusion alone does
+    /// not: the walk's locksets decide locks, and the model's locks know
+    /// neither failed lock calls, nor unlocks of unknown mutexes, nor
+    /// recursive mutexes. An unnamed reason is not trusted either.
+    pub fn overrules_walk(&self) -> bool {
+        !matches!(self.by, OrderedBy::Locks | OrderedBy::Unnamed)
+    }
+}
+
+impl std::fmt::Display for Refutation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason)
+    }
 }
 
 /// A schedule reaching the race, when the bounded search finds one.
@@ -92,17 +153,34 @@ pub fn explain(analysis: &Analysis, report: &RaceReport) -> Option<Explanation> 
 
 /// Checks a candidate race: searches each pair of racing threads.
 pub fn check(analysis: &Analysis, report: &RaceReport) -> Verdict {
+    check_within(analysis, report, Budget::FULL)
+}
+
+/// [`check`] within `budget`: a check that runs out of it is
+/// [`Verdict::Unknown`].
+pub fn check_within(analysis: &Analysis, report: &RaceReport, budget: Budget) -> Verdict {
     let groups = thread_pairs(analysis, report);
     if groups.is_empty() {
         return Verdict::Unknown;
     }
-    let mut refuted: Option<String> = None;
+    let left = Cell::new(budget.states);
+    let mut refuted: Option<Refutation> = None;
     let mut unknown = groups.len() > MAX_THREAD_PAIRS;
     for ((tx, ty), pairs) in groups.into_iter().take(MAX_THREAD_PAIRS) {
-        match check_pair(analysis, report, tx, ty, &pairs) {
+        match check_pair(analysis, report, tx, ty, &pairs, &left) {
             Verdict::Witness(e) => return Verdict::Witness(e),
             Verdict::Refuted(r) => {
-                refuted.get_or_insert(r);
+                // The weakest refutation of the pairs stands for the report.
+                let keep = match &refuted {
+                    None => true,
+                    Some(old) => {
+                        (old.overrules_walk() && !r.overrules_walk())
+                            || (old.exhaustive && !r.exhaustive)
+                    }
+                };
+                if keep {
+                    refuted = Some(r);
+                }
             }
             Verdict::Unknown => unknown = true,
         }
@@ -111,6 +189,23 @@ pub fn check(analysis: &Analysis, report: &RaceReport) -> Verdict {
         Some(r) if !unknown => Verdict::Refuted(r),
         _ => Verdict::Unknown,
     }
+}
+
+/// Runs one search with at most `cap` states and what is `left` of the
+/// budget, charging the states it stored.
+fn search_within(
+    model: &Model,
+    classes: &[(AccessClass, AccessClass)],
+    relax: Relax,
+    cap: usize,
+    left: &Cell<usize>,
+) -> Outcome {
+    if left.get() == 0 {
+        return Outcome::Exhausted;
+    }
+    let (outcome, used) = Search::new(model, classes, relax, cap.min(left.get())).run();
+    left.set(left.get().saturating_sub(used));
+    outcome
 }
 
 /// Racing pairs (reported access first) grouped by their two threads.
@@ -143,6 +238,7 @@ fn check_pair(
     tx: u32,
     ty: u32,
     pairs: &[(AccessFact, AccessFact)],
+    left: &Cell<usize>,
 ) -> Verdict {
     let db = analysis.db();
     let ws = analysis.workspace();
@@ -175,7 +271,7 @@ fn check_pair(
             )
         })
         .collect();
-    match Search::new(&model, &classes, Relax::default(), search::MAX_STATES).run() {
+    match search_within(&model, &classes, Relax::default(), search::MAX_STATES, left) {
         Outcome::Found { steps, last, a, b } => {
             let vars = access_names(analysis, report, pairs);
             Verdict::Witness(
@@ -185,6 +281,7 @@ fn check_pair(
                     model: &model,
                     vars,
                     lines: Default::default(),
+                    left,
                 }
                 .explanation(&steps, &last, a, b),
             )
@@ -202,8 +299,14 @@ fn check_pair(
                 model: &model,
                 vars: FxHashMap::default(),
                 lines: Default::default(),
+                left,
             };
-            Verdict::Refuted(r.reason(&classes, cut))
+            let (reason, by) = r.reason(&classes, cut);
+            Verdict::Refuted(Refutation {
+                reason,
+                by,
+                exhaustive: !cut,
+            })
         }
         Outcome::Exhausted => Verdict::Unknown,
     }
@@ -240,6 +343,8 @@ struct Render<'a> {
     model: &'a Model,
     vars: FxHashMap<(FunctionId, Span), String>,
     lines: std::cell::RefCell<FxHashMap<PathBuf, LineIndex>>,
+    /// States left in the check's budget.
+    left: &'a Cell<usize>,
 }
 
 impl Render<'_> {
@@ -317,7 +422,11 @@ impl Render<'_> {
                 "{who} {verb} `{var}` at {line} holding {{{}}}",
                 locks.join(", ")
             );
-            out.push(Step { message, site });
+            out.push(Step {
+                message,
+                site,
+                thread: who,
+            });
         }
         Explanation { steps: out }
     }
@@ -444,13 +553,17 @@ impl Render<'_> {
             }
             _ => return None,
         };
-        Some(Step { message, site })
+        Some(Step {
+            message,
+            site,
+            thread: who,
+        })
     }
 
     /// Why a refuted pair cannot race: the first synchronisation whose
     /// removal lets the search find a schedule (joins, then each flag, each
     /// condition variable, then all locks).
-    fn reason(&self, classes: &[(AccessClass, AccessClass)], cut: bool) -> String {
+    fn reason(&self, classes: &[(AccessClass, AccessClass)], cut: bool) -> (String, OrderedBy) {
         let bound = if cut {
             format!(
                 " (within {} loop iterations and {} threads)",
@@ -460,13 +573,14 @@ impl Render<'_> {
         } else {
             String::new()
         };
-        let mut tries: Vec<(Relax, String)> = Vec::new();
+        let mut tries: Vec<(Relax, OrderedBy, String)> = Vec::new();
         if self.has(|op| matches!(op, Op::Join { .. })) {
             tries.push((
                 Relax {
                     joins: true,
                     ..Relax::default()
                 },
+                OrderedBy::Join,
                 format!(
                     "ordered by thread joins ({})",
                     self.lines_of(|op| matches!(op, Op::Join { .. }))
@@ -476,16 +590,17 @@ impl Render<'_> {
         for (i, f) in self.model.flags.iter().enumerate() {
             let i = i as u16;
             let uses = |op: &Op| matches!(op, Op::FlagTest { flag, .. } | Op::FlagWrite { flag, .. } if *flag == i);
-            let what = if f.name.starts_with("once:") {
-                "ordered by `pthread_once`".to_string()
+            let (what, by) = if f.name.starts_with("once:") {
+                ("ordered by `pthread_once`".to_string(), OrderedBy::Once)
             } else {
-                format!("ordered by the flag `{}`", f.name)
+                (format!("ordered by the flag `{}`", f.name), OrderedBy::Flag)
             };
             tries.push((
                 Relax {
                     flags: Relax::bit(i),
                     ..Relax::default()
                 },
+                by,
                 format!("{what} ({})", self.lines_of(uses)),
             ));
         }
@@ -497,6 +612,7 @@ impl Render<'_> {
                     conds: Relax::bit(i),
                     ..Relax::default()
                 },
+                OrderedBy::CondVar,
                 format!(
                     "ordered by the condition variable `{c}` ({})",
                     self.lines_of(uses)
@@ -515,6 +631,7 @@ impl Render<'_> {
                     barriers: true,
                     ..Relax::default()
                 },
+                OrderedBy::Barrier,
                 format!(
                     "ordered by the barrier {} ({})",
                     names.join(", "),
@@ -529,17 +646,25 @@ impl Render<'_> {
                     locks: true,
                     ..Relax::default()
                 },
+                OrderedBy::Locks,
                 format!("excluded by the locking of {}", names.join(", ")),
             ));
         }
-        for (relax, why) in tries.into_iter().take(MAX_REASON_SEARCHES) {
-            if let Outcome::Found { .. } =
-                Search::new(self.model, classes, relax, search::MAX_STATES / 4).run()
-            {
-                return format!("{why}{bound}");
+        for (relax, by, why) in tries.into_iter().take(MAX_REASON_SEARCHES) {
+            if let Outcome::Found { .. } = search_within(
+                self.model,
+                classes,
+                relax,
+                search::MAX_STATES / 4,
+                self.left,
+            ) {
+                return (format!("{why}{bound}"), by);
             }
         }
-        format!("no schedule runs both accesses back to back{bound}")
+        (
+            format!("no schedule runs both accesses back to back{bound}"),
+            OrderedBy::Unnamed,
+        )
     }
 
     fn has(&self, is: impl Fn(&Op) -> bool) -> bool {

@@ -831,13 +831,16 @@ impl<'a> Builder<'a> {
             // Not blocking on an unknown join only adds schedules.
             return;
         };
-        let key = key.without_indices();
+        // As in the walk: distinct constant indices name distinct threads
+        // (`join(t[0])` does not join the thread created into `t[1]`), and a
+        // thread id handed to unknown code may have been overwritten, so
+        // joining it orders nothing.
         let sites: Vec<u32> = self
             .table
             .sites
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.tid.iter().any(|t| t.without_indices() == key))
+            .filter(|(_, s)| !s.tid_escaped && s.tid.iter().any(|t| same_thread_id(t, &key)))
             .map(|(i, _)| i as u32)
             .collect();
         if !sites.is_empty() {
@@ -1004,4 +1007,17 @@ fn is_signal(n: &str) -> Option<bool> {
         "pthread_cond_broadcast" | "cnd_broadcast" => Some(true),
         _ => None,
     }
+}
+
+/// May `a` and `b` name the same thread id? Equal up to indices, and
+/// constant indices equal.
+fn same_thread_id(a: &LocKey, b: &LocKey) -> bool {
+    use crate::model::Elem;
+    a.base == b.base
+        && a.path.len() == b.path.len()
+        && a.path.iter().zip(&b.path).all(|(x, y)| match (x, y) {
+            (Elem::Index(Some(i)), Elem::Index(Some(j))) => i == j,
+            (Elem::Index(_), Elem::Index(_)) => true,
+            _ => x == y,
+        })
 }
