@@ -31,7 +31,7 @@ mod search;
 use crate::db::FunctionId;
 use crate::facts::AccessFact;
 use crate::host::Analysis;
-use crate::locate::{locate, short_path};
+use crate::locate::{locate, short_path, LocateIndex, Located};
 use crate::races::{races_at, thread_analysis};
 use crate::report::{site_of, RaceReport, SiteRef};
 use model::{Model, Op};
@@ -84,18 +84,25 @@ pub enum Verdict {
     Unknown,
 }
 
-/// Work one check may do: distinct states, summed over every search it
-/// runs (each thread pair, then the relaxed searches naming a reason). A
-/// count, not a time, so that results do not depend on the machine.
+/// Work one check may do, summed over the models it builds and the
+/// searches it runs (each thread pair, then the relaxed searches naming a
+/// reason). Counts, not times, so that results do not depend on the
+/// machine or its load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {
+    /// Statements compiled or scanned while building models.
+    pub build: usize,
+    /// Distinct states stored by the searches.
     pub states: usize,
 }
 
 impl Budget {
-    /// Every search up to its own bound: the `racelens.explain` command
-    /// and `racelens check --explain`.
-    pub const FULL: Budget = Budget { states: usize::MAX };
+    /// Every model and search up to its own bounds: the `racelens.explain`
+    /// command and `racelens check --explain`.
+    pub const FULL: Budget = Budget {
+        build: usize::MAX,
+        states: usize::MAX,
+    };
 }
 
 /// What orders the accesses of a refuted candidate: the first
@@ -159,15 +166,46 @@ pub fn check(analysis: &Analysis, report: &RaceReport) -> Verdict {
 /// [`check`] within `budget`: a check that runs out of it is
 /// [`Verdict::Unknown`].
 pub fn check_within(analysis: &Analysis, report: &RaceReport, budget: Budget) -> Verdict {
-    let groups = thread_pairs(analysis, report);
+    let located = locate(analysis.db(), analysis.workspace(), report);
+    check_located(analysis, report, &located, budget)
+}
+
+/// Checks many reports of one snapshot, locating them all at once.
+pub struct Checker<'a> {
+    analysis: &'a Analysis,
+    index: LocateIndex,
+}
+
+impl<'a> Checker<'a> {
+    pub fn new(analysis: &'a Analysis) -> Self {
+        Checker {
+            analysis,
+            index: LocateIndex::new(analysis.db(), analysis.workspace()),
+        }
+    }
+
+    /// [`check_within`] for a report of this snapshot.
+    pub fn check(&self, report: &RaceReport, budget: Budget) -> Verdict {
+        check_located(self.analysis, report, self.index.get(report), budget)
+    }
+}
+
+fn check_located(
+    analysis: &Analysis,
+    report: &RaceReport,
+    located: &[Located],
+    budget: Budget,
+) -> Verdict {
+    let groups = thread_pairs(analysis, located);
     if groups.is_empty() {
         return Verdict::Unknown;
     }
     let left = Cell::new(budget.states);
+    let work = Cell::new(budget.build);
     let mut refuted: Option<Refutation> = None;
     let mut unknown = groups.len() > MAX_THREAD_PAIRS;
     for ((tx, ty), pairs) in groups.into_iter().take(MAX_THREAD_PAIRS) {
-        match check_pair(analysis, report, tx, ty, &pairs, &left) {
+        match check_pair(analysis, report, located, (tx, ty), &pairs, (&left, &work)) {
             Verdict::Witness(e) => return Verdict::Witness(e),
             Verdict::Refuted(r) => {
                 // The weakest refutation of the pairs stands for the report.
@@ -211,20 +249,21 @@ fn search_within(
 /// Racing pairs (reported access first) grouped by their two threads.
 fn thread_pairs(
     analysis: &Analysis,
-    report: &RaceReport,
+    located: &[Located],
 ) -> BTreeMap<(u32, u32), Vec<(AccessFact, AccessFact)>> {
     let db = analysis.db();
     let mut groups: BTreeMap<(u32, u32), Vec<(AccessFact, AccessFact)>> = BTreeMap::new();
-    for l in locate(db, analysis.workspace(), report) {
+    let mut seen: FxHashSet<(&AccessFact, &AccessFact)> = FxHashSet::default();
+    for l in located {
         for p in races_at(db, l.loc).iter() {
             let (a, b) = (p.a as usize, p.b as usize);
             for (x, y) in [(a, b), (b, a)] {
-                if l.at_site.contains(&x) {
+                if l.at_site.contains(&x) && seen.insert((&l.facts[x], &l.facts[y])) {
                     let (fx, fy) = (l.facts[x].clone(), l.facts[y].clone());
-                    let g = groups.entry((fx.thread, fy.thread)).or_default();
-                    if !g.contains(&(fx.clone(), fy.clone())) {
-                        g.push((fx, fy));
-                    }
+                    groups
+                        .entry((fx.thread, fy.thread))
+                        .or_default()
+                        .push((fx, fy));
                 }
             }
         }
@@ -235,14 +274,15 @@ fn thread_pairs(
 fn check_pair(
     analysis: &Analysis,
     report: &RaceReport,
-    tx: u32,
-    ty: u32,
+    located: &[Located],
+    (tx, ty): (u32, u32),
     pairs: &[(AccessFact, AccessFact)],
-    left: &Cell<usize>,
+    (left, work): (&Cell<usize>, &Cell<usize>),
 ) -> Verdict {
     let db = analysis.db();
     let ws = analysis.workspace();
-    let table = thread_analysis(db, ws).table.clone();
+    let ta = thread_analysis(db, ws);
+    let table = &ta.table;
     let mut threads: Vec<u32> = table
         .chain(tx)
         .into_iter()
@@ -260,7 +300,10 @@ fn check_pair(
         threads: threads.clone(),
         accesses,
     };
-    let model = build::build(db, ws, &table, &wanted);
+    let model = build::build(db, ws, table, &wanted, work);
+    if model.out_of_budget {
+        return Verdict::Unknown;
+    }
     let mt = |t: u32| threads.iter().position(|&x| x == t).unwrap_or(0) as u8;
     let classes: Vec<(AccessClass, AccessClass)> = pairs
         .iter()
@@ -273,7 +316,7 @@ fn check_pair(
         .collect();
     match search_within(&model, &classes, Relax::default(), search::MAX_STATES, left) {
         Outcome::Found { steps, last, a, b } => {
-            let vars = access_names(analysis, report, pairs);
+            let vars = access_names(analysis, report, located, pairs);
             Verdict::Witness(
                 Render {
                     analysis,
@@ -316,14 +359,12 @@ fn check_pair(
 fn access_names(
     analysis: &Analysis,
     report: &RaceReport,
+    located: &[Located],
     pairs: &[(AccessFact, AccessFact)],
 ) -> FxHashMap<(FunctionId, Span), String> {
     let db = analysis.db();
     let mut m = FxHashMap::default();
-    let bases: Vec<_> = locate(db, analysis.workspace(), report)
-        .into_iter()
-        .map(|l| l.loc.key(db).clone())
-        .collect();
+    let bases: Vec<_> = located.iter().map(|l| l.loc.key(db).clone()).collect();
     for (x, y) in pairs {
         for f in [x, y] {
             let name = bases

@@ -123,9 +123,11 @@ impl Analysis {
     /// counts states, not time.
     pub fn races_checked(&self, limits: CheckLimits) -> CheckedRaces {
         let mut out = CheckedRaces::default();
-        for (i, r) in self.races().into_iter().enumerate() {
-            let verdict = if i < limits.races {
-                explain::check_within(self, &r, limits.budget)
+        let races = self.races();
+        let checker = (limits.races > 0 && !races.is_empty()).then(|| explain::Checker::new(self));
+        for (i, r) in races.into_iter().enumerate() {
+            let verdict = if let Some(c) = checker.as_ref().filter(|_| i < limits.races) {
+                c.check(&r, limits.budget)
             } else {
                 Verdict::Unknown
             };
@@ -226,11 +228,15 @@ pub struct CheckLimits {
 }
 
 impl CheckLimits {
-    /// What plain `racelens check` runs: 20,000 states per report (a few
-    /// milliseconds), on at most 400 reports.
+    /// What plain `racelens check` runs: per report, 5,000 statements of
+    /// model building and 5,000 search states (about a millisecond), on at
+    /// most 200 reports.
     pub const DEFAULT: CheckLimits = CheckLimits {
-        races: 400,
-        budget: Budget { states: 20_000 },
+        races: 200,
+        budget: Budget {
+            build: 5_000,
+            states: 5_000,
+        },
     };
     /// Everything up to the search's own bounds (`racelens check --explain`).
     pub const FULL: CheckLimits = CheckLimits {
