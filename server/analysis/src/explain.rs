@@ -31,13 +31,14 @@ mod search;
 use crate::db::FunctionId;
 use crate::facts::AccessFact;
 use crate::host::Analysis;
-use crate::locate::{locate, short_path};
+use crate::locate::{locate, short_path, LocateIndex, Located};
 use crate::races::{races_at, thread_analysis};
 use crate::report::{site_of, RaceReport, SiteRef};
 use model::{Model, Op};
 use racelens_syntax::{AccessKind, LineIndex, Span};
 use rustc_hash::{FxHashMap, FxHashSet};
 use search::{AccessClass, Event, Outcome, Relax, Search, State, Step as RawStep};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -51,6 +52,8 @@ const MAX_REASON_SEARCHES: usize = 8;
 pub struct Step {
     pub message: String,
     pub site: SiteRef,
+    /// The thread instance taking the step ("`main`", "`worker` #2").
+    pub thread: String,
 }
 
 /// A schedule that reaches the race.
@@ -75,11 +78,76 @@ impl Explanation {
 pub enum Verdict {
     /// A schedule in which both accesses are enabled at once.
     Witness(Explanation),
-    /// No schedule within the bounds races; the reason names what orders
-    /// the accesses.
-    Refuted(String),
-    /// The model is incomplete or the search ran out of states.
+    /// No schedule within the bounds races.
+    Refuted(Refutation),
+    /// The model is incomplete or the search ran out of states or budget.
     Unknown,
+}
+
+/// Work one check may do, summed over the models it builds and the
+/// searches it runs (each thread pair, then the relaxed searches naming a
+/// reason). Counts, not times, so that results do not depend on the
+/// machine or its load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Statements compiled or scanned while building models.
+    pub build: usize,
+    /// Distinct states stored by the searches.
+    pub states: usize,
+}
+
+impl Budget {
+    /// Every model and search up to its own bounds: the `racelens.explain`
+    /// command and `racelens check --explain`.
+    pub const FULL: Budget = Budget {
+        build: usize::MAX,
+        states: usize::MAX,
+    };
+}
+
+/// What orders the accesses of a refuted candidate: the first
+/// synchronisation whose removal lets the search find a schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrderedBy {
+    Join,
+    Flag,
+    Once,
+    CondVar,
+    Barrier,
+    /// Only mutual exclusion: no join, flag, condition variable or barrier
+    /// alone explains it.
+    Locks,
+    /// No single relaxation found a schedule (or the budget ran out).
+    Unnamed,
+}
+
+/// Why no schedule within the bounds runs both accesses back to back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refutation {
+    /// "ordered by the flag `ready` (L8, L14)"
+    pub reason: String,
+    pub by: OrderedBy,
+    /// No loop or thread-instance bound cut the search: every run of the
+    /// model was explored.
+    pub exhaustive: bool,
+}
+
+impl Refutation {
+    /// Whether the refutation overrules the walk. Orderings the walk does
+    /// not see (joins of the modeled instances, flag protocols, condition
+    /// variables, `pthread_once`, barriers) do. Mutual exclusion alone does
+    /// not: the walk's locksets decide locks, and the model's locks know
+    /// neither failed lock calls, nor unlocks of unknown mutexes, nor
+    /// recursive mutexes. An unnamed reason is not trusted either.
+    pub fn overrules_walk(&self) -> bool {
+        !matches!(self.by, OrderedBy::Locks | OrderedBy::Unnamed)
+    }
+}
+
+impl std::fmt::Display for Refutation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason)
+    }
 }
 
 /// A schedule reaching the race, when the bounded search finds one.
@@ -92,17 +160,65 @@ pub fn explain(analysis: &Analysis, report: &RaceReport) -> Option<Explanation> 
 
 /// Checks a candidate race: searches each pair of racing threads.
 pub fn check(analysis: &Analysis, report: &RaceReport) -> Verdict {
-    let groups = thread_pairs(analysis, report);
+    check_within(analysis, report, Budget::FULL)
+}
+
+/// [`check`] within `budget`: a check that runs out of it is
+/// [`Verdict::Unknown`].
+pub fn check_within(analysis: &Analysis, report: &RaceReport, budget: Budget) -> Verdict {
+    let located = locate(analysis.db(), analysis.workspace(), report);
+    check_located(analysis, report, &located, budget)
+}
+
+/// Checks many reports of one snapshot, locating them all at once.
+pub struct Checker<'a> {
+    analysis: &'a Analysis,
+    index: LocateIndex,
+}
+
+impl<'a> Checker<'a> {
+    pub fn new(analysis: &'a Analysis) -> Self {
+        Checker {
+            analysis,
+            index: LocateIndex::new(analysis.db(), analysis.workspace()),
+        }
+    }
+
+    /// [`check_within`] for a report of this snapshot.
+    pub fn check(&self, report: &RaceReport, budget: Budget) -> Verdict {
+        check_located(self.analysis, report, self.index.get(report), budget)
+    }
+}
+
+fn check_located(
+    analysis: &Analysis,
+    report: &RaceReport,
+    located: &[Located],
+    budget: Budget,
+) -> Verdict {
+    let groups = thread_pairs(analysis, located);
     if groups.is_empty() {
         return Verdict::Unknown;
     }
-    let mut refuted: Option<String> = None;
+    let left = Cell::new(budget.states);
+    let work = Cell::new(budget.build);
+    let mut refuted: Option<Refutation> = None;
     let mut unknown = groups.len() > MAX_THREAD_PAIRS;
     for ((tx, ty), pairs) in groups.into_iter().take(MAX_THREAD_PAIRS) {
-        match check_pair(analysis, report, tx, ty, &pairs) {
+        match check_pair(analysis, report, located, (tx, ty), &pairs, (&left, &work)) {
             Verdict::Witness(e) => return Verdict::Witness(e),
             Verdict::Refuted(r) => {
-                refuted.get_or_insert(r);
+                // The weakest refutation of the pairs stands for the report.
+                let keep = match &refuted {
+                    None => true,
+                    Some(old) => {
+                        (old.overrules_walk() && !r.overrules_walk())
+                            || (old.exhaustive && !r.exhaustive)
+                    }
+                };
+                if keep {
+                    refuted = Some(r);
+                }
             }
             Verdict::Unknown => unknown = true,
         }
@@ -113,23 +229,41 @@ pub fn check(analysis: &Analysis, report: &RaceReport) -> Verdict {
     }
 }
 
+/// Runs one search with at most `cap` states and what is `left` of the
+/// budget, charging the states it stored.
+fn search_within(
+    model: &Model,
+    classes: &[(AccessClass, AccessClass)],
+    relax: Relax,
+    cap: usize,
+    left: &Cell<usize>,
+) -> Outcome {
+    if left.get() == 0 {
+        return Outcome::Exhausted;
+    }
+    let (outcome, used) = Search::new(model, classes, relax, cap.min(left.get())).run();
+    left.set(left.get().saturating_sub(used));
+    outcome
+}
+
 /// Racing pairs (reported access first) grouped by their two threads.
 fn thread_pairs(
     analysis: &Analysis,
-    report: &RaceReport,
+    located: &[Located],
 ) -> BTreeMap<(u32, u32), Vec<(AccessFact, AccessFact)>> {
     let db = analysis.db();
     let mut groups: BTreeMap<(u32, u32), Vec<(AccessFact, AccessFact)>> = BTreeMap::new();
-    for l in locate(db, analysis.workspace(), report) {
+    let mut seen: FxHashSet<(&AccessFact, &AccessFact)> = FxHashSet::default();
+    for l in located {
         for p in races_at(db, l.loc).iter() {
             let (a, b) = (p.a as usize, p.b as usize);
             for (x, y) in [(a, b), (b, a)] {
-                if l.at_site.contains(&x) {
+                if l.at_site.contains(&x) && seen.insert((&l.facts[x], &l.facts[y])) {
                     let (fx, fy) = (l.facts[x].clone(), l.facts[y].clone());
-                    let g = groups.entry((fx.thread, fy.thread)).or_default();
-                    if !g.contains(&(fx.clone(), fy.clone())) {
-                        g.push((fx, fy));
-                    }
+                    groups
+                        .entry((fx.thread, fy.thread))
+                        .or_default()
+                        .push((fx, fy));
                 }
             }
         }
@@ -140,13 +274,15 @@ fn thread_pairs(
 fn check_pair(
     analysis: &Analysis,
     report: &RaceReport,
-    tx: u32,
-    ty: u32,
+    located: &[Located],
+    (tx, ty): (u32, u32),
     pairs: &[(AccessFact, AccessFact)],
+    (left, work): (&Cell<usize>, &Cell<usize>),
 ) -> Verdict {
     let db = analysis.db();
     let ws = analysis.workspace();
-    let table = thread_analysis(db, ws).table.clone();
+    let ta = thread_analysis(db, ws);
+    let table = &ta.table;
     let mut threads: Vec<u32> = table
         .chain(tx)
         .into_iter()
@@ -164,7 +300,10 @@ fn check_pair(
         threads: threads.clone(),
         accesses,
     };
-    let model = build::build(db, ws, &table, &wanted);
+    let model = build::build(db, ws, table, &wanted, work);
+    if model.out_of_budget {
+        return Verdict::Unknown;
+    }
     let mt = |t: u32| threads.iter().position(|&x| x == t).unwrap_or(0) as u8;
     let classes: Vec<(AccessClass, AccessClass)> = pairs
         .iter()
@@ -175,9 +314,9 @@ fn check_pair(
             )
         })
         .collect();
-    match Search::new(&model, &classes, Relax::default(), search::MAX_STATES).run() {
+    match search_within(&model, &classes, Relax::default(), search::MAX_STATES, left) {
         Outcome::Found { steps, last, a, b } => {
-            let vars = access_names(analysis, report, pairs);
+            let vars = access_names(analysis, report, located, pairs);
             Verdict::Witness(
                 Render {
                     analysis,
@@ -185,6 +324,7 @@ fn check_pair(
                     model: &model,
                     vars,
                     lines: Default::default(),
+                    left,
                 }
                 .explanation(&steps, &last, a, b),
             )
@@ -202,8 +342,14 @@ fn check_pair(
                 model: &model,
                 vars: FxHashMap::default(),
                 lines: Default::default(),
+                left,
             };
-            Verdict::Refuted(r.reason(&classes, cut))
+            let (reason, by) = r.reason(&classes, cut);
+            Verdict::Refuted(Refutation {
+                reason,
+                by,
+                exhaustive: !cut,
+            })
         }
         Outcome::Exhausted => Verdict::Unknown,
     }
@@ -213,14 +359,12 @@ fn check_pair(
 fn access_names(
     analysis: &Analysis,
     report: &RaceReport,
+    located: &[Located],
     pairs: &[(AccessFact, AccessFact)],
 ) -> FxHashMap<(FunctionId, Span), String> {
     let db = analysis.db();
     let mut m = FxHashMap::default();
-    let bases: Vec<_> = locate(db, analysis.workspace(), report)
-        .into_iter()
-        .map(|l| l.loc.key(db).clone())
-        .collect();
+    let bases: Vec<_> = located.iter().map(|l| l.loc.key(db).clone()).collect();
     for (x, y) in pairs {
         for f in [x, y] {
             let name = bases
@@ -240,6 +384,8 @@ struct Render<'a> {
     model: &'a Model,
     vars: FxHashMap<(FunctionId, Span), String>,
     lines: std::cell::RefCell<FxHashMap<PathBuf, LineIndex>>,
+    /// States left in the check's budget.
+    left: &'a Cell<usize>,
 }
 
 impl Render<'_> {
@@ -317,7 +463,11 @@ impl Render<'_> {
                 "{who} {verb} `{var}` at {line} holding {{{}}}",
                 locks.join(", ")
             );
-            out.push(Step { message, site });
+            out.push(Step {
+                message,
+                site,
+                thread: who,
+            });
         }
         Explanation { steps: out }
     }
@@ -444,13 +594,17 @@ impl Render<'_> {
             }
             _ => return None,
         };
-        Some(Step { message, site })
+        Some(Step {
+            message,
+            site,
+            thread: who,
+        })
     }
 
     /// Why a refuted pair cannot race: the first synchronisation whose
     /// removal lets the search find a schedule (joins, then each flag, each
     /// condition variable, then all locks).
-    fn reason(&self, classes: &[(AccessClass, AccessClass)], cut: bool) -> String {
+    fn reason(&self, classes: &[(AccessClass, AccessClass)], cut: bool) -> (String, OrderedBy) {
         let bound = if cut {
             format!(
                 " (within {} loop iterations and {} threads)",
@@ -460,13 +614,14 @@ impl Render<'_> {
         } else {
             String::new()
         };
-        let mut tries: Vec<(Relax, String)> = Vec::new();
+        let mut tries: Vec<(Relax, OrderedBy, String)> = Vec::new();
         if self.has(|op| matches!(op, Op::Join { .. })) {
             tries.push((
                 Relax {
                     joins: true,
                     ..Relax::default()
                 },
+                OrderedBy::Join,
                 format!(
                     "ordered by thread joins ({})",
                     self.lines_of(|op| matches!(op, Op::Join { .. }))
@@ -476,16 +631,17 @@ impl Render<'_> {
         for (i, f) in self.model.flags.iter().enumerate() {
             let i = i as u16;
             let uses = |op: &Op| matches!(op, Op::FlagTest { flag, .. } | Op::FlagWrite { flag, .. } if *flag == i);
-            let what = if f.name.starts_with("once:") {
-                "ordered by `pthread_once`".to_string()
+            let (what, by) = if f.name.starts_with("once:") {
+                ("ordered by `pthread_once`".to_string(), OrderedBy::Once)
             } else {
-                format!("ordered by the flag `{}`", f.name)
+                (format!("ordered by the flag `{}`", f.name), OrderedBy::Flag)
             };
             tries.push((
                 Relax {
                     flags: Relax::bit(i),
                     ..Relax::default()
                 },
+                by,
                 format!("{what} ({})", self.lines_of(uses)),
             ));
         }
@@ -497,6 +653,7 @@ impl Render<'_> {
                     conds: Relax::bit(i),
                     ..Relax::default()
                 },
+                OrderedBy::CondVar,
                 format!(
                     "ordered by the condition variable `{c}` ({})",
                     self.lines_of(uses)
@@ -515,6 +672,7 @@ impl Render<'_> {
                     barriers: true,
                     ..Relax::default()
                 },
+                OrderedBy::Barrier,
                 format!(
                     "ordered by the barrier {} ({})",
                     names.join(", "),
@@ -529,17 +687,25 @@ impl Render<'_> {
                     locks: true,
                     ..Relax::default()
                 },
+                OrderedBy::Locks,
                 format!("excluded by the locking of {}", names.join(", ")),
             ));
         }
-        for (relax, why) in tries.into_iter().take(MAX_REASON_SEARCHES) {
-            if let Outcome::Found { .. } =
-                Search::new(self.model, classes, relax, search::MAX_STATES / 4).run()
-            {
-                return format!("{why}{bound}");
+        for (relax, by, why) in tries.into_iter().take(MAX_REASON_SEARCHES) {
+            if let Outcome::Found { .. } = search_within(
+                self.model,
+                classes,
+                relax,
+                search::MAX_STATES / 4,
+                self.left,
+            ) {
+                return (format!("{why}{bound}"), by);
             }
         }
-        format!("no schedule runs both accesses back to back{bound}")
+        (
+            format!("no schedule runs both accesses back to back{bound}"),
+            OrderedBy::Unnamed,
+        )
     }
 
     fn has(&self, is: impl Fn(&Op) -> bool) -> bool {

@@ -7,6 +7,7 @@
 
 use crate::config::Config;
 use crate::db::{file_items, function_offset, RootDb, SourceFile, Workspace};
+use crate::explain::{self, Budget, Verdict};
 use crate::races::thread_analysis;
 use crate::report::{all_races, RaceReport, SiteRef};
 use racelens_syntax::{parse, Parsed};
@@ -116,22 +117,33 @@ impl Analysis {
         all_races(&self.db, self.ws)
     }
 
-    /// Every race, with candidates that the bounded interleaving check
-    /// refutes downgraded to may races (the layered approach). The check runs
-    /// on at most `max` reports and within `budget`; the rest keep the walk's verdict.
-    pub fn races_checked(&self, max: usize, budget: std::time::Duration) -> Vec<RaceReport> {
-        let mut reports = self.races();
-        let start = std::time::Instant::now();
-        for r in reports.iter_mut().take(max) {
-            if start.elapsed() > budget {
-                break;
-            }
-            if let crate::explain::Verdict::Refuted(why) = crate::explain::check(self, r) {
-                r.confidence = crate::races::Confidence::May;
-                r.refuted = Some(why);
+    /// Every race after the layered check: the bounded interleaving check
+    /// runs on the first `limits.races` reports within `limits.budget`
+    /// each; [`settle`] applies its verdict. Deterministic: the budget
+    /// counts states, not time.
+    pub fn races_checked(&self, limits: CheckLimits) -> CheckedRaces {
+        let mut out = CheckedRaces::default();
+        let races = self.races();
+        let checker = (limits.races > 0 && !races.is_empty()).then(|| explain::Checker::new(self));
+        for (i, r) in races.into_iter().enumerate() {
+            let verdict = if let Some(c) = checker.as_ref().filter(|_| i < limits.races) {
+                c.check(&r, limits.budget)
+            } else {
+                Verdict::Unknown
+            };
+            let schedule = match &verdict {
+                Verdict::Witness(e) => Some(e.clone()),
+                _ => None,
+            };
+            match settle(r, &verdict) {
+                Settled::Kept(r) => {
+                    out.races.push(r);
+                    out.schedules.push(schedule);
+                }
+                Settled::Dropped(r, why) => out.refuted.push((r, why)),
             }
         }
-        reports
+        out
     }
 
     /// Functions whose analysis hit a budget.
@@ -203,5 +215,71 @@ impl Analysis {
 
     pub fn workspace(&self) -> Workspace {
         self.ws
+    }
+}
+
+/// How far the bounded check goes over a program's reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckLimits {
+    /// Reports checked, in report order; the rest keep the walk's verdict.
+    pub races: usize,
+    /// Work allowed to each check.
+    pub budget: Budget,
+}
+
+impl CheckLimits {
+    /// What plain `racelens check` runs: per report, 5,000 statements of
+    /// model building and 5,000 search states (about a millisecond), on at
+    /// most 200 reports.
+    pub const DEFAULT: CheckLimits = CheckLimits {
+        races: 200,
+        budget: Budget {
+            build: 5_000,
+            states: 5_000,
+        },
+    };
+    /// Everything up to the search's own bounds (`racelens check --explain`).
+    pub const FULL: CheckLimits = CheckLimits {
+        races: usize::MAX,
+        budget: Budget::FULL,
+    };
+}
+
+/// The reports that survived the check.
+#[derive(Clone, Debug, Default)]
+pub struct CheckedRaces {
+    pub races: Vec<RaceReport>,
+    /// The schedule of each of `races`, where the check found one.
+    pub schedules: Vec<Option<explain::Explanation>>,
+    /// Candidates the check refuted outright, with the reason.
+    pub refuted: Vec<(RaceReport, String)>,
+}
+
+/// A report after its verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Settled {
+    Kept(RaceReport),
+    /// Refuted without any bound cutting the search.
+    Dropped(RaceReport, String),
+}
+
+/// The one policy for refuted candidates, shared by the CLI and the
+/// language server. A refutation by a join, a flag protocol, a condition
+/// variable, `pthread_once` or a barrier (see
+/// [`explain::Refutation::overrules_walk`]) drops the report when the
+/// search explored every run of the model, and downgrades it to a may race
+/// that says why when a loop or thread bound cut the search. Any other
+/// verdict keeps the walk's report.
+pub fn settle(mut report: RaceReport, verdict: &Verdict) -> Settled {
+    match verdict {
+        Verdict::Refuted(r) if r.overrules_walk() && r.exhaustive => {
+            Settled::Dropped(report, r.reason.clone())
+        }
+        Verdict::Refuted(r) if r.overrules_walk() => {
+            report.confidence = crate::races::Confidence::May;
+            report.refuted = Some(r.reason.clone());
+            Settled::Kept(report)
+        }
+        _ => Settled::Kept(report),
     }
 }

@@ -24,7 +24,7 @@ pub mod walk;
 pub use config::{Config, ConfigError};
 pub use explain::{Explanation, Step, Verdict};
 pub use fixes::{FileEdit, Fix};
-pub use host::{Analysis, AnalysisHost, Incomplete};
+pub use host::{Analysis, AnalysisHost, CheckLimits, CheckedRaces, Incomplete};
 pub use races::Confidence;
 pub use report::{Conflict, Creation, RaceReport, SiteRef};
 pub use salsa::Cancelled;

@@ -47,6 +47,47 @@ pub(crate) fn locate(db: &dyn salsa::Database, ws: Workspace, report: &RaceRepor
     out
 }
 
+/// [`locate`] for many reports at once: every racy location is scanned
+/// once, instead of once per report.
+pub(crate) struct LocateIndex {
+    map: rustc_hash::FxHashMap<(SiteRef, String), Vec<Located>>,
+}
+
+impl LocateIndex {
+    pub(crate) fn new(db: &dyn salsa::Database, ws: Workspace) -> Self {
+        let mut map: rustc_hash::FxHashMap<(SiteRef, String), Vec<Located>> = Default::default();
+        for &loc in locations(db, ws) {
+            if races_at(db, loc).is_empty() {
+                continue;
+            }
+            let base = loc.key(db);
+            let facts = location_accesses(db, loc).clone();
+            let mut here: rustc_hash::FxHashMap<(SiteRef, String), Vec<usize>> = Default::default();
+            for (i, f) in facts.iter().enumerate() {
+                here.entry((fact_site(db, f), f.key(base).display()))
+                    .or_default()
+                    .push(i);
+            }
+            for (k, at_site) in here {
+                map.entry(k).or_default().push(Located {
+                    loc,
+                    facts: facts.clone(),
+                    at_site,
+                });
+            }
+        }
+        LocateIndex { map }
+    }
+
+    /// What [`locate`] returns for `report`.
+    pub(crate) fn get(&self, report: &RaceReport) -> &[Located] {
+        self.map
+            .get(&(report.site.clone(), report.var.clone()))
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
+    }
+}
+
 pub(crate) fn fact_site(db: &dyn salsa::Database, f: &AccessFact) -> SiteRef {
     site_of(db, f.func, f.span)
 }

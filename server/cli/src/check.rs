@@ -7,7 +7,7 @@ use crate::inputs;
 use crate::render::{self, Sources};
 use crate::sarif;
 use crate::Format;
-use racelens_analysis::{AnalysisHost, Config};
+use racelens_analysis::{AnalysisHost, CheckLimits, Config};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -136,13 +136,15 @@ fn run_inner(
                     peak_rss_kb()
                 );
             }
-            // With --explain, the layered check runs on every report and
-            // refuted candidates become may races.
-            let races = if explain {
-                analysis.races_checked(usize::MAX, std::time::Duration::from_secs(60))
+            // The layered check: refuted candidates are dropped or become
+            // may races. Plain `check` bounds it by a state budget per
+            // report; --explain runs every search to its own bound.
+            let limits = if explain {
+                CheckLimits::FULL
             } else {
-                analysis.races()
+                CheckLimits::DEFAULT
             };
+            let checked = analysis.races_checked(limits);
             let incomplete = analysis.incomplete();
             if timing {
                 eprintln!(
@@ -151,32 +153,31 @@ fn run_inner(
                     peak_rss_kb()
                 );
             }
-            let explanations: Vec<Option<String>> = if explain {
-                races
-                    .iter()
-                    .map(|r| racelens_analysis::explain::explain(&analysis, r).map(|e| e.text()))
-                    .collect()
-            } else {
-                Vec::new()
-            };
             if let Some(pb) = progress {
                 pb.finish_and_clear();
             }
-            (races, incomplete, sources, explanations)
+            (checked, incomplete, sources)
         })
         .map_err(|e| format!("cannot start analysis thread: {e}"))?
         .join();
-    let (races, incomplete, sources, explanations) = match result {
+    let (checked, incomplete, sources) = match result {
         Ok(r) => r,
         Err(_) => return Err("internal error during analysis (please report this bug)".into()),
     };
+    let races = &checked.races;
+    // Schedules are printed with --explain only.
+    let schedules: &[Option<racelens_analysis::Explanation>] =
+        if explain { &checked.schedules } else { &[] };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let _ = match format {
-        Format::Sarif => sarif::render(&races, &incomplete, &sources, &mut out),
-        Format::Json => out.write_all(json(&races, &sources).as_bytes()),
+        Format::Sarif => sarif::render(races, schedules, &incomplete, &sources, &mut out),
+        Format::Json => out.write_all(json(races, &sources).as_bytes()),
         Format::Human => {
-            let mut s = render::render(&races, &incomplete, &sources, &explanations);
+            let mut s = render::render(races, &incomplete, &sources, schedules);
+            if explain && !checked.refuted.is_empty() {
+                s.push_str(&render::refuted(&checked.refuted, &sources));
+            }
             s.push_str(&format!(
                 "racelens: {} racy access{} in {} file{}\n",
                 races.len(),

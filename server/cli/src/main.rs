@@ -40,7 +40,8 @@ enum Command {
         /// A racelens.toml to use instead of the one found upward from the first path.
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Print a schedule that exhibits each race.
+        /// Run the interleaving check without a budget and print a schedule
+        /// that exhibits each race (SARIF: codeFlows) and the refuted candidates.
         #[arg(long)]
         explain: bool,
     },

@@ -4,7 +4,7 @@
 use codespan_reporting::diagnostic::{Diagnostic, Label};
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term;
-use racelens_analysis::{Confidence, Incomplete, RaceReport};
+use racelens_analysis::{Confidence, Explanation, Incomplete, RaceReport};
 use racelens_syntax::LineIndex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -67,7 +67,7 @@ pub fn render(
     reports: &[RaceReport],
     incomplete: &[Incomplete],
     src: &Sources,
-    explanations: &[Option<String>],
+    schedules: &[Option<Explanation>],
 ) -> String {
     let config = term::Config::default();
     let mut out = Vec::new();
@@ -129,8 +129,8 @@ pub fn render(
                 "the bounded interleaving check found no schedule: {why}"
             ));
         }
-        if let Some(Some(e)) = explanations.get(i) {
-            notes.push(format!("schedule:\n{e}"));
+        if let Some(Some(e)) = schedules.get(i) {
+            notes.push(format!("schedule:\n{}", e.text()));
         }
         let diag = diag
             .with_message(r.message())
@@ -155,4 +155,25 @@ pub fn render(
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// With `--explain`: the candidates the interleaving check refuted, one
+/// line each ("file.c:12: `x` refuted: ordered by the flag `ready` (L8)").
+pub fn refuted(refuted: &[(RaceReport, String)], src: &Sources) -> String {
+    let mut s = String::new();
+    for (r, why) in refuted {
+        let (l, _) = src.position(&r.site.file, r.site.start);
+        s.push_str(&format!(
+            "racelens: refuted candidate: {}:{}: {} of `{}`: {why}\n",
+            r.site
+                .file
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            l + 1,
+            racelens_analysis::report::kind_word(r.kind),
+            r.var
+        ));
+    }
+    s
 }

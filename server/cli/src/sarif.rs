@@ -1,8 +1,11 @@
 //! SARIF 2.1.0 output: one result per racy access, with the conflicting
-//! accesses as `relatedLocations` and the confidence as a property.
+//! accesses as `relatedLocations` and the confidence as a property. With
+//! `--explain`, the schedule that reaches the race is the result's
+//! `codeFlows`: one `threadFlow` per thread instance, whose locations carry
+//! a global `executionOrder`.
 
 use crate::render::Sources;
-use racelens_analysis::{Confidence, RaceReport, SiteRef};
+use racelens_analysis::{Confidence, Explanation, RaceReport, SiteRef};
 use serde_json::{json, Value};
 
 pub fn file_uri(path: &std::path::Path) -> String {
@@ -33,6 +36,7 @@ fn location(src: &Sources, site: &SiteRef) -> Value {
 /// not have to fit in memory as one JSON tree.
 pub fn render(
     reports: &[RaceReport],
+    schedules: &[Option<Explanation>],
     incomplete: &[racelens_analysis::Incomplete],
     src: &Sources,
     out: &mut dyn std::io::Write,
@@ -54,7 +58,7 @@ pub fn render(
         " }},\n    \"columnKind\": \"utf16CodeUnits\",\n    \"results\": ["
     )?;
     let mut first = true;
-    for r in reports {
+    for (i, r) in reports.iter().enumerate() {
         let mut related: Vec<Value> = Vec::new();
         for (i, c) in r.conflicts.iter().enumerate() {
             let mut l = location(src, &c.site);
@@ -81,6 +85,10 @@ pub fn render(
             "relatedLocations": related,
             "properties": { "confidence": confidence, "variable": r.var, "access": racelens_analysis::report::kind_word(r.kind), "threads": r.threads, "locks": r.locks, "refutedBy": r.refuted },
         });
+        let mut v = v;
+        if let Some(Some(e)) = schedules.get(i) {
+            v["codeFlows"] = code_flows(src, e);
+        }
         out.write_all(if first { b"\n      " } else { b",\n      " })?;
         first = false;
         serde_json::to_writer(&mut *out, &v)?;
@@ -97,4 +105,26 @@ pub fn render(
         serde_json::to_writer(&mut *out, &v)?;
     }
     write!(out, "\n    ]\n  }}]\n}}\n")
+}
+
+/// A schedule as one `codeFlow`: a `threadFlow` per thread instance in the
+/// order they first act, each step numbered by `executionOrder`.
+fn code_flows(src: &Sources, e: &Explanation) -> Value {
+    let mut threads: Vec<(&str, Vec<Value>)> = Vec::new();
+    for (n, step) in e.steps.iter().enumerate() {
+        let mut loc = location(src, &step.site);
+        loc["message"] = json!({ "text": step.message });
+        let tfl = json!({ "location": loc, "executionOrder": n + 1 });
+        match threads.iter_mut().find(|(t, _)| *t == step.thread) {
+            Some((_, list)) => list.push(tfl),
+            None => threads.push((&step.thread, vec![tfl])),
+        }
+    }
+    let flows: Vec<Value> = threads
+        .into_iter()
+        .map(|(t, locations)| {
+            json!({ "id": t.trim_matches('`').replace("` #", "#"), "message": { "text": format!("thread {t}") }, "locations": locations })
+        })
+        .collect();
+    json!([{ "message": { "text": "a schedule that reaches the race" }, "threadFlows": flows }])
 }

@@ -342,6 +342,72 @@ fn open_publishes_races_with_related_information() {
 }
 
 #[test]
+fn diagnostics_gain_the_schedule_as_ordered_steps() {
+    let dir = project("steps", &[("race.c", RACY)]);
+    let file = dir.join("race.c");
+    let mut c = Client::spawn(Some(&dir));
+    c.initialize(utf8_caps(), Some(&dir), json!({}));
+    c.open(&file, RACY);
+    let main_access = line_of(RACY, "pthread_create") + 1;
+    let steps_of = |d: &Value| -> Vec<(String, u64)> {
+        d["relatedInformation"]
+            .as_array()
+            .map(|r| {
+                r.iter()
+                    .filter(|r| r["message"].as_str().unwrap().starts_with("step "))
+                    .map(|r| {
+                        (
+                            r["message"].as_str().unwrap().to_string(),
+                            r["location"]["range"]["start"]["line"].as_u64().unwrap(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // The plain diagnostics come first; the republished ones carry steps.
+    let diags = c.diagnostics_where(&file, |d| {
+        d.iter()
+            .any(|d| d["range"]["start"]["line"] == main_access && !steps_of(d).is_empty())
+    });
+    let d = diags
+        .iter()
+        .find(|d| d["range"]["start"]["line"] == main_access)
+        .unwrap();
+    let related = d["relatedInformation"].as_array().unwrap();
+    // Conflicts and creations first, then the steps in order.
+    let first_step = related
+        .iter()
+        .position(|r| r["message"].as_str().unwrap().starts_with("step "))
+        .unwrap();
+    assert!(related[..first_step]
+        .iter()
+        .any(|r| r["message"] == "thread `worker` is created here"));
+    let steps = steps_of(d);
+    for (i, (m, _)) in steps.iter().enumerate() {
+        assert!(m.starts_with(&format!("step {}: ", i + 1)), "{steps:?}");
+    }
+    assert_eq!(
+        steps[0],
+        (
+            format!(
+                "step 1: thread `worker` #1 created at L{}",
+                line_of(RACY, "pthread_create") + 1
+            ),
+            line_of(RACY, "pthread_create") as u64
+        ),
+        "{steps:?}"
+    );
+    let last = steps.last().unwrap();
+    assert!(last.0.contains("`counter`"), "{steps:?}");
+    assert!(
+        steps.iter().any(|(_, l)| *l == main_access as u64),
+        "a step points at main's access: {steps:?}"
+    );
+    assert_eq!(c.shutdown(), 0);
+}
+
+#[test]
 fn commenting_out_a_lock_adds_a_race_and_reverting_removes_it() {
     let dir = project("toggle", &[]);
     let file = dir.join("toggle.c");

@@ -5,11 +5,25 @@
 //! the async runtime; it unwinds with `Cancelled` when a newer edit arrives.
 //! Every open file is recomputed, since an edit in one file can add or
 //! remove races in another.
+//!
+//! Publishing takes two passes. [`DiagnosticsJob::compute`] gives the
+//! walk's races at once; [`DiagnosticsJob::compute_explained`] then runs the
+//! bounded interleaving check on the races of open files (at most
+//! [`EXPLAIN_LIMITS`]: a count of races and a state budget each, so the
+//! result does not depend on timing) and adds each schedule as numbered
+//! `relatedInformation` steps after the conflicts and creations. Refuted
+//! candidates follow [`racelens_analysis::host::settle`]: dropped, or
+//! downgraded to the may severity with the reason in the message.
 
 use crate::convert::{Encoding, Files};
 use crate::state::Snapshot;
+use racelens_analysis::explain::{Budget, Checker};
+use racelens_analysis::host::{settle, Settled};
 use racelens_analysis::report::{kind_word, locks_text};
-use racelens_analysis::{Confidence, ConfigError, Conflict, Creation, Incomplete, RaceReport};
+use racelens_analysis::{
+    CheckLimits, Confidence, ConfigError, Conflict, Creation, Explanation, Incomplete, RaceReport,
+    Verdict,
+};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use tower_lsp_server::ls_types::{
@@ -19,6 +33,17 @@ use tower_lsp_server::ls_types::{
 
 pub const SOURCE: &str = "racelens";
 pub const RACE_CODE: &str = "data-race";
+
+/// The second pass checks at most this many races of open files per
+/// revision, each within this budget (a few milliseconds); the rest keep
+/// the walk's verdict and no schedule.
+pub const EXPLAIN_LIMITS: CheckLimits = CheckLimits {
+    races: 64,
+    budget: Budget {
+        build: 20_000,
+        states: 20_000,
+    },
+};
 
 /// The diagnostics of one file, with the document version they belong to.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +64,16 @@ pub struct DiagnosticsJob {
 impl DiagnosticsJob {
     /// The diagnostics of every open file (and of the configuration file).
     pub fn compute(&self) -> Vec<FileDiagnostics> {
+        self.diagnostics(None)
+    }
+
+    /// [`compute`](Self::compute) with the bounded interleaving check run
+    /// on the races of open files within `limits`.
+    pub fn compute_explained(&self, limits: CheckLimits) -> Vec<FileDiagnostics> {
+        self.diagnostics(Some(limits))
+    }
+
+    fn diagnostics(&self, explain: Option<CheckLimits>) -> Vec<FileDiagnostics> {
         let snap = &self.snapshot;
         let mut per_file: BTreeMap<&Path, Vec<Diagnostic>> = snap
             .open
@@ -47,12 +82,35 @@ impl DiagnosticsJob {
             .collect();
         if self.enable {
             let mut files = Files::new(&snap.analysis, &snap.open, snap.encoding);
-            for report in snap.analysis.races() {
-                // The schedule search behind `racelens.explain` costs tens of
-                // milliseconds per race on real programs, too much for every
-                // edit: schedules are served by the command only.
-                if let Some(list) = per_file.get_mut(report.site.file.as_path()) {
-                    list.extend(race_diagnostic(&report, snap.may_severity, &mut files));
+            let races = snap.analysis.races();
+            let checker = explain
+                .filter(|l| l.races > 0 && !races.is_empty())
+                .map(|l| (l, Checker::new(&snap.analysis)));
+            let mut checked = 0usize;
+            for report in races {
+                let Some(list) = per_file.get_mut(report.site.file.as_path()) else {
+                    continue;
+                };
+                let verdict = match &checker {
+                    Some((limits, c)) if checked < limits.races => {
+                        checked += 1;
+                        c.check(&report, limits.budget)
+                    }
+                    _ => Verdict::Unknown,
+                };
+                let schedule = match &verdict {
+                    Verdict::Witness(e) => Some(e),
+                    _ => None,
+                };
+                if let Settled::Kept(report) = settle(report, &verdict) {
+                    list.extend(
+                        race_diagnostic(&report, snap.may_severity, &mut files).map(|d| {
+                            match schedule {
+                                Some(e) => with_schedule(d, e, &mut files),
+                                None => d,
+                            }
+                        }),
+                    );
                 }
             }
             for inc in snap.analysis.incomplete() {
@@ -124,10 +182,31 @@ pub fn race_diagnostic(
         severity: Some(severity),
         code: Some(NumberOrString::String(RACE_CODE.into())),
         source: Some(SOURCE.into()),
-        message: report.message(),
+        message: match &report.refuted {
+            Some(why) => format!(
+                "{} (the bounded interleaving check found no schedule: {why})",
+                report.message()
+            ),
+            None => report.message(),
+        },
         related_information: (!related.is_empty()).then_some(related),
         ..Diagnostic::default()
     })
+}
+
+/// Adds a schedule's steps, numbered, after the diagnostic's other
+/// related information.
+pub fn with_schedule(mut d: Diagnostic, e: &Explanation, files: &mut Files) -> Diagnostic {
+    let steps = e.steps.iter().enumerate().filter_map(|(i, s)| {
+        Some(DiagnosticRelatedInformation {
+            location: files.location(&s.site)?,
+            message: format!("step {}: {}", i + 1, s.message),
+        })
+    });
+    let mut related = d.related_information.take().unwrap_or_default();
+    related.extend(steps);
+    d.related_information = (!related.is_empty()).then_some(related);
+    d
 }
 
 fn incomplete_diagnostic(inc: &Incomplete, files: &mut Files) -> Option<Diagnostic> {

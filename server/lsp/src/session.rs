@@ -7,10 +7,14 @@
 //! takes a snapshot job if no newer edit came, and computes it on a blocking
 //! thread. A newer edit cancels that computation (salsa unwinds it) and
 //! schedules its own, so only the newest revision is published.
+//!
+//! Once the plain diagnostics are out, a second pass on a fresh snapshot of
+//! the same revision adds the schedules of the bounded interleaving check
+//! (within [`EXPLAIN_LIMITS`]) and republishes, unless an edit came first.
 
 use crate::config::Settings;
 use crate::convert::Encoding;
-use crate::diagnostics::{FileDiagnostics, Publisher};
+use crate::diagnostics::{FileDiagnostics, Publisher, EXPLAIN_LIMITS};
 use crate::state::State;
 use crate::workspace;
 use racelens_analysis::Cancelled;
@@ -178,10 +182,31 @@ impl Session {
         match run_blocking(move || job.compute()).await {
             Ok(files) => self.publish(revision, files).await,
             Err(Failure::Cancelled) => {
-                tracing::debug!("diagnostics of revision {revision} cancelled by a newer edit")
+                tracing::debug!("diagnostics of revision {revision} cancelled by a newer edit");
+                return;
             }
             Err(Failure::Panicked(msg)) => {
-                tracing::error!("diagnostics of revision {revision} failed: {msg}")
+                tracing::error!("diagnostics of revision {revision} failed: {msg}");
+                return;
+            }
+        }
+        // Second pass, off the critical path: the same revision with
+        // schedules. A new snapshot is taken so that none is held across
+        // the publishing above.
+        let job = {
+            let state = self.lock();
+            if state.revision() != revision {
+                return;
+            }
+            state.diagnostics_job()
+        };
+        match run_blocking(move || job.compute_explained(EXPLAIN_LIMITS)).await {
+            Ok(files) => self.publish(revision, files).await,
+            Err(Failure::Cancelled) => {
+                tracing::debug!("schedules of revision {revision} cancelled by a newer edit")
+            }
+            Err(Failure::Panicked(msg)) => {
+                tracing::error!("schedules of revision {revision} failed: {msg}")
             }
         }
     }

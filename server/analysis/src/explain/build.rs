@@ -34,11 +34,15 @@ pub(super) struct Wanted {
     pub accesses: FxHashSet<(u32, FunctionId, Span)>,
 }
 
+/// Builds the model, charging one unit per statement compiled or scanned
+/// to `work` (shared by every build of one check); a build that runs out
+/// returns a model marked `out_of_budget`.
 pub(super) fn build(
     db: &dyn salsa::Database,
     ws: Workspace,
     table: &ThreadTable,
     wanted: &Wanted,
+    work: &std::cell::Cell<usize>,
 ) -> Model {
     let prog = program(db, ws).clone();
     let mut flags: FxHashMap<Name, Option<i64>> = flags::flag_candidates(db, ws)
@@ -47,7 +51,12 @@ pub(super) fn build(
         .collect();
     for _ in 0..4 {
         let mut b = Builder::new(db, ws, &prog, table, wanted, flags.clone());
+        b.work_left = work.get();
         b.compile_all();
+        work.set(b.work_left);
+        if b.model.out_of_budget {
+            return b.finish();
+        }
         let bad = b.unverified_flags();
         if bad.is_empty() {
             return b.finish();
@@ -55,7 +64,9 @@ pub(super) fn build(
         flags.retain(|n, _| !bad.contains(n));
     }
     let mut b = Builder::new(db, ws, &prog, table, wanted, FxHashMap::default());
+    b.work_left = work.get();
     b.compile_all();
+    work.set(b.work_left);
     b.finish()
 }
 
@@ -117,6 +128,8 @@ struct Builder<'a> {
     code: Vec<Instr>,
     stack: Vec<FunctionId>,
     loops: Vec<Breakable>,
+    /// Statements this build may still compile or scan.
+    work_left: usize,
 }
 
 impl<'a> Builder<'a> {
@@ -170,6 +183,7 @@ impl<'a> Builder<'a> {
             code: Vec::new(),
             stack: Vec::new(),
             loops: Vec::new(),
+            work_left: usize::MAX,
         }
     }
 
@@ -256,6 +270,13 @@ impl<'a> Builder<'a> {
     }
 
     fn full(&mut self) -> bool {
+        if self.work_left == 0 {
+            if !self.model.out_of_budget {
+                self.model.out_of_budget = true;
+                self.model.gap("the check's build budget ran out".into());
+            }
+            return true;
+        }
         if self.code.len() >= MAX_CODE {
             self.model.gap(format!(
                 "thread `{}` is too large to model",
@@ -298,7 +319,8 @@ impl<'a> Builder<'a> {
         for (p, a) in summary.ir.params.iter().zip(args) {
             fr.env.insert(p.name.clone(), a);
         }
-        self.bind_locals(&mut fr);
+        let scanned = self.bind_locals(&mut fr);
+        self.work_left = self.work_left.saturating_sub(scanned);
         self.stack.push(f);
         let saved = std::mem::take(&mut self.loops);
         self.stmts(&mut fr, &summary.ir.body);
@@ -316,11 +338,14 @@ impl<'a> Builder<'a> {
 
     /// Flow-insensitive pointees of locals assigned from pointer expressions:
     /// kept only when every assignment agrees.
-    fn bind_locals(&self, fr: &mut Frame) {
+    /// Returns how many statements it scanned.
+    fn bind_locals(&self, fr: &mut Frame) -> usize {
         let summary = fr.summary.clone();
+        let mut scanned = 0usize;
         for _ in 0..2 {
             let mut seen: FxHashMap<Name, Option<LocKey>> = FxHashMap::default();
             crate::walk::visit_stmts(&summary.ir.body, &mut |s| {
+                scanned += 1;
                 if let Stmt::Assign {
                     lhs: Expr::Var(x),
                     rhs,
@@ -341,6 +366,7 @@ impl<'a> Builder<'a> {
                 fr.env.insert(k, v);
             }
         }
+        scanned
     }
 
     /// Does `f` (or a callee) contain anything the model needs?
@@ -411,6 +437,7 @@ impl<'a> Builder<'a> {
             if self.full() {
                 return;
             }
+            self.work_left -= 1;
             match s {
                 Stmt::Access(a) => self.access(fr, a, stmts.get(i + 1)),
                 Stmt::Assign { .. } | Stmt::Decl(_) => {}
@@ -831,13 +858,16 @@ impl<'a> Builder<'a> {
             // Not blocking on an unknown join only adds schedules.
             return;
         };
-        let key = key.without_indices();
+        // As in the walk: distinct constant indices name distinct threads
+        // (`join(t[0])` does not join the thread created into `t[1]`), and a
+        // thread id handed to unknown code may have been overwritten, so
+        // joining it orders nothing.
         let sites: Vec<u32> = self
             .table
             .sites
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.tid.iter().any(|t| t.without_indices() == key))
+            .filter(|(_, s)| !s.tid_escaped && s.tid.iter().any(|t| same_thread_id(t, &key)))
             .map(|(i, _)| i as u32)
             .collect();
         if !sites.is_empty() {
@@ -958,7 +988,7 @@ impl<'a> Builder<'a> {
                 env: FxHashMap::default(),
                 returns: Vec::new(),
             };
-            self.bind_locals(&mut fr);
+            let _ = self.bind_locals(&mut fr);
             crate::walk::visit_calls(&summary.ir.body, &mut |c| {
                 if matches!(&c.callee, Callee::Direct(n) if &**n == "pthread_barrier_init")
                     && c.args
@@ -1004,4 +1034,17 @@ fn is_signal(n: &str) -> Option<bool> {
         "pthread_cond_broadcast" | "cnd_broadcast" => Some(true),
         _ => None,
     }
+}
+
+/// May `a` and `b` name the same thread id? Equal up to indices, and
+/// constant indices equal.
+fn same_thread_id(a: &LocKey, b: &LocKey) -> bool {
+    use crate::model::Elem;
+    a.base == b.base
+        && a.path.len() == b.path.len()
+        && a.path.iter().zip(&b.path).all(|(x, y)| match (x, y) {
+            (Elem::Index(Some(i)), Elem::Index(Some(j))) => i == j,
+            (Elem::Index(_), Elem::Index(_)) => true,
+            _ => x == y,
+        })
 }

@@ -114,6 +114,9 @@ pub(super) struct Model {
     pub complete: bool,
     /// Why the model is incomplete, for the verdict.
     pub gaps: Vec<String>,
+    /// The check's build budget ran out: the model is cut short and not
+    /// searched.
+    pub out_of_budget: bool,
 }
 
 impl Model {

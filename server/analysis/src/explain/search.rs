@@ -200,7 +200,9 @@ impl<'m> Search<'m> {
         }
     }
 
-    pub(super) fn run(mut self) -> Outcome {
+    /// Runs the search; also returns how many distinct states it stored,
+    /// which callers charge to their budget.
+    pub(super) fn run(mut self) -> (Outcome, usize) {
         let init = State {
             insts: Vec::new(),
             owner: vec![NO_OWNER; self.model.locks.len()],
@@ -225,19 +227,20 @@ impl<'m> Search<'m> {
         }
         while let Some((s, id)) = queue.pop_front() {
             if let Some((a, b)) = self.racing(&s) {
-                return Outcome::Found {
+                let found = Outcome::Found {
                     steps: trace(&nodes, id),
                     last: s,
                     a,
                     b,
                 };
+                return (found, seen.len());
             }
             for (next, step) in self.successors(&s) {
                 if seen.contains(&next) {
                     continue;
                 }
                 if seen.len() >= self.max_states {
-                    return Outcome::Exhausted;
+                    return (Outcome::Exhausted, seen.len());
                 }
                 seen.insert(next.clone());
                 nodes.push((id, Some(step)));
@@ -250,10 +253,12 @@ impl<'m> Search<'m> {
             .map(|&c| self.classes[c as usize])
             .collect();
         reached.sort_by_key(|c| (c.0, c.1.key(), c.2, c.3));
-        Outcome::NotFound {
+        let explored = seen.len();
+        let outcome = Outcome::NotFound {
             reached,
             cut: self.cut,
-        }
+        };
+        (outcome, explored)
     }
 
     /// Two different instances at racing accesses.
