@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 mod incremental;
-pub use incremental::{set_verify, stats as incremental_stats};
+pub use incremental::{set_incremental, set_verify, stats as incremental_stats};
 
 /// Library functions that call their function arguments synchronously (or
 /// not as threads): their callbacks are not new threads.
@@ -355,6 +355,8 @@ struct WalkData {
     capped: bool,
     /// A thread ran out of steps: the result depends on walk order.
     exhausted: bool,
+    /// Nodes keep their facts, for incremental updates.
+    keep: bool,
     /// Reachable facts with counts, kept by incremental updates.
     counts: Option<incremental::Counts>,
     /// While re-walking a node: the epoch it was first walked at.
@@ -381,6 +383,9 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         .flatten()
         .map(|f| (*f, function_summary(db, *f).clone()))
         .collect();
+    if !incremental::enabled() {
+        return walk_all(db, &prog).0;
+    }
     if let Some(snap) = incremental::take(&prog, &summaries) {
         match incremental::update(db, &prog, &summaries, snap) {
             Ok((result, snap)) => {
@@ -417,7 +422,10 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
     let mut w = Walker {
         db,
         prog,
-        d: WalkData::default(),
+        d: WalkData {
+            keep: incremental::enabled(),
+            ..WalkData::default()
+        },
     };
     w.d.has_threads = prog.functions.values().flatten().any(|f| {
         w.summary(*f)
@@ -2472,7 +2480,7 @@ impl<'a> Walker<'a> {
                 weak: weak || k.is_weak(),
                 ctx,
             };
-            if let Some(&n) = self.d.node_stack.last() {
+            if let (true, Some(&n)) = (self.d.keep, self.d.node_stack.last()) {
                 self.d.nodes[n as usize]
                     .facts
                     .push((k.base.clone(), fact.clone()));
@@ -2562,7 +2570,7 @@ impl<'a> Walker<'a> {
         if found.is_empty() {
             return;
         }
-        if let Some(&n) = self.d.node_stack.last() {
+        if let (true, Some(&n)) = (self.d.keep, self.d.node_stack.last()) {
             let node = &mut self.d.nodes[n as usize];
             if !node
                 .prefixes

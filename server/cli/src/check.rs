@@ -19,6 +19,8 @@ pub fn run(
     config: Option<PathBuf>,
     explain: bool,
 ) -> ExitCode {
+    // One analysis, no edits: no walk is kept for incremental updates.
+    racelens_analysis::walk::set_incremental(false);
     match run_inner(paths, format, config, explain) {
         Ok(code) => code,
         Err(msg) => {

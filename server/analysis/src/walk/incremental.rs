@@ -72,6 +72,17 @@ fn kept() -> &'static Mutex<Vec<Snapshot>> {
 }
 
 static VERIFY: AtomicBool = AtomicBool::new(false);
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Keep walks for incremental updates (on by default; a one-shot check
+/// turns it off and saves the bookkeeping).
+pub fn set_incremental(on: bool) {
+    ENABLED.store(on, Ordering::Relaxed);
+}
+
+pub(super) fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
 static UPDATES: AtomicUsize = AtomicUsize::new(0);
 static FULL: AtomicUsize = AtomicUsize::new(0);
 
