@@ -288,6 +288,8 @@ struct Node {
     epoch: u64,
     /// The functions on the stack when it was first walked.
     stack: Vec<FunctionId>,
+    /// Nodes `id + 1 .. end` were first walked during its walk.
+    end: u32,
     loop_depth: u32,
 }
 
@@ -1289,6 +1291,7 @@ impl<'a> Walker<'a> {
             dep: 0,
             epoch: self.d.rewalk.unwrap_or(self.d.epoch),
             stack: self.d.stack.clone(),
+            end: 0,
             loop_depth: self.d.loop_depth,
         });
         self.link(id);
@@ -1324,8 +1327,10 @@ impl<'a> Walker<'a> {
         self.d.node_stack.pop();
         self.d.stack.pop();
         let sites = self.d.sites_stack.pop().unwrap_or_default();
+        let end = self.d.nodes.len() as u32;
         // Each fact once per node.
         let node = &mut self.d.nodes[id as usize];
+        node.end = end;
         if node.facts.len() > 1 {
             let mut seen = FxHashSet::default();
             node.facts.retain(|f| seen.insert(f.clone()));
@@ -1362,16 +1367,17 @@ impl<'a> Walker<'a> {
         }
         if let Some(limit) = self.d.rewalk {
             let reaches_stack = !incremental::replay_ok(&mut self.d, id);
-            let why = if tainted {
-                Some("replays a recursion")
-            } else if spawns {
+            // A context with a recursion cut below it depends on the stack
+            // it was first walked on; one that existed before the re-walked
+            // node is replayed by a walk from scratch too.
+            let why = if spawns {
                 Some("replays a thread creation")
             } else if dep > limit {
                 Some("replays a context that read later changes")
             } else if self.d.forbidden.contains(&id) {
                 Some("replays a caller of the edited function")
             } else if reaches_stack {
-                Some("replays a context reaching the call stack")
+                Some("replays a context that depends on the call stack")
             } else {
                 None
             };
@@ -1382,12 +1388,10 @@ impl<'a> Walker<'a> {
     }
 
     /// A recursive call cut short: the result depends on the call stack.
+    /// (A re-walk runs on the node's original stack, so it cuts the same.)
     fn cut(&mut self) {
         for &n in &self.d.node_stack {
             self.d.nodes[n as usize].tainted = true;
-        }
-        if self.d.rewalk.is_some() {
-            self.d.bailed = Some("recursion");
         }
     }
 

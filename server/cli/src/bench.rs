@@ -74,11 +74,15 @@ struct Edit {
 
 /// Four edits per function body, each pair restoring the original text:
 /// a space inserted before the first `;` and removed again, then an
-/// `x = x;` line inserted after the `{` and removed again.
+/// `x = x;` line inserted after the `{` and removed again. The functions are
+/// spread evenly over the file (every k-th one), so that the sample is not
+/// just the file's first functions.
 fn edits_for(text: &str, tree: &Tree, iterations: usize) -> Vec<Edit> {
     let items = racelens_syntax::extract_items(tree, text);
+    let wanted = iterations.div_ceil(4).max(1);
+    let stride = (items.functions.len() / wanted).max(1);
     let mut cycle = Vec::new();
-    for f in &items.functions {
+    for f in items.functions.iter().step_by(stride) {
         let body = &text[f.start as usize..f.end as usize];
         let Some(open) = body[f.name_span.1 as usize..]
             .find('{')
@@ -151,12 +155,16 @@ fn edit(file: &Path, iterations: usize, verbose: bool) -> Result<(), String> {
         return Err("no function bodies to edit".into());
     }
     let (mut total, mut apply, mut analyse) = (Vec::new(), Vec::new(), Vec::new());
+    // Edits whose thread walk was updated incrementally, and the others.
+    let (mut updated, mut rewalked) = (Vec::new(), Vec::new());
+    let mut rewalked_in: Vec<String> = Vec::new();
     let mut current = text.clone();
     if verbose {
         state.host().db().enable_logging();
     }
     for (i, e) in edits.iter().enumerate() {
         let change = byte_change(&current, e);
+        let (updates, _) = racelens_analysis::walk::incremental_stats();
         let t0 = Instant::now();
         state
             .change(&path, i as i32 + 2, &[change])
@@ -169,6 +177,14 @@ fn edit(file: &Path, iterations: usize, verbose: bool) -> Result<(), String> {
         apply.push(t1 - t0);
         analyse.push(t2 - t1);
         total.push(t2 - t0);
+        if racelens_analysis::walk::incremental_stats().0 > updates {
+            updated.push(t2 - t0);
+        } else {
+            rewalked.push(t2 - t0);
+            if !rewalked_in.contains(&e.func) {
+                rewalked_in.push(e.func.clone());
+            }
+        }
         if verbose {
             println!(
                 "edit {i:>4} in `{}`: {:>8.2} ms, re-ran {}",
@@ -185,9 +201,23 @@ fn edit(file: &Path, iterations: usize, verbose: bool) -> Result<(), String> {
             .functions
             .len()
     );
+    let (n_updated, n_rewalked) = (updated.len(), rewalked.len());
     summary("edit to diagnostics (server path)", total);
     summary("  of which: apply edit + reparse", apply);
     summary("  of which: analysis + conversion", analyse);
+    if n_updated > 0 {
+        summary(
+            &format!("walk updated incrementally ({n_updated:>3})"),
+            updated,
+        );
+    }
+    if n_rewalked > 0 {
+        summary(
+            &format!("walk run from scratch    ({n_rewalked:>3})"),
+            rewalked,
+        );
+        println!("  from scratch after edits in: {}", rewalked_in.join(", "));
+    }
     summary(
         "bare tree-sitter incremental parse",
         bare_reparse(&text, &edits),

@@ -17,8 +17,9 @@
 //! - the re-walk changes nothing shared by the whole walk (sites, threads,
 //!   heap-in-loop sites, protected locks, budgets), and reads nothing that
 //!   changed after the node was first walked (epochs);
-//! - no recursion cut is involved, and no replayed node reaches a function on
-//!   the re-walked node's stack;
+//! - the re-walk runs on the node's original call stack, replays no node
+//!   with a recursion cut below it that was first walked after it, and
+//!   replays no node reaching a function on the stack;
 //! - no node first walked below the old node survives elsewhere, and no node
 //!   with effects drops out.
 //!
@@ -494,9 +495,6 @@ impl Counts {
 /// Walks node `n` of the edited function again, in its original context.
 fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     let node = &w.d.nodes[n as usize];
-    if node.tainted {
-        return Err("the function is part of a recursion");
-    }
     if !node.sites.is_empty() {
         return Err("the function creates threads");
     }
@@ -545,13 +543,22 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
 }
 
 /// Is replaying node `x` during the re-walk of `n` what a walk from scratch
-/// would do? Nodes first walked after `n` would be walked afresh there, on
-/// `n`'s stack: they must not reach a function on it. Those nodes count as
-/// met by the re-walk.
+/// would do? Nodes first walked after `n` do not exist yet there: it would
+/// walk `x` afresh, on the current stack. That gives `x`'s old result when
+/// every node below `x` either existed before `n` or was first walked during
+/// `x`'s own walk, and the stack makes no difference: `x` has no recursion cut
+/// below it and reaches no function on the stack, or it was first walked on
+/// this very stack. The nodes such a walk would create count as met.
 pub(super) fn replay_ok(d: &mut WalkData, x: u32) -> bool {
     let n = d.rewalk_node;
     if x < n {
         return true;
+    }
+    let top = &d.nodes[x as usize];
+    let (end, same_stack) = (top.end, top.stack == d.stack);
+    let tainted = top.tainted;
+    if tainted && !same_stack {
+        return false;
     }
     let mut seen = FxHashSet::default();
     let mut todo = vec![x];
@@ -560,8 +567,11 @@ pub(super) fn replay_ok(d: &mut WalkData, x: u32) -> bool {
         if y < n || !seen.insert(y) {
             continue;
         }
+        if y > x && y >= end {
+            ok = false;
+        }
         let node: &Node = &d.nodes[y as usize];
-        if d.stack.contains(&node.fid) {
+        if !tainted && d.stack.contains(&node.fid) {
             ok = false;
         }
         todo.extend(node.children.iter().copied());
@@ -647,15 +657,33 @@ fn callers(d: &WalkData, targets: &[u32]) -> FxHashSet<u32> {
 fn compact(d: &mut WalkData) {
     let mut new_id = vec![u32::MAX; d.nodes.len()];
     let mut order = Vec::new();
+    let mut ends = Vec::new();
     for roots in &d.thread_roots {
-        let mut todo: Vec<u32> = roots.iter().rev().copied().collect();
-        while let Some(n) = todo.pop() {
-            if new_id[n as usize] != u32::MAX {
+        for &r in roots {
+            if new_id[r as usize] != u32::MAX {
                 continue;
             }
-            new_id[n as usize] = order.len() as u32;
-            order.push(n);
-            todo.extend(d.nodes[n as usize].children.iter().rev().copied());
+            // (node, next child): a node is numbered when first met and
+            // ends when its last child is done.
+            new_id[r as usize] = order.len() as u32;
+            order.push(r);
+            ends.push(0);
+            let mut stack = vec![(r, 0usize)];
+            while let Some((n, i)) = stack.pop() {
+                let children = &d.nodes[n as usize].children;
+                match children.get(i) {
+                    Some(&c) => {
+                        stack.push((n, i + 1));
+                        if new_id[c as usize] == u32::MAX {
+                            new_id[c as usize] = order.len() as u32;
+                            order.push(c);
+                            ends.push(0);
+                            stack.push((c, 0));
+                        }
+                    }
+                    None => ends[new_id[n as usize] as usize] = order.len() as u32,
+                }
+            }
         }
     }
     let mut old = std::mem::take(&mut d.nodes);
@@ -670,6 +698,9 @@ fn compact(d: &mut WalkData) {
             node
         })
         .collect();
+    for (node, end) in d.nodes.iter_mut().zip(ends) {
+        node.end = end;
+    }
     for roots in &mut d.thread_roots {
         for r in roots.iter_mut() {
             *r = new_id[*r as usize];
@@ -707,6 +738,7 @@ fn placeholder(n: &Node) -> Node {
         dep: 0,
         epoch: 0,
         stack: Vec::new(),
+        end: 0,
         loop_depth: 0,
     }
 }
