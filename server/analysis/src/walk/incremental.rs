@@ -192,7 +192,7 @@ pub(super) fn update(
     // accesses and locks), so are they.
     let timing = std::env::var_os("RACELENS_TIMING").is_some();
     let t0 = std::time::Instant::now();
-    if pointer_inputs(old) != pointer_inputs(new) {
+    if pointer_inputs(old, prog) != pointer_inputs(new, prog) {
         let old_ret = w.d.returns.borrow().get(&f).cloned();
         let old_store = std::mem::take(&mut w.d.store);
         w.d.frames.borrow_mut().clear();
@@ -341,10 +341,24 @@ enum PointerInput {
     Call(u32, Callee),
 }
 
-fn pointer_inputs(s: &FunctionSummary) -> (Vec<PointerInput>, &[Name], &BTreeMap<u32, CallModel>) {
+/// An assignment to a name that is neither a local nor a global (code being
+/// typed) has no place: it reads nothing into the store or a frame.
+fn pointer_inputs<'s>(
+    s: &'s FunctionSummary,
+    prog: &Program,
+) -> (Vec<PointerInput>, &'s [Name], &'s BTreeMap<u32, CallModel>) {
+    let mut locals: FxHashSet<Name> = s.ir.params.iter().map(|p| p.name.clone()).collect();
+    super::visit_stmts(&s.ir.body, &mut |st| {
+        if let Stmt::Decl(d) = st {
+            locals.insert(d.name.clone());
+        }
+    });
     let mut v = Vec::new();
     super::visit_stmts(&s.ir.body, &mut |st| match st {
         Stmt::Decl(d) => v.push(PointerInput::Decl(d.name.clone(), d.ty.clone())),
+        Stmt::Assign {
+            lhs: Expr::Var(x), ..
+        } if !locals.contains(x) && !prog.globals.contains_key(x) => {}
         Stmt::Assign { lhs, rhs } => v.push(PointerInput::Assign(lhs.clone(), rhs.clone())),
         Stmt::Return { value, .. } => v.push(PointerInput::Return(value.clone())),
         _ => {}
