@@ -1,11 +1,13 @@
 //! End-to-end tests of `racelens lsp`: spawn the binary, speak JSON-RPC
 //! with Content-Length framing, and check what it publishes and answers.
 
+mod common;
+
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -22,46 +24,13 @@ struct Client {
     settings: Value,
 }
 
-fn read_message(r: &mut impl BufRead) -> Option<Value> {
-    let mut len = None;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            len = v.trim().parse().ok();
-        }
-    }
-    let mut body = vec![0; len?];
-    r.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
-}
-
 impl Client {
     fn spawn(root: Option<&Path>) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_racelens"))
-            .arg("lsp")
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_racelens"));
+        cmd.arg("lsp")
             .current_dir(root.unwrap_or(Path::new(".")))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn racelens lsp");
-        let stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let (tx, incoming) = channel();
-        std::thread::spawn(move || {
-            while let Some(msg) = read_message(&mut stdout) {
-                if tx.send(msg).is_err() {
-                    break;
-                }
-            }
-        });
+            .stderr(Stdio::null());
+        let (child, stdin, incoming) = common::spawn(cmd);
         Client {
             child,
             stdin,
@@ -74,13 +43,14 @@ impl Client {
 
     fn send(&mut self, msg: Value) {
         let body = serde_json::to_vec(&msg).unwrap();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
-        self.stdin.write_all(&body).unwrap();
+        self.stdin.write_all(&common::frame(&body)).unwrap();
         self.stdin.flush().unwrap();
     }
 
     fn send_raw(&mut self, body: &str) {
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.stdin
+            .write_all(&common::frame(body.as_bytes()))
+            .unwrap();
         self.stdin.flush().unwrap();
     }
 

@@ -6,14 +6,18 @@
 //!
 //! The client here is deliberately low-level (it writes raw bytes when a
 //! test needs to break the framing) and separate from the one in
-//! `lsp_e2e.rs`, which tests features rather than abuse.
+//! `lsp_e2e.rs`, which tests features rather than abuse; both use the
+//! framing in `common/`.
 
+mod common;
+
+use common::frame;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::process::{Child, ChildStdin, Command};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 /// Ordinary answers, generous for a loaded 2-core machine and a debug build.
@@ -32,62 +36,20 @@ struct Server {
     stderr: PathBuf,
 }
 
-/// Reads one Content-Length frame; `None` at the end of the output.
-fn read_frame(r: &mut impl BufRead) -> Option<Value> {
-    let mut len = None;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            len = v.trim().parse().ok();
-        }
-    }
-    let mut body = vec![0; len?];
-    r.read_exact(&mut body).ok()?;
-    Some(serde_json::from_slice(&body).expect("the server writes valid JSON"))
-}
-
-fn frame(body: &[u8]) -> Vec<u8> {
-    [
-        format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes(),
-        body,
-    ]
-    .concat()
-}
-
 impl Server {
     fn spawn(name: &str) -> Server {
         let stderr = std::env::temp_dir().join(format!(
             "racelens-torture-{name}-{}.log",
             std::process::id()
         ));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_racelens"))
-            .arg("lsp")
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_racelens"));
+        cmd.arg("lsp")
             .env("RACELENS_LOG", "warn")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&stderr).expect("log file"))
-            .spawn()
-            .expect("spawn racelens lsp");
-        let stdin = child.stdin.take();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let (tx, incoming) = channel();
-        std::thread::spawn(move || {
-            while let Some(msg) = read_frame(&mut stdout) {
-                if tx.send(msg).is_err() {
-                    break;
-                }
-            }
-        });
+            .stderr(std::fs::File::create(&stderr).expect("log file"));
+        let (child, stdin, incoming) = common::spawn(cmd);
         Server {
             child,
-            stdin,
+            stdin: Some(stdin),
             incoming,
             stash: Vec::new(),
             next_id: 0,
