@@ -524,7 +524,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
     if std::env::var_os("RACELENS_TIMING").is_some() {
         let total: usize = w.d.facts.values().map(|f| f.len()).sum();
         let max = w.d.facts.values().map(|f| f.len()).max().unwrap_or(0);
-        eprintln!("racelens: walk: {} threads, {} sites, {} steps in last thread, {} fact contexts, {} bases, {} facts (max {} per base)", w.d.threads.len(), w.d.sites.len(), w.d.steps, w.d.ctxs.len(), w.d.facts.len(), total, max);
+        eprintln!("racelens: walk: {} threads, {} sites, {} steps in last thread, {} fact contexts, {} bases, {} facts (max {} per base)", w.d.threads.len(), w.d.sites.len(), w.d.thread_steps.last().copied().unwrap_or(0), w.d.ctxs.len(), w.d.facts.len(), total, max);
     }
     let result = w.finish();
     let incremental = prog.functions.contains_key("main") && !w.d.exhausted && !w.d.capped;

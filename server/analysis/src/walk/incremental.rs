@@ -117,18 +117,6 @@ pub(super) fn take(
     summaries: &FxHashMap<FunctionId, Arc<FunctionSummary>>,
 ) -> Option<Snapshot> {
     let mut kept = kept().lock().unwrap_or_else(|e| e.into_inner());
-    if std::env::var_os("RACELENS_DBG").is_some() {
-        for s in kept.iter() {
-            eprintln!(
-                "kept: {} funcs vs {}, same keys {}, prog ptr {}, prog eq {}",
-                s.summaries.len(),
-                summaries.len(),
-                summaries.keys().all(|f| s.summaries.contains_key(f)),
-                Arc::ptr_eq(&s.prog, prog),
-                *s.prog == **prog
-            );
-        }
-    }
     let i = kept.iter().position(|s| {
         s.summaries.len() == summaries.len()
             && summaries.keys().all(|f| s.summaries.contains_key(f))
