@@ -21,16 +21,20 @@ fn fixtures() -> Vec<PathBuf> {
     v
 }
 
-/// Edits of statement lines inside function bodies (indented, ending in `;`).
-fn edits(text: &str) -> Vec<String> {
+/// `count` edits of statement lines inside function bodies (indented,
+/// ending in `;`), spread over the file.
+fn edits(text: &str, count: usize) -> Vec<String> {
     let lines: Vec<&str> = text.lines().collect();
     let body: Vec<usize> = (0..lines.len())
         .filter(|&i| {
             let l = lines[i];
-            l.starts_with("    ") && l.trim_end().ends_with(';') && !l.contains("//")
+            (l.starts_with("    ") || l.starts_with('\t'))
+                && l.trim_end().ends_with(';')
+                && !l.contains("//")
+                && !l.contains("/*")
         })
         .collect();
-    let step = (body.len() / 6).max(1);
+    let step = (body.len() / count).max(1);
     let mut out = Vec::new();
     for (k, &i) in body.iter().step_by(step).enumerate() {
         let mut l2: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
@@ -66,7 +70,7 @@ fn body_edits_update_the_walk_exactly() {
         let mut host = AnalysisHost::default();
         host.set_file_text(&virt, text.as_str());
         let original = reports(&host);
-        for edited in edits(&text) {
+        for edited in edits(&text, 6) {
             host.set_file_text(&virt, edited.as_str());
             let after = reports(&host);
             let mut fresh = AnalysisHost::default();
@@ -88,4 +92,44 @@ fn body_edits_update_the_walk_exactly() {
         "only {} incremental updates",
         updates - updates_before
     );
+}
+
+/// The same on real programs from the benchmark corpus (`../shared`, as in
+/// CI), where contexts, recursion and budgets are real.
+#[test]
+fn body_edits_of_real_programs_update_the_walk_exactly() {
+    set_verify(true);
+    let corpus =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench/realworld/pthread");
+    let programs = ["pfscan_comb.c", "zebedee_comb.c"];
+    let (updates_before, _) = incremental_stats();
+    let mut seen = 0;
+    for name in programs {
+        let path = corpus.join(name);
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        seen += 1;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let virt = Path::new("/virtual/real").join(name);
+        let mut host = AnalysisHost::default();
+        host.set_file_text(&virt, text.as_str());
+        let original = reports(&host);
+        for edited in edits(&text, 12) {
+            // Verification panics inside the analysis on a difference.
+            host.set_file_text(&virt, edited.as_str());
+            reports(&host);
+            host.set_file_text(&virt, text.as_str());
+            assert_eq!(reports(&host), original, "{name}");
+        }
+    }
+    let (updates, _) = incremental_stats();
+    if seen > 0 {
+        assert!(
+            updates > updates_before,
+            "no incremental update on real programs"
+        );
+    } else {
+        eprintln!("skipped: {} is missing", corpus.display());
+    }
 }
