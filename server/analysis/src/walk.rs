@@ -293,6 +293,38 @@ struct Node {
     loop_depth: u32,
 }
 
+impl Node {
+    /// A node about to be walked: nothing recorded yet.
+    fn new(
+        fid: FunctionId,
+        thread: u32,
+        (state, bindings): (State, Vec<Vals>),
+        epoch: u64,
+        stack: Vec<FunctionId>,
+        loop_depth: u32,
+    ) -> Node {
+        Node {
+            fid,
+            thread,
+            state,
+            bindings,
+            exit: None,
+            sites: Vec::new(),
+            children: Vec::new(),
+            facts: Vec::new(),
+            prefixes: Vec::new(),
+            effects: false,
+            marks: Vec::new(),
+            tainted: false,
+            dep: 0,
+            epoch,
+            stack,
+            end: 0,
+            loop_depth,
+        }
+    }
+}
+
 type MemoKey = (FunctionId, State, Vec<Vals>);
 
 /// Everything a walk owns. It outlives the revision so that the next edit
@@ -1275,25 +1307,14 @@ impl<'a> Walker<'a> {
         let frame = self.frame_cached(fid, &bindings);
         let frame = &*frame;
         let id = self.d.nodes.len() as u32;
-        self.d.nodes.push(Node {
+        self.d.nodes.push(Node::new(
             fid,
-            thread: self.d.thread,
-            state: st.clone(),
-            bindings,
-            exit: None,
-            sites: Vec::new(),
-            children: Vec::new(),
-            facts: Vec::new(),
-            prefixes: Vec::new(),
-            effects: false,
-            marks: Vec::new(),
-            tainted: false,
-            dep: 0,
-            epoch: self.d.rewalk.unwrap_or(self.d.epoch),
-            stack: self.d.stack.clone(),
-            end: 0,
-            loop_depth: self.d.loop_depth,
-        });
+            self.d.thread,
+            (st.clone(), bindings),
+            self.d.rewalk.unwrap_or(self.d.epoch),
+            self.d.stack.clone(),
+            self.d.loop_depth,
+        ));
         self.link(id);
         if self.d.rewalk.is_some() {
             self.d.encountered.insert(id);

@@ -724,23 +724,5 @@ fn compact(d: &mut WalkData) {
 
 /// An empty node standing in for one moved out.
 fn placeholder(n: &Node) -> Node {
-    Node {
-        fid: n.fid,
-        thread: n.thread,
-        state: Default::default(),
-        bindings: Vec::new(),
-        exit: None,
-        sites: Vec::new(),
-        children: Vec::new(),
-        facts: Vec::new(),
-        prefixes: Vec::new(),
-        effects: false,
-        marks: Vec::new(),
-        tainted: false,
-        dep: 0,
-        epoch: 0,
-        stack: Vec::new(),
-        end: 0,
-        loop_depth: 0,
-    }
+    Node::new(n.fid, n.thread, Default::default(), 0, Vec::new(), 0)
 }
