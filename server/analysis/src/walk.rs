@@ -123,16 +123,27 @@ struct State {
     phases: Vec<(Name, u8, u8)>,
 }
 
+/// The elements of `a` that are also in `b`, in `a`'s order.
+fn common<T: Clone + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
+    a.iter().filter(|x| b.contains(x)).cloned().collect()
+}
+
+/// `a`, then the elements of `b` not in `a`.
+fn merged<T: Clone + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
+    let mut out = a.to_vec();
+    for x in b {
+        if !out.contains(x) {
+            out.push(x.clone());
+        }
+    }
+    out
+}
+
 fn join(a: Option<State>, b: Option<State>) -> Option<State> {
     match (a, b) {
         (None, x) | (x, None) => x,
         (Some(a), Some(b)) => {
-            let mut tries = a.tries.clone();
-            for t in b.tries {
-                if !tries.contains(&t) {
-                    tries.push(t);
-                }
-            }
+            let tries = merged(&a.tries, &b.tries);
             // A pair survives where the other path did not spawn the site at all.
             let mut clean: Vec<(u32, LocKey)> = a
                 .clean
@@ -146,18 +157,8 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 }
             }
             clean.sort();
-            let acquired = a
-                .acquired
-                .iter()
-                .filter(|l| b.acquired.contains(l))
-                .cloned()
-                .collect();
-            let conds = a
-                .conds
-                .iter()
-                .filter(|c| b.conds.contains(c))
-                .cloned()
-                .collect();
+            let acquired = common(&a.acquired, &b.acquired);
+            let conds = common(&a.conds, &b.conds);
             let mut guards: Vec<(u32, Name, bool)> = Vec::new();
             for s in a.created.union(&b.created).0 {
                 let ga: Vec<_> = a.guards.iter().filter(|g| g.0 == s).cloned().collect();
@@ -181,19 +182,9 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 }
             }
             fresh.sort();
-            let mut allocated = a.allocated.clone();
-            for x in &b.allocated {
-                if !allocated.contains(x) {
-                    allocated.push(x.clone());
-                }
-            }
+            let mut allocated = merged(&a.allocated, &b.allocated);
             allocated.sort();
-            let syms = a
-                .syms
-                .iter()
-                .filter(|x| b.syms.contains(x))
-                .cloned()
-                .collect();
+            let syms = common(&a.syms, &b.syms);
             let mut phases: Vec<(Name, u8, u8)> = Vec::new();
             for (k, _, _) in a.phases.iter().chain(b.phases.iter()) {
                 if phases.iter().any(|p| &p.0 == k) {
