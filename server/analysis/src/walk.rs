@@ -402,15 +402,15 @@ struct WalkData {
 /// revision's walk when only one function body changed.
 pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
     let prog: Arc<Program> = program(db, ws).clone();
+    if !incremental::enabled() {
+        return walk_all(db, &prog).0;
+    }
     let summaries: FxHashMap<FunctionId, Arc<FunctionSummary>> = prog
         .functions
         .values()
         .flatten()
         .map(|f| (*f, function_summary(db, *f).clone()))
         .collect();
-    if !incremental::enabled() {
-        return walk_all(db, &prog).0;
-    }
     if let Some(snap) = incremental::take(&prog, &summaries) {
         match incremental::update(db, &prog, &summaries, snap) {
             Ok((result, snap)) => {

@@ -76,6 +76,21 @@ pub(crate) fn name(n: Node, src: &str) -> Name {
     Name::from(text(n, src))
 }
 
+/// Nodes whose children are top-level items too: conditional blocks,
+/// `extern "C" { ... }`.
+pub(crate) fn holds_items(kind: &str) -> bool {
+    matches!(
+        kind,
+        "preproc_if"
+            | "preproc_ifdef"
+            | "preproc_else"
+            | "preproc_elif"
+            | "preproc_elifdef"
+            | "linkage_specification"
+            | "declaration_list"
+    )
+}
+
 /// The top-level function definitions of a tree, in source order (the same
 /// order and filter as [`FileItems::functions`]).
 pub fn function_nodes<'t>(tree: &'t Tree, src: &str) -> Vec<Node<'t>> {
@@ -95,16 +110,7 @@ pub fn function_nodes<'t>(tree: &'t Tree, src: &str) -> Vec<Node<'t>> {
                         out.push(child);
                     }
                 }
-                "preproc_if"
-                | "preproc_ifdef"
-                | "preproc_else"
-                | "preproc_elif"
-                | "preproc_elifdef"
-                | "linkage_specification"
-                | "declaration_list"
-                | "ERROR"
-                    if depth < 64 =>
-                {
+                k if (k == "ERROR" || holds_items(k)) && depth < 64 => {
                     stack.push((child, depth + 1))
                 }
                 _ => {}
@@ -252,17 +258,7 @@ fn broken_regions(
                         regions.push(start..body_end);
                     }
                 }
-                "preproc_if"
-                | "preproc_ifdef"
-                | "preproc_else"
-                | "preproc_elif"
-                | "preproc_elifdef"
-                | "linkage_specification"
-                | "declaration_list"
-                    if depth < 64 =>
-                {
-                    stack.push((*child, depth + 1))
-                }
+                k if holds_items(k) && depth < 64 => stack.push((*child, depth + 1)),
                 _ => {}
             }
         }
@@ -347,16 +343,7 @@ pub fn extract_items(tree: &Tree, src: &str) -> FileItems {
                 "expression_statement" => {
                     // `struct s { ... };` alone sometimes parses this way.
                 }
-                "preproc_if"
-                | "preproc_ifdef"
-                | "preproc_else"
-                | "preproc_elif"
-                | "preproc_elifdef"
-                | "linkage_specification"
-                | "declaration_list"
-                | "ERROR"
-                    if depth < 64 =>
-                {
+                k if (k == "ERROR" || holds_items(k)) && depth < 64 => {
                     stack.push((child, depth + 1))
                 }
                 _ => {}
