@@ -96,6 +96,18 @@ impl<'s> Lowerer<'s> {
         })
     }
 
+    /// Records an access of `place` at `span`.
+    fn access(&mut self, out: &mut Vec<Stmt>, place: &Expr, kind: AccessKind, span: Span) {
+        self.push(
+            out,
+            Stmt::Access(Access {
+                place: place.clone(),
+                kind,
+                span,
+            }),
+        );
+    }
+
     fn push(&mut self, out: &mut Vec<Stmt>, s: Stmt) {
         if self.nstmts >= MAX_STMTS {
             self.ir.truncated = true;
@@ -438,14 +450,7 @@ impl<'s> Lowerer<'s> {
                     };
                     self.stmt_span = saved;
                     if !ty.is_static {
-                        self.push(
-                            out,
-                            Stmt::Access(Access {
-                                place: Expr::Var(name.clone()),
-                                kind: AccessKind::Write,
-                                span,
-                            }),
-                        );
+                        self.access(out, &Expr::Var(name.clone()), AccessKind::Write, span);
                         self.push(
                             out,
                             Stmt::Assign {
@@ -583,27 +588,13 @@ impl<'s> Lowerer<'s> {
                 }
                 let place = Expr::Var(Name::from(id));
                 let span = self.span(n);
-                self.push(
-                    out,
-                    Stmt::Access(Access {
-                        place: place.clone(),
-                        kind: AccessKind::Read,
-                        span,
-                    }),
-                );
+                self.access(out, &place, AccessKind::Read, span);
                 place
             }
             "field_expression" | "subscript_expression" => {
                 let place = self.place(n, out, depth + 1);
                 let span = self.span(n);
-                self.push(
-                    out,
-                    Stmt::Access(Access {
-                        place: place.clone(),
-                        kind: AccessKind::Read,
-                        span,
-                    }),
-                );
+                self.access(out, &place, AccessKind::Read, span);
                 place
             }
             "pointer_expression" => {
@@ -623,14 +614,7 @@ impl<'s> Lowerer<'s> {
                 } else {
                     let place = self.place(n, out, depth + 1);
                     let span = self.span(n);
-                    self.push(
-                        out,
-                        Stmt::Access(Access {
-                            place: place.clone(),
-                            kind: AccessKind::Read,
-                            span,
-                        }),
-                    );
+                    self.access(out, &place, AccessKind::Read, span);
                     place
                 }
             }
@@ -673,23 +657,9 @@ impl<'s> Lowerer<'s> {
                 let place = self.place(l, out, depth + 1);
                 let span = self.span(l);
                 if op != "=" {
-                    self.push(
-                        out,
-                        Stmt::Access(Access {
-                            place: place.clone(),
-                            kind: AccessKind::Read,
-                            span,
-                        }),
-                    );
+                    self.access(out, &place, AccessKind::Read, span);
                 }
-                self.push(
-                    out,
-                    Stmt::Access(Access {
-                        place: place.clone(),
-                        kind: AccessKind::Write,
-                        span,
-                    }),
-                );
+                self.access(out, &place, AccessKind::Write, span);
                 let rhs = if op == "=" {
                     rhs
                 } else {
@@ -710,22 +680,8 @@ impl<'s> Lowerer<'s> {
                 };
                 let place = self.place(a, out, depth + 1);
                 let span = self.span(a);
-                self.push(
-                    out,
-                    Stmt::Access(Access {
-                        place: place.clone(),
-                        kind: AccessKind::Read,
-                        span,
-                    }),
-                );
-                self.push(
-                    out,
-                    Stmt::Access(Access {
-                        place: place.clone(),
-                        kind: AccessKind::Write,
-                        span,
-                    }),
-                );
+                self.access(out, &place, AccessKind::Read, span);
+                self.access(out, &place, AccessKind::Write, span);
                 self.push(
                     out,
                     Stmt::Assign {
