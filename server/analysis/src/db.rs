@@ -99,11 +99,23 @@ impl RootDb {
 #[salsa::db]
 impl salsa::Database for RootDb {}
 
+/// The broken regions of a file with syntax errors, parsed again once for
+/// both `file_items` and `file_lowered`.
+#[salsa::tracked(returns(ref))]
+pub fn file_recovery(db: &dyn salsa::Database, file: SourceFile) -> Arc<syntax::Recovery> {
+    let p = file.parsed(db);
+    Arc::new(syntax::recover(&p.tree, &p.text))
+}
+
 /// Top-level items of a file.
 #[salsa::tracked(returns(ref))]
 pub fn file_items(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileItems> {
     let p = file.parsed(db);
-    Arc::new(syntax::extract_items(&p.tree, &p.text))
+    Arc::new(syntax::extract_items_in(
+        &p.tree,
+        &p.text,
+        file_recovery(db, file),
+    ))
 }
 
 /// The functions defined in a file, in source order.
@@ -203,7 +215,8 @@ pub fn file_lowered(
     let p = file.parsed(db);
     let macros = macro_table(db, ws);
     let mut v: Vec<(usize, Arc<FnIr>)> = Vec::new();
-    syntax::for_each_function(&p.tree, &p.text, &mut |n, text, offset| {
+    let recovery = file_recovery(db, file);
+    syntax::for_each_function_in(&p.tree, &p.text, recovery, &mut |n, text, offset| {
         v.push((
             offset + n.start_byte(),
             crate::lower_cache::lower(n, text, macros),

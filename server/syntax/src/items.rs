@@ -138,6 +138,62 @@ pub fn function_nodes<'t>(tree: &'t Tree, src: &str) -> Vec<Node<'t>> {
 /// erroneous definitions they overlap. Regions are disjoint, so this costs at
 /// most one more parse of the file, and only for files with errors.
 pub fn for_each_function(tree: &Tree, src: &str, f: &mut dyn FnMut(Node, &str, usize)) {
+    for_each_function_in(tree, src, &recover(tree, src), f)
+}
+
+/// The broken regions of a file with errors, parsed again with inactive
+/// conditionals blanked (see [`for_each_function`]). Computing it once lets
+/// several passes over the functions share it.
+#[derive(Default)]
+pub struct Recovery {
+    /// (offset in the file, blanked region text, its tree).
+    regions: Vec<(usize, String, Tree)>,
+}
+
+impl PartialEq for Recovery {
+    /// The trees follow from the texts.
+    fn eq(&self, other: &Self) -> bool {
+        self.regions.len() == other.regions.len()
+            && self
+                .regions
+                .iter()
+                .zip(&other.regions)
+                .all(|(a, b)| a.0 == b.0 && a.1 == b.1)
+    }
+}
+
+impl std::fmt::Debug for Recovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Recovery({} regions)", self.regions.len())
+    }
+}
+
+/// Parses the broken regions of `tree` again (nothing for a tree without
+/// errors).
+pub fn recover(tree: &Tree, src: &str) -> Recovery {
+    if !tree.root_node().has_error() {
+        return Recovery::default();
+    }
+    let main = function_nodes(tree, src);
+    let blanked = crate::preproc::blank_inactive(src);
+    let regions = broken_regions(tree, src, &blanked, &main)
+        .into_iter()
+        .filter_map(|r| {
+            let sub = blanked.get(r.clone())?;
+            (!sub.trim().is_empty())
+                .then(|| (r.start, sub.to_string(), crate::parse::parse_text(sub)))
+        })
+        .collect();
+    Recovery { regions }
+}
+
+/// [`for_each_function`] with the file's [`Recovery`] already computed.
+pub fn for_each_function_in(
+    tree: &Tree,
+    src: &str,
+    recovery: &Recovery,
+    f: &mut dyn FnMut(Node, &str, usize),
+) {
     let main = function_nodes(tree, src);
     if !tree.root_node().has_error() {
         for n in main {
@@ -145,22 +201,13 @@ pub fn for_each_function(tree: &Tree, src: &str, f: &mut dyn FnMut(Node, &str, u
         }
         return;
     }
-    let blanked = crate::preproc::blank_inactive(src);
-    let regions = broken_regions(tree, src, &blanked, &main);
-    let subs: Vec<(usize, &str, Tree)> = regions
-        .into_iter()
-        .filter_map(|r| {
-            let sub = blanked.get(r.clone())?;
-            (!sub.trim().is_empty()).then(|| (r.start, sub, crate::parse::parse_text(sub)))
-        })
-        .collect();
     // (start, end, rank, node, text, offset); a lower rank wins an overlap.
     let mut cands: Vec<(usize, usize, u8, Node, &str, usize)> = Vec::new();
     for n in main {
         let rank = if n.has_error() { 2 } else { 0 };
         cands.push((n.start_byte(), n.end_byte(), rank, n, src, 0));
     }
-    for (offset, sub, t) in &subs {
+    for (offset, sub, t) in &recovery.regions {
         for n in function_nodes(t, sub) {
             let (s, e) = (offset + n.start_byte(), offset + n.end_byte());
             cands.push((s, e, 1, n, sub, *offset));
@@ -327,6 +374,11 @@ fn matching_brace(src: &str, from: usize) -> Option<usize> {
 
 /// Extracts the top-level items of a parsed file.
 pub fn extract_items(tree: &Tree, src: &str) -> FileItems {
+    extract_items_in(tree, src, &recover(tree, src))
+}
+
+/// [`extract_items`] with the file's [`Recovery`] already computed.
+pub fn extract_items_in(tree: &Tree, src: &str, recovery: &Recovery) -> FileItems {
     let mut items = FileItems::default();
     let root = tree.root_node();
     let mut stack = vec![(root, 0u32)];
@@ -350,7 +402,7 @@ pub fn extract_items(tree: &Tree, src: &str) -> FileItems {
             }
         }
     }
-    for_each_function(tree, src, &mut |node, sub, offset| {
+    for_each_function_in(tree, src, recovery, &mut |node, sub, offset| {
         function_item(node, sub, offset, &mut items)
     });
     items.functions.sort_by_key(|f| f.start);

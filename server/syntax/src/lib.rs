@@ -15,8 +15,8 @@ pub mod preproc;
 
 pub use ir::*;
 pub use items::{
-    extract_items, for_each_function, function_nodes, FileItems, FunctionItem, GlobalItem,
-    MacroDef, StructDef,
+    extract_items, extract_items_in, for_each_function, for_each_function_in, function_nodes,
+    recover, FileItems, FunctionItem, GlobalItem, MacroDef, Recovery, StructDef,
 };
 pub use line_index::LineIndex;
 pub use lower::{lower_definition, lower_function};
