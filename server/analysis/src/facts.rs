@@ -107,6 +107,14 @@ pub struct ThreadTable {
 }
 
 impl ThreadTable {
+    /// Is abstract thread `t` created at most once (unknown threads are)?
+    pub fn is_unique(&self, t: u32) -> bool {
+        self.threads
+            .get(t as usize)
+            .map(|t| t.unique)
+            .unwrap_or(true)
+    }
+
     /// The chain of (thread, spawn site) from `t` up to the root, `t` first.
     pub fn chain(&self, mut t: u32) -> Vec<(u32, Option<u32>)> {
         let mut v = Vec::new();

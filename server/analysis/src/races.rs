@@ -85,13 +85,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
     }
     // Quick reject: a single unique thread alone cannot race.
     let first = facts[0].thread;
-    if facts.iter().all(|f| f.thread == first)
-        && table
-            .threads
-            .get(first as usize)
-            .map(|t| t.unique)
-            .unwrap_or(true)
-    {
+    if facts.iter().all(|f| f.thread == first) && table.is_unique(first) {
         return out;
     }
     // Accesses that agree on everything the check looks at behave alike:
@@ -163,13 +157,7 @@ fn race_pair(
     if !paths_may_overlap(&a.path, &b.path) {
         return None;
     }
-    let unique = |t: u32| {
-        table
-            .threads
-            .get(t as usize)
-            .map(|t| t.unique)
-            .unwrap_or(true)
-    };
+    let unique = |t: u32| table.is_unique(t);
     if a.thread == b.thread && unique(a.thread) {
         return None;
     }
@@ -318,13 +306,7 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
     }
     let ca = table.chain(a.thread);
     let cb = table.chain(b.thread);
-    let unique = |t: u32| {
-        table
-            .threads
-            .get(t as usize)
-            .map(|t| t.unique)
-            .unwrap_or(true)
-    };
+    let unique = |t: u32| table.is_unique(t);
     // `b`'s thread descends from `a`'s: `a` happens in parallel only after
     // creating that branch and before joining it.
     if let Some(pos) = cb.iter().position(|(t, _)| *t == a.thread) {

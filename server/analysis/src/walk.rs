@@ -123,6 +123,16 @@ struct State {
     phases: Vec<(Name, u8, u8)>,
 }
 
+/// The objects among pointer values.
+fn targets(vals: Vals) -> Vec<LocKey> {
+    vals.into_iter()
+        .filter_map(|v| match v {
+            Val::Target(k) => Some(k),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The elements of `a` that are also in `b`, in `a`'s order.
 fn common<T: Clone + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
     a.iter().filter(|x| b.contains(x)).cloned().collect()
@@ -1037,17 +1047,7 @@ impl<'a> Walker<'a> {
     /// The objects a pointer value may point to; falls back to the pointee's
     /// struct type when the pointer is unresolved.
     fn deref(&self, fr: &Frame, v: &Expr, depth: u32) -> Vec<LocKey> {
-        let vals = self.eval(fr, v, depth + 1);
-        let mut out: Vec<LocKey> = vals
-            .into_iter()
-            .filter_map(|v| {
-                if let Val::Target(k) = v {
-                    Some(k)
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let mut out = targets(self.eval(fr, v, depth + 1));
         if out.is_empty() {
             if let Some(t) = self.type_of(fr, v, 0) {
                 if let Some(n) = &t.name {
@@ -1809,17 +1809,7 @@ impl<'a> Walker<'a> {
         let Some(arg) = arg else {
             return (Vec::new(), false);
         };
-        let mut v: Vec<LocKey> = self
-            .eval(fr, arg, 0)
-            .into_iter()
-            .filter_map(|v| {
-                if let Val::Target(k) = v {
-                    Some(k)
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let mut v = targets(self.eval(fr, arg, 0));
         if v.is_empty() {
             // An unresolved lock pointer: name it by its expression's type or text.
             v = self.deref(fr, arg, 0);
@@ -2709,7 +2699,9 @@ fn fact_order(a: &AccessFact, b: &AccessFact) -> std::cmp::Ordering {
         .then(a.direct_local.cmp(&b.direct_local))
 }
 
-fn same_thread_id(a: &LocKey, b: &LocKey) -> bool {
+/// May `a` and `b` name the same thread id? Equal up to indices, and
+/// constant indices equal.
+pub(crate) fn same_thread_id(a: &LocKey, b: &LocKey) -> bool {
     a.base == b.base
         && a.path.len() == b.path.len()
         && a.path.iter().zip(&b.path).all(|(x, y)| match (x, y) {

@@ -15,6 +15,7 @@ use crate::config::CallModel;
 use crate::db::{function_summary, program, FunctionId, FunctionSummary, Program, Workspace};
 use crate::facts::ThreadTable;
 use crate::model::{Base, LocKey};
+use crate::walk::same_thread_id;
 use racelens_syntax::{AccessKind, Call, Callee, Expr, Name, Span, Stmt, Test};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
@@ -1034,17 +1035,4 @@ fn is_signal(n: &str) -> Option<bool> {
         "pthread_cond_broadcast" | "cnd_broadcast" => Some(true),
         _ => None,
     }
-}
-
-/// May `a` and `b` name the same thread id? Equal up to indices, and
-/// constant indices equal.
-fn same_thread_id(a: &LocKey, b: &LocKey) -> bool {
-    use crate::model::Elem;
-    a.base == b.base
-        && a.path.len() == b.path.len()
-        && a.path.iter().zip(&b.path).all(|(x, y)| match (x, y) {
-            (Elem::Index(Some(i)), Elem::Index(Some(j))) => i == j,
-            (Elem::Index(_), Elem::Index(_)) => true,
-            _ => x == y,
-        })
 }
