@@ -182,6 +182,14 @@ fn scan_comments(line: &[u8], mut in_comment: bool) -> bool {
 mod tests {
     use super::*;
 
+    /// The lines left with text, trimmed.
+    fn kept_lines(out: &str) -> Vec<&str> {
+        out.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect()
+    }
+
     #[test]
     fn keeps_first_branch_and_offsets() {
         let src =
@@ -208,11 +216,7 @@ mod tests {
     fn if_zero_keeps_else_and_nesting() {
         let src = "#if 0\na\n#ifdef X\nb\n#endif\n#elif 0\nc\n#else\nd\n#ifdef Y\ne\n#else\nf\n#endif\n#endif\ng\n";
         let out = blank_inactive(src);
-        let kept: Vec<&str> = out
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect();
+        let kept = kept_lines(&out);
         assert_eq!(kept, ["d", "e", "g"]);
     }
 
@@ -220,11 +224,7 @@ mod tests {
     fn directives_in_comments_and_continuations() {
         let src = "/*\n#else\n*/\n#if defined(A) && \\\n  defined(B)\nx\n#else\ny\n#endif\n";
         let out = blank_inactive(src);
-        let kept: Vec<&str> = out
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect();
+        let kept = kept_lines(&out);
         assert_eq!(kept, ["/*", "#else", "*/", "x"]);
         assert!(matches!(blank_inactive("int x;\n"), Cow::Borrowed(_)));
     }
