@@ -207,6 +207,7 @@ impl Default for Config {
                 "vsnprintf",
                 "fgets",
                 "gets",
+                "time",
             ],
             Mem {
                 write: Some(0),

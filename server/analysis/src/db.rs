@@ -268,6 +268,8 @@ pub struct Program {
     pub prototypes: rustc_hash::FxHashSet<Name>,
     /// Return types of defined and declared functions.
     pub returns: FxHashMap<Name, TypeInfo>,
+    /// Declared functions: bit `i` set when parameter `i` is a pointer.
+    pub pointer_params: FxHashMap<Name, u64>,
 }
 
 impl Program {
@@ -340,6 +342,9 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
         }
         for (n, t) in &items.typedefs {
             p.typedefs.insert(n.clone(), t.clone());
+        }
+        for (n, mask) in &items.pointer_params {
+            *p.pointer_params.entry(n.clone()).or_default() |= mask;
         }
         for (n, t) in &items.prototypes {
             p.prototypes.insert(n.clone());

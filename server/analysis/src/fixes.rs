@@ -662,6 +662,7 @@ fn lock_name_base(k: &LocKey) -> String {
         Base::Heap { func, .. } => format!("{func}_heap"),
         Base::Type(t) => t.to_string(),
         Base::Synthetic(n) => n.to_string(),
+        Base::Unknown => "wild".to_string(),
     };
     for e in &k.path {
         if let crate::model::Elem::Field(f) = e {

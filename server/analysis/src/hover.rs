@@ -364,6 +364,7 @@ fn describe_base(k: &LocKey) -> String {
         Base::Heap { .. } => "heap object",
         Base::Type(_) => "object reached through a pointer",
         Base::Synthetic(_) => "synthetic",
+        Base::Unknown => "object behind a wild pointer",
     };
     if k.path.iter().any(|e| matches!(e, Elem::Field(_))) {
         format!("field of a {what}")

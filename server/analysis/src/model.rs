@@ -21,6 +21,10 @@ pub enum Base {
     Type(Name),
     /// A synthetic lock (for example the one guarding a `pthread_once` body).
     Synthetic(Name),
+    /// Memory behind a wild pointer: an uninitialized pointer or a non-zero
+    /// integer used as an address. It may be any object; wild accesses of
+    /// two threads may meet.
+    Unknown,
 }
 
 /// One step of a path below a base.
@@ -56,12 +60,12 @@ impl LocKey {
 
     /// True when the base may stand for several run-time objects.
     pub fn is_weak(&self) -> bool {
-        matches!(self.base, Base::Type(_) | Base::Heap { .. })
+        matches!(self.base, Base::Type(_) | Base::Heap { .. } | Base::Unknown)
     }
 
     /// A lock key that may stand for several lock objects.
     pub fn is_weak_lock(&self) -> bool {
-        matches!(self.base, Base::Type(_))
+        matches!(self.base, Base::Type(_) | Base::Unknown)
             || self.path.iter().any(|e| matches!(e, Elem::Index(None)))
     }
 
@@ -107,6 +111,7 @@ impl LocKey {
             Base::Heap { func, .. } => format!("(heap object allocated in `{func}`)"),
             Base::Type(t) => format!("(struct {t})"),
             Base::Synthetic(n) => n.to_string(),
+            Base::Unknown => "(memory behind a wild pointer)".to_string(),
         };
         for e in &self.path {
             match e {

@@ -123,6 +123,88 @@ struct State {
     phases: Vec<(Name, u8, u8)>,
 }
 
+/// Is this value wild: a non-zero integer constant or a wild local? `Some(true)`
+/// when it is pointer-typed, `Some(false)` for an integer that becomes a wild
+/// pointer only where a pointer is expected.
+fn wild_value(fr: &Frame, e: &Expr) -> Option<bool> {
+    match e {
+        Expr::Int(n) if *n != 0 => Some(false),
+        Expr::Var(x) if fr.wild.contains(x) => {
+            Some(fr.locals.get(x).map(|t| t.pointer >= 1).unwrap_or(false))
+        }
+        Expr::Cast { ty, value } => {
+            let v = wild_value(fr, value)?;
+            Some(v || ty.as_deref().map(|t| t.contains('*')).unwrap_or(false))
+        }
+        _ => None,
+    }
+}
+
+fn is_wild(fr: &Frame, e: &Expr) -> bool {
+    wild_value(fr, e).is_some()
+}
+
+/// Library functions without a model whose listed parameters are pointers
+/// (bit `i` for parameter `i`), for when no prototype is in the program.
+const LIBRARY_POINTER_PARAMS: &[(&str, u64)] = &[("pthread_setspecific", 0b10)];
+
+/// Locals that can only hold a wild pointer when used as one: non-static
+/// scalars or pointers whose address is never taken, that are left
+/// uninitialized or only ever set to non-zero integer constants (or, for
+/// integers, to arithmetic). Any assignment of null, of an address or of
+/// another variable makes a local tame.
+fn wild_locals(
+    ir: &racelens_syntax::FnIr,
+    locals: &FxHashMap<Name, TypeInfo>,
+    structs: &FxHashMap<Name, Vec<(Name, TypeInfo)>>,
+) -> FxHashSet<Name> {
+    let mut wild: FxHashSet<Name> = FxHashSet::default();
+    visit_stmts(&ir.body, &mut |s| {
+        if let Stmt::Decl(d) = s {
+            let t = locals.get(&d.name).unwrap_or(&d.ty);
+            let scalar = t.pointer >= 1
+                || t.name
+                    .as_ref()
+                    .map(|n| !structs.contains_key(n))
+                    .unwrap_or(false);
+            if scalar && !t.array && !t.is_static && !t.thread_local {
+                wild.insert(d.name.clone());
+            }
+        }
+    });
+    for p in &ir.params {
+        wild.remove(&p.name);
+    }
+    for x in &ir.address_taken {
+        wild.remove(x);
+    }
+    if wild.is_empty() {
+        return wild;
+    }
+    visit_stmts(&ir.body, &mut |s| {
+        if let Stmt::Assign {
+            lhs: Expr::Var(x),
+            rhs,
+        } = s
+        {
+            let mut r = rhs;
+            while let Expr::Cast { value, .. } = r {
+                r = value;
+            }
+            let integer = locals.get(x).map(|t| t.pointer == 0).unwrap_or(false);
+            let keeps = match r {
+                Expr::Int(n) => *n != 0,
+                Expr::Other => integer,
+                _ => false,
+            };
+            if !keeps {
+                wild.remove(x);
+            }
+        }
+    });
+    wild
+}
+
 /// The objects among pointer values.
 fn targets(vals: Vals) -> Vec<LocKey> {
     vals.into_iter()
@@ -254,6 +336,9 @@ struct Frame {
     single_defs: FxHashMap<Name, Expr>,
     /// Locals assigned from a call result: (local, call id).
     from_calls: Vec<(Name, u32)>,
+    /// Wild locals: never given an address or null, only left uninitialized
+    /// or set to non-zero integers (see [`wild_locals`]).
+    wild: FxHashSet<Name>,
 }
 
 /// One memoized calling context: a function walked from one entry state in
@@ -811,6 +896,7 @@ impl<'a> Walker<'a> {
                 _ => None,
             })
             .collect();
+        let wild = wild_locals(&summary.ir, &locals, &self.prog.structs);
         let mut frame = Frame {
             fid,
             fname,
@@ -821,6 +907,7 @@ impl<'a> Walker<'a> {
             calls,
             single_defs,
             from_calls,
+            wild,
         };
         // Flow-insensitive points-to of local pointers, to a small fixpoint.
         let summary = frame.summary.clone();
@@ -1048,7 +1135,9 @@ impl<'a> Walker<'a> {
     /// struct type when the pointer is unresolved.
     fn deref(&self, fr: &Frame, v: &Expr, depth: u32) -> Vec<LocKey> {
         let mut out = targets(self.eval(fr, v, depth + 1));
-        if out.is_empty() {
+        if out.is_empty() && is_wild(fr, v) {
+            out.push(LocKey::new(Base::Unknown));
+        } else if out.is_empty() {
             if let Some(t) = self.type_of(fr, v, 0) {
                 if let Some(n) = &t.name {
                     // Memory behind a pointer that unknown code returned may be
@@ -1804,12 +1893,64 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Code without a body (a library function, `pthread_join`'s result
+    /// slot, `free`) handed a wild pointer may write through it.
+    fn wild_call(&mut self, fr: &Frame, c: &Call, model: Option<&CallModel>, st: &State) {
+        let writes_data = match model {
+            None => self.functions_of(fr, &c.callee).is_empty(),
+            Some(m) => matches!(
+                m,
+                CallModel::Join { .. } | CallModel::Mem { .. } | CallModel::Realloc
+            ),
+        };
+        if !writes_data {
+            return;
+        }
+        let name = match &c.callee {
+            Callee::Direct(n) => Some(n.clone()),
+            Callee::Indirect(_) => None,
+        };
+        let mut mask = name
+            .as_ref()
+            .and_then(|n| self.prog.pointer_params.get(n).copied())
+            .unwrap_or(0);
+        if let Some(n) = &name {
+            if let Some((_, m)) = LIBRARY_POINTER_PARAMS.iter().find(|(f, _)| **f == **n) {
+                mask |= m;
+            }
+        }
+        match model {
+            Some(CallModel::Mem { write, read }) => {
+                for i in write.iter().chain(read.iter()) {
+                    mask |= 1u64 << (*i).min(63);
+                }
+            }
+            Some(CallModel::Join { .. }) => mask |= 0b10,
+            Some(CallModel::Realloc) => mask |= 0b1,
+            _ => {}
+        }
+        for (i, a) in c.args.iter().enumerate() {
+            let pointer_expected = i < 64 && mask & (1u64 << i) != 0;
+            match wild_value(fr, a) {
+                Some(true) => {}
+                Some(false) if pointer_expected => {}
+                _ => continue,
+            }
+            let place = Expr::Deref(Box::new(a.clone()));
+            self.record(fr, &place, AccessKind::Write, c.span, st);
+        }
+    }
+
     /// The locks an argument may denote; `false` when it is unresolved.
     fn lock_keys(&self, fr: &Frame, arg: Option<&Expr>) -> (Vec<LocKey>, bool) {
         let Some(arg) = arg else {
             return (Vec::new(), false);
         };
         let mut v = targets(self.eval(fr, arg, 0));
+        if v.is_empty() && is_wild(fr, arg) {
+            // A wild lock pointer may be any lock.
+            return (v, false);
+        }
         if v.is_empty() {
             // An unresolved lock pointer: name it by its expression's type or text.
             v = self.deref(fr, arg, 0);
@@ -1831,6 +1972,9 @@ impl<'a> Walker<'a> {
 
     fn call(&mut self, fr: &Frame, c: &Call, mut st: State) -> Option<State> {
         let model = fr.summary.models.get(&c.id).cloned();
+        if c.args.iter().any(|a| is_wild(fr, a)) {
+            self.wild_call(fr, c, model.as_ref(), &st);
+        }
         match model {
             Some(CallModel::Lock { arg, shared }) => {
                 if st.may.0.len() >= MAX_HELD {
@@ -2382,12 +2526,12 @@ impl<'a> Walker<'a> {
             return;
         }
         if let Some(t) = self.type_of(fr, place, 0) {
-            if t.atomic || (t.thread_local && is_direct(place)) || t.is_volatile() {
+            if t.atomic || (t.thread_local && is_direct_in(fr, place)) || t.is_volatile() {
                 return;
             }
         }
         let weak = keys.len() > 1;
-        let direct = is_direct(place);
+        let direct = is_direct_in(fr, place);
         let roots = if st.syms.is_empty() {
             Vec::new()
         } else {
@@ -2749,13 +2893,36 @@ fn merge_abrupt(out: &mut Out, o: &Out) {
     out.ret = join(out.ret.take(), o.ret.clone());
 }
 
-fn is_direct(e: &Expr) -> bool {
+/// Does the place name a variable of the current frame (or a global)
+/// syntactically? `*&x`, `(&s)->f` and a local array handed to a library
+/// call (`snprintf(buf, ...)`, which writes `*buf`) count: they denote this
+/// frame's instance whatever other frames do.
+fn is_direct_in(fr: &Frame, e: &Expr) -> bool {
     match e {
         Expr::Var(_) => true,
         Expr::Field {
             base, arrow: false, ..
-        } => is_direct(base),
-        Expr::Index { base, .. } => is_direct(base),
+        } => is_direct_in(fr, base),
+        Expr::Field {
+            base, arrow: true, ..
+        } => addresses_direct(fr, base),
+        Expr::Index { base, .. } => is_direct_in(fr, base),
+        Expr::Deref(v) => addresses_direct(fr, v),
+        Expr::Cast { value, .. } => is_direct_in(fr, value),
+        _ => false,
+    }
+}
+
+/// Is this pointer value the address of a direct place (`&x`, a local array)?
+fn addresses_direct(fr: &Frame, v: &Expr) -> bool {
+    match v {
+        Expr::Cast { value, .. } => addresses_direct(fr, value),
+        Expr::AddrOf(inner) => is_direct_in(fr, inner),
+        Expr::Var(a) => fr
+            .locals
+            .get(a)
+            .map(|t| t.array && !t.is_static)
+            .unwrap_or(false),
         _ => false,
     }
 }

@@ -64,6 +64,8 @@ pub struct FileItems {
     pub macros: Vec<MacroDef>,
     /// Declared function names (prototypes) with their return types.
     pub prototypes: Vec<(Name, TypeInfo)>,
+    /// For declared functions: bit `i` set when parameter `i` is a pointer.
+    pub pointer_params: Vec<(Name, u64)>,
     /// Byte offsets of syntax errors (first few), for reporting.
     pub error_count: u32,
 }
@@ -475,6 +477,43 @@ pub(crate) fn base_type(node: Node, src: &str) -> TypeInfo {
     ty
 }
 
+/// The parameters of a function declarator that are pointers (or arrays),
+/// as a bit mask over the first 64 positions.
+fn pointer_param_mask(mut d: Node, src: &str) -> u64 {
+    for _ in 0..16 {
+        match d.kind() {
+            "function_declarator" => break,
+            "pointer_declarator" | "init_declarator" | "attributed_declarator" => {
+                match d.child_by_field_name("declarator") {
+                    Some(inner) => d = inner,
+                    None => return 0,
+                }
+            }
+            _ => return 0,
+        }
+    }
+    let Some(params) = d.child_by_field_name("parameters") else {
+        return 0;
+    };
+    let mut mask = 0u64;
+    let mut cur = params.walk();
+    for (i, p) in params
+        .named_children(&mut cur)
+        .filter(|p| p.kind() == "parameter_declaration")
+        .enumerate()
+        .take(64)
+    {
+        let mut t = base_type(p, src);
+        if let Some(decl) = p.child_by_field_name("declarator") {
+            declarator(decl, &mut t);
+        }
+        if t.pointer >= 1 || t.array {
+            mask |= 1 << i;
+        }
+    }
+    mask
+}
+
 /// Walks a declarator: returns its name node and adjusts pointer/array/function flags.
 pub(crate) fn declarator<'t>(mut d: Node<'t>, ty: &mut TypeInfo) -> Option<Node<'t>> {
     let mut saw_pointer_in_parens = false;
@@ -565,6 +604,10 @@ fn declaration_item(node: Node, src: &str, items: &mut FileItems) {
         };
         if ty.is_function {
             ty.is_function = false;
+            let mask = pointer_param_mask(d, src);
+            if mask != 0 {
+                items.pointer_params.push((name(n, src), mask));
+            }
             items.prototypes.push((name(n, src), ty));
             continue;
         }
@@ -754,6 +797,19 @@ mod tests {
             .any(|s| &*s.name == "q" && s.fields.len() == 2));
         assert!(items.structs.iter().any(|s| &*s.name == "T"));
         assert_eq!(&*items.prototypes[0].0, "f");
+    }
+
+    #[test]
+    fn prototypes_record_pointer_parameters() {
+        let src = "extern void magic(struct s *p, int n, char buf[]);\nint *g(int, void **);\nvoid h(void);\n";
+        let tree = parse_text(src);
+        let items = extract_items(&tree, src);
+        let masks: Vec<(&str, u64)> = items
+            .pointer_params
+            .iter()
+            .map(|(n, m)| (&**n, *m))
+            .collect();
+        assert_eq!(masks, [("magic", 0b101), ("g", 0b10)]);
     }
 
     /// (name, text of the definition) of every function of `src`.

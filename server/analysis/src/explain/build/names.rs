@@ -52,7 +52,7 @@ impl Builder<'_> {
                         .map(|f| !call_in_loop(&function_summary(self.db, f).ir.body, *call, false))
                         .unwrap_or(false)
             }
-            Base::Type(_) | Base::Synthetic(_) => false,
+            Base::Type(_) | Base::Synthetic(_) | Base::Unknown => false,
         }
     }
 
