@@ -51,6 +51,13 @@ pub enum CallModel {
         write: Option<usize>,
         read: Option<usize>,
     },
+    /// `scanf`-style: writes through every argument from `from` on.
+    Scan {
+        from: usize,
+    },
+    /// A thread-unsafe library function (`rand`, `strtok`, `localtime`):
+    /// every call writes hidden static state of the library.
+    Unsafe,
     /// Ends the current thread or process.
     Exit,
 }
@@ -229,6 +236,39 @@ impl Default for Config {
                 write: None,
                 read: Some(0),
             },
+        );
+        put(&["scanf", "vscanf"], Scan { from: 1 });
+        put(
+            &["sscanf", "fscanf", "vsscanf", "vfscanf"],
+            Scan { from: 2 },
+        );
+        put(
+            &[
+                "rand",
+                "srand",
+                "random",
+                "srandom",
+                "drand48",
+                "lrand48",
+                "mrand48",
+                "srand48",
+                "strtok",
+                "localtime",
+                "gmtime",
+                "ctime",
+                "asctime",
+                "strerror",
+                "setenv",
+                "unsetenv",
+                "putenv",
+                "readdir",
+                "getpwnam",
+                "getpwuid",
+                "getgrnam",
+                "gethostbyname",
+                "inet_ntoa",
+            ],
+            Unsafe,
         );
         put(
             &["pthread_exit", "thrd_exit", "exit", "_exit", "abort"],

@@ -144,6 +144,20 @@ fn is_wild(fr: &Frame, e: &Expr) -> bool {
     wild_value(fr, e).is_some()
 }
 
+/// The hidden static state a thread-unsafe library function uses; functions
+/// that share state (`srand` and `rand`) name the same.
+fn hidden_state(f: &str) -> &str {
+    match f {
+        "srand" => "rand",
+        "srandom" => "random",
+        "lrand48" | "mrand48" | "srand48" => "drand48",
+        "gmtime" => "localtime",
+        "ctime" => "asctime",
+        "unsetenv" | "putenv" => "setenv",
+        f => f,
+    }
+}
+
 /// Library functions without a model whose listed parameters are pointers
 /// (bit `i` for parameter `i`), for when no prototype is in the program.
 const LIBRARY_POINTER_PARAMS: &[(&str, u64)] = &[("pthread_setspecific", 0b10)];
@@ -2158,6 +2172,23 @@ impl<'a> Walker<'a> {
                 }
                 Some(st)
             }
+            Some(CallModel::Scan { from }) => {
+                for e in c.args.iter().skip(from) {
+                    let place = Expr::Deref(Box::new(e.clone()));
+                    self.record(fr, &place, AccessKind::Write, c.span, &st);
+                }
+                Some(st)
+            }
+            Some(CallModel::Unsafe) => {
+                if let Callee::Direct(n) = &c.callee {
+                    let key = LocKey::new(Base::Synthetic(Name::from(format!(
+                        "(static state of {})",
+                        hidden_state(n)
+                    ))));
+                    self.record_at(fr, &Expr::Other, vec![key], AccessKind::Write, c.span, &st);
+                }
+                Some(st)
+            }
             Some(CallModel::Exit) => None,
             Some(CallModel::Barrier) => {
                 let key = c
@@ -2522,11 +2553,26 @@ impl<'a> Walker<'a> {
         st: &State,
     ) {
         let keys = self.place(fr, place, 0);
+        self.record_at(fr, place, keys, kind, span, st);
+    }
+
+    /// Records accesses of `place` to the objects `keys` it denotes.
+    fn record_at(
+        &mut self,
+        fr: &Frame,
+        place: &Expr,
+        keys: Vec<LocKey>,
+        kind: AccessKind,
+        span: racelens_syntax::Span,
+        st: &State,
+    ) {
         if keys.is_empty() {
             return;
         }
         if let Some(t) = self.type_of(fr, place, 0) {
-            if t.atomic || (t.thread_local && is_direct_in(fr, place)) || t.is_volatile() {
+            // Direct accesses of a thread-local are kept (marked below): a
+            // copy whose address another thread holds can still race.
+            if t.atomic || t.is_volatile() {
                 return;
             }
         }
@@ -2595,7 +2641,7 @@ impl<'a> Walker<'a> {
                     }
                 }
             }
-            if self.excluded(fr, &k, direct) {
+            if self.excluded(fr, &k) {
                 continue;
             }
             let direct_local = match &k.base {
@@ -2738,13 +2784,12 @@ impl<'a> Walker<'a> {
         set.extend(found);
     }
 
-    /// Atomic globals never race; thread-local ones only through pointers.
-    fn excluded(&self, _fr: &Frame, k: &LocKey, direct: bool) -> bool {
+    /// Atomic globals never race. (Thread-local ones race only through
+    /// pointers: their direct accesses are kept, marked `direct_local`.)
+    fn excluded(&self, _fr: &Frame, k: &LocKey) -> bool {
         if let Base::Global(g) = &k.base {
             if let Some(t) = self.prog.globals.get(g) {
-                if t.atomic || (t.thread_local && direct) {
-                    return true;
-                }
+                return t.atomic;
             }
         }
         false

@@ -406,7 +406,9 @@ impl<'a> Builder<'a> {
                 direct |= !locals.contains_key(var) && self.flags.contains_key(var);
             }
             Stmt::Call(c) => match (s.models.get(&c.id), &c.callee) {
-                (Some(CallModel::Mem { .. }), _) => direct |= wanted(c.span),
+                (Some(CallModel::Mem { .. } | CallModel::Scan { .. } | CallModel::Unsafe), _) => {
+                    direct |= wanted(c.span)
+                }
                 (Some(m), _) => direct |= synchronises(m),
                 (None, Callee::Direct(n)) if is_signal(n).is_some() => direct = true,
                 (None, Callee::Direct(n))
@@ -764,6 +766,17 @@ impl<'a> Builder<'a> {
                             self.emit(Op::Access { kind }, at);
                         }
                     }
+                }
+            }
+            Some(CallModel::Scan { .. } | CallModel::Unsafe) => {
+                let thread = self.model.threads[self.cur].abs;
+                if self.wanted.accesses.contains(&(thread, fr.fid, c.span)) {
+                    self.emit(
+                        Op::Access {
+                            kind: AccessKind::Write,
+                        },
+                        at,
+                    );
                 }
             }
             Some(
