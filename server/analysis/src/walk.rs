@@ -1083,6 +1083,16 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// `a[i]` of `int a[N][M]`: types keep one array flag, so the row looks
+    /// like a scalar; but a scalar cannot be indexed, so it is an array.
+    fn lost_dimension(&self, fr: &Frame, base: &Expr) -> bool {
+        matches!(base, Expr::Index { .. })
+            && self
+                .type_of(fr, base, 0)
+                .map(|t| t.pointer == 0 && !t.array)
+                .unwrap_or(false)
+    }
+
     /// The objects an lvalue expression may designate.
     fn place(&self, fr: &Frame, e: &Expr, depth: u32) -> Vec<LocKey> {
         if depth > 32 {
@@ -1120,7 +1130,7 @@ impl<'a> Walker<'a> {
                     .collect()
             }
             Expr::Index { base, index, .. } => {
-                if self.is_array(fr, base) {
+                if self.is_array(fr, base) || self.lost_dimension(fr, base) {
                     self.place(fr, base, depth + 1)
                         .into_iter()
                         .map(|k| k.with(Elem::Index(*index)))
