@@ -23,6 +23,11 @@ pub struct Thread {
     /// lock from this thread's creation until it was joined (or forever).
     /// Other threads holding the lock cannot run in parallel with this one.
     pub creation_locks: Vec<(u32, LocKey)>,
+    /// (sibling site, lock): the creator held the lock continuously from
+    /// before the sibling site spawned until this thread was joined. The
+    /// sibling acquires the lock only after that, so this thread's accesses
+    /// all happen before the sibling's accesses that follow its acquisition.
+    pub joined_inside: Vec<(u32, LocKey)>,
     /// Sites this thread may leave running when it ends (`None`: unknown).
     pub leaks: Option<SiteSet>,
     /// Barriers this thread waits on somewhere.

@@ -178,6 +178,8 @@ fn race_pair(
         || once_ordered(b, a)
         || creation_excludes(a, b, table)
         || creation_excludes(b, a, table)
+        || joined_inside(a, b, table)
+        || joined_inside(b, a, table)
     {
         return None;
     }
@@ -212,6 +214,21 @@ fn creation_excludes(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> boo
             // Both bracketed by the same lock held by different creators.
             || tb.creation_locks.iter().any(|(c2, l2)| l2 == l && c2 != creator)
     })
+}
+
+/// Was `a`'s thread created and joined inside a critical section of its
+/// creator that also covers the creation of `b`'s thread, and had `b`'s
+/// thread acquired that lock before `b`? Then `a` happens before `b`.
+fn joined_inside(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
+    let Some(ta) = table.threads.get(a.thread as usize) else {
+        return false;
+    };
+    let Some(site_b) = table.threads.get(b.thread as usize).and_then(|t| t.site) else {
+        return false;
+    };
+    ta.joined_inside
+        .iter()
+        .any(|(s, l)| *s == site_b && b.acquired.iter().any(|(s2, l2)| *s2 == site_b && l2 == l))
 }
 
 /// Distinct fields or distinct constant indices do not overlap; a prefix

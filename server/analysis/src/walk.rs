@@ -471,6 +471,9 @@ struct WalkData {
     frames: std::cell::RefCell<FxHashMap<(FunctionId, Vec<Vals>), Arc<Frame>>>,
     /// Per site: locks the creator held from the spawn until the thread ended.
     protected: FxHashMap<u32, Vec<LocKey>>,
+    /// Per site: (sibling site, lock) where the lock was also held since the
+    /// sibling spawned, until this site's thread was joined.
+    joined_inside: FxHashMap<u32, Vec<(u32, LocKey)>>,
     // ----- the node graph, for incremental updates ------------------------
     nodes: Vec<Node>,
     /// Nodes being walked, innermost last.
@@ -581,6 +584,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
             site: None,
             unique: true,
             creation_locks: Vec::new(),
+            joined_inside: Vec::new(),
             leaks: None,
             barriers: Vec::new(),
         });
@@ -603,6 +607,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
         site: None,
         unique: true,
         creation_locks: Vec::new(),
+        joined_inside: Vec::new(),
         leaks: None,
         barriers: Vec::new(),
     });
@@ -644,6 +649,10 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
             init.clean.retain(|c| &c.1 != l);
         }
         w.d.threads[t].creation_locks = cl;
+        if let Some(site) = w.d.threads[t].site {
+            w.d.threads[t].joined_inside =
+                w.d.joined_inside.get(&site).cloned().unwrap_or_default();
+        }
         if let Some(fs) = prog.functions.get(&entry) {
             let f = fs[0];
             let bindings = vec![args];
@@ -692,7 +701,7 @@ impl<'a> Walker<'a> {
                 .filter(|(x, _)| *x == s)
                 .map(|(_, l)| l.clone())
                 .collect();
-            self.protect(s, held);
+            self.protect(s, held, Vec::new());
         }
     }
 
@@ -725,12 +734,18 @@ impl<'a> Walker<'a> {
         v
     }
 
-    fn protect(&mut self, site: u32, held: Vec<LocKey>) {
+    fn protect(&mut self, site: u32, held: Vec<LocKey>, inside: Vec<(u32, LocKey)>) {
         self.effect();
         match self.d.protected.get_mut(&site) {
             Some(p) => p.retain(|l| held.contains(l)),
             None => {
                 self.d.protected.insert(site, held);
+            }
+        }
+        match self.d.joined_inside.get_mut(&site) {
+            Some(p) => p.retain(|x| inside.contains(x)),
+            None => {
+                self.d.joined_inside.insert(site, inside);
             }
         }
     }
@@ -2132,7 +2147,13 @@ impl<'a> Walker<'a> {
                                 .filter(|(x, _)| *x == s)
                                 .map(|(_, l)| l.clone())
                                 .collect();
-                            self.protect(s, held);
+                            let inside: Vec<(u32, LocKey)> = st
+                                .clean
+                                .iter()
+                                .filter(|(x, l)| *x != s && held.contains(l))
+                                .cloned()
+                                .collect();
+                            self.protect(s, held, inside);
                         }
                         st.clean.retain(|(x, _)| *x != s);
                         st.active.remove(s);
@@ -2523,6 +2544,7 @@ impl<'a> Walker<'a> {
                         site: Some(site),
                         unique: true,
                         creation_locks: Vec::new(),
+                        joined_inside: Vec::new(),
                         leaks: None,
                         barriers: Vec::new(),
                     });
