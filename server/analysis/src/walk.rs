@@ -102,7 +102,9 @@ struct State {
     created: SiteSet,
     /// Sites that may have been created and not joined.
     active: SiteSet,
-    tries: Vec<(TryKey, Held)>,
+    /// Lock calls whose result a later test may check: the lock taken on
+    /// success, and whether success is a nonzero result.
+    tries: Vec<(TryKey, Held, bool)>,
     /// Branch facts on plain variables that hold on this path: (var, nonzero).
     conds: Vec<(Name, bool)>,
     /// Spawns that happened only when a variable was (non)zero.
@@ -1474,13 +1476,13 @@ impl<'a> Walker<'a> {
                     rhs: rhs @ Expr::CallResult(id),
                 } => {
                     let mut state = state;
-                    if let Some(h) = state
+                    if let Some((h, nz)) = state
                         .tries
                         .iter()
-                        .find(|(k, _)| *k == TryKey::Call(*id))
-                        .map(|(_, h)| h.clone())
+                        .find(|(k, _, _)| *k == TryKey::Call(*id))
+                        .map(|(_, h, nz)| (h.clone(), *nz))
                     {
-                        state.tries.push((TryKey::Var(x.clone()), h));
+                        state.tries.push((TryKey::Var(x.clone()), h, nz));
                     }
                     if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false)
                         || fr.address_taken.contains(x)
@@ -1758,9 +1760,11 @@ impl<'a> Walker<'a> {
         let held: Vec<Held> = st
             .tries
             .iter()
-            .filter(|(k, _)| *k == key)
-            .map(|(_, h)| h.clone())
+            .filter(|(k, _, _)| *k == key)
+            .map(|(_, h, _)| h.clone())
             .collect();
+        // Linux trylocks return nonzero on success (one model per call).
+        let ok_nonzero = st.tries.iter().any(|(k, _, nz)| *k == key && *nz);
         if held.is_empty() {
             if let TryKey::Var(v) = key {
                 // Path correlation on a plain flag: in each branch, spawns
@@ -1795,9 +1799,9 @@ impl<'a> Walker<'a> {
             fail.must.remove(&h.lock);
             fail.may.remove(&h.lock);
         }
-        ok.tries.retain(|(k, _)| *k != key);
-        fail.tries.retain(|(k, _)| *k != key);
-        if zero_on_true {
+        ok.tries.retain(|(k, _, _)| *k != key);
+        fail.tries.retain(|(k, _, _)| *k != key);
+        if zero_on_true != ok_nonzero {
             (ok, fail)
         } else {
             (fail, ok)
@@ -1870,15 +1874,19 @@ impl<'a> Walker<'a> {
                     if st.tries.len() >= MAX_TRACKED {
                         st.tries.remove(0);
                     }
-                    st.tries.push((TryKey::Call(c.id), h));
+                    st.tries.push((TryKey::Call(c.id), h, false));
                 }
                 Some(st)
             }
-            Some(CallModel::TryLock { arg, shared }) => {
+            Some(CallModel::TryLock {
+                arg,
+                shared,
+                ok_nonzero,
+            }) => {
                 for k in self.lock_keys(fr, c.args.get(arg)).0 {
                     let h = Held { lock: k, shared };
                     st.may.insert(h.clone());
-                    st.tries.push((TryKey::Call(c.id), h));
+                    st.tries.push((TryKey::Call(c.id), h, ok_nonzero));
                 }
                 Some(st)
             }
