@@ -470,7 +470,12 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
             .values()
             .any(|m| matches!(m, CallModel::Create { .. }))
     });
+    // Library mode: a program without `main` that takes locks is a library
+    // (or a kernel module) whose functions its clients may call from any
+    // number of threads at once.
+    let library = !prog.functions.contains_key("main") && w.uses_locks();
     if !w.d.has_threads
+        && !library
         && !prog
             .functions
             .values()
@@ -493,11 +498,13 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
     // Frames built while the store was incomplete are stale.
     w.d.frames.borrow_mut().clear();
     w.d.returns.borrow_mut().clear();
-    // The root thread: `main`, or every function nobody calls.
+    // The root thread: `main`, or every function nobody calls (in library
+    // mode these are threads of their own, below, and `main` stays empty).
     let roots: Vec<FunctionId> = match prog.functions.get("main") {
         // A folder may hold several programs (tools, tests): every `main` is
         // a root of the main thread.
         Some(m) => m.clone(),
+        None if library => Vec::new(),
         None => w.uncalled_functions(),
     };
     w.d.threads.push(Thread {
@@ -517,6 +524,9 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
         w.thread_ended(exit);
     }
     w.end_thread();
+    if library {
+        w.library_threads();
+    }
     let mut t = 1;
     while t < w.d.threads.len() {
         w.d.thread = t as u32;
@@ -705,6 +715,72 @@ impl<'a> Walker<'a> {
 
     fn summary(&self, f: FunctionId) -> Arc<FunctionSummary> {
         function_summary(self.db, f).clone()
+    }
+
+    /// Does some call of the program take or release a lock?
+    fn uses_locks(&self) -> bool {
+        self.prog.functions.values().flatten().any(|f| {
+            self.summary(*f).models.values().any(|m| {
+                matches!(
+                    m,
+                    CallModel::Lock { .. } | CallModel::TryLock { .. } | CallModel::Unlock { .. }
+                )
+            })
+        })
+    }
+
+    /// Library mode: every root function (one no other function calls
+    /// directly; its address may be taken, as handlers in an operations
+    /// table are) is the entry of a non-unique abstract thread without a
+    /// creator, which may run in parallel with itself and with every other
+    /// root. Functions handed to `pthread_create` or `pthread_once` are left
+    /// to those calls.
+    fn library_threads(&mut self) {
+        let mut called: FxHashSet<Name> = FxHashSet::default();
+        for (name, fs) in &self.prog.functions {
+            for f in fs {
+                let s = self.summary(*f);
+                visit_calls(&s.ir.body, &mut |c| {
+                    if let Callee::Direct(n) = &c.callee {
+                        // Recursion alone does not make a function called.
+                        if n != name {
+                            called.insert(n.clone());
+                        }
+                    }
+                    let func = match s.models.get(&c.id) {
+                        Some(CallModel::Create { func, .. } | CallModel::Once { func }) => *func,
+                        _ => return,
+                    };
+                    if let Some(n) = c.args.get(func).and_then(function_name) {
+                        called.insert(n);
+                    }
+                });
+            }
+        }
+        for (name, fs) in &self.prog.functions {
+            if called.contains(name) {
+                continue;
+            }
+            if self.d.threads.len() >= THREAD_BUDGET {
+                self.mark_incomplete(fs[0], "too many threads");
+                break;
+            }
+            let t = self.d.threads.len() as u32;
+            self.d.threads.push(Thread {
+                entry: name.clone(),
+                parent: None,
+                site: None,
+                unique: false,
+                creation_locks: Vec::new(),
+                leaks: None,
+                barriers: Vec::new(),
+            });
+            self.d.thread_args.push(Vec::new());
+            self.d.thread_acquired.push(Vec::new());
+            // Unknown code registering the root as a callback starts this
+            // same abstract thread.
+            self.d.callback_index.insert(name.clone(), t);
+        }
     }
 
     fn uncalled_functions(&self) -> Vec<FunctionId> {
@@ -2802,4 +2878,13 @@ pub fn visit_calls(stmts: &[Stmt], f: &mut dyn FnMut(&Call)) {
             f(c)
         }
     });
+}
+
+/// The function an argument names: `f`, `&f` or `(void *(*)(void *))f`.
+fn function_name(e: &Expr) -> Option<Name> {
+    match e {
+        Expr::Var(n) => Some(n.clone()),
+        Expr::AddrOf(inner) | Expr::Cast { value: inner, .. } => function_name(inner),
+        _ => None,
+    }
 }

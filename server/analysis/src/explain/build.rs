@@ -162,6 +162,11 @@ impl<'a> Builder<'a> {
                 abs: t,
                 entry: th.entry.clone(),
                 site: th.site,
+                start: match (th.site, th.unique) {
+                    (Some(_), _) => 0,
+                    (None, true) => 1,
+                    (None, false) => 2,
+                },
                 code: Vec::new(),
             });
         }
@@ -198,7 +203,8 @@ impl<'a> Builder<'a> {
             self.code = Vec::new();
             self.loops.clear();
             let entry = self.model.threads[i].entry.clone();
-            let is_root = i == 0 && self.model.threads[i].site.is_none();
+            // Main ends the process; a library root ends only itself.
+            let is_root = self.model.threads[i].start == 1;
             match self.function_named(&entry, None) {
                 Some(f) => {
                     let arg = self.thread_args[i].clone();
