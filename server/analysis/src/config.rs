@@ -19,6 +19,9 @@ pub enum CallModel {
     TryLock {
         arg: usize,
         shared: bool,
+        /// Success is a nonzero result (Linux `spin_trylock`, `mutex_trylock`)
+        /// rather than zero (pthreads, C11).
+        ok_nonzero: bool,
     },
     Unlock {
         arg: usize,
@@ -66,6 +69,10 @@ pub enum CallModel {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     pub models: FxHashMap<String, CallModel>,
+    /// Models that apply only to calls of functions the program does not
+    /// define (the Linux kernel's locking API, whose short names such as
+    /// `down` or `mutex_lock` a program may well use for its own functions).
+    pub fallback_models: FxHashMap<String, CallModel>,
     pub atomic_prefixes: Vec<String>,
     /// Diagnostics severity for may-races: "information", "warning" or "hint".
     pub may_severity: String,
@@ -132,6 +139,7 @@ impl Default for Config {
             TryLock {
                 arg: 0,
                 shared: false,
+                ok_nonzero: false,
             },
         );
         put(
@@ -139,6 +147,7 @@ impl Default for Config {
             TryLock {
                 arg: 0,
                 shared: true,
+                ok_nonzero: false,
             },
         );
         put(
@@ -276,6 +285,7 @@ impl Default for Config {
         );
         Config {
             models: m,
+            fallback_models: kernel_models(),
             atomic_prefixes: vec![
                 "atomic_".into(),
                 "__atomic_".into(),
@@ -287,8 +297,131 @@ impl Default for Config {
     }
 }
 
+/// The Linux kernel's locking API (mutexes, spinlocks, rwlocks, rw
+/// semaphores, semaphores): fallback models, used for calls of functions
+/// without a body in the program.
+fn kernel_models() -> FxHashMap<String, CallModel> {
+    use CallModel::*;
+    let mut m = FxHashMap::default();
+    let mut put = |names: &[&str], model: CallModel| {
+        for n in names {
+            m.insert(n.to_string(), model.clone());
+        }
+    };
+    let exclusive = Lock {
+        arg: 0,
+        shared: false,
+    };
+    put(
+        &[
+            "mutex_lock",
+            "mutex_lock_nested",
+            "mutex_lock_interruptible",
+            "mutex_lock_interruptible_nested",
+            "mutex_lock_killable",
+            "mutex_lock_io",
+            "spin_lock",
+            "spin_lock_nested",
+            "spin_lock_irq",
+            "spin_lock_irqsave",
+            "spin_lock_irqsave_nested",
+            "spin_lock_bh",
+            "raw_spin_lock",
+            "raw_spin_lock_irq",
+            "raw_spin_lock_irqsave",
+            "raw_spin_lock_bh",
+            "write_lock",
+            "write_lock_irq",
+            "write_lock_irqsave",
+            "write_lock_bh",
+            "down_write",
+            "down_write_killable",
+            "down",
+            "down_interruptible",
+            "down_killable",
+        ],
+        exclusive,
+    );
+    put(
+        &[
+            "read_lock",
+            "read_lock_irq",
+            "read_lock_irqsave",
+            "read_lock_bh",
+            "down_read",
+            "down_read_killable",
+            "down_read_interruptible",
+        ],
+        Lock {
+            arg: 0,
+            shared: true,
+        },
+    );
+    put(
+        &[
+            "mutex_trylock",
+            "spin_trylock",
+            "spin_trylock_irq",
+            "spin_trylock_irqsave",
+            "spin_trylock_bh",
+            "raw_spin_trylock",
+            "write_trylock",
+            "down_write_trylock",
+        ],
+        TryLock {
+            arg: 0,
+            shared: false,
+            ok_nonzero: true,
+        },
+    );
+    put(
+        &["read_trylock", "down_read_trylock"],
+        TryLock {
+            arg: 0,
+            shared: true,
+            ok_nonzero: true,
+        },
+    );
+    // `down_trylock` returns zero on success, like pthreads.
+    put(
+        &["down_trylock"],
+        TryLock {
+            arg: 0,
+            shared: false,
+            ok_nonzero: false,
+        },
+    );
+    put(
+        &[
+            "mutex_unlock",
+            "spin_unlock",
+            "spin_unlock_irq",
+            "spin_unlock_irqrestore",
+            "spin_unlock_bh",
+            "raw_spin_unlock",
+            "raw_spin_unlock_irq",
+            "raw_spin_unlock_irqrestore",
+            "raw_spin_unlock_bh",
+            "read_unlock",
+            "read_unlock_irq",
+            "read_unlock_irqrestore",
+            "read_unlock_bh",
+            "write_unlock",
+            "write_unlock_irq",
+            "write_unlock_irqrestore",
+            "write_unlock_bh",
+            "up_read",
+            "up_write",
+            "up",
+        ],
+        Unlock { arg: 0 },
+    );
+    m
+}
+
 impl Config {
-    /// The model of a callee name, if any.
+    /// The model of a callee name, if any, whether or not the program
+    /// defines the function; see [`Config::model_of`].
     pub fn model(&self, name: &str) -> Option<&CallModel> {
         if let Some(m) = self.models.get(name) {
             return Some(m);
@@ -301,6 +434,19 @@ impl Config {
             return Some(&CallModel::Atomic);
         }
         None
+    }
+
+    /// The model of a call of `name`: the configured and pthreads models
+    /// always, the fallback (kernel) models only when the program has no
+    /// body for `name` (`defined` is asked only then).
+    pub fn model_of(&self, name: &str, defined: impl FnOnce() -> bool) -> Option<&CallModel> {
+        if let Some(m) = self.model(name) {
+            return Some(m);
+        }
+        match self.fallback_models.get(name) {
+            Some(m) if !defined() => Some(m),
+            _ => None,
+        }
     }
 
     /// Parses `racelens.toml` text on top of the defaults. Errors leave the
@@ -440,8 +586,14 @@ impl FileConfig {
             }
             for f in &sec.trylock {
                 let (n, arg) = f.parts();
-                cfg.models
-                    .insert(n.into(), CallModel::TryLock { arg, shared: false });
+                cfg.models.insert(
+                    n.into(),
+                    CallModel::TryLock {
+                        arg,
+                        shared: false,
+                        ok_nonzero: false,
+                    },
+                );
             }
             for f in &sec.unlock {
                 let (n, arg) = f.parts();
@@ -509,5 +661,29 @@ mod tests {
         assert_eq!(errs.len(), 1);
         assert_eq!(errs[0].line, 2);
         assert_eq!(cfg, Config::default());
+    }
+
+    #[test]
+    fn kernel_models_apply_only_to_functions_without_a_body() {
+        let cfg = Config::default();
+        let lock = Some(&CallModel::Lock {
+            arg: 0,
+            shared: false,
+        });
+        assert_eq!(cfg.model_of("mutex_lock", || false), lock);
+        assert_eq!(cfg.model_of("mutex_lock", || true), None);
+        assert_eq!(
+            cfg.model_of("spin_trylock", || false),
+            Some(&CallModel::TryLock {
+                arg: 0,
+                shared: false,
+                ok_nonzero: true
+            })
+        );
+        // pthreads models do not depend on a body; `defined` is not asked.
+        assert_eq!(cfg.model_of("pthread_mutex_lock", || unreachable!()), lock);
+        // A configured model wins even over a definition.
+        let (cfg, _) = Config::from_toml("[locks]\nlock = [\"down\"]\n");
+        assert_eq!(cfg.model_of("down", || true), lock);
     }
 }

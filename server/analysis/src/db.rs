@@ -10,7 +10,7 @@
 use crate::config::{CallModel, Config};
 use racelens_syntax::{self as syntax, FileItems, FnIr, MacroTable, Name, Parsed, TypeInfo};
 use rustc_hash::FxHashMap;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -243,14 +243,29 @@ pub fn function_summary(db: &dyn salsa::Database, f: FunctionId) -> Arc<Function
     let ir = function_ir(db, f).as_ref().clone();
     let config = f.ws(db).config(db);
     let mut models = BTreeMap::new();
-    collect_models(&ir.body, config, &mut models);
+    let defined = |n: &str| defined_functions(db, f.ws(db)).contains(n);
+    collect_models(&ir.body, config, &defined, &mut models);
     Arc::new(FunctionSummary { ir, models })
 }
 
-fn collect_models(stmts: &[syntax::Stmt], config: &Config, out: &mut BTreeMap<u32, CallModel>) {
+/// Names of the functions the workspace defines (with a body). Backdated
+/// unless a definition is added, removed or renamed, so the summaries that
+/// ask it (only those calling a name with a fallback model) stay valid
+/// across body edits.
+#[salsa::tracked(returns(ref))]
+pub fn defined_functions(db: &dyn salsa::Database, ws: Workspace) -> Arc<BTreeSet<Name>> {
+    Arc::new(program(db, ws).functions.keys().cloned().collect())
+}
+
+fn collect_models(
+    stmts: &[syntax::Stmt],
+    config: &Config,
+    defined: &dyn Fn(&str) -> bool,
+    out: &mut BTreeMap<u32, CallModel>,
+) {
     crate::walk::visit_calls(stmts, &mut |c| {
         if let syntax::Callee::Direct(n) = &c.callee {
-            if let Some(m) = config.model(n) {
+            if let Some(m) = config.model_of(n, || defined(n)) {
                 out.insert(c.id, m.clone());
             }
         }

@@ -417,7 +417,7 @@ impl Render<'_> {
     fn label(&self, st: &State, i: u8) -> String {
         let t = st.insts[i as usize].t as usize;
         let th = &self.model.threads[t];
-        if th.site.is_none() {
+        if th.start == 1 {
             return format!("`{}`", th.entry);
         }
         let k = st.insts[..=i as usize]

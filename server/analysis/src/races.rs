@@ -170,7 +170,18 @@ fn race_pair(
     // reached through a pointer (`snprintf(buf, ...)`) in two of them is two
     // objects. (A local one instance hands to another of the same thread
     // through global memory is missed.)
-    if a.thread == b.thread && matches!(base, Base::Local { .. }) {
+    // Likewise two roots of a library: no one created either, so neither
+    // was handed a pointer into the other's frames.
+    let creatorless = |t: u32| {
+        table
+            .threads
+            .get(t as usize)
+            .map(|th| th.parent.is_none())
+            .unwrap_or(false)
+    };
+    if matches!(base, Base::Local { .. })
+        && (a.thread == b.thread || (creatorless(a.thread) && creatorless(b.thread)))
+    {
         return None;
     }
     if a.must.excludes(&b.must)

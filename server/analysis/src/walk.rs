@@ -102,7 +102,9 @@ struct State {
     created: SiteSet,
     /// Sites that may have been created and not joined.
     active: SiteSet,
-    tries: Vec<(TryKey, Held)>,
+    /// Lock calls whose result a later test may check: the lock taken on
+    /// success, and whether success is a nonzero result.
+    tries: Vec<(TryKey, Held, bool)>,
     /// Branch facts on plain variables that hold on this path: (var, nonzero).
     conds: Vec<(Name, bool)>,
     /// Spawns that happened only when a variable was (non)zero.
@@ -570,7 +572,12 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
             .values()
             .any(|m| matches!(m, CallModel::Create { .. }))
     });
+    // Library mode: a program without `main` that takes locks is a library
+    // (or a kernel module) whose functions its clients may call from any
+    // number of threads at once.
+    let library = !prog.functions.contains_key("main") && w.uses_locks();
     if !w.d.has_threads
+        && !library
         && !prog
             .functions
             .values()
@@ -594,11 +601,13 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
     // Frames built while the store was incomplete are stale.
     w.d.frames.borrow_mut().clear();
     w.d.returns.borrow_mut().clear();
-    // The root thread: `main`, or every function nobody calls.
+    // The root thread: `main`, or every function nobody calls (in library
+    // mode these are threads of their own, below, and `main` stays empty).
     let roots: Vec<FunctionId> = match prog.functions.get("main") {
         // A folder may hold several programs (tools, tests): every `main` is
         // a root of the main thread.
         Some(m) => m.clone(),
+        None if library => Vec::new(),
         None => w.uncalled_functions(),
     };
     w.d.threads.push(Thread {
@@ -619,6 +628,9 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
         w.thread_ended(exit);
     }
     w.end_thread();
+    if library {
+        w.library_threads();
+    }
     let mut t = 1;
     while t < w.d.threads.len() {
         w.d.thread = t as u32;
@@ -817,6 +829,73 @@ impl<'a> Walker<'a> {
 
     fn summary(&self, f: FunctionId) -> Arc<FunctionSummary> {
         function_summary(self.db, f).clone()
+    }
+
+    /// Does some call of the program take or release a lock?
+    fn uses_locks(&self) -> bool {
+        self.prog.functions.values().flatten().any(|f| {
+            self.summary(*f).models.values().any(|m| {
+                matches!(
+                    m,
+                    CallModel::Lock { .. } | CallModel::TryLock { .. } | CallModel::Unlock { .. }
+                )
+            })
+        })
+    }
+
+    /// Library mode: every root function (one no other function calls
+    /// directly; its address may be taken, as handlers in an operations
+    /// table are) is the entry of a non-unique abstract thread without a
+    /// creator, which may run in parallel with itself and with every other
+    /// root. Functions handed to `pthread_create` or `pthread_once` are left
+    /// to those calls.
+    fn library_threads(&mut self) {
+        let mut called: FxHashSet<Name> = FxHashSet::default();
+        for (name, fs) in &self.prog.functions {
+            for f in fs {
+                let s = self.summary(*f);
+                visit_calls(&s.ir.body, &mut |c| {
+                    if let Callee::Direct(n) = &c.callee {
+                        // Recursion alone does not make a function called.
+                        if n != name {
+                            called.insert(n.clone());
+                        }
+                    }
+                    let func = match s.models.get(&c.id) {
+                        Some(CallModel::Create { func, .. } | CallModel::Once { func }) => *func,
+                        _ => return,
+                    };
+                    if let Some(n) = c.args.get(func).and_then(function_name) {
+                        called.insert(n);
+                    }
+                });
+            }
+        }
+        for (name, fs) in &self.prog.functions {
+            if called.contains(name) {
+                continue;
+            }
+            if self.d.threads.len() >= THREAD_BUDGET {
+                self.mark_incomplete(fs[0], "too many threads");
+                break;
+            }
+            let t = self.d.threads.len() as u32;
+            self.d.threads.push(Thread {
+                entry: name.clone(),
+                parent: None,
+                site: None,
+                unique: false,
+                creation_locks: Vec::new(),
+                joined_inside: Vec::new(),
+                leaks: None,
+                barriers: Vec::new(),
+            });
+            self.d.thread_args.push(Vec::new());
+            self.d.thread_acquired.push(Vec::new());
+            // Unknown code registering the root as a callback starts this
+            // same abstract thread.
+            self.d.callback_index.insert(name.clone(), t);
+        }
     }
 
     fn uncalled_functions(&self) -> Vec<FunctionId> {
@@ -1602,13 +1681,13 @@ impl<'a> Walker<'a> {
                     rhs: rhs @ Expr::CallResult(id),
                 } => {
                     let mut state = state;
-                    if let Some(h) = state
+                    if let Some((h, nz)) = state
                         .tries
                         .iter()
-                        .find(|(k, _)| *k == TryKey::Call(*id))
-                        .map(|(_, h)| h.clone())
+                        .find(|(k, _, _)| *k == TryKey::Call(*id))
+                        .map(|(_, h, nz)| (h.clone(), *nz))
                     {
-                        state.tries.push((TryKey::Var(x.clone()), h));
+                        state.tries.push((TryKey::Var(x.clone()), h, nz));
                     }
                     if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false)
                         || fr.address_taken.contains(x)
@@ -1886,9 +1965,11 @@ impl<'a> Walker<'a> {
         let held: Vec<Held> = st
             .tries
             .iter()
-            .filter(|(k, _)| *k == key)
-            .map(|(_, h)| h.clone())
+            .filter(|(k, _, _)| *k == key)
+            .map(|(_, h, _)| h.clone())
             .collect();
+        // Linux trylocks return nonzero on success (one model per call).
+        let ok_nonzero = st.tries.iter().any(|(k, _, nz)| *k == key && *nz);
         if held.is_empty() {
             if let TryKey::Var(v) = key {
                 // Path correlation on a plain flag: in each branch, spawns
@@ -1923,9 +2004,9 @@ impl<'a> Walker<'a> {
             fail.must.remove(&h.lock);
             fail.may.remove(&h.lock);
         }
-        ok.tries.retain(|(k, _)| *k != key);
-        fail.tries.retain(|(k, _)| *k != key);
-        if zero_on_true {
+        ok.tries.retain(|(k, _, _)| *k != key);
+        fail.tries.retain(|(k, _, _)| *k != key);
+        if zero_on_true != ok_nonzero {
             (ok, fail)
         } else {
             (fail, ok)
@@ -2053,15 +2134,19 @@ impl<'a> Walker<'a> {
                     if st.tries.len() >= MAX_TRACKED {
                         st.tries.remove(0);
                     }
-                    st.tries.push((TryKey::Call(c.id), h));
+                    st.tries.push((TryKey::Call(c.id), h, false));
                 }
                 Some(st)
             }
-            Some(CallModel::TryLock { arg, shared }) => {
+            Some(CallModel::TryLock {
+                arg,
+                shared,
+                ok_nonzero,
+            }) => {
                 for k in self.lock_keys(fr, c.args.get(arg)).0 {
                     let h = Held { lock: k, shared };
                     st.may.insert(h.clone());
-                    st.tries.push((TryKey::Call(c.id), h));
+                    st.tries.push((TryKey::Call(c.id), h, ok_nonzero));
                 }
                 Some(st)
             }
@@ -3038,4 +3123,13 @@ pub fn visit_calls(stmts: &[Stmt], f: &mut dyn FnMut(&Call)) {
             f(c)
         }
     });
+}
+
+/// The function an argument names: `f`, `&f` or `(void *(*)(void *))f`.
+fn function_name(e: &Expr) -> Option<Name> {
+    match e {
+        Expr::Var(n) => Some(n.clone()),
+        Expr::AddrOf(inner) | Expr::Cast { value: inner, .. } => function_name(inner),
+        _ => None,
+    }
 }

@@ -394,9 +394,9 @@ pub fn extract_items_in(tree: &Tree, src: &str, recovery: &Recovery) -> FileItem
                 "type_definition" => typedef_item(child, src, &mut items),
                 "preproc_def" | "preproc_function_def" => macro_item(child, src, &mut items),
                 "struct_specifier" | "union_specifier" => struct_defs(child, src, &mut items, 0),
-                "expression_statement" => {
-                    // `struct s { ... };` alone sometimes parses this way.
-                }
+                // `struct s { ... };` alone sometimes parses this way, and
+                // so does `DEFINE_SPINLOCK(s);` without a storage class.
+                "expression_statement" => define_macro_item(child, src, &mut items),
                 k if (k == "ERROR" || holds_items(k)) && depth < 64 => {
                     stack.push((child, depth + 1))
                 }
@@ -643,6 +643,61 @@ fn declaration_item(node: Node, src: &str, items: &mut FileItems) {
     }
 }
 
+/// `DEFINE_SPINLOCK(s);` at the top level: a Linux-style definition macro
+/// (`DEFINE_MUTEX`, `DEFINE_RWLOCK`, ...) whose expansion is unknown defines
+/// the global named by its argument, typed by the macro's name. With a
+/// storage class (`static DEFINE_MUTEX(m);`) tree-sitter already reads a
+/// declaration of `m` with the type `DEFINE_MUTEX`.
+fn define_macro_item(node: Node, src: &str, items: &mut FileItems) {
+    let Some(call) = node
+        .named_child(0)
+        .filter(|c| c.kind() == "call_expression")
+    else {
+        return;
+    };
+    let Some(func) = call.child_by_field_name("function") else {
+        return;
+    };
+    let macro_name = text(func, src);
+    if func.kind() != "identifier" || !is_definition_macro(macro_name) {
+        return;
+    }
+    let Some(args) = call.child_by_field_name("arguments") else {
+        return;
+    };
+    let mut cur = args.walk();
+    let args: Vec<Node> = args.named_children(&mut cur).collect();
+    let [arg] = args[..] else { return };
+    if arg.kind() != "identifier" {
+        return;
+    }
+    items.globals.push(GlobalItem {
+        name: name(arg, src),
+        ty: TypeInfo {
+            name: Some(Name::from(macro_name)),
+            ..TypeInfo::default()
+        },
+        init_refs: Vec::new(),
+        is_extern: false,
+        start: arg.start_byte() as u32,
+        end: arg.end_byte() as u32,
+        decl_start: node.start_byte() as u32,
+        decl_end: node.end_byte() as u32,
+    });
+}
+
+/// `DEFINE_MUTEX`, `DEFINE_SPINLOCK`, ...: an upper-case `DEFINE_` macro.
+fn is_definition_macro(n: &str) -> bool {
+    n.strip_prefix("DEFINE_")
+        .map(|rest| {
+            !rest.is_empty()
+                && rest
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        })
+        .unwrap_or(false)
+}
+
 fn collect_identifiers(node: Node, src: &str, out: &mut Vec<Name>) {
     let mut stack = vec![node];
     let mut cur = node.walk();
@@ -810,6 +865,28 @@ mod tests {
             .map(|(n, m)| (&**n, *m))
             .collect();
         assert_eq!(masks, [("magic", 0b101), ("g", 0b10)]);
+    }
+
+    #[test]
+    fn linux_definition_macros_define_globals() {
+        let src = "static int data;\nstatic DEFINE_MUTEX(m1);\nDEFINE_SPINLOCK(s);\nstatic DEFINE_RWLOCK(rw);\nmodule_init(test_init);\nDEFINE_X(a, b);\n";
+        let tree = parse_text(src);
+        let items = extract_items(&tree, src);
+        let g: Vec<(&str, &str)> = items
+            .globals
+            .iter()
+            .map(|g| (&*g.name, g.ty.name.as_deref().unwrap_or("")))
+            .collect();
+        assert_eq!(
+            g,
+            [
+                ("data", "int"),
+                ("m1", "DEFINE_MUTEX"),
+                ("s", "DEFINE_SPINLOCK"),
+                ("rw", "DEFINE_RWLOCK")
+            ]
+        );
+        assert!(items.globals[1].ty.is_static && !items.globals[2].ty.is_static);
     }
 
     /// (name, text of the definition) of every function of `src`.

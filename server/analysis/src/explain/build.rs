@@ -162,6 +162,11 @@ impl<'a> Builder<'a> {
                 abs: t,
                 entry: th.entry.clone(),
                 site: th.site,
+                start: match (th.site, th.unique) {
+                    (Some(_), _) => 0,
+                    (None, true) => 1,
+                    (None, false) => 2,
+                },
                 code: Vec::new(),
             });
         }
@@ -198,7 +203,8 @@ impl<'a> Builder<'a> {
             self.code = Vec::new();
             self.loops.clear();
             let entry = self.model.threads[i].entry.clone();
-            let is_root = i == 0 && self.model.threads[i].site.is_none();
+            // Main ends the process; a library root ends only itself.
+            let is_root = self.model.threads[i].start == 1;
             match self.function_named(&entry, None) {
                 Some(f) => {
                     let arg = self.thread_args[i].clone();
@@ -534,8 +540,14 @@ impl<'a> Builder<'a> {
             let pos = cond
                 .iter()
                 .position(|s| matches!(s, Stmt::Call(c) if c.id == *id));
-            if let (Some(pos), Some(CallModel::TryLock { arg, shared })) =
-                (pos, fr.summary.models.get(id).cloned())
+            if let (
+                Some(pos),
+                Some(CallModel::TryLock {
+                    arg,
+                    shared,
+                    ok_nonzero,
+                }),
+            ) = (pos, fr.summary.models.get(id).cloned())
             {
                 let Stmt::Call(c) = &cond[pos] else {
                     unreachable!()
@@ -559,8 +571,9 @@ impl<'a> Builder<'a> {
                     self.patch(tl, slot, h);
                     self.stmts(fr, &cond[pos + 1..]);
                     let j = self.emit(Op::Jump(0), None);
-                    // Success returns zero: the then-branch runs on zero iff zero_on_true.
-                    if (slot == 0) == *zero_on_true {
+                    // Success returns zero (pthreads) or nonzero (Linux):
+                    // the then-branch runs on zero iff zero_on_true.
+                    if (slot == 0) == (*zero_on_true != ok_nonzero) {
                         to.0.push((j, 0))
                     } else {
                         to.1.push((j, 0))
@@ -696,7 +709,7 @@ impl<'a> Builder<'a> {
                     self.emit(Op::Lock { lock, shared }, at);
                 }
             }
-            Some(CallModel::TryLock { arg: i, shared }) => {
+            Some(CallModel::TryLock { arg: i, shared, .. }) => {
                 // The result is not correlated with later tests of it.
                 if let Some(lock) = self.lock_id(fr, arg(i), true) {
                     self.model.gap("a trylock whose result is stored".into());

@@ -86,8 +86,12 @@ pub(super) struct ModelThread {
     /// Index in the walk's thread table.
     pub abs: u32,
     pub entry: Name,
-    /// The walk's spawn site of this thread (`None` for main).
+    /// The walk's spawn site of this thread (`None` for main and for the
+    /// roots of a library).
     pub site: Option<u32>,
+    /// Instances running from the start: 1 for main, 2 for a library root
+    /// (which may run in parallel with itself), 0 for created threads.
+    pub start: u8,
     pub code: Vec<Instr>,
 }
 

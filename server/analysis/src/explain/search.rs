@@ -219,7 +219,20 @@ impl<'m> Search<'m> {
         let mut seen: FxHashSet<State> = FxHashSet::default();
         let mut nodes: Vec<(u32, Option<Step>)> = Vec::new();
         let mut queue: VecDeque<(State, u32)> = VecDeque::new();
-        for s in self.spawn(&init, 0) {
+        // Main, or every root of a library (twice when it may run in
+        // parallel with itself).
+        let mut starts = vec![init];
+        let model = self.model;
+        for (t, th) in model.threads.iter().enumerate() {
+            for _ in 0..th.start {
+                let mut next = Vec::new();
+                for s in &starts {
+                    next.extend(self.spawn(s, t as u8));
+                }
+                starts = next;
+            }
+        }
+        for s in starts {
             if seen.insert(s.clone()) {
                 nodes.push((u32::MAX, None));
                 queue.push_back((s, nodes.len() as u32 - 1));
