@@ -184,6 +184,14 @@ fn race_pair(
     {
         return None;
     }
+    // Concurrent calls into a library are assumed to pass it distinct
+    // objects: what two roots reach only through unresolved pointers (their
+    // parameters) is the callers' business. The library's own state
+    // (globals, statics and what they point to) still races.
+    let library_root = |t: u32| creatorless(t) && !unique(t);
+    if matches!(base, Base::Type(_)) && library_root(a.thread) && library_root(b.thread) {
+        return None;
+    }
     if a.must.excludes(&b.must)
         || once_ordered(a, b)
         || once_ordered(b, a)

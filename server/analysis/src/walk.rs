@@ -57,6 +57,9 @@ const THREAD_BUDGET: usize = 512;
 const MAX_VALS: usize = 16;
 /// Locks tracked as held at once; more are a budget overrun.
 const MAX_HELD: usize = 64;
+/// Library roots walked as threads of their own; with more, all roots run
+/// in one abstract client thread (one walk instead of one per root).
+const LIBRARY_ROOT_THREADS: usize = 48;
 /// Entries kept in the small per-state lists (acquired locks, pending lock
 /// results, symbolic locks, creation pairs).
 const MAX_TRACKED: usize = 32;
@@ -601,20 +604,29 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
     // Frames built while the store was incomplete are stale.
     w.d.frames.borrow_mut().clear();
     w.d.returns.borrow_mut().clear();
-    // The root thread: `main`, or every function nobody calls (in library
-    // mode these are threads of their own, below, and `main` stays empty).
+    // The root thread: `main`, or every function nobody calls. In library
+    // mode the roots are threads of their own, below, and `main` stays
+    // empty; a library with too many roots for one walk each (a whole API)
+    // runs them all in one non-unique "library client" thread instead.
+    let library_roots = if library {
+        w.library_roots()
+    } else {
+        Vec::new()
+    };
+    let one_client = library_roots.len() > LIBRARY_ROOT_THREADS;
     let roots: Vec<FunctionId> = match prog.functions.get("main") {
         // A folder may hold several programs (tools, tests): every `main` is
         // a root of the main thread.
         Some(m) => m.clone(),
+        None if one_client => library_roots.iter().map(|r| r.1).collect(),
         None if library => Vec::new(),
         None => w.uncalled_functions(),
     };
     w.d.threads.push(Thread {
-        entry: Name::from("main"),
+        entry: Name::from(if one_client { "library client" } else { "main" }),
         parent: None,
         site: None,
-        unique: true,
+        unique: !one_client,
         creation_locks: Vec::new(),
         joined_inside: Vec::new(),
         leaks: None,
@@ -628,8 +640,8 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
         w.thread_ended(exit);
     }
     w.end_thread();
-    if library {
-        w.library_threads();
+    if library && !one_client {
+        w.library_threads(library_roots);
     }
     let mut t = 1;
     while t < w.d.threads.len() {
@@ -849,7 +861,34 @@ impl<'a> Walker<'a> {
     /// creator, which may run in parallel with itself and with every other
     /// root. Functions handed to `pthread_create` or `pthread_once` are left
     /// to those calls.
-    fn library_threads(&mut self) {
+    fn library_threads(&mut self, roots: Vec<(Name, FunctionId)>) {
+        for (name, f) in roots {
+            if self.d.threads.len() >= THREAD_BUDGET {
+                self.mark_incomplete(f, "too many threads");
+                break;
+            }
+            let t = self.d.threads.len() as u32;
+            self.d.threads.push(Thread {
+                entry: name.clone(),
+                parent: None,
+                site: None,
+                unique: false,
+                creation_locks: Vec::new(),
+                joined_inside: Vec::new(),
+                leaks: None,
+                barriers: Vec::new(),
+            });
+            self.d.thread_args.push(Vec::new());
+            self.d.thread_acquired.push(Vec::new());
+            // Unknown code registering the root as a callback starts this
+            // same abstract thread.
+            self.d.callback_index.insert(name, t);
+        }
+    }
+
+    /// The roots of a library: functions no other function calls directly
+    /// and that are not handed to `pthread_create` or `pthread_once`.
+    fn library_roots(&self) -> Vec<(Name, FunctionId)> {
         let mut called: FxHashSet<Name> = FxHashSet::default();
         for (name, fs) in &self.prog.functions {
             for f in fs {
@@ -871,31 +910,12 @@ impl<'a> Walker<'a> {
                 });
             }
         }
-        for (name, fs) in &self.prog.functions {
-            if called.contains(name) {
-                continue;
-            }
-            if self.d.threads.len() >= THREAD_BUDGET {
-                self.mark_incomplete(fs[0], "too many threads");
-                break;
-            }
-            let t = self.d.threads.len() as u32;
-            self.d.threads.push(Thread {
-                entry: name.clone(),
-                parent: None,
-                site: None,
-                unique: false,
-                creation_locks: Vec::new(),
-                joined_inside: Vec::new(),
-                leaks: None,
-                barriers: Vec::new(),
-            });
-            self.d.thread_args.push(Vec::new());
-            self.d.thread_acquired.push(Vec::new());
-            // Unknown code registering the root as a callback starts this
-            // same abstract thread.
-            self.d.callback_index.insert(name.clone(), t);
-        }
+        self.prog
+            .functions
+            .iter()
+            .filter(|(name, _)| !called.contains(*name))
+            .map(|(name, fs)| (name.clone(), fs[0]))
+            .collect()
     }
 
     fn uncalled_functions(&self) -> Vec<FunctionId> {
