@@ -432,6 +432,30 @@ impl Node {
 
 type MemoKey = (FunctionId, State, Vec<Vals>);
 
+/// The caller's frame-local facts, kept aside while a callee runs.
+#[derive(Default)]
+struct FrameFacts {
+    conds: Vec<(Name, bool)>,
+    guards: Vec<(u32, Name, bool)>,
+}
+
+impl FrameFacts {
+    /// Gives the facts back to the state after the call. A guard of a site
+    /// the callee may have spawned again no longer holds.
+    fn restore(self, st: &mut State, spawned: &[u32]) {
+        for c in self.conds {
+            if !st.conds.iter().any(|x| x.0 == c.0) {
+                st.conds.push(c);
+            }
+        }
+        st.guards.extend(
+            self.guards
+                .into_iter()
+                .filter(|g| !spawned.contains(&g.0) && st.created.contains(g.0)),
+        );
+    }
+}
+
 /// Everything a walk owns. It outlives the revision so that the next edit
 /// can update it instead of walking again from scratch.
 #[derive(Default)]
@@ -648,8 +672,9 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
         w.d.thread = t as u32;
         if std::env::var_os("RACELENS_TIMING").is_some() {
             eprintln!(
-                "racelens: walk: thread {} done: {} steps, {} nodes so far",
+                "racelens: walk: thread {} `{}` done: {} steps, {} nodes so far",
                 t - 1,
+                w.d.threads[t - 1].entry,
                 w.d.thread_steps.last().copied().unwrap_or(0),
                 w.d.nodes.len()
             );
@@ -1491,6 +1516,10 @@ impl<'a> Walker<'a> {
             return Some(st);
         }
         let caller_tries = std::mem::take(&mut st.tries);
+        // Facts about the caller's local variables mean nothing in the
+        // callee's frame (a local there may even share the name): keep them
+        // out of the callee's context and give them back on return.
+        let caller = self.stash_frame_facts(&mut st);
         let key = (fid, st.clone(), bindings.clone());
         if let Some(&id) = self.d.memo.get(&key) {
             self.replay(id);
@@ -1501,13 +1530,15 @@ impl<'a> Walker<'a> {
             for s in &sites {
                 self.d.replayed_sites.insert(*s);
             }
+            let exit = exit.map(|mut e| {
+                e.tries = caller_tries;
+                caller.restore(&mut e, &sites);
+                e
+            });
             if let Some(top) = self.d.sites_stack.last_mut() {
                 top.extend(sites);
             }
-            return exit.map(|mut e| {
-                e.tries = caller_tries;
-                e
-            });
+            return exit;
         }
         let n = self.d.contexts.entry(fid).or_insert(0);
         *n += 1;
@@ -1520,6 +1551,7 @@ impl<'a> Walker<'a> {
             self.mark_incomplete(fid, "too many calling contexts");
             let mut st = st;
             st.tries = caller_tries;
+            caller.restore(&mut st, &[]);
             return Some(st);
         }
         let frame = self.frame_cached(fid, &bindings);
@@ -1548,11 +1580,37 @@ impl<'a> Walker<'a> {
         let node = &mut self.d.nodes[id as usize];
         node.exit = exit.clone();
         node.sites = sites;
+        let sites = node.sites.clone();
         self.d.memo.insert(key, id);
         exit.map(|mut e| {
             e.tries = caller_tries;
+            caller.restore(&mut e, &sites);
             e
         })
+    }
+
+    /// Takes the branch facts and spawn guards on variables that are not
+    /// globals out of a state about to enter a callee.
+    fn stash_frame_facts(&self, st: &mut State) -> FrameFacts {
+        let global = |v: &Name| self.prog.globals.contains_key(v);
+        let mut out = FrameFacts::default();
+        if st.conds.iter().any(|c| !global(&c.0)) {
+            let (keep, stash) = std::mem::take(&mut st.conds)
+                .into_iter()
+                .partition(|c| global(&c.0));
+            st.conds = keep;
+            out.conds = stash;
+        }
+        if st.guards.iter().any(|g| !global(&g.1)) {
+            let (keep, stash) = std::mem::take(&mut st.guards)
+                .into_iter()
+                .partition(|g| global(&g.1));
+            st.guards = keep;
+            out.guards = stash;
+        }
+        // Symbolic locks stay: a callee that unlocks `&s->m` through its own
+        // pointer must release the caller's `&s->m`.
+        out
     }
 
     /// Walks the body of node `id` from `st`; returns the outcome and the
@@ -1669,6 +1727,19 @@ impl<'a> Walker<'a> {
 
     /// Saves the finished thread's memo and budgets.
     fn end_thread(&mut self) {
+        // Which functions use up their calling contexts (for tuning).
+        if std::env::var_os("RACELENS_CONTEXTS").is_some() {
+            let mut v: Vec<(usize, String)> = self
+                .d
+                .contexts
+                .iter()
+                .map(|(f, n)| (*n, f.name(self.db).to_string()))
+                .collect();
+            v.sort();
+            v.reverse();
+            v.truncate(12);
+            eprintln!("contexts of thread {}: {:?}", self.d.thread, v);
+        }
         self.d.thread_memos.push(std::mem::take(&mut self.d.memo));
         self.d.thread_steps.push(std::mem::take(&mut self.d.steps));
         self.d
