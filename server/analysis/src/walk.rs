@@ -163,6 +163,15 @@ fn hidden_state(f: &str) -> &str {
     }
 }
 
+/// The name of a callback group's thread: its entry functions.
+fn group_name(roots: &[(Name, Vals)]) -> Name {
+    let mut names: Vec<&str> = roots.iter().take(3).map(|r| &*r.0).collect();
+    if roots.len() > 3 {
+        names.push("...");
+    }
+    Name::from(names.join(", "))
+}
+
 /// Library functions without a model whose listed parameters are pointers
 /// (bit `i` for parameter `i`), for when no prototype is in the program.
 const LIBRARY_POINTER_PARAMS: &[(&str, u64)] = &[("pthread_setspecific", 0b10)];
@@ -467,6 +476,11 @@ struct WalkData {
     thread_index: FxHashMap<(u32, u32, Name), u32>,
     /// Callback threads by function.
     callback_index: FxHashMap<Name, u32>,
+    /// Callback groups: the entry functions (with their arguments) of a
+    /// thread that runs the callbacks one thread handed to unknown code.
+    group_roots: FxHashMap<u32, Vec<(Name, Vals)>>,
+    /// The callback group of each registering thread.
+    callback_group: FxHashMap<u32, u32>,
     thread_args: Vec<Vals>,
     /// Per thread: (ancestor site, lock) acquired along the creation chain.
     thread_acquired: Vec<Vec<(u32, LocKey)>>,
@@ -702,7 +716,17 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
             w.d.threads[t].joined_inside =
                 w.d.joined_inside.get(&site).cloned().unwrap_or_default();
         }
-        if let Some(fs) = prog.functions.get(&entry) {
+        if w.d.group_roots.contains_key(&(t as u32)) {
+            // A callback group: its roots, including those its own walk adds.
+            let mut i = 0;
+            while let Some((name, args)) = w.d.group_roots[&(t as u32)].get(i).cloned() {
+                if let Some(fs) = prog.functions.get(&name) {
+                    let exit = w.walk_fn(fs[0], init.clone(), vec![args]);
+                    w.thread_ended(exit);
+                }
+                i += 1;
+            }
+        } else if let Some(fs) = prog.functions.get(&entry) {
             let f = fs[0];
             let bindings = vec![args];
             let exit = w.walk_fn(f, init, bindings);
@@ -2696,18 +2720,50 @@ impl<'a> Walker<'a> {
                 true => self.d.callback_index.get(&name).copied(),
                 false => self.d.thread_index.get(&tkey).copied(),
             };
-            match existing {
-                Some(t) => {
+            // Callbacks one thread hands to unknown code are the roots of one
+            // callback group, walked as one abstract thread (they reach the
+            // same code, an event loop's state machine, and are walked once).
+            let group = match (callback, existing) {
+                (true, None) => match self.d.group_roots.contains_key(&self.d.thread) {
+                    true => Some(self.d.thread),
+                    false => self.d.callback_group.get(&self.d.thread).copied(),
+                },
+                _ => None,
+            };
+            match (existing, group) {
+                (Some(t), _) => {
                     if t != self.d.thread
                         && self.d.threads[t as usize].parent != Some(self.d.thread)
                     {
                         self.d.threads[t as usize].unique = false;
                     }
-                    add_vals(&mut self.d.thread_args[t as usize], argv.clone());
+                    match self.d.group_roots.get_mut(&t) {
+                        Some(roots) => {
+                            if let Some(r) = roots.iter_mut().find(|r| r.0 == name) {
+                                add_vals(&mut r.1, argv.clone());
+                            }
+                        }
+                        None => {
+                            add_vals(&mut self.d.thread_args[t as usize], argv.clone());
+                        }
+                    }
                     let now = self.chain_acquired(st);
                     self.d.thread_acquired[t as usize].retain(|x| now.contains(x));
                 }
-                None => {
+                (None, Some(g)) => {
+                    // Unknown code may run two callbacks on two threads.
+                    let th = &mut self.d.threads[g as usize];
+                    th.unique = false;
+                    let roots = self.d.group_roots.entry(g).or_default();
+                    roots.push((name.clone(), argv.clone()));
+                    th.entry = group_name(roots);
+                    self.d.callback_index.insert(name, g);
+                    if g != self.d.thread {
+                        let now = self.chain_acquired(st);
+                        self.d.thread_acquired[g as usize].retain(|x| now.contains(x));
+                    }
+                }
+                (None, None) => {
                     if self.d.threads.len() >= THREAD_BUDGET {
                         self.mark_incomplete(fr.fid, "too many threads");
                         continue;
@@ -2729,6 +2785,10 @@ impl<'a> Walker<'a> {
                     self.d.thread_acquired.push(now);
                     self.d.thread_index.insert(tkey, t);
                     if callback {
+                        self.d
+                            .group_roots
+                            .insert(t, vec![(name_for_index.clone(), argv.clone())]);
+                        self.d.callback_group.insert(self.d.thread, t);
                         self.d.callback_index.insert(name_for_index, t);
                     }
                 }
