@@ -190,6 +190,9 @@ class FileResult:
     gcc: list[Run] = field(default_factory=list)
     results: int | None = None
     rss_kb: int | None = None
+    # Loading the file into the analysis host (tree-sitter parse), from the
+    # untimed run's RACELENS_TIMING output: the floor under racelens's time.
+    parse_s: float | None = None
 
     @staticmethod
     def median(runs: list[Run]) -> float | None:
@@ -212,6 +215,16 @@ def sarif_results(text: str) -> int | None:
         return None
 
 
+def parsed_in(stderr: str) -> float | None:
+    """The `racelens: parsed in 96.5ms` line of RACELENS_TIMING (Rust's Debug
+    format of a Duration)."""
+    m = re.search(r"racelens: parsed in ([\d.]+)(ns|µs|us|ms|s)\b", stderr)
+    if not m:
+        return None
+    scale = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}[m.group(2)]
+    return float(m.group(1)) * scale
+
+
 def batch(binary: str, files: list[tuple[str, Path]], runs: int, monitor: LoadMonitor, have_gcc: bool) -> list[FileResult]:
     results = []
     for i, (rel, path) in enumerate(files, 1):
@@ -219,8 +232,9 @@ def batch(binary: str, files: list[tuple[str, Path]], runs: int, monitor: LoadMo
         cmd = [binary, "check", "--format", "sarif", str(path)]
         # A first, untimed run: peak RSS, the SARIF result count, and warm caches.
         monitor.sample()
-        res.rss_kb, first = peak_rss_kb(cmd, capture=True)
+        res.rss_kb, first = peak_rss_kb(["env", "RACELENS_TIMING=1", *cmd], capture=True)
         res.results = sarif_results(first.stdout)
+        res.parse_s = parsed_in(first.stderr)
         if first.status not in (0, 1):
             res.racelens.append(first)
         for _ in range(runs):
@@ -318,6 +332,11 @@ def render(args, info, rev, monitor, results, rss, edits, load, started, elapsed
       "(parsing and type checking only, no code generation) as a yardstick.")
     w("")
     w(f"- **Total**: racelens {fmt_s(total_rl)}, gcc {fmt_s(total_gcc)}, ratio {fmt_ratio(total_rl, total_gcc)}")
+    parse_times = [r.parse_s for r in timed]
+    if parse_times and all(t is not None for t in parse_times):
+        total_parse = sum(parse_times)
+        w(f"- **Of which loading and parsing** (tree-sitter, from `RACELENS_TIMING`, untimed run): {fmt_s(total_parse)}, "
+          f"{fmt_ratio(total_parse, total_gcc)} of gcc's whole time")
     if slowest:
         w(f"- **Slowest file**: `{slowest.rel}` at {fmt_s(FileResult.median(slowest.racelens))} ({slowest.size / 1024:.0f} KB)")
     w(f"- **Files over {SLOW_FILE_S:.0f} s**: " + (", ".join(f"`{r.rel}` ({fmt_s(FileResult.median(r.racelens))})" for r in slow) if slow else "none"))
@@ -326,14 +345,14 @@ def render(args, info, rev, monitor, results, rss, edits, load, started, elapsed
         w(f"- **Highest peak RSS**: `{peak.rel}` at {peak.rss_kb / 1024:.0f} MB")
     w(f"- **Failures** (crash, timeout, exit code 2): " + ("; ".join(f"`{f}`: {why}" for f, why in failed) if failed else "none"))
     w("")
-    w("| file | size | racelens | gcc | ratio | peak RSS | SARIF results |")
-    w("|---|---:|---:|---:|---:|---:|---:|")
+    w("| file | size | racelens | of which parse | gcc | ratio | peak RSS | SARIF results |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         t, g = FileResult.median(r.racelens), FileResult.median(r.gcc)
         rss_text = "n/a" if r.rss_kb is None else f"{r.rss_kb / 1024:.0f} MB"
         status = r.racelens_failed()
         mark = " **(over 2 s)**" if t is not None and t > SLOW_FILE_S else ""
-        w(f"| `{r.rel}` | {r.size / 1024:.0f} KB | {fmt_s(t) if not status else status}{mark} | {fmt_s(g)} | {fmt_ratio(t, g)} | {rss_text} | {'n/a' if r.results is None else r.results} |")
+        w(f"| `{r.rel}` | {r.size / 1024:.0f} KB | {fmt_s(t) if not status else status}{mark} | {fmt_s(r.parse_s)} | {fmt_s(g)} | {fmt_ratio(t, g)} | {rss_text} | {'n/a' if r.results is None else r.results} |")
     w("")
 
     w(f"## Peak memory on `{RSS_FILE}`")
