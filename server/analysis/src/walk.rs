@@ -2364,14 +2364,18 @@ impl<'a> Walker<'a> {
             Some(CallModel::Once { func }) => {
                 let callee = c.args.get(func).cloned().unwrap_or(Expr::Other);
                 let targets = self.functions_of(fr, &Callee::Indirect(callee));
-                let key = c
-                    .args
-                    .first()
-                    .map(|a| self.lock_keys(fr, Some(a)).0)
-                    .unwrap_or_default()
-                    .first()
-                    .map(|k| k.display())
-                    .unwrap_or_default();
+                let (controls, resolved) = self.lock_keys(fr, c.args.first());
+                if !resolved || controls.len() != 1 || controls[0].is_weak_lock() {
+                    // Which `pthread_once_t` is meant is unknown: the init
+                    // function may run once per control, so it guards nothing.
+                    for f in targets {
+                        if let Some(e) = self.walk_fn(f, st.clone(), Vec::new()) {
+                            st.created = st.created.union(&e.created);
+                        }
+                    }
+                    return Some(st);
+                }
+                let key = controls[0].display();
                 let once = Held {
                     lock: LocKey::new(Base::Synthetic(Name::from(format!("once:{key}")))),
                     shared: false,
