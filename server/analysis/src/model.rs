@@ -159,6 +159,11 @@ impl LockSet {
         self.0.retain(|h| &h.lock != lock);
     }
 
+    /// Releases every held lock `lock` may denote (`m[*]` may be `m[4]`).
+    pub fn remove_overlapping(&mut self, lock: &LocKey) {
+        self.0.retain(|h| !h.lock.may_overlap(lock));
+    }
+
     pub fn intersect(&self, other: &LockSet) -> LockSet {
         LockSet(
             self.0

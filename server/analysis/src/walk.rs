@@ -2293,7 +2293,13 @@ impl<'a> Walker<'a> {
                 let single = keys.len() == 1;
                 for k in &keys {
                     st.clean.retain(|(_, l)| l != k);
-                    st.must.remove(k);
+                    if k.path.iter().any(|e| matches!(e, Elem::Index(None))) {
+                        // An unknown element of a lock array may be any of them.
+                        st.must.remove_overlapping(k);
+                        st.clean.retain(|(_, l)| !l.may_overlap(k));
+                    } else {
+                        st.must.remove(k);
+                    }
                     if single {
                         st.may.remove(k);
                     }
