@@ -246,46 +246,13 @@ impl Default for Config {
                 read: Some(0),
             },
         );
-        put(&["scanf", "vscanf"], Scan { from: 1 });
-        put(
-            &["sscanf", "fscanf", "vsscanf", "vfscanf"],
-            Scan { from: 2 },
-        );
-        put(
-            &[
-                "rand",
-                "srand",
-                "random",
-                "srandom",
-                "drand48",
-                "lrand48",
-                "mrand48",
-                "srand48",
-                "strtok",
-                "localtime",
-                "gmtime",
-                "ctime",
-                "asctime",
-                "strerror",
-                "setenv",
-                "unsetenv",
-                "putenv",
-                "readdir",
-                "getpwnam",
-                "getpwuid",
-                "getgrnam",
-                "gethostbyname",
-                "inet_ntoa",
-            ],
-            Unsafe,
-        );
         put(
             &["pthread_exit", "thrd_exit", "exit", "_exit", "abort"],
             Exit,
         );
         Config {
             models: m,
-            fallback_models: kernel_models(),
+            fallback_models: fallback_models(),
             atomic_prefixes: vec![
                 "atomic_".into(),
                 "__atomic_".into(),
@@ -297,10 +264,11 @@ impl Default for Config {
     }
 }
 
-/// The Linux kernel's locking API (mutexes, spinlocks, rwlocks, rw
-/// semaphores, semaphores): fallback models, used for calls of functions
-/// without a body in the program.
-fn kernel_models() -> FxHashMap<String, CallModel> {
+/// Fallback models, used for calls of functions without a body in the
+/// program: `scanf`-style and thread-unsafe C library functions (a program
+/// may define its own `random` or `readdir`), and the Linux kernel's locking
+/// API (mutexes, spinlocks, rwlocks, rw semaphores, semaphores).
+fn fallback_models() -> FxHashMap<String, CallModel> {
     use CallModel::*;
     let mut m = FxHashMap::default();
     let mut put = |names: &[&str], model: CallModel| {
@@ -308,6 +276,39 @@ fn kernel_models() -> FxHashMap<String, CallModel> {
             m.insert(n.to_string(), model.clone());
         }
     };
+    put(&["scanf", "vscanf"], Scan { from: 1 });
+    put(
+        &["sscanf", "fscanf", "vsscanf", "vfscanf"],
+        Scan { from: 2 },
+    );
+    put(
+        &[
+            "rand",
+            "srand",
+            "random",
+            "srandom",
+            "drand48",
+            "lrand48",
+            "mrand48",
+            "srand48",
+            "strtok",
+            "localtime",
+            "gmtime",
+            "ctime",
+            "asctime",
+            "strerror",
+            "setenv",
+            "unsetenv",
+            "putenv",
+            "readdir",
+            "getpwnam",
+            "getpwuid",
+            "getgrnam",
+            "gethostbyname",
+            "inet_ntoa",
+        ],
+        Unsafe,
+    );
     let exclusive = Lock {
         arg: 0,
         shared: false,
