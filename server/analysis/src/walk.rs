@@ -17,8 +17,10 @@ use racelens_syntax::{AccessKind, Call, Callee, Expr, Name, Stmt, Test, TypeInfo
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use wild::{hidden_state, is_wild, wild_locals, wild_value, LIBRARY_POINTER_PARAMS};
 
 mod incremental;
+mod wild;
 pub use incremental::{set_incremental, set_verify, stats as incremental_stats};
 
 /// Library functions that call their function arguments synchronously (or
@@ -128,41 +130,6 @@ struct State {
     phases: Vec<(Name, u8, u8)>,
 }
 
-/// Is this value wild: a non-zero integer constant or a wild local? `Some(true)`
-/// when it is pointer-typed, `Some(false)` for an integer that becomes a wild
-/// pointer only where a pointer is expected.
-fn wild_value(fr: &Frame, e: &Expr) -> Option<bool> {
-    match e {
-        Expr::Int(n) if *n != 0 => Some(false),
-        Expr::Var(x) if fr.wild.contains(x) => {
-            Some(fr.locals.get(x).map(|t| t.pointer >= 1).unwrap_or(false))
-        }
-        Expr::Cast { ty, value } => {
-            let v = wild_value(fr, value)?;
-            Some(v || ty.as_deref().map(|t| t.contains('*')).unwrap_or(false))
-        }
-        _ => None,
-    }
-}
-
-fn is_wild(fr: &Frame, e: &Expr) -> bool {
-    wild_value(fr, e).is_some()
-}
-
-/// The hidden static state a thread-unsafe library function uses; functions
-/// that share state (`srand` and `rand`) name the same.
-fn hidden_state(f: &str) -> &str {
-    match f {
-        "srand" => "rand",
-        "srandom" => "random",
-        "lrand48" | "mrand48" | "srand48" => "drand48",
-        "gmtime" => "localtime",
-        "ctime" => "asctime",
-        "unsetenv" | "putenv" => "setenv",
-        f => f,
-    }
-}
-
 /// The name of a callback group's thread: its entry functions.
 fn group_name(roots: &[(Name, Vals)]) -> Name {
     let mut names: Vec<&str> = roots.iter().take(3).map(|r| &*r.0).collect();
@@ -170,67 +137,6 @@ fn group_name(roots: &[(Name, Vals)]) -> Name {
         names.push("...");
     }
     Name::from(names.join(", "))
-}
-
-/// Library functions without a model whose listed parameters are pointers
-/// (bit `i` for parameter `i`), for when no prototype is in the program.
-const LIBRARY_POINTER_PARAMS: &[(&str, u64)] = &[("pthread_setspecific", 0b10)];
-
-/// Locals that can only hold a wild pointer when used as one: non-static
-/// scalars or pointers whose address is never taken, that are left
-/// uninitialized or only ever set to non-zero integer constants (or, for
-/// integers, to arithmetic). Any assignment of null, of an address or of
-/// another variable makes a local tame.
-fn wild_locals(
-    ir: &racelens_syntax::FnIr,
-    locals: &FxHashMap<Name, TypeInfo>,
-    structs: &FxHashMap<Name, Vec<(Name, TypeInfo)>>,
-) -> FxHashSet<Name> {
-    let mut wild: FxHashSet<Name> = FxHashSet::default();
-    visit_stmts(&ir.body, &mut |s| {
-        if let Stmt::Decl(d) = s {
-            let t = locals.get(&d.name).unwrap_or(&d.ty);
-            let scalar = t.pointer >= 1
-                || t.name
-                    .as_ref()
-                    .map(|n| !structs.contains_key(n))
-                    .unwrap_or(false);
-            if scalar && !t.array && !t.is_static && !t.thread_local {
-                wild.insert(d.name.clone());
-            }
-        }
-    });
-    for p in &ir.params {
-        wild.remove(&p.name);
-    }
-    for x in &ir.address_taken {
-        wild.remove(x);
-    }
-    if wild.is_empty() {
-        return wild;
-    }
-    visit_stmts(&ir.body, &mut |s| {
-        if let Stmt::Assign {
-            lhs: Expr::Var(x),
-            rhs,
-        } = s
-        {
-            let mut r = rhs;
-            while let Expr::Cast { value, .. } = r {
-                r = value;
-            }
-            let integer = locals.get(x).map(|t| t.pointer == 0).unwrap_or(false);
-            let keeps = match r {
-                Expr::Int(n) => *n != 0,
-                Expr::Other => integer,
-                _ => false,
-            };
-            if !keeps {
-                wild.remove(x);
-            }
-        }
-    });
-    wild
 }
 
 /// The objects among pointer values.
