@@ -139,6 +139,14 @@ fn group_name(roots: &[(Name, Vals)]) -> Name {
     Name::from(names.join(", "))
 }
 
+/// The value under any casts: `(T *) (U *) e` is `e`.
+fn uncast(mut e: &Expr) -> &Expr {
+    while let Expr::Cast { value, .. } = e {
+        e = value;
+    }
+    e
+}
+
 /// The objects among pointer values.
 fn targets(vals: Vals) -> Vec<LocKey> {
     vals.into_iter()
@@ -954,11 +962,7 @@ impl<'a> Walker<'a> {
                 rhs,
             } = s
             {
-                let mut r = rhs;
-                while let Expr::Cast { value, .. } = r {
-                    r = value;
-                }
-                if let Expr::CallResult(id) = r {
+                if let Expr::CallResult(id) = uncast(rhs) {
                     from_calls.push((x.clone(), *id));
                 }
                 let e = counts.entry(x.clone()).or_insert((0, None));

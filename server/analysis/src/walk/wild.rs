@@ -75,10 +75,7 @@ pub(super) fn wild_locals(
             rhs,
         } = s
         {
-            let mut r = rhs;
-            while let Expr::Cast { value, .. } = r {
-                r = value;
-            }
+            let r = super::uncast(rhs);
             let integer = locals.get(x).map(|t| t.pointer == 0).unwrap_or(false);
             let keeps = match r {
                 Expr::Int(n) => *n != 0,
