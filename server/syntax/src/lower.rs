@@ -76,6 +76,14 @@ struct Lowerer<'s> {
     cond_calls: Vec<(usize, u32)>,
 }
 
+/// Functions that assume their condition (the path ends where it is false).
+fn is_assume(f: &str) -> bool {
+    matches!(
+        f,
+        "assert" | "__VERIFIER_assume" | "__goblint_assume" | "assume_abort_if_not"
+    )
+}
+
 fn unparen(mut n: Node) -> Node {
     while n.kind() == "parenthesized_expression" {
         match n.named_child(0) {
@@ -513,12 +521,14 @@ impl<'s> Lowerer<'s> {
         self.cond_calls.clear();
         let inner = unparen(c);
         self.value(inner, out, depth + 1);
-        let test = self.test_of(inner, true, 0);
+        let test = self.test_of(inner, true, false, 0);
         self.cond_calls.clear();
         test
     }
 
-    fn test_of(&self, n: Node, positive: bool, depth: u32) -> Test {
+    /// The [`Test`] of a condition; `null_is_zero` also takes `NULL` for zero
+    /// (in assumptions, where it is not a macro this file defines).
+    fn test_of(&self, n: Node, positive: bool, null_is_zero: bool, depth: u32) -> Test {
         if depth > 8 {
             return Test::Other;
         }
@@ -539,7 +549,7 @@ impl<'s> Lowerer<'s> {
                 if n.child_by_field_name("operator").map(|o| text(o, self.src)) == Some("!") =>
             {
                 match n.child_by_field_name("argument") {
-                    Some(a) => self.test_of(a, !positive, depth + 1),
+                    Some(a) => self.test_of(a, !positive, null_is_zero, depth + 1),
                     None => Test::Other,
                 }
             }
@@ -554,9 +564,13 @@ impl<'s> Lowerer<'s> {
                 ) else {
                     return Test::Other;
                 };
-                let (subject, konst) = if text(unparen(r), self.src) == "0" {
+                let zero = |x: Node| {
+                    let t = text(unparen(x), self.src);
+                    t == "0" || (null_is_zero && t == "NULL")
+                };
+                let (subject, konst) = if zero(r) {
                     (l, true)
-                } else if text(unparen(l), self.src) == "0" {
+                } else if zero(l) {
                     (r, true)
                 } else {
                     (l, false)
@@ -565,8 +579,8 @@ impl<'s> Lowerer<'s> {
                     return Test::Other;
                 }
                 match op {
-                    "==" => self.test_of(subject, !positive, depth + 1),
-                    "!=" => self.test_of(subject, positive, depth + 1),
+                    "==" => self.test_of(subject, !positive, null_is_zero, depth + 1),
+                    "!=" => self.test_of(subject, positive, null_is_zero, depth + 1),
                     _ => Test::Other,
                 }
             }
@@ -924,9 +938,22 @@ impl<'s> Lowerer<'s> {
             None => Callee::Indirect(Expr::Other),
         };
         let mut args = Vec::with_capacity(arg_nodes.len());
-        for a in arg_nodes {
+        for &a in &arg_nodes {
             args.push(self.value(a, out, depth + 1));
         }
+        // `assume(c)` (verifier harnesses, `assert`) tests `c`: keep the
+        // test as an empty branch after the call, for what reads tests (a
+        // local assumed null is not a wild pointer). Neither side is cut:
+        // `assert` is empty under NDEBUG.
+        let assumption = match (&callee, arg_nodes.first()) {
+            (Callee::Direct(f), Some(&a)) if arg_nodes.len() == 1 && is_assume(f) => {
+                match self.test_of(a, true, true, 0) {
+                    Test::Other => None,
+                    t => Some(t),
+                }
+            }
+            _ => None,
+        };
         let id = self.ir.ncalls;
         self.ir.ncalls += 1;
         self.cond_calls.push((n.id(), id));
@@ -946,6 +973,17 @@ impl<'s> Lowerer<'s> {
                 stmt_span,
             }),
         );
+        if let Some(test) = assumption {
+            self.push(
+                out,
+                Stmt::If {
+                    cond: Vec::new(),
+                    test,
+                    then: Vec::new(),
+                    els: Vec::new(),
+                },
+            );
+        }
         Expr::CallResult(id)
     }
 
@@ -1152,6 +1190,34 @@ mod tests {
                 },
                 ..
             }
+        ));
+    }
+
+    #[test]
+    fn assumptions_keep_their_test() {
+        let ir = lower(
+            "void f(void) { void *p; __VERIFIER_assume(p == NULL); assume_abort_if_not(p != 0); }",
+        );
+        let tests: Vec<&Test> = ir
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::If { test, .. } => Some(test),
+                _ => None,
+            })
+            .collect();
+        assert!(matches!(
+            tests[..],
+            [
+                Test::VarZero {
+                    zero_on_true: true,
+                    ..
+                },
+                Test::VarZero {
+                    zero_on_true: false,
+                    ..
+                }
+            ]
         ));
     }
 

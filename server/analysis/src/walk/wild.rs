@@ -8,7 +8,7 @@
 //! (`rand`, `strtok`) write hidden static state, named here.
 
 use super::Frame;
-use racelens_syntax::{Expr, Name, Stmt, TypeInfo};
+use racelens_syntax::{Expr, Name, Stmt, Test, TypeInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Is this value wild: a non-zero integer constant or a wild local? `Some(true)`
@@ -70,6 +70,18 @@ pub(super) fn wild_locals(
         return wild;
     }
     super::visit_stmts(&ir.body, &mut |s| {
+        // A local tested or assumed to be null may well be null.
+        if let Stmt::If {
+            test:
+                Test::VarZero {
+                    var,
+                    zero_on_true: true,
+                },
+            ..
+        } = s
+        {
+            wild.remove(var);
+        }
         if let Stmt::Assign {
             lhs: Expr::Var(x),
             rhs,
