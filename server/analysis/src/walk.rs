@@ -2242,6 +2242,12 @@ impl<'a> Walker<'a> {
                 if let Some(e) = c.args.get(tid) {
                     let keys: Vec<LocKey> = self.place(fr, e, 0);
                     self.read(self.d.sites_epoch);
+                    // `pthread_join(t[2])` joins one of the threads a loop
+                    // created into `t[i]`, not all of them.
+                    let joins_all = !keys.is_empty()
+                        && !keys
+                            .iter()
+                            .all(|k| k.path.iter().any(|e| matches!(e, Elem::Index(Some(_)))));
                     let matching: Vec<u32> = self
                         .d
                         .sites
@@ -2249,6 +2255,7 @@ impl<'a> Walker<'a> {
                         .enumerate()
                         .filter(|(_, s)| {
                             !s.tid_escaped
+                                && (!s.in_loop || joins_all)
                                 && s.tid
                                     .iter()
                                     .any(|t| keys.iter().any(|k| same_thread_id(k, t)))
