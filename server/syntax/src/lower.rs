@@ -76,7 +76,7 @@ struct Lowerer<'s> {
     cond_calls: Vec<(usize, u32)>,
 }
 
-/// Functions that assume their condition (the path ends where it is false).
+/// Functions that assume (or assert) their single condition argument.
 fn is_assume(f: &str) -> bool {
     matches!(
         f,
