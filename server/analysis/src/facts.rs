@@ -34,6 +34,23 @@ pub struct Thread {
     pub barriers: Vec<Name>,
 }
 
+impl Thread {
+    /// A thread before the walk has seen its creation locksets, joins,
+    /// leaks and barriers.
+    pub fn new(entry: Name, parent: Option<u32>, site: Option<u32>, unique: bool) -> Self {
+        Thread {
+            entry,
+            parent,
+            site,
+            unique,
+            creation_locks: Vec::new(),
+            joined_inside: Vec::new(),
+            leaks: None,
+            barriers: Vec::new(),
+        }
+    }
+}
+
 /// A thread-creation call.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Site {

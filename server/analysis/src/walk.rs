@@ -540,16 +540,8 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
             .any(|f| w.looks_like_thread_entry(*f))
     {
         // No thread can ever start: a single-threaded program has no races.
-        w.d.threads.push(Thread {
-            entry: Name::from("main"),
-            parent: None,
-            site: None,
-            unique: true,
-            creation_locks: Vec::new(),
-            joined_inside: Vec::new(),
-            leaks: None,
-            barriers: Vec::new(),
-        });
+        w.d.threads
+            .push(Thread::new(Name::from("main"), None, None, true));
         return (w.finish(), None);
     }
     w.build_store();
@@ -574,16 +566,12 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
         None if library => Vec::new(),
         None => w.uncalled_functions(),
     };
-    w.d.threads.push(Thread {
-        entry: Name::from(if one_client { "library client" } else { "main" }),
-        parent: None,
-        site: None,
-        unique: !one_client,
-        creation_locks: Vec::new(),
-        joined_inside: Vec::new(),
-        leaks: None,
-        barriers: Vec::new(),
-    });
+    w.d.threads.push(Thread::new(
+        Name::from(if one_client { "library client" } else { "main" }),
+        None,
+        None,
+        !one_client,
+    ));
     w.d.thread_args.push(Vec::new());
     w.d.thread_acquired.push(Vec::new());
     w.d.thread_roots.push(Vec::new());
@@ -831,16 +819,9 @@ impl<'a> Walker<'a> {
                 break;
             }
             let t = self.d.threads.len() as u32;
-            self.d.threads.push(Thread {
-                entry: name.clone(),
-                parent: None,
-                site: None,
-                unique: false,
-                creation_locks: Vec::new(),
-                joined_inside: Vec::new(),
-                leaks: None,
-                barriers: Vec::new(),
-            });
+            self.d
+                .threads
+                .push(Thread::new(name.clone(), None, None, false));
             self.d.thread_args.push(Vec::new());
             self.d.thread_acquired.push(Vec::new());
             // Unknown code registering the root as a callback starts this
@@ -852,25 +833,53 @@ impl<'a> Walker<'a> {
     /// The roots of a library: functions no other function calls directly
     /// and that are not handed to `pthread_create` or `pthread_once`.
     fn library_roots(&self) -> Vec<(Name, FunctionId)> {
+        self.not_called(&mut |caller, c, s, called| {
+            if let Callee::Direct(n) = &c.callee {
+                // Recursion alone does not make a function called.
+                if n != caller {
+                    called.insert(n.clone());
+                }
+            }
+            let func = match s.models.get(&c.id) {
+                Some(CallModel::Create { func, .. } | CallModel::Once { func }) => *func,
+                _ => return,
+            };
+            if let Some(n) = c.args.get(func).and_then(function_name) {
+                called.insert(n);
+            }
+        })
+    }
+
+    /// The roots of a program without `main`: functions no function calls
+    /// or passes as an argument.
+    fn uncalled_functions(&self) -> Vec<FunctionId> {
+        self.not_called(&mut |_, c, _, called| {
+            if let Callee::Direct(n) = &c.callee {
+                called.insert(n.clone());
+            }
+            for a in &c.args {
+                if let Expr::Var(n) = a {
+                    called.insert(n.clone());
+                }
+            }
+        })
+        .into_iter()
+        .map(|r| r.1)
+        .collect()
+    }
+
+    /// The functions (first definition of each name) that `mark`, shown
+    /// every call of every function with its caller's name and summary,
+    /// does not put in the called set.
+    fn not_called(
+        &self,
+        mark: &mut dyn FnMut(&Name, &Call, &FunctionSummary, &mut FxHashSet<Name>),
+    ) -> Vec<(Name, FunctionId)> {
         let mut called: FxHashSet<Name> = FxHashSet::default();
         for (name, fs) in &self.prog.functions {
             for f in fs {
                 let s = self.summary(*f);
-                visit_calls(&s.ir.body, &mut |c| {
-                    if let Callee::Direct(n) = &c.callee {
-                        // Recursion alone does not make a function called.
-                        if n != name {
-                            called.insert(n.clone());
-                        }
-                    }
-                    let func = match s.models.get(&c.id) {
-                        Some(CallModel::Create { func, .. } | CallModel::Once { func }) => *func,
-                        _ => return,
-                    };
-                    if let Some(n) = c.args.get(func).and_then(function_name) {
-                        called.insert(n);
-                    }
-                });
+                visit_calls(&s.ir.body, &mut |c| mark(name, c, &s, &mut called));
             }
         }
         self.prog
@@ -878,31 +887,6 @@ impl<'a> Walker<'a> {
             .iter()
             .filter(|(name, _)| !called.contains(*name))
             .map(|(name, fs)| (name.clone(), fs[0]))
-            .collect()
-    }
-
-    fn uncalled_functions(&self) -> Vec<FunctionId> {
-        let mut called: FxHashSet<Name> = FxHashSet::default();
-        for fs in self.prog.functions.values() {
-            for f in fs {
-                let s = self.summary(*f);
-                visit_calls(&s.ir.body, &mut |c| {
-                    if let Callee::Direct(n) = &c.callee {
-                        called.insert(n.clone());
-                    }
-                    for a in &c.args {
-                        if let Expr::Var(n) = a {
-                            called.insert(n.clone());
-                        }
-                    }
-                });
-            }
-        }
-        self.prog
-            .functions
-            .iter()
-            .filter(|(n, _)| !called.contains(*n))
-            .map(|(_, fs)| fs[0])
             .collect()
     }
 
@@ -1150,20 +1134,24 @@ impl<'a> Walker<'a> {
     fn is_array(&self, fr: &Frame, e: &Expr) -> bool {
         match self.type_of(fr, e, 0) {
             Some(t) => t.array,
-            None => {
-                matches!(e, Expr::Var(x) if !fr.locals.contains_key(x) && self.prog.globals.contains_key(x))
-            }
+            None => self.untyped_global(fr, e),
         }
     }
 
-    /// `a[i]` of `int a[N][M]`: types keep one array flag, so the row looks
-    /// like a scalar; but a scalar cannot be indexed, so it is an array.
-    fn lost_dimension(&self, fr: &Frame, base: &Expr) -> bool {
-        matches!(base, Expr::Index { .. })
-            && self
-                .type_of(fr, base, 0)
-                .map(|t| t.pointer == 0 && !t.array)
-                .unwrap_or(false)
+    /// A global whose type is unknown: taken for an array when indexed.
+    fn untyped_global(&self, fr: &Frame, e: &Expr) -> bool {
+        matches!(e, Expr::Var(x) if !fr.locals.contains_key(x) && self.prog.globals.contains_key(x))
+    }
+
+    /// Does indexing `base` stay inside the array object (rather than
+    /// dereference a pointer)? Also for `a[i]` of `int a[N][M]`: types keep
+    /// one array flag, so the row looks like a scalar; but a scalar cannot
+    /// be indexed, so it is an array.
+    fn indexes_array(&self, fr: &Frame, base: &Expr) -> bool {
+        match self.type_of(fr, base, 0) {
+            Some(t) => t.array || (matches!(base, Expr::Index { .. }) && t.pointer == 0),
+            None => self.untyped_global(fr, base),
+        }
     }
 
     /// The objects an lvalue expression may designate.
@@ -1203,7 +1191,7 @@ impl<'a> Walker<'a> {
                     .collect()
             }
             Expr::Index { base, index, .. } => {
-                if self.is_array(fr, base) || self.lost_dimension(fr, base) {
+                if self.indexes_array(fr, base) {
                     self.place(fr, base, depth + 1)
                         .into_iter()
                         .map(|k| k.with(Elem::Index(*index)))
@@ -2697,16 +2685,9 @@ impl<'a> Walker<'a> {
                     }
                     let t = self.d.threads.len() as u32;
                     let name_for_index = name.clone();
-                    self.d.threads.push(Thread {
-                        entry: name,
-                        parent: Some(self.d.thread),
-                        site: Some(site),
-                        unique: true,
-                        creation_locks: Vec::new(),
-                        joined_inside: Vec::new(),
-                        leaks: None,
-                        barriers: Vec::new(),
-                    });
+                    self.d
+                        .threads
+                        .push(Thread::new(name, Some(self.d.thread), Some(site), true));
                     self.d.thread_args.push(argv.clone());
                     let now = self.chain_acquired(st);
                     self.d.thread_acquired.push(now);
