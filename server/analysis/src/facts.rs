@@ -60,6 +60,9 @@ pub struct Site {
     /// Where the thread id is stored, for matching joins.
     pub tid: Vec<LocKey>,
     pub in_loop: bool,
+    /// The range of the counting loop around the site in its function,
+    /// when known (see `Stmt::Loop::bound`).
+    pub loop_bound: Option<Name>,
     pub visits: u32,
     /// Sites certainly finished (created before and joined) whenever this site spawns.
     pub joined_before: Option<SiteSet>,

@@ -128,6 +128,9 @@ struct State {
     syms: Vec<(Name, Vec<Elem>, bool)>,
     /// Barrier phases: (barrier, fewest, most) waits passed.
     phases: Vec<(Name, u8, u8)>,
+    /// Index ranges `[from, to)` of a creation loop's thread ids already
+    /// joined, for a loop with a constant range: (site, from, to).
+    joined_ix: Vec<(u32, i64, i64)>,
 }
 
 /// The name of a callback group's thread: its entry functions.
@@ -137,6 +140,31 @@ fn group_name(roots: &[(Name, Vals)]) -> Name {
         names.push("...");
     }
     Name::from(names.join(", "))
+}
+
+/// A constant loop range `START<END` as numbers.
+fn const_range(b: &str) -> Option<(i64, i64)> {
+    let (a, b) = b.split_once('<')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// Do the joined index ranges of `site` cover `[from, to)`?
+fn covered(joined: &[(u32, i64, i64)], site: u32, from: i64, to: i64) -> bool {
+    let mut at = from;
+    loop {
+        if at >= to {
+            return true;
+        }
+        match joined
+            .iter()
+            .filter(|j| j.0 == site && j.1 <= at && at < j.2)
+            .map(|j| j.2)
+            .max()
+        {
+            Some(next) => at = next,
+            None => return false,
+        }
+    }
 }
 
 /// The value under any casts: `(T *) (U *) e` is `e`.
@@ -239,6 +267,7 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 phases.push((k.clone(), pa.0.min(pb.0), pa.1.max(pb.1)));
             }
             phases.sort();
+            let joined_ix = common(&a.joined_ix, &b.joined_ix);
             Some(State {
                 must: a.must.intersect(&b.must),
                 may: a.may.union(&b.may),
@@ -253,6 +282,7 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 allocated,
                 syms,
                 phases,
+                joined_ix,
             })
         }
     }
@@ -411,6 +441,8 @@ struct WalkData {
     sites_stack: Vec<Vec<u32>>,
     steps: u64,
     loop_depth: u32,
+    /// Loops being walked, innermost last: (call-stack depth, range).
+    loops: Vec<(usize, Option<Name>)>,
     /// Flow-insensitive contents of non-local pointer cells.
     store: FxHashMap<LocKey, Vals>,
     incomplete: FxHashMap<FunctionId, String>,
@@ -794,6 +826,16 @@ impl<'a> Walker<'a> {
         function_summary(self.db, f).clone()
     }
 
+    /// The innermost loop around the current statement in the current
+    /// function, with its range when it is a counting loop.
+    fn frame_loop(&self) -> Option<&Option<Name>> {
+        self.d
+            .loops
+            .last()
+            .filter(|(depth, _)| *depth == self.d.stack.len())
+            .map(|(_, b)| b)
+    }
+
     /// Does some call of the program take or release a lock?
     fn uses_locks(&self) -> bool {
         self.prog.functions.values().flatten().any(|f| {
@@ -1041,9 +1083,34 @@ impl<'a> Walker<'a> {
             }
         }
         let funcs: Vec<FunctionId> = self.prog.functions.values().flatten().copied().collect();
-        for _round in 0..2 {
+        // Parameters hold what any call passes them (context-insensitively,
+        // from the previous round): `insert(p, &A)` stores `p` into `A`.
+        let mut params: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
+        for round in 0..3 {
+            let mut passed: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
             for &f in &funcs {
-                let frame = self.frame(f, &[]);
+                let frame = self.frame(f, params.get(&f).map(|p| &p[..]).unwrap_or(&[]));
+                if round < 2 {
+                    visit_calls(&frame.summary.ir.body, &mut |c| {
+                        let Callee::Direct(n) = &c.callee else { return };
+                        if c.args.is_empty() || frame.locals.contains_key(n) {
+                            return;
+                        }
+                        for &g in self.prog.functions.get(n).into_iter().flatten() {
+                            let into = passed.entry(g).or_default();
+                            for (i, a) in c.args.iter().enumerate() {
+                                let v = self.eval(&frame, a, 0);
+                                if v.is_empty() {
+                                    continue;
+                                }
+                                if into.len() <= i {
+                                    into.resize(i + 1, Vals::new());
+                                }
+                                add_vals(&mut into[i], v);
+                            }
+                        }
+                    });
+                }
                 let mut updates = Vec::new();
                 visit_stmts(&frame.summary.ir.body, &mut |s| {
                     if let Stmt::Assign { lhs, rhs } = s {
@@ -1062,6 +1129,15 @@ impl<'a> Walker<'a> {
                 });
                 for (k, v) in updates {
                     add_vals(self.d.store.entry(k).or_default(), v);
+                }
+            }
+            for (g, v) in passed {
+                let into = params.entry(g).or_default();
+                if into.len() < v.len() {
+                    into.resize(v.len(), Vals::new());
+                }
+                for (i, v) in v.into_iter().enumerate() {
+                    add_vals(&mut into[i], v);
                 }
             }
         }
@@ -1757,8 +1833,11 @@ impl<'a> Walker<'a> {
                     body,
                     do_while,
                     infinite,
+                    bound,
                 } => {
+                    self.d.loops.push((self.d.stack.len(), bound.clone()));
                     let r = self.walk_loop(fr, cond, test, body, *do_while, *infinite, state);
+                    self.d.loops.pop();
                     out.ret = join(out.ret.take(), r.ret);
                     r.next
                 }
@@ -2236,20 +2315,74 @@ impl<'a> Walker<'a> {
                         && !keys
                             .iter()
                             .all(|k| k.path.iter().any(|e| matches!(e, Elem::Index(Some(_)))));
-                    let matching: Vec<u32> = self
-                        .d
-                        .sites
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, s)| {
-                            !s.tid_escaped
-                                && (!s.in_loop || joins_all)
-                                && s.tid
-                                    .iter()
-                                    .any(|t| keys.iter().any(|k| same_thread_id(k, t)))
-                        })
-                        .map(|(i, _)| i as u32)
-                        .collect();
+                    let index: Option<i64> = {
+                        let ix: Vec<Option<i64>> = keys
+                            .iter()
+                            .map(|k| {
+                                k.path.iter().rev().find_map(|e| match e {
+                                    Elem::Index(Some(i)) => Some(*i),
+                                    _ => None,
+                                })
+                            })
+                            .collect();
+                        match ix.first() {
+                            Some(&Some(i)) if ix.iter().all(|x| *x == Some(i)) => Some(i),
+                            _ => None,
+                        }
+                    };
+                    // A join loop covers a creation loop when their ranges
+                    // match (or are not known): `i < 9` joins some of the
+                    // threads `i < 10` created. With constant ranges, the
+                    // joined indices add up (`t[0]`, then `1 <= i < 4`).
+                    let join_bound = self.frame_loop().cloned().flatten();
+                    let mut matching: Vec<u32> = Vec::new();
+                    for (i, s) in self.d.sites.iter().enumerate() {
+                        let i = i as u32;
+                        if s.tid_escaped
+                            || !s
+                                .tid
+                                .iter()
+                                .any(|t| keys.iter().any(|k| same_thread_id(k, t)))
+                        {
+                            continue;
+                        }
+                        if !s.in_loop {
+                            matching.push(i);
+                            continue;
+                        }
+                        let created = s.loop_bound.as_deref().and_then(const_range);
+                        let part = match (joins_all, &join_bound) {
+                            (true, None) => None,
+                            (true, Some(j)) if Some(j) == s.loop_bound.as_ref() => None,
+                            (true, Some(j)) => match const_range(j) {
+                                Some(r) => Some(r),
+                                None if s.loop_bound.is_none() => None,
+                                None => continue,
+                            },
+                            (false, _) => match index {
+                                Some(k) => Some((k, k + 1)),
+                                None => continue,
+                            },
+                        };
+                        match (part, created) {
+                            (None, _) if joins_all => matching.push(i),
+                            // The creation loop's range is not known: a join
+                            // loop is taken to join all its threads.
+                            (Some(_), None) if joins_all && s.loop_bound.is_none() => {
+                                matching.push(i)
+                            }
+                            (Some((a, b)), Some((from, to))) => {
+                                if !st.joined_ix.contains(&(i, a, b)) {
+                                    st.joined_ix.push((i, a, b));
+                                    st.joined_ix.sort();
+                                }
+                                if covered(&st.joined_ix, i, from, to) {
+                                    matching.push(i);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
                     for s in matching {
                         if st.active.contains(s) {
                             let held: Vec<LocKey> = st
@@ -2574,12 +2707,14 @@ impl<'a> Walker<'a> {
             Some(&s) => s,
             None => {
                 let s = self.d.sites.len() as u32;
+                let loop_bound = self.frame_loop().cloned().flatten();
                 self.d.sites.push(Site {
                     func: fr.fid,
                     call: c.id,
                     span: c.span,
                     tid: tids,
                     in_loop: false,
+                    loop_bound,
                     visits: 0,
                     joined_before: None,
                     tid_escaped: false,
@@ -2704,6 +2839,7 @@ impl<'a> Walker<'a> {
         }
         st.created.insert(site);
         st.active.insert(site);
+        st.joined_ix.retain(|j| j.0 != site);
         st.guards.retain(|g| g.0 != site);
         for (v, nz) in &st.conds {
             st.guards.push((site, v.clone(), *nz));
@@ -2926,6 +3062,11 @@ impl<'a> Walker<'a> {
                 if let Some(n) = &ty.name {
                     if self.prog.structs.contains_key(n) {
                         found.push((k.path[..i].to_vec(), n.clone()));
+                        if i == k.path.len() {
+                            // A whole-struct access also touches the structs
+                            // nested in it (`u->t = t1` writes `u->t.s`).
+                            self.nested_struct_prefixes(n, &k.path, 0, &mut found);
+                        }
                     }
                 }
             }
@@ -2958,6 +3099,37 @@ impl<'a> Walker<'a> {
             return;
         }
         set.extend(found);
+    }
+
+    /// The struct-typed fields nested (by value) in struct `n` at `path`,
+    /// a few levels deep.
+    fn nested_struct_prefixes(
+        &self,
+        n: &str,
+        path: &[Elem],
+        depth: usize,
+        found: &mut Vec<(Vec<Elem>, Name)>,
+    ) {
+        if depth >= 3 || found.len() >= MAX_PREFIXES {
+            return;
+        }
+        let Some(fields) = self.prog.structs.get(n) else {
+            return;
+        };
+        for (f, ft) in fields {
+            let ft = self.prog.resolve_type(ft);
+            if ft.pointer != 0 || ft.array {
+                continue;
+            }
+            let Some(m) = &ft.name else { continue };
+            if !self.prog.structs.contains_key(m) {
+                continue;
+            }
+            let mut p = path.to_vec();
+            p.push(Elem::Field(f.clone()));
+            found.push((p.clone(), m.clone()));
+            self.nested_struct_prefixes(m, &p, depth + 1, found);
+        }
     }
 
     /// Atomic globals never race. (Thread-local ones race only through

@@ -135,6 +135,9 @@ pub enum Stmt {
         body: Vec<Stmt>,
         do_while: bool,
         infinite: bool,
+        /// A counting `for` loop's range in normal form (`0<n`, `0<10`),
+        /// so that a join loop can be matched with its creation loop.
+        bound: Option<Name>,
     },
     /// `switch`: each arm may run; `break` leaves the switch.
     Switch {

@@ -240,6 +240,7 @@ impl<'s> Lowerer<'s> {
                         body,
                         do_while: false,
                         infinite,
+                        bound: None,
                     },
                 );
             }
@@ -270,6 +271,7 @@ impl<'s> Lowerer<'s> {
                             body,
                             do_while: true,
                             infinite,
+                            bound: None,
                         },
                     );
                 }
@@ -292,6 +294,7 @@ impl<'s> Lowerer<'s> {
                 if let Some(u) = n.child_by_field_name("update") {
                     self.value(u, &mut body, depth + 1);
                 }
+                let bound = loop_bound(n, self.src);
                 self.push(
                     out,
                     Stmt::Loop {
@@ -300,6 +303,7 @@ impl<'s> Lowerer<'s> {
                         body,
                         do_while: false,
                         infinite: c.is_none(),
+                        bound,
                     },
                 );
             }
@@ -1140,6 +1144,64 @@ fn parse_int(s: &str) -> Option<i64> {
     }
 }
 
+/// The range of a counting `for` loop in normal form, `START<END` (`0<n`,
+/// `0<10`; `i <= 9` is `0<10`), when it starts at a value, tests its counter
+/// against a bound with `<`, `<=` or `!=`, and steps it by one. Joins in one
+/// loop cover the threads created in another only when the ranges match.
+fn loop_bound(n: Node, src: &str) -> Option<Name> {
+    let squash = |n: Node| -> String { text(n, src).split_whitespace().collect() };
+    let init = n.child_by_field_name("initializer")?;
+    let (var, start) = match init.kind() {
+        "assignment_expression" => {
+            let l = init.child_by_field_name("left")?;
+            if l.kind() != "identifier" || text(init.child_by_field_name("operator")?, src) != "=" {
+                return None;
+            }
+            (text(l, src), squash(init.child_by_field_name("right")?))
+        }
+        "declaration" => {
+            let d = init.child_by_field_name("declarator")?;
+            if d.kind() != "init_declarator" {
+                return None;
+            }
+            let v = d.child_by_field_name("declarator")?;
+            if v.kind() != "identifier" {
+                return None;
+            }
+            (text(v, src), squash(d.child_by_field_name("value")?))
+        }
+        _ => return None,
+    };
+    let cond = unparen(n.child_by_field_name("condition")?);
+    if cond.kind() != "binary_expression" {
+        return None;
+    }
+    let left = unparen(cond.child_by_field_name("left")?);
+    if left.kind() != "identifier" || text(left, src) != var {
+        return None;
+    }
+    let right = squash(cond.child_by_field_name("right")?);
+    let end = match text(cond.child_by_field_name("operator")?, src) {
+        "<" | "!=" => right,
+        "<=" => match right.parse::<i64>() {
+            Ok(k) => (k + 1).to_string(),
+            Err(_) => format!("{right}+1"),
+        },
+        _ => return None,
+    };
+    let step: String = squash(n.child_by_field_name("update")?);
+    let ones = [
+        format!("{var}++"),
+        format!("++{var}"),
+        format!("{var}+=1"),
+        format!("{var}={var}+1"),
+    ];
+    if !ones.contains(&step) {
+        return None;
+    }
+    Some(Name::from(format!("{start}<{end}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1234,5 +1296,35 @@ mod tests {
         src.push_str("; }");
         let ir = lower(&src);
         assert!(ir.truncated);
+    }
+}
+
+#[cfg(test)]
+mod loop_bound_tests {
+    use super::*;
+
+    fn bounds(src: &str) -> Vec<Option<Name>> {
+        let ir = lower_function(src, &MacroTable::default());
+        let mut out = Vec::new();
+        fn walk(s: &[Stmt], out: &mut Vec<Option<Name>>) {
+            for st in s {
+                if let Stmt::Loop { body, bound, .. } = st {
+                    out.push(bound.clone());
+                    walk(body, out);
+                }
+            }
+        }
+        walk(&ir.body, &mut out);
+        out
+    }
+
+    #[test]
+    fn counting_loops_have_ranges() {
+        let b = bounds(
+            "void f(int n) { int i; for (i=0; i<10; i++) g(); for (int j = 0; j <= 9; ++j) g(); \
+             for (i = 0; i < n->cap; i += 1) g(); for (i = 0; i < n; i--) g(); while (i < n) g(); }",
+        );
+        let s = |x: &str| Some(Name::from(x));
+        assert_eq!(b, vec![s("0<10"), s("0<10"), s("0<n->cap"), None, None]);
     }
 }

@@ -95,6 +95,8 @@ struct Frame {
     /// Pointer locals and parameters: their pointee, `None` when unknown.
     env: FxHashMap<Name, Option<LocKey>>,
     returns: Vec<Pc>,
+    /// The ranges of the loops around the current statement, innermost last.
+    loops: Vec<Option<Name>>,
 }
 
 /// A jump target to patch: instruction and which of its targets.
@@ -322,6 +324,7 @@ impl<'a> Builder<'a> {
             summary: summary.clone(),
             env: FxHashMap::default(),
             returns: Vec::new(),
+            loops: Vec::new(),
         };
         for (p, a) in summary.ir.params.iter().zip(args) {
             fr.env.insert(p.name.clone(), a);
@@ -474,7 +477,12 @@ impl<'a> Builder<'a> {
                     body,
                     do_while,
                     infinite,
-                } => self.lp(fr, cond, test, body, *do_while, *infinite),
+                    bound,
+                } => {
+                    fr.loops.push(bound.clone());
+                    self.lp(fr, cond, test, body, *do_while, *infinite);
+                    fr.loops.pop();
+                }
                 Stmt::Switch { cond, arms } => {
                     self.stmts(fr, cond);
                     let choice = self.emit(Op::Choice(vec![0; arms.len() + 1]), None);
@@ -895,6 +903,12 @@ impl<'a> Builder<'a> {
             .iter()
             .enumerate()
             .filter(|(_, s)| !s.tid_escaped && s.tid.iter().any(|t| same_thread_id(t, &key)))
+            // As in the walk: a join loop whose range differs from the
+            // creation loop's joins only some of its threads.
+            .filter(|(_, s)| match (fr.loops.last(), &s.loop_bound) {
+                (Some(Some(j)), Some(c)) => j == c,
+                _ => true,
+            })
             .map(|(i, _)| i as u32)
             .collect();
         if !sites.is_empty() {
@@ -1014,6 +1028,7 @@ impl<'a> Builder<'a> {
                 summary: summary.clone(),
                 env: FxHashMap::default(),
                 returns: Vec::new(),
+                loops: Vec::new(),
             };
             let _ = self.bind_locals(&mut fr);
             crate::walk::visit_calls(&summary.ir.body, &mut |c| {
