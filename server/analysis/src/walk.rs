@@ -131,6 +131,9 @@ struct State {
     /// Index ranges `[from, to)` of a creation loop's thread ids already
     /// joined, for a loop with a constant range: (site, from, to).
     joined_ix: Vec<(u32, i64, i64)>,
+    /// Thread ids of a site that stores into several (`create(&id1)` and
+    /// `create(&id2)` through one wrapper) already joined: (site, tid index).
+    joined_tids: Vec<(u32, u32)>,
 }
 
 /// The name of a callback group's thread: its entry functions.
@@ -268,6 +271,7 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
             }
             phases.sort();
             let joined_ix = common(&a.joined_ix, &b.joined_ix);
+            let joined_tids = common(&a.joined_tids, &b.joined_tids);
             Some(State {
                 must: a.must.intersect(&b.must),
                 may: a.may.union(&b.may),
@@ -283,6 +287,7 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 syms,
                 phases,
                 joined_ix,
+                joined_tids,
             })
         }
     }
@@ -2346,6 +2351,23 @@ impl<'a> Walker<'a> {
                         {
                             continue;
                         }
+                        if s.tid.len() > 1 {
+                            // One site, several thread ids: joined once each is joined.
+                            for (n, t) in s.tid.iter().enumerate() {
+                                let n = n as u32;
+                                if keys.iter().any(|k| same_thread_id(k, t))
+                                    && !st.joined_tids.contains(&(i, n))
+                                {
+                                    st.joined_tids.push((i, n));
+                                    st.joined_tids.sort();
+                                }
+                            }
+                            let all =
+                                (0..s.tid.len() as u32).all(|n| st.joined_tids.contains(&(i, n)));
+                            if !all {
+                                continue;
+                            }
+                        }
                         if !s.in_loop {
                             matching.push(i);
                             continue;
@@ -2703,8 +2725,12 @@ impl<'a> Walker<'a> {
         self.effect();
         self.d.sites_epoch = self.d.epoch;
         let key = (fr.fid, c.id);
+        let mut tids_again = Vec::new();
         let site = match self.d.site_index.get(&key) {
-            Some(&s) => s,
+            Some(&s) => {
+                tids_again = tids;
+                s
+            }
             None => {
                 let s = self.d.sites.len() as u32;
                 let loop_bound = self.frame_loop().cloned().flatten();
@@ -2725,6 +2751,11 @@ impl<'a> Walker<'a> {
         };
         {
             let info = &mut self.d.sites[site as usize];
+            for t in tids_again {
+                if info.tid.len() < MAX_TRACKED && !info.tid.contains(&t) {
+                    info.tid.push(t);
+                }
+            }
             info.visits += 1;
             info.in_loop |= self.d.loop_depth > 0;
             let finished = SiteSet(
@@ -2840,6 +2871,7 @@ impl<'a> Walker<'a> {
         st.created.insert(site);
         st.active.insert(site);
         st.joined_ix.retain(|j| j.0 != site);
+        st.joined_tids.retain(|j| j.0 != site);
         st.guards.retain(|g| g.0 != site);
         for (v, nz) in &st.conds {
             st.guards.push((site, v.clone(), *nz));
