@@ -2262,9 +2262,28 @@ impl<'a> Walker<'a> {
                     .map(|a| self.lock_syms(fr, a))
                     .unwrap_or_default();
                 match roots.is_empty() {
-                    false => st
-                        .syms
-                        .retain(|x| !roots.iter().any(|(q, path)| x.0 == *q && x.1 == *path)),
+                    false => {
+                        // Through `q`, or through another pointer to the
+                        // same object: `lock(&p1->m); unlock(&p2->m)` with
+                        // `p1 == p2` releases the lock.
+                        let objects: Vec<Vals> = roots
+                            .iter()
+                            .map(|(q, _)| self.eval(fr, &Expr::Var(q.clone()), 0))
+                            .collect();
+                        let aliased = |v: &Name, i: usize| -> bool {
+                            let o = &objects[i];
+                            !o.is_empty()
+                                && self
+                                    .eval(fr, &Expr::Var(v.clone()), 0)
+                                    .iter()
+                                    .any(|x| matches!(x, Val::Target(_)) && o.contains(x))
+                        };
+                        st.syms.retain(|x| {
+                            !roots.iter().enumerate().any(|(i, (q, path))| {
+                                x.1 == *path && (x.0 == *q || aliased(&x.0, i))
+                            })
+                        })
+                    }
                     true => {
                         let last: Vec<Elem> =
                             keys.iter().filter_map(|k| k.path.last().cloned()).collect();
