@@ -438,6 +438,8 @@ struct WalkData {
     struct_prefixes: FxHashMap<Base, FxHashSet<(Vec<Elem>, Name)>>,
     /// Memoized return values of functions (context-insensitive).
     returns: std::cell::RefCell<FxHashMap<FunctionId, Vals>>,
+    /// Allocation wrappers (see [`Walker::is_alloc_wrapper`]), by function.
+    wrappers: std::cell::RefCell<FxHashMap<FunctionId, bool>>,
     /// The current thread's memo: calling context -> node.
     memo: FxHashMap<MemoKey, u32>,
     contexts: FxHashMap<FunctionId, usize>,
@@ -585,6 +587,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
     // Frames built while the store was incomplete are stale.
     w.d.frames.borrow_mut().clear();
     w.d.returns.borrow_mut().clear();
+    w.d.wrappers.borrow_mut().clear();
     // The root thread: `main`, or every function nobody calls. In library
     // mode the roots are threads of their own, below, and `main` stays
     // empty; a library with too many roots for one walk each (a whole API)
@@ -1104,7 +1107,11 @@ impl<'a> Walker<'a> {
                         for &g in self.prog.functions.get(n).into_iter().flatten() {
                             let into = passed.entry(g).or_default();
                             for (i, a) in c.args.iter().enumerate() {
-                                let v = self.eval(&frame, a, 0);
+                                // Data pointers only: function pointers
+                                // passed down are resolved in the walk, by
+                                // calling context.
+                                let mut v = self.eval(&frame, a, 0);
+                                v.retain(|x| matches!(x, Val::Target(_)));
                                 if v.is_empty() {
                                     continue;
                                 }
@@ -1425,7 +1432,15 @@ impl<'a> Walker<'a> {
                 None => {
                     if let Some(callee) = fr.calls.get(id) {
                         for f in self.functions_of(fr, callee) {
-                            let v = self.return_vals(f);
+                            // What an allocation wrapper returns is a new
+                            // object per call site, as with `malloc`.
+                            let v = match self.is_alloc_wrapper(f) {
+                                true => vec![Val::Target(LocKey::new(Base::Heap {
+                                    func: fr.fname.clone(),
+                                    call: *id,
+                                }))],
+                                false => self.return_vals(f),
+                            };
                             add_vals(&mut out, v);
                         }
                     }
@@ -1453,6 +1468,49 @@ impl<'a> Walker<'a> {
             _ => {}
         }
         out
+    }
+
+    /// Does `f` only ever return memory it has just allocated (or null)?
+    /// Such a wrapper (`xmalloc`, `alloc(ptr, size)` around `realloc`) is
+    /// an allocation site at each of its call sites; otherwise every object
+    /// a program allocates through it would be one.
+    fn is_alloc_wrapper(&self, f: FunctionId) -> bool {
+        if let Some(&w) = self.d.wrappers.borrow().get(&f) {
+            return w;
+        }
+        let s = self.summary(f);
+        let allocates = |e: &Expr| {
+            matches!(uncast(e), Expr::CallResult(id)
+                if matches!(s.models.get(id), Some(CallModel::Alloc | CallModel::Realloc)))
+        };
+        let null = |e: &Expr| matches!(uncast(e), Expr::Int(0));
+        let mut holds: FxHashMap<Name, bool> = FxHashMap::default();
+        visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Assign {
+                lhs: Expr::Var(x),
+                rhs,
+            } = st
+            {
+                *holds.entry(x.clone()).or_insert(true) &= allocates(rhs) || null(rhs);
+            }
+        });
+        let (mut any, mut all) = (false, true);
+        visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Return { value: Some(e), .. } = st {
+                let e = uncast(e);
+                let fresh = allocates(e)
+                    || matches!(e, Expr::Var(x) if holds.get(x) == Some(&true)
+                        && s.ir.params.iter().all(|p| p.name != *x || !s.ir.address_taken.contains(x)));
+                if fresh {
+                    any = true;
+                } else if !null(e) {
+                    all = false;
+                }
+            }
+        });
+        let w = any && all;
+        self.d.wrappers.borrow_mut().insert(f, w);
+        w
     }
 
     /// What a function may return, evaluated without calling context.
@@ -2562,26 +2620,7 @@ impl<'a> Walker<'a> {
                 Some(st)
             }
             Some(CallModel::Alloc) => {
-                let b = Base::Heap {
-                    func: fr.fname.clone(),
-                    call: c.id,
-                };
-                if self.d.loop_depth > 0 && !self.d.heap_in_loop.contains_key(&b) {
-                    self.effect();
-                    self.d.heap_in_loop.insert(b.clone(), self.d.epoch);
-                }
-                if st.allocated.len() >= 64 {
-                    // Too many sites to follow: no more freshness on this path.
-                    return Some(st);
-                }
-                if !st.allocated.contains(&b) {
-                    st.allocated.push(b.clone());
-                    st.allocated.sort();
-                }
-                if !st.fresh.contains(&b) {
-                    st.fresh.push(b);
-                    st.fresh.sort();
-                }
+                self.allocated_at(fr, c, &mut st);
                 Some(st)
             }
             Some(_) => Some(st),
@@ -2698,7 +2737,11 @@ impl<'a> Walker<'a> {
                     }
                     inner.syms.sort();
                     inner.syms.dedup();
+                    let wrapper = self.is_alloc_wrapper(f);
                     let e = self.walk_fn(f, inner, bindings).map(|mut e| {
+                        if wrapper {
+                            self.allocated_at(fr, c, &mut e);
+                        }
                         let mut back = Vec::new();
                         for (p, path, sh) in &e.syms {
                             if let Some(i) = params.iter().position(|x| x == p) {
@@ -2728,6 +2771,31 @@ impl<'a> Walker<'a> {
                 }
                 acc
             }
+        }
+    }
+
+    /// The object allocated at call `c` (by `malloc` or a wrapper) is new:
+    /// fresh until it escapes.
+    fn allocated_at(&mut self, fr: &Frame, c: &Call, st: &mut State) {
+        let b = Base::Heap {
+            func: fr.fname.clone(),
+            call: c.id,
+        };
+        if self.d.loop_depth > 0 && !self.d.heap_in_loop.contains_key(&b) {
+            self.effect();
+            self.d.heap_in_loop.insert(b.clone(), self.d.epoch);
+        }
+        if st.allocated.len() >= 64 {
+            // Too many sites to follow: no more freshness on this path.
+            return;
+        }
+        if !st.allocated.contains(&b) {
+            st.allocated.push(b.clone());
+            st.allocated.sort();
+        }
+        if !st.fresh.contains(&b) {
+            st.fresh.push(b);
+            st.fresh.sort();
         }
     }
 

@@ -181,6 +181,10 @@ pub(super) fn update(
     let timing = std::env::var_os("RACELENS_TIMING").is_some();
     let t0 = std::time::Instant::now();
     if pointer_inputs(old, prog) != pointer_inputs(new, prog) {
+        let old_wrapper = w.d.wrappers.borrow_mut().remove(&f);
+        if old_wrapper.is_some() && old_wrapper != Some(w.is_alloc_wrapper(f)) {
+            return Err("allocation wrapper changed");
+        }
         let old_ret = w.d.returns.borrow().get(&f).cloned();
         let old_store = std::mem::take(&mut w.d.store);
         w.d.frames.borrow_mut().clear();
