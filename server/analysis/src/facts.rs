@@ -105,6 +105,8 @@ pub struct FactCtx {
     pub clean: Vec<(u32, LocKey)>,
     /// (barrier, fewest, most) `pthread_barrier_wait` calls passed so far.
     pub phases: Vec<(Name, u8, u8)>,
+    /// The thread has joined `main`: `main`'s accesses happened before.
+    pub main_ended: bool,
 }
 
 impl std::ops::Deref for AccessFact {

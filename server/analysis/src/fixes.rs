@@ -87,6 +87,8 @@ struct Ctx<'a> {
     ours: Vec<usize>,
     /// Facts racing with ours.
     conflicts: Vec<usize>,
+    /// Every racing pair of the location.
+    pairs: Vec<(usize, usize)>,
     funcs: FxHashMap<salsa::Id, FunctionId>,
 }
 
@@ -98,6 +100,10 @@ impl<'a> Ctx<'a> {
         let base = l.loc.key(db).clone();
         let key = l.facts[l.at_site[0]].key(&base);
         let mut conflicts = BTreeSet::new();
+        let pairs: Vec<(usize, usize)> = races_at(db, l.loc)
+            .iter()
+            .map(|p| (p.a as usize, p.b as usize))
+            .collect();
         for p in races_at(db, l.loc).iter() {
             let (a, b) = (p.a as usize, p.b as usize);
             for (x, y) in [(a, b), (b, a)] {
@@ -116,6 +122,7 @@ impl<'a> Ctx<'a> {
             key,
             ours: l.at_site,
             conflicts: conflicts.into_iter().collect(),
+            pairs,
             funcs,
         })
     }
@@ -448,10 +455,16 @@ impl<'a> Ctx<'a> {
                 every.push(p);
             }
         }
-        let single_suffices = self.conflicts.iter().all(|&c| {
-            let p = self.place(&self.facts[c]);
-            p.file == ours.file && self.same_region(&ours, &p)
-        });
+        // Guarding our statement alone suffices when everything racing with
+        // an access of that statement (`x = x + 1` reads and writes) is in
+        // it too: otherwise the line would still race.
+        let near = |p: &Place| p.file == ours.file && self.same_region(&ours, p);
+        let single_suffices = self
+            .pairs
+            .iter()
+            .flat_map(|&(a, b)| [(a, b), (b, a)])
+            .filter(|&(x, _)| self.ours.contains(&x) || near(&self.place(&self.facts[x])))
+            .all(|(_, y)| near(&self.place(&self.facts[y])));
         let var = self.subject();
         let mut fixes: Vec<Fix> = Vec::new();
         let mut offer = |places: &[Place], title: &dyn Fn(&str) -> String| {

@@ -340,6 +340,10 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
     if a.thread == b.thread {
         return true;
     }
+    // A thread that joined `main` runs after all of it.
+    if (a.thread == 0 && b.main_ended) || (b.thread == 0 && a.main_ended) {
+        return false;
+    }
     let ca = table.chain(a.thread);
     let cb = table.chain(b.thread);
     let unique = |t: u32| table.is_unique(t);

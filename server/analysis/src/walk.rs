@@ -134,6 +134,9 @@ struct State {
     /// Thread ids of a site that stores into several (`create(&id1)` and
     /// `create(&id2)` through one wrapper) already joined: (site, tid index).
     joined_tids: Vec<(u32, u32)>,
+    /// This thread has joined `main` (through an id `main` stored from
+    /// `pthread_self()`): everything `main` did happened before.
+    main_ended: bool,
 }
 
 /// The name of a callback group's thread: its entry functions.
@@ -288,6 +291,7 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 phases,
                 joined_ix,
                 joined_tids,
+                main_ended: a.main_ended && b.main_ended,
             })
         }
     }
@@ -448,6 +452,8 @@ struct WalkData {
     sites_stack: Vec<Vec<u32>>,
     steps: u64,
     loop_depth: u32,
+    /// Where `main` stored its own thread id (`pthread_self()`).
+    main_tids: Vec<LocKey>,
     /// Loops being walked, innermost last: (call-stack depth, range).
     loops: Vec<(usize, Option<Name>)>,
     /// Flow-insensitive contents of non-local pointer cells.
@@ -1829,6 +1835,21 @@ impl<'a> Walker<'a> {
                     Some(state)
                 }
                 Stmt::Assign {
+                    lhs,
+                    rhs: Expr::CallResult(id),
+                } if self.d.thread == 0 && self.is_self_id(fr, *id) => {
+                    // `main` keeps its own thread id: joining it elsewhere
+                    // waits for `main` to end.
+                    for k in self.place(fr, lhs, 0) {
+                        if !self.d.main_tids.contains(&k) && self.d.main_tids.len() < MAX_TRACKED {
+                            self.effect();
+                            self.d.sites_epoch = self.d.epoch;
+                            self.d.main_tids.push(k);
+                        }
+                    }
+                    Some(state)
+                }
+                Stmt::Assign {
                     lhs: Expr::Var(x),
                     rhs: rhs @ Expr::CallResult(id),
                 } => {
@@ -2391,6 +2412,12 @@ impl<'a> Walker<'a> {
                 if let Some(e) = c.args.get(tid) {
                     let keys: Vec<LocKey> = self.place(fr, e, 0);
                     self.read(self.d.sites_epoch);
+                    if self.d.thread != 0
+                        && keys.len() == 1
+                        && self.d.main_tids.iter().any(|m| same_thread_id(m, &keys[0]))
+                    {
+                        st.main_ended = true;
+                    }
                     // `pthread_join(t[2])` joins one of the threads a loop
                     // created into `t[i]`, not all of them.
                     let joins_all = !keys.is_empty()
@@ -2774,6 +2801,12 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Is call `id` `pthread_self()` (or C11 `thrd_current()`)?
+    fn is_self_id(&self, fr: &Frame, id: u32) -> bool {
+        matches!(fr.calls.get(&id), Some(Callee::Direct(n))
+            if matches!(&**n, "pthread_self" | "thrd_current") && !fr.locals.contains_key(n))
+    }
+
     /// The object allocated at call `c` (by `malloc` or a wrapper) is new:
     /// fresh until it escapes.
     fn allocated_at(&mut self, fr: &Frame, c: &Call, st: &mut State) {
@@ -3132,6 +3165,7 @@ impl<'a> Walker<'a> {
                 && c.created == st.created
                 && c.clean == st.clean
                 && c.phases == st.phases
+                && c.main_ended == st.main_ended
             {
                 let acq = self.chain_acquired(st);
                 if c.acquired == acq {
@@ -3147,6 +3181,7 @@ impl<'a> Walker<'a> {
             acquired: self.chain_acquired(st),
             clean: st.clean.clone(),
             phases: st.phases.clone(),
+            main_ended: st.main_ended,
         };
         let c = match self.d.ctxs.get(&ctx) {
             Some(c) => c.clone(),
