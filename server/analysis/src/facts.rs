@@ -66,6 +66,10 @@ pub struct Site {
     pub visits: u32,
     /// Sites certainly finished (created before and joined) whenever this site spawns.
     pub joined_before: Option<SiteSet>,
+    /// Sites possibly created (by the same thread) before this site spawns,
+    /// over all its visits: two sites neither of which precedes the other
+    /// are created on exclusive paths.
+    pub created_before: SiteSet,
     /// The thread id escaped to unknown code: joins through it are not trusted.
     pub tid_escaped: bool,
 }

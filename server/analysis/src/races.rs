@@ -390,6 +390,18 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
                     .map(|j| j.contains(other))
                     .unwrap_or(false)
             };
+            // Neither is ever created before the other: the common ancestor
+            // creates one or the other (`if (c) create(a) else create(b)`).
+            let created_before = |s: u32, other: u32| {
+                table
+                    .sites
+                    .get(s as usize)
+                    .map(|x| x.created_before.contains(other))
+                    .unwrap_or(true)
+            };
+            if !created_before(sa, sb) && !created_before(sb, sa) {
+                return false;
+            }
             return !(joined_before(sb, sa) || joined_before(sa, sb));
         }
     }

@@ -2863,6 +2863,7 @@ impl<'a> Walker<'a> {
                     loop_bound,
                     visits: 0,
                     joined_before: None,
+                    created_before: SiteSet::default(),
                     tid_escaped: false,
                 });
                 self.d.site_index.insert(key, s);
@@ -2886,6 +2887,7 @@ impl<'a> Walker<'a> {
                     .filter(|x| !st.active.contains(*x))
                     .collect(),
             );
+            info.created_before = info.created_before.union(&st.created);
             info.joined_before = Some(match &info.joined_before {
                 None => finished,
                 Some(j) => j.intersect(&finished),
