@@ -137,7 +137,14 @@ struct State {
     /// This thread has joined `main` (through an id `main` stored from
     /// `pthread_self()`): everything `main` did happened before.
     main_ended: bool,
+    /// What a local pointer of this frame holds since its last assignment
+    /// on this path (flow-sensitive; the frame's `pts` is the fallback).
+    ptrs: Ptrs,
 }
+
+/// Flow-sensitive values of a frame's local pointers, shared between the
+/// many states that agree on them.
+type Ptrs = Arc<Vec<(Name, Vals)>>;
 
 /// The name of a callback group's thread: its entry functions.
 fn group_name(roots: &[(Name, Vals)]) -> Name {
@@ -292,6 +299,19 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 joined_ix,
                 joined_tids,
                 main_ended: a.main_ended && b.main_ended,
+                ptrs: if Arc::ptr_eq(&a.ptrs, &b.ptrs) || a.ptrs == b.ptrs {
+                    a.ptrs.clone()
+                } else {
+                    let mut v: Vec<(Name, Vals)> = Vec::new();
+                    for (x, va) in a.ptrs.iter() {
+                        if let Some((_, vb)) = b.ptrs.iter().find(|(y, _)| y == x) {
+                            let mut u = va.clone();
+                            add_vals(&mut u, vb.iter().cloned());
+                            v.push((x.clone(), u));
+                        }
+                    }
+                    Arc::new(v)
+                },
             })
         }
     }
@@ -399,12 +419,14 @@ type MemoKey = (FunctionId, State, Vec<Vals>);
 struct FrameFacts {
     conds: Vec<(Name, bool)>,
     guards: Vec<(u32, Name, bool)>,
+    ptrs: Ptrs,
 }
 
 impl FrameFacts {
     /// Gives the facts back to the state after the call. A guard of a site
     /// the callee may have spawned again no longer holds.
     fn restore(self, st: &mut State, spawned: &[u32]) {
+        st.ptrs = self.ptrs;
         for c in self.conds {
             if !st.conds.iter().any(|x| x.0 == c.0) {
                 st.conds.push(c);
@@ -452,6 +474,9 @@ struct WalkData {
     sites_stack: Vec<Vec<u32>>,
     steps: u64,
     loop_depth: u32,
+    /// The current statement's flow-sensitive local pointers (`State::ptrs`),
+    /// read by `eval`.
+    cur_ptrs: std::cell::RefCell<Ptrs>,
     /// Where `main` stored its own thread id (`pthread_self()`).
     main_tids: Vec<LocKey>,
     /// Loops being walked, innermost last: (call-stack depth, range).
@@ -1130,21 +1155,19 @@ impl<'a> Walker<'a> {
                     });
                 }
                 let mut updates = Vec::new();
+                let mut has_goto = false;
                 visit_stmts(&frame.summary.ir.body, &mut |s| {
-                    if let Stmt::Assign { lhs, rhs } = s {
-                        if matches!(lhs, Expr::Var(x) if frame.locals.get(x).map(|t| !t.is_static).unwrap_or(false))
-                        {
-                            return;
-                        }
-                        let v = self.eval(&frame, rhs, 0);
-                        if v.is_empty() {
-                            return;
-                        }
-                        for k in self.place(&frame, lhs, 0) {
-                            updates.push((k.without_indices(), v.clone()));
-                        }
-                    }
+                    has_goto |= matches!(s, Stmt::Goto)
                 });
+                let mut cur = Vec::new();
+                self.store_updates(
+                    &frame,
+                    &frame.summary.ir.body,
+                    !has_goto,
+                    &mut cur,
+                    &mut updates,
+                );
+                *self.d.cur_ptrs.borrow_mut() = Ptrs::default();
                 for (k, v) in updates {
                     add_vals(self.d.store.entry(k).or_default(), v);
                 }
@@ -1157,6 +1180,96 @@ impl<'a> Walker<'a> {
                 for (i, v) in v.into_iter().enumerate() {
                     add_vals(&mut into[i], v);
                 }
+            }
+        }
+    }
+
+    /// The stores `stmts` make to pointer cells outside the frame, in order.
+    /// Local pointers are followed flow-sensitively through straight-line
+    /// code (`p = a; A->next = p; p = b;` stores only `a`); a local assigned
+    /// inside a branch or loop falls back to all its values after it.
+    fn store_updates(
+        &self,
+        fr: &Frame,
+        stmts: &[Stmt],
+        strong: bool,
+        cur: &mut Vec<(Name, Vals)>,
+        updates: &mut Vec<(LocKey, Vals)>,
+    ) {
+        let assigned_in = |ss: &[Stmt]| {
+            let mut v: Vec<Name> = Vec::new();
+            visit_stmts(ss, &mut |s| {
+                if let Stmt::Assign {
+                    lhs: Expr::Var(x), ..
+                } = s
+                {
+                    v.push(x.clone());
+                }
+            });
+            v
+        };
+        for s in stmts {
+            match s {
+                Stmt::Assign { lhs, rhs } => {
+                    if **self.d.cur_ptrs.borrow() != *cur {
+                        *self.d.cur_ptrs.borrow_mut() = Arc::new(cur.clone());
+                    }
+                    if let Expr::Var(x) = lhs {
+                        if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) {
+                            if strong && !fr.address_taken.contains(x) {
+                                let v = self.eval(fr, rhs, 0);
+                                cur.retain(|(y, _)| y != x);
+                                if !v.is_empty() && cur.len() < MAX_TRACKED {
+                                    cur.push((x.clone(), v));
+                                }
+                            }
+                            continue;
+                        }
+                    }
+                    let v = self.eval(fr, rhs, 0);
+                    if v.is_empty() {
+                        continue;
+                    }
+                    for k in self.place(fr, lhs, 0) {
+                        updates.push((k.without_indices(), v.clone()));
+                    }
+                }
+                Stmt::If {
+                    cond, then, els, ..
+                } => {
+                    self.store_updates(fr, cond, strong, cur, updates);
+                    let mut a = cur.clone();
+                    let mut b = cur.clone();
+                    self.store_updates(fr, then, strong, &mut a, updates);
+                    self.store_updates(fr, els, strong, &mut b, updates);
+                    // Known after the branch only where both sides agree.
+                    *cur = a.into_iter().filter(|x| b.contains(x)).collect();
+                }
+                Stmt::Loop { cond, body, .. } => {
+                    if !cur.is_empty() {
+                        let mut inner = assigned_in(cond);
+                        inner.extend(assigned_in(body));
+                        cur.retain(|(x, _)| !inner.contains(x));
+                    }
+                    let mut c = cur.clone();
+                    self.store_updates(fr, cond, strong, &mut c, updates);
+                    self.store_updates(fr, body, strong, &mut c, updates);
+                }
+                Stmt::Switch { cond, arms } => {
+                    self.store_updates(fr, cond, strong, cur, updates);
+                    if !cur.is_empty() {
+                        let mut inner = Vec::new();
+                        for a in arms {
+                            inner.extend(assigned_in(a));
+                        }
+                        cur.retain(|(x, _)| !inner.contains(x));
+                    }
+                    for a in arms {
+                        let mut c = cur.clone();
+                        self.store_updates(fr, a, strong, &mut c, updates);
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -1381,6 +1494,15 @@ impl<'a> Walker<'a> {
                         if let Some(v) = self.d.store.get(&k) {
                             add_vals(&mut out, v.iter().cloned());
                         }
+                    } else if let Some(v) = self
+                        .d
+                        .cur_ptrs
+                        .borrow()
+                        .iter()
+                        .find(|(y, _)| y == x)
+                        .map(|(_, v)| v.clone())
+                    {
+                        add_vals(&mut out, v);
                     } else if let Some(v) = fr.pts.get(x) {
                         add_vals(&mut out, v.iter().cloned());
                     }
@@ -1577,7 +1699,21 @@ impl<'a> Walker<'a> {
 
     // ----- the walk ---------------------------------------------------------
 
-    fn walk_fn(&mut self, fid: FunctionId, mut st: State, bindings: Vec<Vals>) -> Option<State> {
+    fn walk_fn(&mut self, fid: FunctionId, st: State, bindings: Vec<Vals>) -> Option<State> {
+        // The callee's statements see their own frame's pointers; the
+        // caller's are back when it resumes.
+        let saved = std::mem::take(&mut *self.d.cur_ptrs.borrow_mut());
+        let exit = self.walk_fn_inner(fid, st, bindings);
+        *self.d.cur_ptrs.borrow_mut() = saved;
+        exit
+    }
+
+    fn walk_fn_inner(
+        &mut self,
+        fid: FunctionId,
+        mut st: State,
+        bindings: Vec<Vals>,
+    ) -> Option<State> {
         if self.d.stack.contains(&fid) || self.d.stack.len() > 64 {
             self.cut();
             return Some(st);
@@ -1675,6 +1811,7 @@ impl<'a> Walker<'a> {
             st.guards = keep;
             out.guards = stash;
         }
+        out.ptrs = std::mem::take(&mut st.ptrs);
         // Symbolic locks stay: a callee that unlocks `&s->m` through its own
         // pointer must release the caller's `&s->m`.
         out
@@ -1822,6 +1959,9 @@ impl<'a> Walker<'a> {
             if self.d.bailed.is_some() {
                 break;
             }
+            if !Arc::ptr_eq(&self.d.cur_ptrs.borrow(), &state.ptrs) {
+                *self.d.cur_ptrs.borrow_mut() = state.ptrs.clone();
+            }
             self.d.steps += 1;
             if self.d.steps > STEP_BUDGET {
                 self.d.exhausted = true;
@@ -1868,6 +2008,7 @@ impl<'a> Walker<'a> {
                         self.escape(fr, rhs, &mut state);
                     }
                     state.syms.retain(|y| &y.0 != x);
+                    self.assign_ptr(fr, x, rhs, &mut state);
                     Some(state)
                 }
                 Stmt::Assign {
@@ -1881,6 +2022,7 @@ impl<'a> Walker<'a> {
                     if fr.address_taken.contains(x) {
                         self.escape(fr, rhs, &mut state);
                     }
+                    self.assign_ptr(fr, x, rhs, &mut state);
                     Some(state)
                 }
                 Stmt::Assign { rhs, .. } => {
@@ -2799,6 +2941,26 @@ impl<'a> Walker<'a> {
                 acc
             }
         }
+    }
+
+    /// `x = rhs` for a local pointer whose address is not taken: from here
+    /// on this path, `x` holds what `rhs` evaluates to (when that is known).
+    fn assign_ptr(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
+        if fr.address_taken.contains(x) || !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false)
+        {
+            return;
+        }
+        let v = self.eval(fr, rhs, 0);
+        if v.is_empty() && !st.ptrs.iter().any(|(y, _)| y == x) {
+            return;
+        }
+        let mut p: Vec<(Name, Vals)> = st.ptrs.iter().filter(|(y, _)| y != x).cloned().collect();
+        if !v.is_empty() && p.len() < MAX_TRACKED {
+            let at = p.partition_point(|(y, _)| y < x);
+            p.insert(at, (x.clone(), v));
+        }
+        st.ptrs = Arc::new(p);
+        *self.d.cur_ptrs.borrow_mut() = st.ptrs.clone();
     }
 
     /// Is call `id` `pthread_self()` (or C11 `thrd_current()`)?
