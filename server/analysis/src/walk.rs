@@ -140,6 +140,9 @@ struct State {
     /// What a local pointer of this frame holds since its last assignment
     /// on this path (flow-sensitive; the frame's `pts` is the fallback).
     ptrs: Ptrs,
+    /// (var, nonzero, lock): the lock is held exactly when the plain
+    /// variable is (non)zero: `if (use_lock) lock(&m); ... if (use_lock) x++;`.
+    lock_guards: Vec<(Name, bool, Held)>,
 }
 
 /// Flow-sensitive values of a frame's local pointers, shared between the
@@ -312,6 +315,28 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                     }
                     Arc::new(v)
                 },
+                lock_guards: {
+                    let mut g = common(&a.lock_guards, &b.lock_guards);
+                    // A lock one path holds and the other does not, where the
+                    // paths disagree on a flag, is held exactly per the flag.
+                    for (x, y) in [(&a, &b), (&b, &a)] {
+                        for h in &x.must.0 {
+                            if y.may.0.iter().any(|o| o.lock == h.lock) {
+                                continue;
+                            }
+                            for (v, nz) in &x.conds {
+                                if y.conds.contains(&(v.clone(), !*nz))
+                                    && g.len() < MAX_TRACKED
+                                    && !g.iter().any(|q| q.0 == *v && q.2.lock == h.lock)
+                                {
+                                    g.push((v.clone(), *nz, h.clone()));
+                                }
+                            }
+                        }
+                    }
+                    g.sort();
+                    g
+                },
             })
         }
     }
@@ -420,6 +445,7 @@ struct FrameFacts {
     conds: Vec<(Name, bool)>,
     guards: Vec<(u32, Name, bool)>,
     ptrs: Ptrs,
+    lock_guards: Vec<(Name, bool, Held)>,
 }
 
 impl FrameFacts {
@@ -427,6 +453,16 @@ impl FrameFacts {
     /// the callee may have spawned again no longer holds.
     fn restore(self, st: &mut State, spawned: &[u32]) {
         st.ptrs = self.ptrs;
+        // A lock the callee took or released no longer follows the flag.
+        for g in self.lock_guards {
+            let l = &g.2.lock;
+            let unchanged =
+                !st.must.0.iter().any(|h| &h.lock == l) && st.may.0.iter().any(|h| &h.lock == l);
+            if unchanged && !st.lock_guards.contains(&g) {
+                st.lock_guards.push(g);
+            }
+        }
+        st.lock_guards.sort();
         for c in self.conds {
             if !st.conds.iter().any(|x| x.0 == c.0) {
                 st.conds.push(c);
@@ -1812,6 +1848,13 @@ impl<'a> Walker<'a> {
             out.guards = stash;
         }
         out.ptrs = std::mem::take(&mut st.ptrs);
+        if st.lock_guards.iter().any(|g| !global(&g.0)) {
+            let (keep, stash) = std::mem::take(&mut st.lock_guards)
+                .into_iter()
+                .partition(|g| global(&g.0));
+            st.lock_guards = keep;
+            out.lock_guards = stash;
+        }
         // Symbolic locks stay: a callee that unlocks `&s->m` through its own
         // pointer must release the caller's `&s->m`.
         out
@@ -2018,6 +2061,7 @@ impl<'a> Walker<'a> {
                     let mut state = state;
                     state.conds.retain(|c| &c.0 != x);
                     state.guards.retain(|g| &g.1 != x);
+                    state.lock_guards.retain(|g| &g.0 != x);
                     state.syms.retain(|y| &y.0 != x);
                     if fr.address_taken.contains(x) {
                         self.escape(fr, rhs, &mut state);
@@ -2309,6 +2353,21 @@ impl<'a> Walker<'a> {
                     }
                     branch.conds.retain(|c| c.0 != v);
                     branch.conds.push((v.clone(), nonzero));
+                    let follows: Vec<(bool, Held)> = branch
+                        .lock_guards
+                        .iter()
+                        .filter(|g| g.0 == v)
+                        .map(|g| (g.1 == nonzero, g.2.clone()))
+                        .collect();
+                    for (held, h) in follows {
+                        if held {
+                            branch.must.insert(h.clone());
+                            branch.may.insert(h);
+                        } else {
+                            branch.must.remove(&h.lock);
+                            branch.may.remove(&h.lock);
+                        }
+                    }
                 }
                 return (t, e);
             }
@@ -2420,6 +2479,7 @@ impl<'a> Walker<'a> {
                     return Some(st);
                 }
                 let (keys, _) = self.lock_keys(fr, c.args.get(arg));
+                st.lock_guards.retain(|g| !keys.contains(&g.2.lock));
                 for (q, path) in c
                     .args
                     .get(arg)
@@ -2475,8 +2535,10 @@ impl<'a> Walker<'a> {
                     st.must = LockSet::default();
                     st.clean.clear();
                     st.syms.clear();
+                    st.lock_guards.clear();
                     return Some(st);
                 }
+                st.lock_guards.retain(|g| !keys.contains(&g.2.lock));
                 let roots = c
                     .args
                     .get(arg)
