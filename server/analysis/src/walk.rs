@@ -2013,140 +2013,185 @@ impl<'a> Walker<'a> {
                 break;
             }
             cur = match s {
-                Stmt::Access(a) => {
-                    self.record(fr, &a.place, a.kind, a.span, &state);
-                    Some(state)
-                }
-                Stmt::Assign {
-                    lhs,
-                    rhs: Expr::CallResult(id),
-                } if self.d.thread == 0 && self.is_self_id(fr, *id) => {
-                    // `main` keeps its own thread id: joining it elsewhere
-                    // waits for `main` to end.
-                    for k in self.place(fr, lhs, 0) {
-                        if !self.d.main_tids.contains(&k) && self.d.main_tids.len() < MAX_TRACKED {
-                            self.effect();
-                            self.d.sites_epoch = self.d.epoch;
-                            self.d.main_tids.push(k);
-                        }
+                Stmt::If { .. }
+                | Stmt::Loop { .. }
+                | Stmt::Switch { .. }
+                | Stmt::Return { .. }
+                | Stmt::Break
+                | Stmt::Continue => match s {
+                    Stmt::If {
+                        cond,
+                        test,
+                        then,
+                        els,
+                    } => self.walk_if(fr, cond, test, then, els, state, &mut out),
+                    Stmt::Loop {
+                        cond,
+                        test,
+                        body,
+                        do_while,
+                        infinite,
+                        bound,
+                    } => {
+                        self.d.loops.push((self.d.stack.len(), bound.clone()));
+                        let r = self.walk_loop(fr, cond, test, body, *do_while, *infinite, state);
+                        self.d.loops.pop();
+                        out.ret = join(out.ret.take(), r.ret);
+                        r.next
                     }
-                    Some(state)
-                }
-                Stmt::Assign {
-                    lhs: Expr::Var(x),
-                    rhs: rhs @ Expr::CallResult(id),
-                } => {
-                    let mut state = state;
-                    if let Some((h, nz)) = state
-                        .tries
-                        .iter()
-                        .find(|(k, _, _)| *k == TryKey::Call(*id))
-                        .map(|(_, h, nz)| (h.clone(), *nz))
-                    {
-                        state.tries.push((TryKey::Var(x.clone()), h, nz));
+                    Stmt::Switch { cond, arms } => {
+                        self.walk_switch(fr, cond, arms, state, &mut out)
                     }
-                    if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false)
-                        || fr.address_taken.contains(x)
-                    {
-                        self.escape(fr, rhs, &mut state);
+                    Stmt::Return { .. } => {
+                        out.ret = join(out.ret.take(), Some(state));
+                        None
                     }
-                    state.syms.retain(|y| &y.0 != x);
-                    self.assign_ptr(fr, x, rhs, &mut state);
-                    Some(state)
-                }
-                Stmt::Assign {
-                    lhs: Expr::Var(x),
-                    rhs,
-                } if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) => {
-                    let mut state = state;
-                    state.conds.retain(|c| &c.0 != x);
-                    state.guards.retain(|g| &g.1 != x);
-                    state.lock_guards.retain(|g| &g.0 != x);
-                    state.syms.retain(|y| &y.0 != x);
-                    if fr.address_taken.contains(x) {
-                        self.escape(fr, rhs, &mut state);
+                    Stmt::Break => {
+                        out.brk = join(out.brk.take(), Some(state));
+                        None
                     }
-                    self.assign_ptr(fr, x, rhs, &mut state);
-                    Some(state)
-                }
-                Stmt::Assign { rhs, .. } => {
-                    // Storing a pointer anywhere but a local publishes it.
-                    let mut state = state;
-                    self.escape(fr, rhs, &mut state);
-                    Some(state)
-                }
-                Stmt::Decl(_) | Stmt::Goto => Some(state),
-                Stmt::Call(c) => self.call(fr, c, state),
-                Stmt::If {
-                    cond,
-                    test,
-                    then,
-                    els,
-                } => {
-                    let c = self.walk_stmts(fr, cond, state);
-                    merge_abrupt(&mut out, &c);
-                    match c.next {
-                        None => None,
-                        Some(cs) => {
-                            let (t, e) = self.split(test, cs);
-                            let o1 = self.walk_stmts(fr, then, t);
-                            let o2 = self.walk_stmts(fr, els, e);
-                            merge_abrupt(&mut out, &o1);
-                            merge_abrupt(&mut out, &o2);
-                            join(o1.next, o2.next)
-                        }
+                    Stmt::Continue => {
+                        out.cont = join(out.cont.take(), Some(state));
+                        None
                     }
-                }
-                Stmt::Loop {
-                    cond,
-                    test,
-                    body,
-                    do_while,
-                    infinite,
-                    bound,
-                } => {
-                    self.d.loops.push((self.d.stack.len(), bound.clone()));
-                    let r = self.walk_loop(fr, cond, test, body, *do_while, *infinite, state);
-                    self.d.loops.pop();
-                    out.ret = join(out.ret.take(), r.ret);
-                    r.next
-                }
-                Stmt::Switch { cond, arms } => {
-                    let c = self.walk_stmts(fr, cond, state);
-                    merge_abrupt(&mut out, &c);
-                    match c.next {
-                        None => None,
-                        Some(cs) => {
-                            let mut acc = Some(cs.clone());
-                            for arm in arms {
-                                let o = self.walk_stmts(fr, arm, cs.clone());
-                                out.ret = join(out.ret.take(), o.ret);
-                                out.cont = join(out.cont.take(), o.cont);
-                                acc = join(acc, join(o.next, o.brk));
-                            }
-                            acc
-                        }
-                    }
-                }
-                Stmt::Return { .. } => {
-                    out.ret = join(out.ret.take(), Some(state));
-                    None
-                }
-                Stmt::Break => {
-                    out.brk = join(out.brk.take(), Some(state));
-                    None
-                }
-                Stmt::Continue => {
-                    out.cont = join(out.cont.take(), Some(state));
-                    None
-                }
+                    _ => unreachable!("control-flow statements only"),
+                },
+                // Everything else does not recurse into statements: its
+                // (large) frame stays off the nesting path, so deep nesting
+                // fits the stack.
+                _ => self.walk_simple(fr, s, state),
             };
         }
         out.next = cur;
         out
     }
 
+    /// `if`: each phase in its own scope, so that the frame on the nesting
+    /// path holds one outcome at a time.
     #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn walk_if(
+        &mut self,
+        fr: &Frame,
+        cond: &[Stmt],
+        test: &Test,
+        then: &[Stmt],
+        els: &[Stmt],
+        state: State,
+        out: &mut Out,
+    ) -> Option<State> {
+        let cs = {
+            let c = self.walk_stmts(fr, cond, state);
+            merge_abrupt(out, &c);
+            c.next?
+        };
+        let (t, e) = self.split(test, cs);
+        let e = Box::new(e);
+        let n1 = {
+            let o1 = Box::new(self.walk_stmts(fr, then, t));
+            merge_abrupt(out, &o1);
+            o1.next
+        };
+        let n2 = {
+            let o2 = Box::new(self.walk_stmts(fr, els, *e));
+            merge_abrupt(out, &o2);
+            o2.next
+        };
+        join(n1, n2)
+    }
+
+    /// `switch`: each arm may run; `break` leaves the switch.
+    #[inline(never)]
+    fn walk_switch(
+        &mut self,
+        fr: &Frame,
+        cond: &[Stmt],
+        arms: &[Vec<Stmt>],
+        state: State,
+        out: &mut Out,
+    ) -> Option<State> {
+        let cs = {
+            let c = self.walk_stmts(fr, cond, state);
+            merge_abrupt(out, &c);
+            c.next?
+        };
+        let mut acc = Some(cs.clone());
+        for arm in arms {
+            let o = Box::new(self.walk_stmts(fr, arm, cs.clone()));
+            out.ret = join(out.ret.take(), o.ret);
+            out.cont = join(out.cont.take(), o.cont);
+            acc = join(acc, join(o.next, o.brk));
+        }
+        acc
+    }
+
+    /// One statement that holds no statements (access, assignment, call,
+    /// declaration, goto).
+    #[inline(never)]
+    fn walk_simple(&mut self, fr: &Frame, s: &Stmt, state: State) -> Option<State> {
+        match s {
+            Stmt::Access(a) => {
+                self.record(fr, &a.place, a.kind, a.span, &state);
+                Some(state)
+            }
+            Stmt::Assign {
+                lhs,
+                rhs: Expr::CallResult(id),
+            } if self.d.thread == 0 && self.is_self_id(fr, *id) => {
+                self.main_tid_at(fr, lhs);
+                Some(state)
+            }
+            Stmt::Assign {
+                lhs: Expr::Var(x),
+                rhs: rhs @ Expr::CallResult(id),
+            } => {
+                let mut state = state;
+                if let Some((h, nz)) = state
+                    .tries
+                    .iter()
+                    .find(|(k, _, _)| *k == TryKey::Call(*id))
+                    .map(|(_, h, nz)| (h.clone(), *nz))
+                {
+                    state.tries.push((TryKey::Var(x.clone()), h, nz));
+                }
+                if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false)
+                    || fr.address_taken.contains(x)
+                {
+                    self.escape(fr, rhs, &mut state);
+                }
+                state.syms.retain(|y| &y.0 != x);
+                self.assign_ptr(fr, x, rhs, &mut state);
+                Some(state)
+            }
+            Stmt::Assign {
+                lhs: Expr::Var(x),
+                rhs,
+            } if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) => {
+                let mut state = state;
+                state.conds.retain(|c| &c.0 != x);
+                state.guards.retain(|g| &g.1 != x);
+                state.lock_guards.retain(|g| &g.0 != x);
+                state.syms.retain(|y| &y.0 != x);
+                if fr.address_taken.contains(x) {
+                    self.escape(fr, rhs, &mut state);
+                }
+                self.assign_ptr(fr, x, rhs, &mut state);
+                Some(state)
+            }
+            Stmt::Assign { rhs, .. } => {
+                // Storing a pointer anywhere but a local publishes it.
+                let mut state = state;
+                self.escape(fr, rhs, &mut state);
+                Some(state)
+            }
+            Stmt::Decl(_) | Stmt::Goto => Some(state),
+            Stmt::Call(c) => self.call(fr, c, state),
+            _ => Some(state),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
     fn walk_loop(
         &mut self,
         fr: &Frame,
@@ -2318,6 +2363,7 @@ impl<'a> Walker<'a> {
     }
 
     /// States for the then- and else-branch of a test (trylock success).
+    #[inline(never)]
     fn split(&self, test: &Test, st: State) -> (State, State) {
         let (key, zero_on_true) = match test {
             Test::CallZero { id, zero_on_true } => (TryKey::Call(*id), *zero_on_true),
@@ -3007,6 +3053,7 @@ impl<'a> Walker<'a> {
 
     /// `x = rhs` for a local pointer whose address is not taken: from here
     /// on this path, `x` holds what `rhs` evaluates to (when that is known).
+    #[inline(never)]
     fn assign_ptr(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
         if fr.address_taken.contains(x) || !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false)
         {
@@ -3023,6 +3070,19 @@ impl<'a> Walker<'a> {
         }
         st.ptrs = Arc::new(p);
         *self.d.cur_ptrs.borrow_mut() = st.ptrs.clone();
+    }
+
+    /// `main` keeps its own thread id in `lhs`: joining it elsewhere waits
+    /// for `main` to end.
+    #[inline(never)]
+    fn main_tid_at(&mut self, fr: &Frame, lhs: &Expr) {
+        for k in self.place(fr, lhs, 0) {
+            if !self.d.main_tids.contains(&k) && self.d.main_tids.len() < MAX_TRACKED {
+                self.effect();
+                self.d.sites_epoch = self.d.epoch;
+                self.d.main_tids.push(k);
+            }
+        }
     }
 
     /// Is call `id` `pthread_self()` (or C11 `thrd_current()`)?
