@@ -1662,9 +1662,11 @@ impl<'a> Walker<'a> {
         visit_stmts(&s.ir.body, &mut |st| {
             if let Stmt::Return { value: Some(e), .. } = st {
                 let e = uncast(e);
+                // A local that only ever holds new memory (and whose address
+                // nobody else can use to change it).
                 let fresh = allocates(e)
-                    || matches!(e, Expr::Var(x) if holds.get(x) == Some(&true)
-                        && s.ir.params.iter().all(|p| p.name != *x || !s.ir.address_taken.contains(x)));
+                    || matches!(e, Expr::Var(x)
+                        if holds.get(x) == Some(&true) && !s.ir.address_taken.contains(x));
                 if fresh {
                     any = true;
                 } else if !null(e) {
