@@ -158,6 +158,22 @@ fn group_name(roots: &[(Name, Vals)]) -> Name {
     Name::from(names.join(", "))
 }
 
+/// Is `x` a local pointer the walk follows flow-sensitively (non-static,
+/// address never taken)?
+fn tracks_ptr(fr: &Frame, x: &Name) -> bool {
+    !fr.address_taken.contains(x) && fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false)
+}
+
+/// `x` now holds `v` (unknown when empty: the frame's points-to applies).
+/// Kept sorted by name, at most [`MAX_TRACKED`] entries.
+fn set_ptr(ptrs: &mut Vec<(Name, Vals)>, x: &Name, v: Vals) {
+    ptrs.retain(|(y, _)| y != x);
+    if !v.is_empty() && ptrs.len() < MAX_TRACKED {
+        let at = ptrs.partition_point(|(y, _)| y < x);
+        ptrs.insert(at, (x.clone(), v));
+    }
+}
+
 /// A constant loop range `START<END` as numbers.
 fn const_range(b: &str) -> Option<(i64, i64)> {
     let (a, b) = b.split_once('<')?;
@@ -1252,12 +1268,8 @@ impl<'a> Walker<'a> {
                     }
                     if let Expr::Var(x) = lhs {
                         if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) {
-                            if strong && !fr.address_taken.contains(x) {
-                                let v = self.eval(fr, rhs, 0);
-                                cur.retain(|(y, _)| y != x);
-                                if !v.is_empty() && cur.len() < MAX_TRACKED {
-                                    cur.push((x.clone(), v));
-                                }
+                            if strong && tracks_ptr(fr, x) {
+                                set_ptr(cur, x, self.eval(fr, rhs, 0));
                             }
                             continue;
                         }
@@ -2015,49 +2027,39 @@ impl<'a> Walker<'a> {
                 break;
             }
             cur = match s {
-                Stmt::If { .. }
-                | Stmt::Loop { .. }
-                | Stmt::Switch { .. }
-                | Stmt::Return { .. }
-                | Stmt::Break
-                | Stmt::Continue => match s {
-                    Stmt::If {
-                        cond,
-                        test,
-                        then,
-                        els,
-                    } => self.walk_if(fr, cond, test, then, els, state, &mut out),
-                    Stmt::Loop {
-                        cond,
-                        test,
-                        body,
-                        do_while,
-                        infinite,
-                        bound,
-                    } => {
-                        self.d.loops.push((self.d.stack.len(), bound.clone()));
-                        let r = self.walk_loop(fr, cond, test, body, *do_while, *infinite, state);
-                        self.d.loops.pop();
-                        out.ret = join(out.ret.take(), r.ret);
-                        r.next
-                    }
-                    Stmt::Switch { cond, arms } => {
-                        self.walk_switch(fr, cond, arms, state, &mut out)
-                    }
-                    Stmt::Return { .. } => {
-                        out.ret = join(out.ret.take(), Some(state));
-                        None
-                    }
-                    Stmt::Break => {
-                        out.brk = join(out.brk.take(), Some(state));
-                        None
-                    }
-                    Stmt::Continue => {
-                        out.cont = join(out.cont.take(), Some(state));
-                        None
-                    }
-                    _ => unreachable!("control-flow statements only"),
-                },
+                Stmt::If {
+                    cond,
+                    test,
+                    then,
+                    els,
+                } => self.walk_if(fr, cond, test, then, els, state, &mut out),
+                Stmt::Loop {
+                    cond,
+                    test,
+                    body,
+                    do_while,
+                    infinite,
+                    bound,
+                } => {
+                    self.d.loops.push((self.d.stack.len(), bound.clone()));
+                    let r = self.walk_loop(fr, cond, test, body, *do_while, *infinite, state);
+                    self.d.loops.pop();
+                    out.ret = join(out.ret.take(), r.ret);
+                    r.next
+                }
+                Stmt::Switch { cond, arms } => self.walk_switch(fr, cond, arms, state, &mut out),
+                Stmt::Return { .. } => {
+                    out.ret = join(out.ret.take(), Some(state));
+                    None
+                }
+                Stmt::Break => {
+                    out.brk = join(out.brk.take(), Some(state));
+                    None
+                }
+                Stmt::Continue => {
+                    out.cont = join(out.cont.take(), Some(state));
+                    None
+                }
                 // Everything else does not recurse into statements: its
                 // (large) frame stays off the nesting path, so deep nesting
                 // fits the stack.
@@ -2082,24 +2084,33 @@ impl<'a> Walker<'a> {
         state: State,
         out: &mut Out,
     ) -> Option<State> {
-        let cs = {
-            let c = self.walk_stmts(fr, cond, state);
-            merge_abrupt(out, &c);
-            c.next?
-        };
+        let cs = self.walk_cond(fr, cond, state, out)?;
         let (t, e) = self.split(test, cs);
-        let e = Box::new(e);
         let n1 = {
-            let o1 = Box::new(self.walk_stmts(fr, then, t));
+            let o1 = self.walk_stmts(fr, then, t);
             merge_abrupt(out, &o1);
             o1.next
         };
         let n2 = {
-            let o2 = Box::new(self.walk_stmts(fr, els, *e));
+            let o2 = self.walk_stmts(fr, els, e);
             merge_abrupt(out, &o2);
             o2.next
         };
         join(n1, n2)
+    }
+
+    /// The condition of an `if` or `switch`: the state after it, with its
+    /// abrupt exits (a `return` in a statement expression) merged into `out`.
+    fn walk_cond(
+        &mut self,
+        fr: &Frame,
+        cond: &[Stmt],
+        state: State,
+        out: &mut Out,
+    ) -> Option<State> {
+        let c = self.walk_stmts(fr, cond, state);
+        merge_abrupt(out, &c);
+        c.next
     }
 
     /// `switch`: each arm may run; `break` leaves the switch.
@@ -2112,14 +2123,10 @@ impl<'a> Walker<'a> {
         state: State,
         out: &mut Out,
     ) -> Option<State> {
-        let cs = {
-            let c = self.walk_stmts(fr, cond, state);
-            merge_abrupt(out, &c);
-            c.next?
-        };
+        let cs = self.walk_cond(fr, cond, state, out)?;
         let mut acc = Some(cs.clone());
         for arm in arms {
-            let o = Box::new(self.walk_stmts(fr, arm, cs.clone()));
+            let o = self.walk_stmts(fr, arm, cs.clone());
             out.ret = join(out.ret.take(), o.ret);
             out.cont = join(out.cont.take(), o.cont);
             acc = join(acc, join(o.next, o.brk));
@@ -3057,19 +3064,15 @@ impl<'a> Walker<'a> {
     /// on this path, `x` holds what `rhs` evaluates to (when that is known).
     #[inline(never)]
     fn assign_ptr(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
-        if fr.address_taken.contains(x) || !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false)
-        {
+        if !tracks_ptr(fr, x) {
             return;
         }
         let v = self.eval(fr, rhs, 0);
         if v.is_empty() && !st.ptrs.iter().any(|(y, _)| y == x) {
             return;
         }
-        let mut p: Vec<(Name, Vals)> = st.ptrs.iter().filter(|(y, _)| y != x).cloned().collect();
-        if !v.is_empty() && p.len() < MAX_TRACKED {
-            let at = p.partition_point(|(y, _)| y < x);
-            p.insert(at, (x.clone(), v));
-        }
+        let mut p: Vec<(Name, Vals)> = st.ptrs.to_vec();
+        set_ptr(&mut p, x, v);
         st.ptrs = Arc::new(p);
         *self.d.cur_ptrs.borrow_mut() = st.ptrs.clone();
     }
