@@ -1826,10 +1826,7 @@ impl<'a> Walker<'a> {
         if let Some(top) = self.d.sites_stack.last_mut() {
             top.extend(sites.iter().copied());
         }
-        let mut exit = join(out.next, out.ret);
-        if let Some(e) = exit.as_mut() {
-            e.tries.clear();
-        }
+        let exit = self.exit_state(out);
         let node = &mut self.d.nodes[id as usize];
         node.exit = exit.clone();
         node.sites = sites;
@@ -2068,6 +2065,22 @@ impl<'a> Walker<'a> {
         }
         out.next = cur;
         out
+    }
+
+    /// A function's exit state as its callers see it (and as its node
+    /// keeps it): pending trylock results, its own local pointers and its
+    /// flag-guarded locks on its locals mean nothing after the return
+    /// (callers get theirs back), and keeping them would make equal exits
+    /// differ.
+    fn exit_state(&self, out: Out) -> Option<State> {
+        let mut exit = join(out.next, out.ret);
+        if let Some(e) = exit.as_mut() {
+            e.tries.clear();
+            e.ptrs = Ptrs::default();
+            let prog = self.prog;
+            e.lock_guards.retain(|g| prog.globals.contains_key(&g.0));
+        }
+        exit
     }
 
     /// `if`: each phase in its own scope, so that the frame on the nesting

@@ -529,10 +529,7 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     node.effects = false;
     let frame = w.frame_cached(fid, &bindings);
     let (out, sites) = w.walk_node(n, &frame, state);
-    let mut exit = super::join(out.next, out.ret);
-    if let Some(e) = exit.as_mut() {
-        e.tries.clear();
-    }
+    let exit = w.exit_state(out);
     w.d.thread_memos[t] = std::mem::take(&mut w.d.memo);
     w.d.thread_contexts[t] = std::mem::take(&mut w.d.contexts);
     w.d.thread_steps[t] = w.d.steps;
