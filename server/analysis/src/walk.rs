@@ -125,6 +125,11 @@ struct State {
     /// Symbolic locks: (pointer variable, path, shared) for `&q->lock` held
     /// through `q` since `q` was last assigned. They guard accesses through
     /// the same `q`, whatever object `q` points to.
+    /// Index locks are rooted at the index variable: `lock(&L[i])` gives
+    /// `(i, [@L, [*]])`. Region tags `(p, [#A, @L, [*]])` say that `p` was
+    /// derived from `A[i]` while `L[i]` was held: everything reached through
+    /// `p` belongs to `A[i]`'s region and is guarded by `L[i]` (Goblint's
+    /// region analysis assumes regions are disjoint, and so do we).
     syms: Vec<(Name, Vec<Elem>, bool)>,
     /// Barrier phases: (barrier, fewest, most) waits passed.
     phases: Vec<(Name, u8, u8)>,
@@ -2181,7 +2186,7 @@ impl<'a> Walker<'a> {
                 {
                     self.escape(fr, rhs, &mut state);
                 }
-                state.syms.retain(|y| &y.0 != x);
+                self.retag(fr, x, rhs, &mut state);
                 self.assign_ptr(fr, x, rhs, &mut state);
                 Some(state)
             }
@@ -2193,7 +2198,7 @@ impl<'a> Walker<'a> {
                 state.conds.retain(|c| &c.0 != x);
                 state.guards.retain(|g| &g.1 != x);
                 state.lock_guards.retain(|g| &g.0 != x);
-                state.syms.retain(|y| &y.0 != x);
+                self.retag(fr, x, rhs, &mut state);
                 if fr.address_taken.contains(x) {
                     self.escape(fr, rhs, &mut state);
                 }
@@ -2334,12 +2339,12 @@ impl<'a> Walker<'a> {
             // the lock is instantiated.
             Expr::Index {
                 base, var: Some(i), ..
-            } if self.is_array(fr, base) && fr.locals.contains_key(i) => match &**base {
-                Expr::Var(a) => vec![(
+            } if self.is_array(fr, base) && fr.locals.contains_key(i) => match array_path(base) {
+                Some(a) => vec![(
                     i.clone(),
                     vec![Elem::Field(Name::from(format!("@{a}"))), Elem::Index(None)],
                 )],
-                _ => Vec::new(),
+                None => Vec::new(),
             },
             Expr::Deref(v) => match &**v {
                 Expr::Var(q) if fr.locals.contains_key(q) => {
@@ -2356,6 +2361,65 @@ impl<'a> Walker<'a> {
             },
             _ => Vec::new(),
         }
+    }
+
+    /// The region tags of a pointer value: `A[i]` (and anything read or
+    /// computed from it) while the index lock `L[i]` is held, or a local
+    /// pointer already tagged.
+    fn region_tags(&self, fr: &Frame, e: &Expr, st: &State, depth: u32) -> Vec<(Vec<Elem>, bool)> {
+        if depth > 16 || st.syms.is_empty() {
+            return Vec::new();
+        }
+        match e {
+            Expr::Cast { value: b, .. }
+            | Expr::Offset(b)
+            | Expr::AddrOf(b)
+            | Expr::Deref(b)
+            | Expr::Field { base: b, .. } => self.region_tags(fr, b, st, depth + 1),
+            Expr::Index {
+                base, var: Some(v), ..
+            } if self.is_array(fr, base) => match array_path(base) {
+                Some(arr) => st
+                    .syms
+                    .iter()
+                    .filter(|x| &x.0 == v)
+                    .filter(|x| matches!(x.1.first(), Some(Elem::Field(l)) if l.starts_with('@')))
+                    .map(|x| {
+                        let mut tag = vec![Elem::Field(Name::from(format!("#{arr}")))];
+                        tag.extend(x.1.iter().cloned());
+                        (tag, x.2)
+                    })
+                    .collect(),
+                None => Vec::new(),
+            },
+            Expr::Index { base, .. } => self.region_tags(fr, base, st, depth + 1),
+            Expr::Var(q) if fr.locals.contains_key(q) => st
+                .syms
+                .iter()
+                .filter(|x| &x.0 == q && is_region(&x.1))
+                .map(|x| (x.1.clone(), x.2))
+                .collect(),
+            Expr::Choice(alts) => {
+                let mut all = alts.iter().map(|a| self.region_tags(fr, a, st, depth + 1));
+                let first = all.next().unwrap_or_default();
+                all.fold(first, |acc, t| common(&acc, &t))
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// `x = rhs` for a local `x`: the symbolic locks through `x` end, and
+    /// `x` takes the region tags of `rhs`.
+    fn retag(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
+        let tags = self.region_tags(fr, rhs, st, 0);
+        st.syms.retain(|y| &y.0 != x);
+        for (tag, sh) in tags {
+            if st.syms.len() < MAX_TRACKED {
+                st.syms.push((x.clone(), tag, sh));
+            }
+        }
+        st.syms.sort();
+        st.syms.dedup();
     }
 
     /// The symbolic lock named by a lock call's pointer argument.
@@ -2631,7 +2695,8 @@ impl<'a> Walker<'a> {
                         };
                         st.syms.retain(|x| {
                             !roots.iter().enumerate().any(|(i, (q, path))| {
-                                x.1 == *path && (x.0 == *q || aliased(&x.0, i))
+                                (x.1 == *path && (x.0 == *q || aliased(&x.0, i)))
+                                    || (is_region(&x.1) && x.1[1..] == path[..])
                             })
                         })
                     }
@@ -3034,6 +3099,14 @@ impl<'a> Walker<'a> {
                             }
                         }
                     }
+                    // Region tags follow pointer arguments into the callee.
+                    for (i, p) in params.iter().enumerate() {
+                        if let Some(a) = c.args.get(i) {
+                            for (tag, sh) in self.region_tags(fr, a, &st, 0) {
+                                inner.syms.push((p.clone(), tag, sh));
+                            }
+                        }
+                    }
                     inner.syms.sort();
                     inner.syms.dedup();
                     let wrapper = self.is_alloc_wrapper(f);
@@ -3042,7 +3115,7 @@ impl<'a> Walker<'a> {
                             self.allocated_at(fr, c, &mut e);
                         }
                         let mut back = Vec::new();
-                        for (p, path, sh) in &e.syms {
+                        for (p, path, sh) in e.syms.iter().filter(|x| !is_region(&x.1)) {
                             if let Some(i) = params.iter().position(|x| x == p) {
                                 if let Some(Some((x, pre))) = arg_root.get(i) {
                                     let mut full = pre.clone();
@@ -3057,7 +3130,8 @@ impl<'a> Walker<'a> {
                                 .iter()
                                 .flatten()
                                 .any(|(v, pre)| *v == x.0 && x.1.starts_with(pre));
-                            if !passed {
+                            // The callee cannot reassign the caller's locals.
+                            if !passed || is_region(&x.1) {
                                 back.push(x.clone());
                             }
                         }
@@ -3381,6 +3455,19 @@ impl<'a> Walker<'a> {
                     }
                 }
             }
+            // Through a pointer into an index lock's region.
+            for (q, _) in &roots {
+                for (_, tag, shared) in st.syms.iter().filter(|x| &x.0 == q && is_region(&x.1)) {
+                    if let Some(lock) = region_lock(tag) {
+                        let h = Held {
+                            lock,
+                            shared: *shared,
+                        };
+                        must.insert(h.clone());
+                        may.insert(h);
+                    }
+                }
+            }
             for (q, apath) in &roots {
                 let marker =
                     |p: &[Elem]| matches!(p.first(), Some(Elem::Field(f)) if f.starts_with('@'));
@@ -3391,6 +3478,7 @@ impl<'a> Walker<'a> {
                     let prefix = &k.path[..k.path.len() - apath_eff.len()];
                     for (_, lpath, shared) in st.syms.iter().filter(|x| {
                         &x.0 == q
+                            && !is_region(&x.1)
                             && marker(&x.1) == marker(apath)
                             && (!marker(apath) || x.1.first() == apath.first())
                     }) {
@@ -3720,8 +3808,8 @@ fn index_vars_in(e: &Expr, out: &mut Vec<(Name, Name)>, depth: u32) {
     }
     match e {
         Expr::Index { base, var, .. } => {
-            if let (Some(v), Expr::Var(a)) = (var, &**base) {
-                out.push((v.clone(), a.clone()));
+            if let (Some(v), Some(a)) = (var, array_path(base)) {
+                out.push((v.clone(), Name::from(a)));
             }
             index_vars_in(base, out, depth + 1);
         }
@@ -3732,6 +3820,41 @@ fn index_vars_in(e: &Expr, out: &mut Vec<(Name, Name)>, depth: u32) {
         | Expr::AddrOf(base) => index_vars_in(base, out, depth + 1),
         _ => {}
     }
+}
+
+/// `a` or `c.slots`: the name of an array given as a variable or a field
+/// path over one.
+fn array_path(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Var(a) => Some(a.to_string()),
+        Expr::Field {
+            base,
+            field,
+            arrow: false,
+        } => Some(format!("{}.{field}", array_path(base)?)),
+        _ => None,
+    }
+}
+
+/// Is a symbolic-lock path a region tag (see `State::syms`)?
+fn is_region(path: &[Elem]) -> bool {
+    matches!(path.first(), Some(Elem::Field(f)) if f.starts_with('#'))
+}
+
+/// The lock a region tag `[#arr, @lock, [*], rest..]` stands for: the element
+/// of the lock array with the index of the data array.
+fn region_lock(tag: &[Elem]) -> Option<LocKey> {
+    let (Some(Elem::Field(arr)), Some(Elem::Field(lock))) = (tag.first(), tag.get(1)) else {
+        return None;
+    };
+    Some(LocKey {
+        base: Base::Synthetic(Name::from(format!(
+            "{}[index of {}]",
+            lock.strip_prefix('@')?,
+            arr.strip_prefix('#')?
+        ))),
+        path: tag.get(3..).unwrap_or_default().to_vec(),
+    })
 }
 
 fn address_taken_has(v: &[Name], x: &Name) -> bool {
