@@ -2961,18 +2961,13 @@ impl<'a> Walker<'a> {
                 Some(st)
             }
             Some(CallModel::AtomicBegin) => {
-                let h = Held {
-                    lock: LocKey::new(Base::Synthetic(Name::from("__VERIFIER_atomic"))),
-                    shared: false,
-                };
-                st.must.insert(h.clone());
-                st.may.insert(h);
+                st.must.insert(atomic_section());
+                st.may.insert(atomic_section());
                 Some(st)
             }
             Some(CallModel::AtomicEnd) => {
-                let k = LocKey::new(Base::Synthetic(Name::from("__VERIFIER_atomic")));
-                st.must.remove(&k);
-                st.may.remove(&k);
+                st.must.remove(&atomic_section().lock);
+                st.may.remove(&atomic_section().lock);
                 Some(st)
             }
             Some(CallModel::Realloc) => {
@@ -3109,8 +3104,20 @@ impl<'a> Walker<'a> {
                     }
                     inner.syms.sort();
                     inner.syms.dedup();
+                    // SV-COMP's `__VERIFIER_atomic_*` functions run atomically:
+                    // inside the global atomic section, unless already in it.
+                    let atomic = f.name(self.db).starts_with("__VERIFIER_atomic_")
+                        && !inner.must.0.iter().any(|h| h.lock == atomic_section().lock);
+                    if atomic {
+                        inner.must.insert(atomic_section());
+                        inner.may.insert(atomic_section());
+                    }
                     let wrapper = self.is_alloc_wrapper(f);
                     let e = self.walk_fn(f, inner, bindings).map(|mut e| {
+                        if atomic {
+                            e.must.remove(&atomic_section().lock);
+                            e.may.remove(&atomic_section().lock);
+                        }
                         if wrapper {
                             self.allocated_at(fr, c, &mut e);
                         }
@@ -3819,6 +3826,15 @@ fn index_vars_in(e: &Expr, out: &mut Vec<(Name, Name)>, depth: u32) {
         | Expr::Offset(base)
         | Expr::AddrOf(base) => index_vars_in(base, out, depth + 1),
         _ => {}
+    }
+}
+
+/// The global atomic section of SV-COMP (`__VERIFIER_atomic_begin()` and
+/// `__VERIFIER_atomic_*` functions), held as a lock.
+fn atomic_section() -> Held {
+    Held {
+        lock: LocKey::new(Base::Synthetic(Name::from("__VERIFIER_atomic"))),
+        shared: false,
     }
 }
 
