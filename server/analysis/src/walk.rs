@@ -148,6 +148,10 @@ struct State {
     /// (var, nonzero, lock): the lock is held exactly when the plain
     /// variable is (non)zero: `if (use_lock) lock(&m); ... if (use_lock) x++;`.
     lock_guards: Vec<(Name, bool, Held)>,
+    /// Extra acquisitions of must-held locks (recursive mutexes): `lock(m)`
+    /// twice needs two `unlock(m)`. A second lock of a normal mutex never
+    /// returns, so counting is right for both.
+    rec_depth: Vec<(LocKey, u8)>,
 }
 
 /// Flow-sensitive values of a frame's local pointers, shared between the
@@ -306,7 +310,16 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
             phases.sort();
             let joined_ix = common(&a.joined_ix, &b.joined_ix);
             let joined_tids = common(&a.joined_tids, &b.joined_tids);
+            let rec_depth: Vec<(LocKey, u8)> = a
+                .rec_depth
+                .iter()
+                .filter_map(|(k, da)| {
+                    let db = b.rec_depth.iter().find(|(x, _)| x == k)?.1;
+                    Some((k.clone(), (*da).min(db)))
+                })
+                .collect();
             Some(State {
+                rec_depth,
                 must: a.must.intersect(&b.must),
                 may: a.may.union(&b.may),
                 created: a.created.union(&b.created),
@@ -2630,6 +2643,17 @@ impl<'a> Walker<'a> {
                 let single =
                     keys.len() == 1 && !keys[0].is_weak_lock() && !self.heap_in_loop(&keys[0].base);
                 for k in keys {
+                    if single && st.must.0.iter().any(|h| h.lock == k) {
+                        // Locked again while held: a recursive mutex.
+                        match st.rec_depth.iter().position(|(x, _)| *x == k) {
+                            Some(i) => st.rec_depth[i].1 = (st.rec_depth[i].1 + 1).min(8),
+                            None if st.rec_depth.len() < MAX_TRACKED => {
+                                st.rec_depth.push((k.clone(), 1));
+                                st.rec_depth.sort();
+                            }
+                            None => {}
+                        }
+                    }
                     if single && !st.acquired.contains(&k) && st.acquired.len() < MAX_TRACKED {
                         st.acquired.push(k.clone());
                         st.acquired.sort();
@@ -2665,10 +2689,24 @@ impl<'a> Walker<'a> {
                 if !resolved {
                     // Unlocking an unknown mutex may release any lock.
                     st.must = LockSet::default();
+                    st.rec_depth.clear();
                     st.clean.clear();
                     st.syms.clear();
                     st.lock_guards.clear();
                     return Some(st);
+                }
+                if let [k] = &keys[..] {
+                    if let Some(i) = st.rec_depth.iter().position(|(x, _)| x == k) {
+                        // One of several acquisitions: still held. Creation
+                        // locksets conservatively stop counting it (as
+                        // Goblint's do for recursive mutexes).
+                        st.rec_depth[i].1 -= 1;
+                        st.clean.retain(|(_, l)| l != k);
+                        if st.rec_depth[i].1 == 0 {
+                            st.rec_depth.remove(i);
+                        }
+                        return Some(st);
+                    }
                 }
                 st.lock_guards.retain(|g| !keys.contains(&g.2.lock));
                 let roots = c
