@@ -33,6 +33,9 @@ pub enum CallModel {
     },
     Join {
         tid: usize,
+        /// An assumption rather than a call (`__goblint_assume_join(t)`):
+        /// every thread `t` may denote has ended, whatever its index.
+        all: bool,
     },
     Detach,
     Once {
@@ -175,7 +178,8 @@ impl Default for Config {
                 arg: 2,
             },
         );
-        put(&["pthread_join", "thrd_join"], Join { tid: 0 });
+        put(&["pthread_join", "thrd_join"], Join { tid: 0, all: false });
+        put(&["__goblint_assume_join"], Join { tid: 0, all: true });
         put(&["pthread_detach", "thrd_detach"], Detach);
         put(&["pthread_once", "call_once"], Once { func: 1 });
         put(&["realloc", "xrealloc"], Realloc);
@@ -613,7 +617,8 @@ impl FileConfig {
         }
         for f in &self.threads.join {
             let (n, tid) = f.parts();
-            cfg.models.insert(n.into(), CallModel::Join { tid });
+            cfg.models
+                .insert(n.into(), CallModel::Join { tid, all: false });
         }
         for n in self.atomics.functions {
             cfg.models.insert(n, CallModel::Atomic);

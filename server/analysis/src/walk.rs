@@ -2783,7 +2783,7 @@ impl<'a> Walker<'a> {
                 self.spawn(fr, c, &mut st, tids, entries, argv, false);
                 Some(st)
             }
-            Some(CallModel::Join { tid }) => {
+            Some(CallModel::Join { tid, all }) => {
                 if let Some(e) = c.args.get(tid) {
                     let keys: Vec<LocKey> = self.place(fr, e, 0);
                     self.read(self.d.sites_epoch);
@@ -2795,10 +2795,11 @@ impl<'a> Walker<'a> {
                     }
                     // `pthread_join(t[2])` joins one of the threads a loop
                     // created into `t[i]`, not all of them.
-                    let joins_all = !keys.is_empty()
-                        && !keys
-                            .iter()
-                            .all(|k| k.path.iter().any(|e| matches!(e, Elem::Index(Some(_)))));
+                    let joins_all = all
+                        || !keys.is_empty()
+                            && !keys
+                                .iter()
+                                .all(|k| k.path.iter().any(|e| matches!(e, Elem::Index(Some(_)))));
                     let index: Option<i64> = {
                         let ix: Vec<Option<i64>> = keys
                             .iter()
@@ -2847,7 +2848,7 @@ impl<'a> Walker<'a> {
                                 continue;
                             }
                         }
-                        if !s.in_loop {
+                        if !s.in_loop || all {
                             matching.push(i);
                             continue;
                         }

@@ -765,7 +765,7 @@ impl<'a> Builder<'a> {
                 func: _,
                 arg: a,
             }) => self.create(fr, c, a),
-            Some(CallModel::Join { tid }) => self.join(fr, c, tid),
+            Some(CallModel::Join { tid, all }) => self.join(fr, c, tid, all),
             Some(CallModel::Once { func }) => self.once(fr, c, func),
             Some(CallModel::Barrier) => self.barrier(fr, c),
             Some(CallModel::Exit) => {
@@ -888,7 +888,7 @@ impl<'a> Builder<'a> {
         self.emit(Op::Create { children }, Some((fr.fid, c.span)));
     }
 
-    fn join(&mut self, fr: &mut Frame, c: &Call, tid: usize) {
+    fn join(&mut self, fr: &mut Frame, c: &Call, tid: usize, all: bool) {
         let Some(key) = c.args.get(tid).and_then(|e| self.place(fr, e, 0)) else {
             // Not blocking on an unknown join only adds schedules.
             return;
@@ -906,7 +906,7 @@ impl<'a> Builder<'a> {
             // As in the walk: a join loop whose range differs from the
             // creation loop's joins only some of its threads.
             .filter(|(_, s)| match (fr.loops.last(), &s.loop_bound) {
-                (Some(Some(j)), Some(c)) => j == c,
+                (Some(Some(j)), Some(c)) => all || j == c,
                 _ => true,
             })
             .map(|(i, _)| i as u32)
