@@ -3501,6 +3501,27 @@ impl<'a> Walker<'a> {
                     }
                 }
             }
+            // `lock(&L[4]); A[4]++`: the lock of the element's own index,
+            // as `lock(&L[i]); A[i]++` gives.
+            if let Some((arr, ix, _)) = const_indexed(&k) {
+                for (set, from) in [(&mut must, &st.must), (&mut may, &st.may)] {
+                    for h in &from.0 {
+                        if let Some((lname, lix, rest)) = const_indexed(&h.lock) {
+                            if lix == ix {
+                                set.insert(Held {
+                                    lock: LocKey {
+                                        base: Base::Synthetic(Name::from(format!(
+                                            "{lname}[index of {arr}]"
+                                        ))),
+                                        path: rest.to_vec(),
+                                    },
+                                    shared: h.shared,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
             // Through a pointer into an index lock's region.
             for (q, _) in &roots {
                 for (_, tag, shared) in st.syms.iter().filter(|x| &x.0 == q && is_region(&x.1)) {
@@ -3531,11 +3552,29 @@ impl<'a> Walker<'a> {
                         let lpath_eff: &[Elem] = if marker(lpath) { &lpath[1..] } else { lpath };
                         let mut path = prefix.to_vec();
                         path.extend(lpath_eff.iter().cloned());
+                        let lock = LocKey {
+                            base: k.base.clone(),
+                            path,
+                        };
+                        // Through `&a[?]`: the lock of the accessed element,
+                        // `a[index of a].m`, which `a[5].m` is for `a[5]`.
+                        if let Some((arr, at)) = any_indexed(&lock) {
+                            if at < prefix.len() {
+                                let h = Held {
+                                    lock: LocKey {
+                                        base: Base::Synthetic(Name::from(format!(
+                                            "{arr}[index of {arr}]"
+                                        ))),
+                                        path: lock.path[at + 1..].to_vec(),
+                                    },
+                                    shared: *shared,
+                                };
+                                must.insert(h.clone());
+                                may.insert(h);
+                            }
+                        }
                         let h = Held {
-                            lock: LocKey {
-                                base: k.base.clone(),
-                                path,
-                            },
+                            lock,
                             shared: *shared,
                         };
                         must.insert(h.clone());
@@ -3875,6 +3914,48 @@ fn atomic_section() -> Held {
         lock: LocKey::new(Base::Synthetic(Name::from("__VERIFIER_atomic"))),
         shared: false,
     }
+}
+
+/// `a[4].f` -> ("a", 4, [f]), `c.slots[2]` -> ("c.slots", 2, []): an element
+/// of a named array with a constant index, and the path below it.
+fn const_indexed(k: &LocKey) -> Option<(String, i64, &[Elem])> {
+    let mut name = match &k.base {
+        Base::Global(n) => n.to_string(),
+        Base::Local { var, .. } => var.to_string(),
+        _ => return None,
+    };
+    for (i, e) in k.path.iter().enumerate() {
+        match e {
+            Elem::Field(f) => {
+                name.push('.');
+                name.push_str(f);
+            }
+            Elem::Index(Some(ix)) => return Some((name, *ix, &k.path[i + 1..])),
+            Elem::Index(None) => return None,
+        }
+    }
+    None
+}
+
+/// `a[*].f` -> ("a", 0): a named array's unknown element, and the position
+/// of its index in the path.
+fn any_indexed(k: &LocKey) -> Option<(String, usize)> {
+    let mut name = match &k.base {
+        Base::Global(n) => n.to_string(),
+        Base::Local { var, .. } => var.to_string(),
+        _ => return None,
+    };
+    for (i, e) in k.path.iter().enumerate() {
+        match e {
+            Elem::Field(f) => {
+                name.push('.');
+                name.push_str(f);
+            }
+            Elem::Index(None) => return Some((name, i)),
+            Elem::Index(Some(_)) => return None,
+        }
+    }
+    None
 }
 
 /// `a` or `c.slots`: the name of an array given as a variable or a field
