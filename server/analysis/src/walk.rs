@@ -3916,9 +3916,10 @@ fn atomic_section() -> Held {
     }
 }
 
-/// `a[4].f` -> ("a", 4, [f]), `c.slots[2]` -> ("c.slots", 2, []): an element
-/// of a named array with a constant index, and the path below it.
-fn const_indexed(k: &LocKey) -> Option<(String, i64, &[Elem])> {
+/// `a[4].f` -> ("a", 0, Some(4)): the first index below a named array (a global or
+/// local, through fields: `c.slots[2]` is "c.slots"), its position in the
+/// path, and its constant value if it has one.
+fn first_index(k: &LocKey) -> Option<(String, usize, Option<i64>)> {
     let mut name = match &k.base {
         Base::Global(n) => n.to_string(),
         Base::Local { var, .. } => var.to_string(),
@@ -3930,32 +3931,28 @@ fn const_indexed(k: &LocKey) -> Option<(String, i64, &[Elem])> {
                 name.push('.');
                 name.push_str(f);
             }
-            Elem::Index(Some(ix)) => return Some((name, *ix, &k.path[i + 1..])),
-            Elem::Index(None) => return None,
+            Elem::Index(ix) => return Some((name, i, *ix)),
         }
     }
     None
 }
 
+/// `a[4].f` -> ("a", 4, [f]): an element of a named array with a constant
+/// index, and the path below it.
+fn const_indexed(k: &LocKey) -> Option<(String, i64, &[Elem])> {
+    match first_index(k)? {
+        (name, at, Some(ix)) => Some((name, ix, &k.path[at + 1..])),
+        _ => None,
+    }
+}
+
 /// `a[*].f` -> ("a", 0): a named array's unknown element, and the position
 /// of its index in the path.
 fn any_indexed(k: &LocKey) -> Option<(String, usize)> {
-    let mut name = match &k.base {
-        Base::Global(n) => n.to_string(),
-        Base::Local { var, .. } => var.to_string(),
-        _ => return None,
-    };
-    for (i, e) in k.path.iter().enumerate() {
-        match e {
-            Elem::Field(f) => {
-                name.push('.');
-                name.push_str(f);
-            }
-            Elem::Index(None) => return Some((name, i)),
-            Elem::Index(Some(_)) => return None,
-        }
+    match first_index(k)? {
+        (name, at, None) => Some((name, at)),
+        _ => None,
     }
-    None
 }
 
 /// `a` or `c.slots`: the name of an array given as a variable or a field
