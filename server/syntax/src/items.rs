@@ -390,13 +390,16 @@ pub fn extract_items_in(tree: &Tree, src: &str, recovery: &Recovery) -> FileItem
         for child in children {
             match child.kind() {
                 "function_definition" => {}
-                "declaration" => declaration_item(child, src, &mut items),
-                "type_definition" => typedef_item(child, src, &mut items),
-                "preproc_def" | "preproc_function_def" => macro_item(child, src, &mut items),
-                "struct_specifier" | "union_specifier" => struct_defs(child, src, &mut items, 0),
-                // `struct s { ... };` alone sometimes parses this way, and
-                // so does `DEFINE_SPINLOCK(s);` without a storage class.
-                "expression_statement" => define_macro_item(child, src, &mut items),
+                "declaration"
+                | "type_definition"
+                | "preproc_def"
+                | "preproc_function_def"
+                | "struct_specifier"
+                | "union_specifier"
+                | "expression_statement" => {
+                    let piece = piece_cache::get(child, src, node_items);
+                    append_piece(&mut items, &piece, child.start_byte() as u32);
+                }
                 k if (k == "ERROR" || holds_items(k)) && depth < 64 => {
                     stack.push((child, depth + 1))
                 }
@@ -411,6 +414,101 @@ pub fn extract_items_in(tree: &Tree, src: &str, recovery: &Recovery) -> FileItem
     items.globals.sort_by_key(|g| g.start);
     items.error_count = count_errors(root);
     items
+}
+
+/// The items of one top-level declaration-like node, with offsets relative
+/// to the node's start (so that the same text anywhere gives the same piece).
+fn node_items(child: Node, src: &str) -> FileItems {
+    let mut items = FileItems::default();
+    match child.kind() {
+        "declaration" => declaration_item(child, src, &mut items),
+        "type_definition" => typedef_item(child, src, &mut items),
+        "preproc_def" | "preproc_function_def" => macro_item(child, src, &mut items),
+        "struct_specifier" | "union_specifier" => struct_defs(child, src, &mut items, 0),
+        // `struct s { ... };` alone sometimes parses this way, and
+        // so does `DEFINE_SPINLOCK(s);` without a storage class.
+        "expression_statement" => define_macro_item(child, src, &mut items),
+        _ => {}
+    }
+    let at = child.start_byte() as u32;
+    for g in &mut items.globals {
+        g.start -= at;
+        g.end -= at;
+        g.decl_start -= at;
+        g.decl_end -= at;
+    }
+    items
+}
+
+/// Appends a node's items (see [`node_items`]) found at offset `at`.
+fn append_piece(items: &mut FileItems, piece: &FileItems, at: u32) {
+    items
+        .globals
+        .extend(piece.globals.iter().map(|g| GlobalItem {
+            start: g.start + at,
+            end: g.end + at,
+            decl_start: g.decl_start + at,
+            decl_end: g.decl_end + at,
+            ..g.clone()
+        }));
+    items.structs.extend(piece.structs.iter().cloned());
+    items.typedefs.extend(piece.typedefs.iter().cloned());
+    items.macros.extend(piece.macros.iter().cloned());
+    items.prototypes.extend(piece.prototypes.iter().cloned());
+    items
+        .pointer_params
+        .extend(piece.pointer_params.iter().cloned());
+}
+
+/// A memo of [`node_items`] by node text. An edit inside one function body
+/// makes the whole file's items be extracted again; with the memo, only the
+/// declarations whose text changed are walked (mt-daapd, 1.1 MB of
+/// declarations: about 6 ms of every edit).
+mod piece_cache {
+    use super::{text, FileItems};
+    use rustc_hash::{FxHashMap, FxHasher};
+    use std::hash::{Hash, Hasher};
+    use std::sync::{Arc, Mutex};
+    use tree_sitter::Node;
+
+    /// Entries kept before the memo starts afresh.
+    const MAX_ENTRIES: usize = 200_000;
+
+    type Memo = FxHashMap<(u16, u64), (Box<str>, Arc<FileItems>)>;
+
+    static MEMO: Mutex<Option<Memo>> = Mutex::new(None);
+
+    /// `compute(node, src)` for a node without errors, memoized by its kind
+    /// and text (the piece depends on nothing else).
+    pub(super) fn get(
+        node: Node,
+        src: &str,
+        compute: fn(Node, &str) -> FileItems,
+    ) -> Arc<FileItems> {
+        if node.has_error() {
+            return Arc::new(compute(node, src));
+        }
+        let t = text(node, src);
+        let mut h = FxHasher::default();
+        t.hash(&mut h);
+        let key = (node.kind_id(), h.finish());
+        if let Ok(memo) = MEMO.lock() {
+            if let Some((stored, piece)) = memo.as_ref().and_then(|m| m.get(&key)) {
+                if &**stored == t {
+                    return piece.clone();
+                }
+            }
+        }
+        let piece = Arc::new(compute(node, src));
+        if let Ok(mut memo) = MEMO.lock() {
+            let m = memo.get_or_insert_with(FxHashMap::default);
+            if m.len() >= MAX_ENTRIES {
+                m.clear();
+            }
+            m.insert(key, (t.into(), piece.clone()));
+        }
+        piece
+    }
 }
 
 fn count_errors(root: Node) -> u32 {

@@ -25,10 +25,32 @@ enum Branch {
 /// Maximum conditional nesting tracked; deeper directives are only blanked.
 const MAX_NESTING: usize = 256;
 
+/// Might `b` hold a conditional directive (`#if`, `#ifdef`, `#elif`, `#else`,
+/// `#endif`, ...)? A quick superset test: any `#` followed by blanks and a
+/// word starting `if`, `el` or `endif`.
+fn may_have_conditional(b: &[u8]) -> bool {
+    b.iter().enumerate().any(|(i, &c)| {
+        if c != b'#' {
+            return false;
+        }
+        let mut j = i + 1;
+        while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+            j += 1;
+        }
+        let w = &b[j..];
+        w.starts_with(b"if") || w.starts_with(b"el") || w.starts_with(b"endif")
+    })
+}
+
 /// `src` with the inactive branches of its conditionals and the conditional
 /// directive lines blanked. Borrowed when the text has no conditional.
 pub fn blank_inactive(src: &str) -> Cow<'_, str> {
     let b = src.as_bytes();
+    if !may_have_conditional(b) {
+        // Nothing to blank (a preprocessed file): skip the line scan, which
+        // every edit of a large file would pay.
+        return Cow::Borrowed(src);
+    }
     // Ranges to blank, in order.
     let mut blank: Vec<(usize, usize)> = Vec::new();
     let mut stack: Vec<(bool, Branch)> = Vec::new(); // (parent active, branch)
@@ -188,6 +210,16 @@ mod tests {
             .map(str::trim)
             .filter(|l| !l.is_empty())
             .collect()
+    }
+
+    #[test]
+    fn text_without_conditionals_is_borrowed() {
+        let src =
+            "#include <x.h>\n#define N 4\nint a[N]; // #warning\nint f(void) { return '#'; }\n";
+        assert!(matches!(blank_inactive(src), Cow::Borrowed(_)));
+        // Blanks between `#` and the word still make a directive.
+        let src = "#  ifdef A\na\n#\telse\nb\n#  endif\n";
+        assert_eq!(kept_lines(&blank_inactive(src)), ["a"]);
     }
 
     #[test]
