@@ -75,7 +75,7 @@ pub struct Site {
 }
 
 /// One access of a thread to a location, with the analysis facts at that point.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessFact {
     /// The path below the location's base (fields and indices).
     pub path: Vec<Elem>,
@@ -111,6 +111,21 @@ pub struct FactCtx {
     pub phases: Vec<(Name, u8, u8)>,
     /// The thread has joined `main`: `main`'s accesses happened before.
     pub main_ended: bool,
+}
+
+/// Hashes the access without its context: hashing a [`FactCtx`] walks all
+/// its locksets and site sets, and sets of thousands of facts are rebuilt on
+/// edits. Facts equal as a whole are equal here too, so this agrees with `Eq`.
+impl std::hash::Hash for AccessFact {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.path.hash(h);
+        self.thread.hash(h);
+        self.func.hash(h);
+        self.span.hash(h);
+        self.kind.hash(h);
+        self.direct_local.hash(h);
+        self.weak.hash(h);
+    }
 }
 
 impl std::ops::Deref for AccessFact {
