@@ -145,6 +145,14 @@ pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
     let mut reports: Vec<RaceReport> = Vec::new();
     let mut seen_conflicts: FxHashSet<(usize, FunctionId, Span, AccessKind, u32)> =
         FxHashSet::default();
+    // Thread names and (report, creation site) pairs seen, once each: a
+    // program with thousands of racing pairs would otherwise format names
+    // and compare creations for every pair.
+    let names: Vec<String> = (0..table.threads.len() as u32)
+        .map(|t| thread_name(&table, t))
+        .collect();
+    let name_of = |t: u32| -> &str { names.get(t as usize).map(|n| &n[..]).unwrap_or("?") };
+    let mut seen_creations: FxHashSet<(usize, u32)> = FxHashSet::default();
     for &loc in locations(db, ws) {
         let pairs = races_at(db, loc);
         if pairs.is_empty() {
@@ -182,18 +190,18 @@ pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
                     r.confidence = Confidence::Must;
                 }
                 if r.threads.len() < 16 {
-                    let tn = thread_name(&table, x.thread);
-                    if !r.threads.contains(&tn) {
-                        r.threads.push(tn);
+                    let tn = name_of(x.thread);
+                    if !r.threads.iter().any(|t| t == tn) {
+                        r.threads.push(tn.to_string());
                     }
                 }
                 if r.conflicts.len() < MAX_CONFLICTS
                     && seen_conflicts.insert((i, y.func, y.span, y.kind, y.thread))
                 {
                     let other_thread = if x.thread == y.thread && std::ptr::eq(x, y) {
-                        format!("{} (another instance)", thread_name(&table, y.thread))
+                        format!("{} (another instance)", name_of(y.thread))
                     } else {
-                        thread_name(&table, y.thread)
+                        name_of(y.thread).to_string()
                     };
                     let c = Conflict {
                         site: site(y.func, y.span),
@@ -207,10 +215,10 @@ pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
                     }
                 }
                 if let Some(ts) = table.threads.get(y.thread as usize).and_then(|t| t.site) {
-                    if reports[i].creations.len() < 8 {
+                    if reports[i].creations.len() < 8 && seen_creations.insert((i, y.thread)) {
                         let s = &table.sites[ts as usize];
                         let cr = Creation {
-                            thread: thread_name(&table, y.thread),
+                            thread: name_of(y.thread).to_string(),
                             site: site(s.func, s.span),
                         };
                         let r = &mut reports[i];
