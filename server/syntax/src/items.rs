@@ -431,11 +431,12 @@ fn node_items(child: Node, src: &str) -> FileItems {
         _ => {}
     }
     let at = child.start_byte() as u32;
+    // Wrapping, so that `append_piece` restores any offset exactly.
     for g in &mut items.globals {
-        g.start -= at;
-        g.end -= at;
-        g.decl_start -= at;
-        g.decl_end -= at;
+        g.start = g.start.wrapping_sub(at);
+        g.end = g.end.wrapping_sub(at);
+        g.decl_start = g.decl_start.wrapping_sub(at);
+        g.decl_end = g.decl_end.wrapping_sub(at);
     }
     items
 }
@@ -445,10 +446,10 @@ fn append_piece(items: &mut FileItems, piece: &FileItems, at: u32) {
     items
         .globals
         .extend(piece.globals.iter().map(|g| GlobalItem {
-            start: g.start + at,
-            end: g.end + at,
-            decl_start: g.decl_start + at,
-            decl_end: g.decl_end + at,
+            start: g.start.wrapping_add(at),
+            end: g.end.wrapping_add(at),
+            decl_start: g.decl_start.wrapping_add(at),
+            decl_end: g.decl_end.wrapping_add(at),
             ..g.clone()
         }));
     items.structs.extend(piece.structs.iter().cloned());
@@ -929,6 +930,28 @@ fn macro_item(node: Node, src: &str, items: &mut FileItems) {
 mod tests {
     use super::*;
     use crate::parse::parse_text;
+
+    #[test]
+    fn memoized_declarations_keep_their_own_offsets() {
+        let decl = "static int counter = 0, other;\n";
+        let a = format!("{decl}int f(void) {{ return 0; }}\n");
+        let b = format!("/* moved down */\n{decl}int f(void) {{ return 1; }}\n");
+        for src in [&a, &b, &a] {
+            let items = extract_items(&parse_text(src), src);
+            let at = src.find("counter").unwrap() as u32;
+            assert_eq!(items.globals.len(), 2);
+            assert_eq!(items.globals[0].start, at);
+            assert_eq!(items.globals[0].end, at + "counter".len() as u32);
+            assert_eq!(
+                &src[items.globals[1].start as usize..items.globals[1].end as usize],
+                "other"
+            );
+            assert_eq!(
+                items.globals[0].decl_start,
+                src.find("static").unwrap() as u32
+            );
+        }
+    }
 
     #[test]
     fn finds_functions_globals_macros_structs() {
