@@ -3815,20 +3815,29 @@ fn base_facts(
     typed: &[(Name, Vec<AccessFact>)],
 ) -> Vec<AccessFact> {
     let mut set: FxHashSet<AccessFact> = own.collect();
-    for (t, tfacts) in typed {
+    'copies: for (t, tfacts) in typed {
         for (prefix, ty) in prefixes.iter().copied() {
             if ty != t || (matches!(base, Base::Type(b) if b == t) && prefix.is_empty()) {
                 continue;
             }
             for f in tfacts {
-                let mut g = f.clone();
-                let mut path = prefix.clone();
-                path.extend(f.path.iter().cloned());
-                g.path = path;
-                g.weak = true;
-                if set.len() < MAX_FACTS {
-                    set.insert(g);
+                // Once the set is full nothing more goes in: stop copying.
+                if set.len() >= MAX_FACTS {
+                    break 'copies;
                 }
+                let mut path = Vec::with_capacity(prefix.len() + f.path.len());
+                path.extend(prefix.iter().cloned());
+                path.extend(f.path.iter().cloned());
+                set.insert(AccessFact {
+                    path,
+                    thread: f.thread,
+                    func: f.func,
+                    span: f.span,
+                    kind: f.kind,
+                    direct_local: f.direct_local,
+                    weak: true,
+                    ctx: f.ctx.clone(),
+                });
             }
         }
     }
