@@ -1861,32 +1861,14 @@ impl<'a> Walker<'a> {
     /// globals out of a state about to enter a callee.
     fn stash_frame_facts(&self, st: &mut State) -> FrameFacts {
         let global = |v: &Name| self.prog.globals.contains_key(v);
-        let mut out = FrameFacts::default();
-        if st.conds.iter().any(|c| !global(&c.0)) {
-            let (keep, stash) = std::mem::take(&mut st.conds)
-                .into_iter()
-                .partition(|c| global(&c.0));
-            st.conds = keep;
-            out.conds = stash;
-        }
-        if st.guards.iter().any(|g| !global(&g.1)) {
-            let (keep, stash) = std::mem::take(&mut st.guards)
-                .into_iter()
-                .partition(|g| global(&g.1));
-            st.guards = keep;
-            out.guards = stash;
-        }
-        out.ptrs = std::mem::take(&mut st.ptrs);
-        if st.lock_guards.iter().any(|g| !global(&g.0)) {
-            let (keep, stash) = std::mem::take(&mut st.lock_guards)
-                .into_iter()
-                .partition(|g| global(&g.0));
-            st.lock_guards = keep;
-            out.lock_guards = stash;
-        }
         // Symbolic locks stay: a callee that unlocks `&s->m` through its own
         // pointer must release the caller's `&s->m`.
-        out
+        FrameFacts {
+            conds: split_off(&mut st.conds, |c| global(&c.0)),
+            guards: split_off(&mut st.guards, |g| global(&g.1)),
+            ptrs: std::mem::take(&mut st.ptrs),
+            lock_guards: split_off(&mut st.lock_guards, |g| global(&g.0)),
+        }
     }
 
     /// Walks the body of node `id` from `st`; returns the outcome and the
@@ -3487,12 +3469,7 @@ impl<'a> Walker<'a> {
                     if let Some(Elem::Field(l)) = lpath.first() {
                         if let Some(lname) = l.strip_prefix('@') {
                             let h = Held {
-                                lock: LocKey {
-                                    base: Base::Synthetic(Name::from(format!(
-                                        "{lname}[index of {arr}]"
-                                    ))),
-                                    path: lpath[2..].to_vec(),
-                                },
+                                lock: index_lock(lname, arr, &lpath[2..]),
                                 shared: *shared,
                             };
                             must.insert(h.clone());
@@ -3509,12 +3486,7 @@ impl<'a> Walker<'a> {
                         if let Some((lname, lix, rest)) = const_indexed(&h.lock) {
                             if lix == ix {
                                 set.insert(Held {
-                                    lock: LocKey {
-                                        base: Base::Synthetic(Name::from(format!(
-                                            "{lname}[index of {arr}]"
-                                        ))),
-                                        path: rest.to_vec(),
-                                    },
+                                    lock: index_lock(&lname, &arr, rest),
                                     shared: h.shared,
                                 });
                             }
@@ -3561,12 +3533,7 @@ impl<'a> Walker<'a> {
                         if let Some((arr, at)) = any_indexed(&lock) {
                             if at < prefix.len() {
                                 let h = Held {
-                                    lock: LocKey {
-                                        base: Base::Synthetic(Name::from(format!(
-                                            "{arr}[index of {arr}]"
-                                        ))),
-                                        path: lock.path[at + 1..].to_vec(),
-                                    },
+                                    lock: index_lock(&arr, &arr, &lock.path[at + 1..]),
                                     shared: *shared,
                                 };
                                 must.insert(h.clone());
@@ -3916,6 +3883,17 @@ fn index_vars_in(e: &Expr, out: &mut Vec<(Name, Name)>, depth: u32) {
     }
 }
 
+/// Removes the elements of `v` that `keep` rejects and returns them (without
+/// reallocating when there are none).
+fn split_off<T>(v: &mut Vec<T>, keep: impl Fn(&T) -> bool) -> Vec<T> {
+    if v.iter().all(&keep) {
+        return Vec::new();
+    }
+    let (kept, out) = std::mem::take(v).into_iter().partition(|x| keep(x));
+    *v = kept;
+    out
+}
+
 /// The global atomic section of SV-COMP (`__VERIFIER_atomic_begin()` and
 /// `__VERIFIER_atomic_*` functions), held as a lock.
 fn atomic_section() -> Held {
@@ -3989,14 +3967,22 @@ fn region_lock(tag: &[Elem]) -> Option<LocKey> {
     let (Some(Elem::Field(arr)), Some(Elem::Field(lock))) = (tag.first(), tag.get(1)) else {
         return None;
     };
-    Some(LocKey {
-        base: Base::Synthetic(Name::from(format!(
-            "{}[index of {}]",
-            lock.strip_prefix('@')?,
-            arr.strip_prefix('#')?
-        ))),
-        path: tag.get(3..).unwrap_or_default().to_vec(),
-    })
+    Some(index_lock(
+        lock.strip_prefix('@')?,
+        arr.strip_prefix('#')?,
+        tag.get(3..).unwrap_or_default(),
+    ))
+}
+
+/// `L[index of A]` (then `rest`): the element of lock array `L` with the
+/// index of the element of data array `A` being accessed. Every way of
+/// holding such a lock (index variable, constant index, region tag, pointer
+/// to an element) must name it alike, so they all build it here.
+fn index_lock(lock_array: &str, data_array: &str, rest: &[Elem]) -> LocKey {
+    LocKey {
+        base: Base::Synthetic(Name::from(format!("{lock_array}[index of {data_array}]"))),
+        path: rest.to_vec(),
+    }
 }
 
 fn address_taken_has(v: &[Name], x: &Name) -> bool {
