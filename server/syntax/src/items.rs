@@ -397,7 +397,7 @@ pub fn extract_items_in(tree: &Tree, src: &str, recovery: &Recovery) -> FileItem
                 | "struct_specifier"
                 | "union_specifier"
                 | "expression_statement" => {
-                    let piece = piece_cache::get(child, src, node_items);
+                    let piece = memoized_node_items(child, src);
                     append_piece(&mut items, &piece, child.start_byte() as u32);
                 }
                 k if (k == "ERROR" || holds_items(k)) && depth < 64 => {
@@ -461,55 +461,19 @@ fn append_piece(items: &mut FileItems, piece: &FileItems, at: u32) {
         .extend(piece.pointer_params.iter().cloned());
 }
 
-/// A memo of [`node_items`] by node text. An edit inside one function body
+/// [`node_items`] by node kind and text: an edit inside one function body
 /// makes the whole file's items be extracted again; with the memo, only the
 /// declarations whose text changed are walked (mt-daapd, 1.1 MB of
-/// declarations: about 6 ms of every edit).
-mod piece_cache {
-    use super::{text, FileItems};
-    use rustc_hash::{FxHashMap, FxHasher};
-    use std::hash::{Hash, Hasher};
-    use std::sync::{Arc, Mutex};
-    use tree_sitter::Node;
-
-    /// Entries kept before the memo starts afresh.
-    const MAX_ENTRIES: usize = 200_000;
-
-    type Memo = FxHashMap<(u16, u64), (Box<str>, Arc<FileItems>)>;
-
-    static MEMO: Mutex<Option<Memo>> = Mutex::new(None);
-
-    /// `compute(node, src)` for a node without errors, memoized by its kind
-    /// and text (the piece depends on nothing else).
-    pub(super) fn get(
-        node: Node,
-        src: &str,
-        compute: fn(Node, &str) -> FileItems,
-    ) -> Arc<FileItems> {
-        if node.has_error() {
-            return Arc::new(compute(node, src));
-        }
-        let t = text(node, src);
-        let mut h = FxHasher::default();
-        t.hash(&mut h);
-        let key = (node.kind_id(), h.finish());
-        if let Ok(memo) = MEMO.lock() {
-            if let Some((stored, piece)) = memo.as_ref().and_then(|m| m.get(&key)) {
-                if &**stored == t {
-                    return piece.clone();
-                }
-            }
-        }
-        let piece = Arc::new(compute(node, src));
-        if let Ok(mut memo) = MEMO.lock() {
-            let m = memo.get_or_insert_with(FxHashMap::default);
-            if m.len() >= MAX_ENTRIES {
-                m.clear();
-            }
-            m.insert(key, (t.into(), piece.clone()));
-        }
-        piece
+/// declarations: about 6 ms of every edit). A node with errors may parse
+/// differently in another context, so it is not memoized.
+fn memoized_node_items(node: Node, src: &str) -> std::sync::Arc<FileItems> {
+    static MEMO: crate::memo::TextMemo<FileItems> = crate::memo::TextMemo::new();
+    if node.has_error() {
+        return std::sync::Arc::new(node_items(node, src));
     }
+    MEMO.get(text(node, src), node.kind_id() as u64, || {
+        node_items(node, src)
+    })
 }
 
 fn count_errors(root: Node) -> u32 {

@@ -10,6 +10,7 @@ pub mod items;
 pub mod line_index;
 pub mod lower;
 pub mod macros;
+pub mod memo;
 pub mod parse;
 pub mod preproc;
 
