@@ -571,6 +571,11 @@ struct WalkData {
     /// Per site: (sibling site, lock) where the lock was also held since the
     /// sibling spawned, until this site's thread was joined.
     joined_inside: FxHashMap<u32, Vec<(u32, LocKey)>>,
+    /// Joins of a thread id no site of the joining thread had stored yet
+    /// (`main` joins the thread its child creates into a global): joiner,
+    /// thread id, and the `clean` locks at the join. A descendant's site
+    /// that stores that id is resolved against them when its thread starts.
+    pending_joins: Vec<(u32, LocKey, Vec<(u32, LocKey)>)>,
     // ----- the node graph, for incremental updates ------------------------
     nodes: Vec<Node>,
     /// Nodes being walked, innermost last.
@@ -749,6 +754,8 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
             }
             cl.extend(w.d.threads[parent as usize].creation_locks.iter().cloned());
         }
+        let (ancestor_locks, ancestor_inside) = w.ancestor_joins(t as u32);
+        cl.extend(ancestor_locks);
         for (_, l) in &cl {
             // The thread itself never holds these; it only inherits them for
             // its own children, whose creation it brackets.
@@ -758,6 +765,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
         if let Some(site) = w.d.threads[t].site {
             w.d.threads[t].joined_inside =
                 w.d.joined_inside.get(&site).cloned().unwrap_or_default();
+            w.d.threads[t].joined_inside.extend(ancestor_inside);
         }
         if w.d.group_roots.contains_key(&(t as u32)) {
             // A callback group: its roots, including those its own walk adds.
@@ -848,6 +856,54 @@ impl<'a> Walker<'a> {
         v.sort();
         v.dedup();
         v
+    }
+
+    /// Thread `t`'s protection by an ancestor that joined it: the ancestor
+    /// held a lock from before it created the child on `t`'s creation chain
+    /// until it joined `t` through a global thread id (`main` locks `m`,
+    /// creates `t2`, which creates `t3` into `id3`; `main` joins `id3`, then
+    /// unlocks). Returns `t`'s (joiner, lock) creation locks and its
+    /// (sibling site, lock) joined-inside pairs, as for a joined child.
+    /// Every such join counts, even one some paths of the joiner skip.
+    fn ancestor_joins(&self, t: u32) -> (Vec<(u32, LocKey)>, Vec<(u32, LocKey)>) {
+        let (mut locks, mut inside) = (Vec::new(), Vec::new());
+        let th = &self.d.threads[t as usize];
+        let (Some(site), Some(parent)) = (th.site, th.parent) else {
+            return (locks, inside);
+        };
+        let info = &self.d.sites[site as usize];
+        if info.in_loop || info.tid_escaped {
+            return (locks, inside);
+        }
+        for (joiner, key, clean) in &self.d.pending_joins {
+            if *joiner == parent || !info.tid.iter().any(|k| same_thread_id(k, key)) {
+                continue;
+            }
+            // The site on the chain that the joiner itself created.
+            let mut cur = parent;
+            let anc_site = loop {
+                let c = &self.d.threads[cur as usize];
+                match c.parent {
+                    Some(p) if p == *joiner => break c.site,
+                    Some(p) => cur = p,
+                    None => break None,
+                }
+            };
+            let Some(anc_site) = anc_site else { continue };
+            let held: Vec<&LocKey> = clean
+                .iter()
+                .filter(|(x, _)| *x == anc_site)
+                .map(|(_, l)| l)
+                .collect();
+            locks.extend(held.iter().map(|l| (*joiner, (*l).clone())));
+            inside.extend(
+                clean
+                    .iter()
+                    .filter(|(x, l)| *x != anc_site && held.contains(&l))
+                    .cloned(),
+            );
+        }
+        (locks, inside)
     }
 
     fn protect(&mut self, site: u32, held: Vec<LocKey>, inside: Vec<(u32, LocKey)>) {
@@ -2865,6 +2921,16 @@ impl<'a> Walker<'a> {
                                 }
                             }
                             _ => {}
+                        }
+                    }
+                    if matching.is_empty()
+                        && keys.len() == 1
+                        && matches!(keys[0].base, Base::Global(_) | Base::Heap { .. })
+                    {
+                        self.effect();
+                        let pending = (self.d.thread, keys[0].clone(), st.clean.clone());
+                        if !self.d.pending_joins.contains(&pending) {
+                            self.d.pending_joins.push(pending);
                         }
                     }
                     for s in matching {
