@@ -576,6 +576,8 @@ struct WalkData {
     /// thread id, and the `clean` locks at the join. A descendant's site
     /// that stores that id is resolved against them when its thread starts.
     pending_joins: Vec<(u32, LocKey, Vec<(u32, LocKey)>)>,
+    /// Nodes that recorded a pending join.
+    pending_join_nodes: FxHashSet<u32>,
     // ----- the node graph, for incremental updates ------------------------
     nodes: Vec<Node>,
     /// Nodes being walked, innermost last.
@@ -2928,6 +2930,9 @@ impl<'a> Walker<'a> {
                         && matches!(keys[0].base, Base::Global(_) | Base::Heap { .. })
                     {
                         self.effect();
+                        if let Some(&n) = self.d.node_stack.last() {
+                            self.d.pending_join_nodes.insert(n);
+                        }
                         let pending = (self.d.thread, keys[0].clone(), st.clean.clone());
                         if !self.d.pending_joins.contains(&pending) {
                             self.d.pending_joins.push(pending);

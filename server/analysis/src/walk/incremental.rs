@@ -504,6 +504,11 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     if !node.sites.is_empty() {
         return Err("the function creates threads");
     }
+    // A re-walk that no longer records the node's pending join would leave
+    // it standing; one that records it bails anyway.
+    if w.d.pending_join_nodes.contains(&n) {
+        return Err("the function joins a thread a descendant creates");
+    }
     let t = node.thread as usize;
     let (fid, state, bindings) = (node.fid, node.state.clone(), node.bindings.clone());
     let old_exit = node.exit.clone();
