@@ -426,8 +426,11 @@ struct Node {
     effects: bool,
     /// Functions whose analysis its own statements cut short, and why.
     marks: Vec<(FunctionId, &'static str)>,
-    /// A recursion cut happened below it: its result depends on the stack.
-    tainted: bool,
+    /// How many frames above its own a recursion cut below it reached back:
+    /// its result depends on that part of the call stack (0: on none; a
+    /// recursion entirely inside its own walk cuts the same on any stack
+    /// without the functions it reaches).
+    cut_up: u32,
     /// The latest global change (epoch) its result has read.
     dep: u64,
     /// The global epoch when it was first walked.
@@ -461,7 +464,7 @@ impl Node {
             prefixes: Vec::new(),
             effects: false,
             marks: Vec::new(),
-            tainted: false,
+            cut_up: 0,
             dep: 0,
             epoch,
             stack,
@@ -1126,7 +1129,21 @@ impl<'a> Walker<'a> {
         f
     }
 
+    /// Runs `f` without the flow-sensitive pointers of the frame being
+    /// walked: frames and return values are facts of their own function,
+    /// and must not depend on which caller (or re-walk) asked first.
+    fn without_cur_ptrs<T>(&self, f: impl FnOnce() -> T) -> T {
+        let saved = std::mem::take(&mut *self.d.cur_ptrs.borrow_mut());
+        let out = f();
+        *self.d.cur_ptrs.borrow_mut() = saved;
+        out
+    }
+
     fn frame(&self, fid: FunctionId, bindings: &[Vals]) -> Frame {
+        self.without_cur_ptrs(|| self.frame_inner(fid, bindings))
+    }
+
+    fn frame_inner(&self, fid: FunctionId, bindings: &[Vals]) -> Frame {
         let summary = self.summary(fid);
         let mut locals = FxHashMap::default();
         let mut pts: FxHashMap<Name, Vals> = FxHashMap::default();
@@ -1775,11 +1792,13 @@ impl<'a> Walker<'a> {
         self.d.returns.borrow_mut().insert(f, Vec::new());
         let frame = self.frame_cached(f, &[]);
         let mut out = Vec::new();
-        visit_stmts(&frame.summary.ir.body, &mut |s| {
-            if let Stmt::Return { value: Some(e), .. } = s {
-                let v = self.eval(&frame, e, 0);
-                add_vals(&mut out, v);
-            }
+        self.without_cur_ptrs(|| {
+            visit_stmts(&frame.summary.ir.body, &mut |s| {
+                if let Stmt::Return { value: Some(e), .. } = s {
+                    let v = self.eval(&frame, e, 0);
+                    add_vals(&mut out, v);
+                }
+            })
         });
         self.d.returns.borrow_mut().insert(f, out.clone());
         out
@@ -1841,7 +1860,7 @@ impl<'a> Walker<'a> {
         bindings: Vec<Vals>,
     ) -> Option<State> {
         if self.d.stack.contains(&fid) || self.d.stack.len() > 64 {
-            self.cut();
+            self.cut(fid);
             return Some(st);
         }
         let caller_tries = std::mem::take(&mut st.tries);
@@ -1948,11 +1967,11 @@ impl<'a> Walker<'a> {
             let mut seen = FxHashSet::default();
             node.facts.retain(|f| seen.insert(f.clone()));
         }
-        let (dep, tainted) = (node.dep, node.tainted);
+        let (dep, cut_up) = (node.dep, node.cut_up);
         if let Some(&p) = self.d.node_stack.last() {
             let parent = &mut self.d.nodes[p as usize];
             parent.dep = parent.dep.max(dep);
-            parent.tainted |= tainted;
+            parent.cut_up = parent.cut_up.max(cut_up.saturating_sub(1));
         }
         (out, sites)
     }
@@ -1972,11 +1991,11 @@ impl<'a> Walker<'a> {
     fn replay(&mut self, id: u32) {
         self.link(id);
         let m = &self.d.nodes[id as usize];
-        let (dep, tainted, spawns) = (m.dep, m.tainted, !m.sites.is_empty());
+        let (dep, cut_up, spawns) = (m.dep, m.cut_up, !m.sites.is_empty());
         if let Some(&p) = self.d.node_stack.last() {
             let parent = &mut self.d.nodes[p as usize];
             parent.dep = parent.dep.max(dep);
-            parent.tainted |= tainted;
+            parent.cut_up = parent.cut_up.max(cut_up.saturating_sub(1));
         }
         if let Some(limit) = self.d.rewalk {
             let reaches_stack = !incremental::replay_ok(&mut self.d, id);
@@ -2000,11 +2019,23 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// A recursive call cut short: the result depends on the call stack.
-    /// (A re-walk runs on the node's original stack, so it cuts the same.)
-    fn cut(&mut self) {
+    /// A recursive call to `fid` cut short: the result of each node being
+    /// walked deeper than `fid`'s frame depends on the call stack up to that
+    /// frame (all of it for the depth limit). (A re-walk runs on the node's
+    /// original stack, so it cuts the same.)
+    fn cut(&mut self, fid: FunctionId) {
+        let target = match self.d.stack.len() > 64 {
+            true => None,
+            false => self.d.stack.iter().position(|f| *f == fid),
+        };
         for &n in &self.d.node_stack {
-            self.d.nodes[n as usize].tainted = true;
+            let node = &mut self.d.nodes[n as usize];
+            let depth = node.stack.len() as u32;
+            let up = match target {
+                Some(j) => depth.saturating_sub(j as u32),
+                None => depth + 1,
+            };
+            node.cut_up = node.cut_up.max(up);
         }
     }
 

@@ -530,7 +530,7 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     node.prefixes.clear();
     node.marks.clear();
     node.dep = 0;
-    node.tainted = false;
+    node.cut_up = 0;
     node.effects = false;
     let frame = w.frame_cached(fid, &bindings);
     let (out, sites) = w.walk_node(n, &frame, state);
@@ -564,7 +564,7 @@ pub(super) fn replay_ok(d: &mut WalkData, x: u32) -> bool {
     }
     let top = &d.nodes[x as usize];
     let (end, same_stack) = (top.end, top.stack == d.stack);
-    let tainted = top.tainted;
+    let tainted = top.cut_up > 0;
     if tainted && !same_stack {
         return false;
     }
