@@ -476,6 +476,26 @@ impl Node {
 
 type MemoKey = (FunctionId, State, Vec<Vals>);
 
+/// Library functions that save the calling environment, and those that
+/// return to it (the state at `longjmp` flows to `setjmp`'s nonzero return).
+const SETJMP: &[&str] = &["setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp"];
+const LONGJMP: &[&str] = &["longjmp", "_longjmp", "siglongjmp", "__longjmp_chk"];
+
+/// (site or thread, lock) pairs.
+type SiteLocks = Vec<(u32, LocKey)>;
+
+/// A `setjmp` whose zero-return branch is being walked.
+struct JmpFrame {
+    /// The `jmp_buf` (empty when unresolved: any `longjmp` may return here).
+    env: Vec<LocKey>,
+    /// The state right after `setjmp` returned 0, for the frame's own facts.
+    at: State,
+    /// `node_stack` depth of the function that called `setjmp`.
+    depth: usize,
+    /// The states of the `longjmp`s that returned here.
+    states: Option<State>,
+}
+
 /// The caller's frame-local facts, kept aside while a callee runs.
 #[derive(Default)]
 struct FrameFacts {
@@ -578,9 +598,14 @@ struct WalkData {
     /// (`main` joins the thread its child creates into a global): joiner,
     /// thread id, and the `clean` locks at the join. A descendant's site
     /// that stores that id is resolved against them when its thread starts.
-    pending_joins: Vec<(u32, LocKey, Vec<(u32, LocKey)>)>,
+    pending_joins: Vec<(u32, LocKey, SiteLocks)>,
     /// Nodes that recorded a pending join.
     pending_join_nodes: FxHashSet<u32>,
+    /// `setjmp` points being walked, innermost last.
+    jmps: Vec<JmpFrame>,
+    /// `longjmp` calls walked so far: a context that jumps is not memoized,
+    /// since a replay would not deliver its state to the `setjmp`.
+    longjmps: u64,
     // ----- the node graph, for incremental updates ------------------------
     nodes: Vec<Node>,
     /// Nodes being walked, innermost last.
@@ -870,7 +895,7 @@ impl<'a> Walker<'a> {
     /// unlocks). Returns `t`'s (joiner, lock) creation locks and its
     /// (sibling site, lock) joined-inside pairs, as for a joined child.
     /// Every such join counts, even one some paths of the joiner skip.
-    fn ancestor_joins(&self, t: u32) -> (Vec<(u32, LocKey)>, Vec<(u32, LocKey)>) {
+    fn ancestor_joins(&self, t: u32) -> (SiteLocks, SiteLocks) {
         let (mut locks, mut inside) = (Vec::new(), Vec::new());
         let th = &self.d.threads[t as usize];
         let (Some(site), Some(parent)) = (th.site, th.parent) else {
@@ -1396,7 +1421,7 @@ impl<'a> Walker<'a> {
                     self.store_updates(fr, cond, strong, &mut c, updates);
                     self.store_updates(fr, body, strong, &mut c, updates);
                 }
-                Stmt::Switch { cond, arms } => {
+                Stmt::Switch { cond, arms, .. } => {
                     self.store_updates(fr, cond, strong, cur, updates);
                     if !cur.is_empty() {
                         let mut inner = Vec::new();
@@ -1917,6 +1942,7 @@ impl<'a> Walker<'a> {
         if self.d.rewalk.is_some() {
             self.d.encountered.insert(id);
         }
+        let jumps = self.d.longjmps;
         let (out, sites) = self.walk_node(id, frame, st);
         if let Some(top) = self.d.sites_stack.last_mut() {
             top.extend(sites.iter().copied());
@@ -1926,7 +1952,9 @@ impl<'a> Walker<'a> {
         node.exit = exit.clone();
         node.sites = sites;
         let sites = node.sites.clone();
-        self.d.memo.insert(key, id);
+        if self.d.longjmps == jumps {
+            self.d.memo.insert(key, id);
+        }
         exit.map(|mut e| {
             e.tries = caller_tries;
             caller.restore(&mut e, &sites);
@@ -2133,7 +2161,9 @@ impl<'a> Walker<'a> {
                     out.ret = join(out.ret.take(), r.ret);
                     r.next
                 }
-                Stmt::Switch { cond, arms } => self.walk_switch(fr, cond, arms, state, &mut out),
+                Stmt::Switch { cond, arms, zero } => {
+                    self.walk_switch(fr, cond, arms, *zero, state, &mut out)
+                }
                 Stmt::Return { .. } => {
                     out.ret = join(out.ret.take(), Some(state));
                     None
@@ -2186,6 +2216,16 @@ impl<'a> Walker<'a> {
         state: State,
         out: &mut Out,
     ) -> Option<State> {
+        if let Test::CallZero { id, zero_on_true } = test {
+            if let Some(env) = self.setjmp_env(fr, cond, Some(*id)) {
+                let (zero, nonzero) = if *zero_on_true {
+                    (then, els)
+                } else {
+                    (els, then)
+                };
+                return self.walk_setjmp(fr, cond, env, &[zero], &[nonzero], state, out);
+            }
+        }
         let cs = self.walk_cond(fr, cond, state, out)?;
         let (t, e) = self.split(test, cs);
         let n1 = {
@@ -2199,6 +2239,140 @@ impl<'a> Walker<'a> {
             o2.next
         };
         join(n1, n2)
+    }
+
+    /// The `jmp_buf` of the `setjmp` call in `cond` (the one numbered `id`,
+    /// when given), if `cond` calls it.
+    #[inline(never)]
+    fn setjmp_env(&self, fr: &Frame, cond: &[Stmt], id: Option<u32>) -> Option<Vec<LocKey>> {
+        cond.iter().find_map(|s| match s {
+            Stmt::Call(c) if id.is_none_or(|i| i == c.id) => match &c.callee {
+                Callee::Direct(n)
+                    if SETJMP.contains(&&**n) && !self.prog.functions.contains_key(n) =>
+                {
+                    Some(
+                        c.args
+                            .first()
+                            .map(|a| self.place(fr, a, 0))
+                            .unwrap_or_default(),
+                    )
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+    }
+
+    /// `if (!setjmp(env)) A else B`: `A` runs from the state after the
+    /// call; `B` runs from the states of the `longjmp(env)`s `A` reaches, or,
+    /// when it reaches none, from the state after the call too (a later
+    /// `longjmp` may return there).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn walk_setjmp(
+        &mut self,
+        fr: &Frame,
+        cond: &[Stmt],
+        env: Vec<LocKey>,
+        zero: &[&[Stmt]],
+        nonzero: &[&[Stmt]],
+        state: State,
+        out: &mut Out,
+    ) -> Option<State> {
+        let cs = self.walk_cond(fr, cond, state, out)?;
+        self.d.jmps.push(JmpFrame {
+            env,
+            at: cs.clone(),
+            depth: self.d.node_stack.len(),
+            states: None,
+        });
+        let mut acc = None;
+        for arm in zero {
+            let o = self.walk_stmts(fr, arm, cs.clone());
+            merge_abrupt(out, &o);
+            acc = join(acc, o.next);
+        }
+        let jumped = self.d.jmps.pop().and_then(|j| j.states);
+        let from = jumped.unwrap_or(cs);
+        for arm in nonzero {
+            let o = self.walk_stmts(fr, arm, from.clone());
+            merge_abrupt(out, &o);
+            acc = join(acc, o.next);
+        }
+        acc
+    }
+
+    /// `switch (setjmp(env))`: the `case 0:` arm as `walk_setjmp`'s zero
+    /// branch; the other arms, and no arm at all, from the jumps' states.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn walk_setjmp_switch(
+        &mut self,
+        fr: &Frame,
+        cond: &[Stmt],
+        env: Vec<LocKey>,
+        zero: &[&[Stmt]],
+        rest: &[&[Stmt]],
+        state: State,
+        out: &mut Out,
+    ) -> Option<State> {
+        let cs = self.walk_cond(fr, cond, state, out)?;
+        self.d.jmps.push(JmpFrame {
+            env,
+            at: cs.clone(),
+            depth: self.d.node_stack.len(),
+            states: None,
+        });
+        let mut acc = None;
+        for arm in zero {
+            let o = self.walk_stmts(fr, arm, cs.clone());
+            out.ret = join(out.ret.take(), o.ret);
+            out.cont = join(out.cont.take(), o.cont);
+            acc = join(acc, join(o.next, o.brk));
+        }
+        let jumped = self.d.jmps.pop().and_then(|j| j.states);
+        let from = jumped.unwrap_or(cs);
+        acc = join(acc, Some(from.clone()));
+        for arm in rest {
+            let o = self.walk_stmts(fr, arm, from.clone());
+            out.ret = join(out.ret.take(), o.ret);
+            out.cont = join(out.cont.take(), o.cont);
+            acc = join(acc, join(o.next, o.brk));
+        }
+        acc
+    }
+
+    /// `longjmp(env, v)`: the path ends here and its state returns from the
+    /// innermost `setjmp(env)` being walked. A jump from a callee keeps the
+    /// thread-wide facts (locks, threads) and takes the `setjmp` caller's own
+    /// frame facts back.
+    #[inline(never)]
+    fn longjmp(&mut self, fr: &Frame, c: &Call, st: State) {
+        self.d.longjmps += 1;
+        if self.d.rewalk.is_some() {
+            // The `setjmp` it returns to is outside the re-walked node.
+            self.d.bailed = Some("jumps with longjmp");
+            return;
+        }
+        let env = c
+            .args
+            .first()
+            .map(|a| self.place(fr, a, 0))
+            .unwrap_or_default();
+        let Some(k) = self.d.jmps.iter().rposition(|j| {
+            env.is_empty() || j.env.is_empty() || j.env.iter().any(|e| env.contains(e))
+        }) else {
+            return;
+        };
+        let mut s = st;
+        if self.d.node_stack.len() != self.d.jmps[k].depth {
+            let _ = self.stash_frame_facts(&mut s);
+            let mut at = self.d.jmps[k].at.clone();
+            s.tries = std::mem::take(&mut at.tries);
+            self.stash_frame_facts(&mut at).restore(&mut s, &[]);
+        }
+        let j = &mut self.d.jmps[k];
+        j.states = join(j.states.take(), Some(s));
     }
 
     /// The condition of an `if` or `switch`: the state after it, with its
@@ -2222,9 +2396,20 @@ impl<'a> Walker<'a> {
         fr: &Frame,
         cond: &[Stmt],
         arms: &[Vec<Stmt>],
+        zero: Option<usize>,
         state: State,
         out: &mut Out,
     ) -> Option<State> {
+        if let Some(z) = zero {
+            if let Some(env) = self.setjmp_env(fr, cond, None) {
+                let rest: Vec<&[Stmt]> = (0..arms.len())
+                    .filter(|&k| k != z)
+                    .map(|k| &arms[k][..])
+                    .collect();
+                let zero = [&arms[z][..]];
+                return self.walk_setjmp_switch(fr, cond, env, &zero, &rest, state, out);
+            }
+        }
         let cs = self.walk_cond(fr, cond, state, out)?;
         let mut acc = Some(cs.clone());
         for arm in arms {
@@ -2684,6 +2869,12 @@ impl<'a> Walker<'a> {
     }
 
     fn call(&mut self, fr: &Frame, c: &Call, mut st: State) -> Option<State> {
+        if let Callee::Direct(n) = &c.callee {
+            if LONGJMP.contains(&&**n) && !self.prog.functions.contains_key(n) {
+                self.longjmp(fr, c, st);
+                return None;
+            }
+        }
         let model = fr.summary.models.get(&c.id).cloned();
         if c.args.iter().any(|a| is_wild(fr, a)) {
             self.wild_call(fr, c, model.as_ref(), &st);
@@ -4147,7 +4338,7 @@ pub fn visit_stmts(stmts: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
                 visit_stmts(cond, f);
                 visit_stmts(body, f);
             }
-            Stmt::Switch { cond, arms } => {
+            Stmt::Switch { cond, arms, .. } => {
                 visit_stmts(cond, f);
                 for a in arms {
                     visit_stmts(a, f);

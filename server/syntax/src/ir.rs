@@ -143,6 +143,8 @@ pub enum Stmt {
     Switch {
         cond: Vec<Stmt>,
         arms: Vec<Vec<Stmt>>,
+        /// The arm labelled `case 0:` (`switch (setjmp(env))`).
+        zero: Option<usize>,
     },
     Return {
         span: Span,

@@ -313,6 +313,7 @@ impl<'s> Lowerer<'s> {
                     self.value(c, &mut cond, depth + 1);
                 }
                 let mut arms: Vec<Vec<Stmt>> = Vec::new();
+                let mut zero = None;
                 let mut pre = Vec::new();
                 if let Some(body) = n.child_by_field_name("body") {
                     let mut cur = body.walk();
@@ -321,7 +322,13 @@ impl<'s> Lowerer<'s> {
                         if c.kind() == "case_statement" {
                             let mut arm = Vec::new();
                             let mut c2 = c.walk();
-                            let value = c.child_by_field_name("value").map(|v| v.id());
+                            let value = c.child_by_field_name("value");
+                            if value.is_some_and(|v| {
+                                v.kind() == "number_literal" && text(v, self.src).trim() == "0"
+                            }) {
+                                zero = Some(arms.len());
+                            }
+                            let value = value.map(|v| v.id());
                             let parts: Vec<Node> = c
                                 .named_children(&mut c2)
                                 .filter(|x| Some(x.id()) != value)
@@ -342,7 +349,7 @@ impl<'s> Lowerer<'s> {
                 if arms.is_empty() {
                     arms.push(pre);
                 }
-                self.push(out, Stmt::Switch { cond, arms });
+                self.push(out, Stmt::Switch { cond, arms, zero });
             }
             "return_statement" => {
                 let value = n.named_child(0).map(|e| self.value(e, out, depth + 1));

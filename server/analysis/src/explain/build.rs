@@ -483,7 +483,7 @@ impl<'a> Builder<'a> {
                     self.lp(fr, cond, test, body, *do_while, *infinite);
                     fr.loops.pop();
                 }
-                Stmt::Switch { cond, arms } => {
+                Stmt::Switch { cond, arms, .. } => {
                     self.stmts(fr, cond);
                     let choice = self.emit(Op::Choice(vec![0; arms.len() + 1]), None);
                     let mut ends = vec![(choice, arms.len())];

@@ -152,7 +152,7 @@ pub(super) fn call_in_loop(stmts: &[Stmt], id: u32, in_loop: bool) -> bool {
         Stmt::Loop { cond, body, .. } => {
             call_in_loop(cond, id, true) || call_in_loop(body, id, true)
         }
-        Stmt::Switch { cond, arms } => {
+        Stmt::Switch { cond, arms, .. } => {
             call_in_loop(cond, id, in_loop) || arms.iter().any(|a| call_in_loop(a, id, in_loop))
         }
         _ => false,
