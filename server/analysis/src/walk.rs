@@ -484,6 +484,63 @@ const LONGJMP: &[&str] = &["longjmp", "_longjmp", "siglongjmp", "__longjmp_chk"]
 /// (site or thread, lock) pairs.
 type SiteLocks = Vec<(u32, LocKey)>;
 
+/// Library functions that keep none of their pointer arguments once they
+/// return (initializing a mutex inside a new object does not publish it).
+fn does_not_retain(f: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "pthread_mutex_init",
+        "pthread_mutex_destroy",
+        "pthread_cond_init",
+        "pthread_cond_destroy",
+        "pthread_cond_signal",
+        "pthread_cond_broadcast",
+        "pthread_rwlock_init",
+        "pthread_rwlock_destroy",
+        "pthread_spin_init",
+        "pthread_spin_destroy",
+        "pthread_barrier_init",
+        "pthread_barrier_destroy",
+        "sem_init",
+        "sem_destroy",
+        "sem_post",
+        "sem_wait",
+        "sem_trywait",
+        "sem_getvalue",
+        "mtx_init",
+        "mtx_destroy",
+        "cnd_init",
+        "cnd_destroy",
+        "cnd_signal",
+        "cnd_broadcast",
+        "printf",
+        "fprintf",
+        "dprintf",
+        "perror",
+        "fputs",
+        "fwrite",
+        "write",
+        "send",
+        "strtol",
+        "strtoul",
+        "strtoll",
+        "strtoull",
+        "strtod",
+        "atoi",
+        "atol",
+        "gettimeofday",
+        "clock_gettime",
+    ];
+    EXACT.contains(&f)
+        || [
+            "pthread_mutexattr_",
+            "pthread_condattr_",
+            "pthread_rwlockattr_",
+            "pthread_attr_",
+        ]
+        .iter()
+        .any(|p| f.starts_with(p))
+}
+
 /// A `setjmp` whose zero-return branch is being walked.
 struct JmpFrame {
     /// The `jmp_buf` (empty when unresolved: any `longjmp` may return here).
@@ -3305,8 +3362,14 @@ impl<'a> Walker<'a> {
                 }
                 let callees = self.functions_of(fr, &c.callee);
                 if callees.is_empty() {
+                    let keeps = match &c.callee {
+                        Callee::Direct(n) => !does_not_retain(n),
+                        Callee::Indirect(_) => true,
+                    };
                     for a in &c.args {
-                        self.escape(fr, a, &mut st);
+                        if keeps {
+                            self.escape(fr, a, &mut st);
+                        }
                         // A thread id handed to unknown code may be overwritten.
                         for v in self.eval(fr, a, 0) {
                             if let Val::Target(k) = v {
