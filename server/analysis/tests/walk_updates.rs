@@ -133,3 +133,41 @@ fn body_edits_of_real_programs_update_the_walk_exactly() {
         eprintln!("skipped: {} is missing", corpus.display());
     }
 }
+
+/// Consecutive edits of one function walked in many contexts
+/// (`yystpcpy` in mt-daapd's parser: a copy loop over local pointers). A
+/// re-walk once built the edited function's frames while the walk still held
+/// the flow-sensitive pointers of the context re-walked before, so a later
+/// context's fallback points-to named another context's buffer.
+#[test]
+fn consecutive_edits_of_a_copy_loop_update_the_walk_exactly() {
+    set_verify(true);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/bench/realworld/pthread/mt-daapd_comb.c");
+    let Ok(bytes) = std::fs::read(&path) else {
+        eprintln!("skipped: {} is missing", path.display());
+        return;
+    };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let head = "static char *yystpcpy(char *yydest , char const   *yysrc ) \n{";
+    let start = text.find(head).expect("yystpcpy in mt-daapd");
+    let semi = start + text[start..].find(';').expect("a statement");
+    let spaced = format!("{} {}", &text[..semi], &text[semi..]);
+    let virt = Path::new("/virtual/real/mt-daapd_comb.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, text.as_str());
+    let original = reports(&host);
+    let (updates_before, _) = incremental_stats();
+    // Verification panics inside the analysis on a difference.
+    for _ in 0..2 {
+        host.set_file_text(virt, spaced.as_str());
+        reports(&host);
+        host.set_file_text(virt, text.as_str());
+        assert_eq!(reports(&host), original);
+    }
+    let (updates, _) = incremental_stats();
+    assert!(
+        updates >= updates_before + 4,
+        "edits of yystpcpy walked from scratch"
+    );
+}
