@@ -1338,6 +1338,28 @@ impl<'a> Walker<'a> {
                     vals.push(Val::Target(LocKey::new(Base::Global(r.clone()))));
                 }
             }
+            // `struct s A = {3, &p}`: the data pointers also go to each
+            // data pointer field, so `A.next->x` resolves to `p` (rather than
+            // to every `struct s`). Which field took which value is not
+            // recorded; with one pointer field it is exact.
+            let fields = match (ty.pointer, ty.array, &ty.name) {
+                (0, false, Some(n)) => self.prog.structs.get(n),
+                _ => None,
+            };
+            let data: Vals = vals
+                .iter()
+                .filter(|v| matches!(v, Val::Target(_)))
+                .cloned()
+                .collect();
+            if !data.is_empty() {
+                for (f, ft) in fields.into_iter().flatten() {
+                    let ft = self.prog.resolve_type(ft);
+                    if ft.pointer > 0 && !ft.is_function && !ft.array {
+                        let k = LocKey::new(Base::Global(g.clone())).with(Elem::Field(f.clone()));
+                        add_vals(self.d.store.entry(k).or_default(), data.iter().cloned());
+                    }
+                }
+            }
             if !vals.is_empty() {
                 add_vals(
                     self.d

@@ -11,7 +11,7 @@ use std::process::Command;
 /// striping (session 5): that change fixed 7 `NORACE` lines and lost 2 `RACE`
 /// lines where Goblint's region analysis sees a node linked into two buckets
 /// (`09-regions/12`, `23`), so the recall floor stepped down once, on purpose.
-const ACCURACY_FLOOR: f64 = 0.914;
+const ACCURACY_FLOOR: f64 = 0.919;
 const RECALL_FLOOR: f64 = 0.935;
 
 fn shared() -> PathBuf {
