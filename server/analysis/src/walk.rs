@@ -2302,7 +2302,7 @@ impl<'a> Walker<'a> {
                 } else {
                     (els, then)
                 };
-                return self.walk_setjmp(fr, cond, env, &[zero], &[nonzero], state, out);
+                return self.walk_setjmp(fr, cond, env, &[zero], &[nonzero], false, state, out);
             }
         }
         let cs = self.walk_cond(fr, cond, state, out)?;
@@ -2345,7 +2345,8 @@ impl<'a> Walker<'a> {
     /// `if (!setjmp(env)) A else B`: `A` runs from the state after the
     /// call; `B` runs from the states of the `longjmp(env)`s `A` reaches, or,
     /// when it reaches none, from the state after the call too (a later
-    /// `longjmp` may return there).
+    /// `longjmp` may return there). `switch (setjmp(env))` is the same with
+    /// the `case 0:` arm as `A` and the other arms (or none) as `B`.
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     fn walk_setjmp(
@@ -2355,6 +2356,7 @@ impl<'a> Walker<'a> {
         env: Vec<LocKey>,
         zero: &[&[Stmt]],
         nonzero: &[&[Stmt]],
+        switch: bool,
         state: State,
         out: &mut Out,
     ) -> Option<State> {
@@ -2366,57 +2368,28 @@ impl<'a> Walker<'a> {
             states: None,
         });
         let mut acc = None;
-        for arm in zero {
-            let o = self.walk_stmts(fr, arm, cs.clone());
-            merge_abrupt(out, &o);
-            acc = join(acc, o.next);
+        let mut arm = |w: &mut Self, stmts: &[Stmt], from: State, acc: &mut Option<State>| {
+            let o = w.walk_stmts(fr, stmts, from);
+            if switch {
+                out.ret = join(out.ret.take(), o.ret);
+                out.cont = join(out.cont.take(), o.cont);
+                *acc = join(acc.take(), join(o.next, o.brk));
+            } else {
+                merge_abrupt(out, &o);
+                *acc = join(acc.take(), o.next);
+            }
+        };
+        for stmts in zero {
+            arm(self, stmts, cs.clone(), &mut acc);
         }
         let jumped = self.d.jmps.pop().and_then(|j| j.states);
         let from = jumped.unwrap_or(cs);
-        for arm in nonzero {
-            let o = self.walk_stmts(fr, arm, from.clone());
-            merge_abrupt(out, &o);
-            acc = join(acc, o.next);
+        for stmts in nonzero {
+            arm(self, stmts, from.clone(), &mut acc);
         }
-        acc
-    }
-
-    /// `switch (setjmp(env))`: the `case 0:` arm as `walk_setjmp`'s zero
-    /// branch; the other arms, and no arm at all, from the jumps' states.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(never)]
-    fn walk_setjmp_switch(
-        &mut self,
-        fr: &Frame,
-        cond: &[Stmt],
-        env: Vec<LocKey>,
-        zero: &[&[Stmt]],
-        rest: &[&[Stmt]],
-        state: State,
-        out: &mut Out,
-    ) -> Option<State> {
-        let cs = self.walk_cond(fr, cond, state, out)?;
-        self.d.jmps.push(JmpFrame {
-            env,
-            at: cs.clone(),
-            depth: self.d.node_stack.len(),
-            states: None,
-        });
-        let mut acc = None;
-        for arm in zero {
-            let o = self.walk_stmts(fr, arm, cs.clone());
-            out.ret = join(out.ret.take(), o.ret);
-            out.cont = join(out.cont.take(), o.cont);
-            acc = join(acc, join(o.next, o.brk));
-        }
-        let jumped = self.d.jmps.pop().and_then(|j| j.states);
-        let from = jumped.unwrap_or(cs);
-        acc = join(acc, Some(from.clone()));
-        for arm in rest {
-            let o = self.walk_stmts(fr, arm, from.clone());
-            out.ret = join(out.ret.take(), o.ret);
-            out.cont = join(out.cont.take(), o.cont);
-            acc = join(acc, join(o.next, o.brk));
+        if switch {
+            // No arm matches the value.
+            acc = join(acc, Some(from));
         }
         acc
     }
@@ -2486,7 +2459,7 @@ impl<'a> Walker<'a> {
                     .map(|k| &arms[k][..])
                     .collect();
                 let zero = [&arms[z][..]];
-                return self.walk_setjmp_switch(fr, cond, env, &zero, &rest, state, out);
+                return self.walk_setjmp(fr, cond, env, &zero, &rest, true, state, out);
             }
         }
         let cs = self.walk_cond(fr, cond, state, out)?;
