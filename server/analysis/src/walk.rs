@@ -656,8 +656,9 @@ struct WalkData {
     /// thread id, and the `clean` locks at the join. A descendant's site
     /// that stores that id is resolved against them when its thread starts.
     pending_joins: Vec<(u32, LocKey, SiteLocks)>,
-    /// Nodes that recorded a pending join.
-    pending_join_nodes: FxHashSet<u32>,
+    /// Functions whose statements recorded a pending join (by function:
+    /// node numbers change when an update compacts the graph).
+    pending_join_fns: FxHashSet<FunctionId>,
     /// `setjmp` points being walked, innermost last.
     jmps: Vec<JmpFrame>,
     /// `longjmp` calls walked so far: a context that jumps is not memoized,
@@ -3204,9 +3205,7 @@ impl<'a> Walker<'a> {
                         && matches!(keys[0].base, Base::Global(_) | Base::Heap { .. })
                     {
                         self.effect();
-                        if let Some(&n) = self.d.node_stack.last() {
-                            self.d.pending_join_nodes.insert(n);
-                        }
+                        self.d.pending_join_fns.insert(fr.fid);
                         let pending = (self.d.thread, keys[0].clone(), st.clean.clone());
                         if !self.d.pending_joins.contains(&pending) {
                             self.d.pending_joins.push(pending);

@@ -171,3 +171,61 @@ fn consecutive_edits_of_a_copy_loop_update_the_walk_exactly() {
         "edits of yystpcpy walked from scratch"
     );
 }
+
+/// A join of a grandchild through a global id, made in a function of its
+/// own: removing it must bring the grandchild's race with a sibling back, as
+/// a walk from scratch does (its pending join must not outlive the edit).
+#[test]
+fn removing_a_pending_join_updates_the_walk_exactly() {
+    set_verify(true);
+    let program = |join: &str| {
+        format!(
+            r#"#include <pthread.h>
+pthread_mutex_t big = PTHREAD_MUTEX_INITIALIZER;
+pthread_t logger_id, spawner_id, helper_id;
+int journal;
+void *logger(void *arg) {{
+  pthread_mutex_lock(&big);
+  journal++;
+  pthread_mutex_unlock(&big);
+  return 0;
+}}
+void *helper(void *arg) {{ journal++; return 0; }}
+void *spawner(void *arg) {{ pthread_create(&helper_id, 0, helper, 0); return 0; }}
+void wait_helper(void) {{
+  {join}
+}}
+int main(void) {{
+  pthread_create(&logger_id, 0, logger, 0);
+  pthread_mutex_lock(&big);
+  pthread_create(&spawner_id, 0, spawner, 0);
+  wait_helper();
+  pthread_mutex_unlock(&big);
+  return 0;
+}}
+"#
+        )
+    };
+    let virt = Path::new("/virtual/pending_join.c");
+    let joined = program("pthread_join(helper_id, 0);");
+    let unjoined = program("// pthread_join(helper_id, 0);");
+    let mut host = AnalysisHost::default();
+    for text in [&joined, &unjoined, &joined] {
+        host.set_file_text(virt, text.as_str());
+        let mut fresh = AnalysisHost::default();
+        fresh.set_file_text(virt, text.as_str());
+        assert_eq!(reports(&host), reports(&fresh));
+    }
+    let mut a = AnalysisHost::default();
+    a.set_file_text(virt, joined.as_str());
+    let mut b = AnalysisHost::default();
+    b.set_file_text(virt, unjoined.as_str());
+    assert!(
+        reports(&a).is_empty(),
+        "the joined grandchild runs inside main's lock"
+    );
+    assert!(
+        !reports(&b).is_empty(),
+        "without the join the grandchild races with the logger"
+    );
+}

@@ -506,7 +506,7 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     }
     // A re-walk that no longer records the node's pending join would leave
     // it standing; one that records it bails anyway.
-    if w.d.pending_join_nodes.contains(&n) {
+    if w.d.pending_join_fns.contains(&node.fid) {
         return Err("the function joins a thread a descendant creates");
     }
     let t = node.thread as usize;
