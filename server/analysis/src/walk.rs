@@ -2407,6 +2407,9 @@ impl<'a> Walker<'a> {
             self.d.bailed = Some("jumps with longjmp");
             return;
         }
+        // Delivering a state to a `setjmp` outside the node is an effect: a
+        // re-walk that drops this jump must not be taken.
+        self.effect();
         let env = c
             .args
             .first()

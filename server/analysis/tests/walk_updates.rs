@@ -21,14 +21,14 @@ fn fixtures() -> Vec<PathBuf> {
     v
 }
 
-/// `count` edits of statement lines inside function bodies (indented,
-/// ending in `;`), spread over the file.
+/// `count` edits of statement lines inside function bodies (indented by
+/// two spaces or more, or a tab, ending in `;`), spread over the file.
 fn edits(text: &str, count: usize) -> Vec<String> {
     let lines: Vec<&str> = text.lines().collect();
     let body: Vec<usize> = (0..lines.len())
         .filter(|&i| {
             let l = lines[i];
-            (l.starts_with("    ") || l.starts_with('\t'))
+            (l.starts_with("  ") || l.starts_with('\t'))
                 && l.trim_end().ends_with(';')
                 && !l.contains("//")
                 && !l.contains("/*")
@@ -70,7 +70,7 @@ fn body_edits_update_the_walk_exactly() {
         let mut host = AnalysisHost::default();
         host.set_file_text(&virt, text.as_str());
         let original = reports(&host);
-        for edited in edits(&text, 6) {
+        for edited in edits(&text, 30) {
             host.set_file_text(&virt, edited.as_str());
             let after = reports(&host);
             let mut fresh = AnalysisHost::default();
