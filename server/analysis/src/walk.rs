@@ -66,8 +66,15 @@ const LIBRARY_ROOT_THREADS: usize = 48;
 /// results, symbolic locks, creation pairs).
 const MAX_TRACKED: usize = 32;
 const MAX_LOOP_ITERS: usize = 4;
-/// Accesses kept per base object.
+/// Accesses kept per base object for the race check. The walk records
+/// every access (up to [`HARD_MAX_FACTS`]) and the cap is applied after it,
+/// in an order that does not depend on the order the walk found them
+/// ([`cap_facts`]), so that an incremental update keeps the same ones.
 const MAX_FACTS: usize = 4096;
+/// Accesses (and struct prefixes) recorded per base object during the walk;
+/// beyond this the walk drops them in walk order and is not kept for
+/// incremental updates (a bound on memory, not a precision knob).
+const HARD_MAX_FACTS: usize = 8 * MAX_FACTS;
 /// Struct prefixes used per base object (the first in path order).
 const MAX_PREFIXES: usize = 64;
 
@@ -3943,7 +3950,7 @@ impl<'a> Walker<'a> {
                     .push((k.base.clone(), fact.clone()));
             }
             let set = self.d.facts.entry(k.base).or_default();
-            if set.len() < MAX_FACTS {
+            if set.len() < HARD_MAX_FACTS {
                 set.insert(fact);
             } else {
                 self.d.capped = true;
@@ -4045,7 +4052,7 @@ impl<'a> Walker<'a> {
             }
         }
         let set = self.d.struct_prefixes.entry(k.base.clone()).or_default();
-        if set.len() > MAX_FACTS {
+        if set.len() > HARD_MAX_FACTS {
             self.d.capped = true;
             return;
         }
@@ -4105,9 +4112,7 @@ fn typed_facts<'f>(
     let mut typed: Vec<(Name, Vec<AccessFact>)> = facts
         .filter_map(|(b, f)| {
             if let Base::Type(t) = b {
-                let mut v: Vec<AccessFact> = f.cloned().collect();
-                v.sort_by(fact_order);
-                Some((t.clone(), v))
+                Some((t.clone(), cap_facts(f.cloned())))
             } else {
                 None
             }
@@ -4134,7 +4139,7 @@ fn base_facts(
     prefixes: &[&(Vec<Elem>, Name)],
     typed: &[(Name, Vec<AccessFact>)],
 ) -> Vec<AccessFact> {
-    let mut set: FxHashSet<AccessFact> = own.collect();
+    let mut set: FxHashSet<AccessFact> = cap_facts(own).into_iter().collect();
     'copies: for (t, tfacts) in typed {
         for (prefix, ty) in prefixes.iter().copied() {
             if ty != t || (matches!(base, Base::Type(b) if b == t) && prefix.is_empty()) {
@@ -4166,6 +4171,58 @@ fn base_facts(
     v
 }
 
+/// A base's own accesses, sorted, at most [`MAX_FACTS`] of them. Over the
+/// cap, every access (function, span, path, kind and thread) keeps its first
+/// contexts in turn, round by round, so that no racy access disappears
+/// from the reports while another keeps thousands of contexts. The result
+/// depends only on the set of facts, not on the order they were found in.
+fn cap_facts(facts: impl Iterator<Item = AccessFact>) -> Vec<AccessFact> {
+    let mut v: Vec<AccessFact> = facts.collect();
+    v.sort_by(fact_order);
+    v.dedup();
+    if v.len() <= MAX_FACTS {
+        return v;
+    }
+    // Facts of one access are adjacent in `fact_order`: rank each among them.
+    let same = |a: &AccessFact, b: &AccessFact| {
+        (&a.path, a.thread, a.func, a.span, a.kind) == (&b.path, b.thread, b.func, b.span, b.kind)
+    };
+    let mut ranks = Vec::with_capacity(v.len());
+    for i in 0..v.len() {
+        let r = match i {
+            0 => 0,
+            _ if same(&v[i - 1], &v[i]) => ranks[i - 1] + 1,
+            _ => 0,
+        };
+        ranks.push(r);
+    }
+    // The largest round `r` with every rank below it fitting, then as many
+    // of round `r` as still fit, in order.
+    let mut per_round: Vec<usize> = Vec::new();
+    for &r in &ranks {
+        if per_round.len() <= r {
+            per_round.resize(r + 1, 0);
+        }
+        per_round[r] += 1;
+    }
+    let (mut round, mut taken) = (0, 0);
+    while round < per_round.len() && taken + per_round[round] <= MAX_FACTS {
+        taken += per_round[round];
+        round += 1;
+    }
+    let mut room = MAX_FACTS - taken;
+    let mut keep = Vec::with_capacity(MAX_FACTS);
+    for (f, r) in v.into_iter().zip(ranks) {
+        if r < round {
+            keep.push(f);
+        } else if r == round && room > 0 {
+            room -= 1;
+            keep.push(f);
+        }
+    }
+    keep
+}
+
 /// A total order of facts, for reports and for deterministic caps.
 fn fact_order(a: &AccessFact, b: &AccessFact) -> std::cmp::Ordering {
     (
@@ -4194,6 +4251,7 @@ fn fact_order(a: &AccessFact, b: &AccessFact) -> std::cmp::Ordering {
         .then_with(|| a.phases.cmp(&b.phases))
         .then(a.weak.cmp(&b.weak))
         .then(a.direct_local.cmp(&b.direct_local))
+        .then(a.main_ended.cmp(&b.main_ended))
 }
 
 /// May `a` and `b` name the same thread id? Equal up to indices, and

@@ -29,6 +29,10 @@ pub enum BenchCommand {
         /// Print each edit's time and the analysis queries it re-ran.
         #[arg(long)]
         verbose: bool,
+        /// Load this folder first, as the server does at start-up, so that
+        /// FILE is edited as one file of a whole program (a project).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
     },
     /// Time from a cold start on a folder to its first diagnostics.
     Load {
@@ -49,7 +53,8 @@ pub fn run(which: BenchCommand) -> ExitCode {
                 file,
                 iterations,
                 verbose,
-            } => edit(&file, iterations, verbose),
+                workspace,
+            } => edit(&file, iterations, verbose, workspace.as_deref()),
             BenchCommand::Load { dir, open } => load(&dir, open.as_deref()),
         });
     match worker.map(|w| w.join()) {
@@ -130,7 +135,12 @@ fn summary(name: &str, mut times: Vec<Duration>) {
     );
 }
 
-fn edit(file: &Path, iterations: usize, verbose: bool) -> Result<(), String> {
+fn edit(
+    file: &Path,
+    iterations: usize,
+    verbose: bool,
+    folder: Option<&Path>,
+) -> Result<(), String> {
     let path = std::fs::canonicalize(file)
         .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
     let text = workspace::read_lossy(&path)
@@ -139,6 +149,12 @@ fn edit(file: &Path, iterations: usize, verbose: bool) -> Result<(), String> {
 
     let t = Instant::now();
     let mut state = State::new(Encoding::Utf8, Settings::default());
+    if let Some(dir) = folder {
+        let dir = std::fs::canonicalize(dir)
+            .map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
+        let files = load_folder(&mut state, dir);
+        println!("workspace: {} files", files);
+    }
     state.open(uri, path.clone(), 1, &text);
     let first = state.diagnostics_job().compute();
     let open_time = t.elapsed();
@@ -346,4 +362,16 @@ fn load(dir: &Path, open: Option<&Path>) -> Result<(), String> {
         .unwrap_or_else(|| "no open file".into());
     println!("cold load to first diagnostics {:.1} ms ({races} races in the program; {} diagnostics in {shown})", ms(t4 - t3 + (t2 - t0)), diagnostics.iter().map(|f| f.diagnostics.len()).sum::<usize>());
     Ok(())
+}
+
+/// Loads a folder into the server state as its start-up does (scan, read,
+/// parse, configuration); returns the number of files.
+fn load_folder(state: &mut State, dir: PathBuf) -> usize {
+    state.set_roots(vec![dir]);
+    let files = workspace::scan(state.roots());
+    let list: Vec<PathBuf> = files.iter().cloned().collect();
+    let loaded = workspace::load(&list);
+    state.reload_config();
+    state.add_disk_files(files, loaded);
+    list.len()
 }

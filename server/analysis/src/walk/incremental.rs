@@ -27,7 +27,7 @@
 //! [`set_verify`]) every update is checked against a full walk.
 
 use super::{
-    base_facts, typed_facts, used_prefixes, Node, WalkData, Walker, CONTEXT_BUDGET, MAX_FACTS,
+    base_facts, typed_facts, used_prefixes, Node, WalkData, Walker, CONTEXT_BUDGET, HARD_MAX_FACTS,
 };
 use crate::config::CallModel;
 use crate::db::{FunctionId, FunctionSummary, Program};
@@ -280,12 +280,12 @@ pub(super) fn update(
         }
     }
     for b in &counts.touched_facts {
-        if counts.facts.get(b).map(|s| s.len()).unwrap_or(0) >= MAX_FACTS {
+        if counts.facts.get(b).map(|s| s.len()).unwrap_or(0) >= HARD_MAX_FACTS {
             return Err("too many facts on one object");
         }
     }
     for b in &counts.touched_prefixes {
-        if counts.prefixes.get(b).map(|s| s.len()).unwrap_or(0) > MAX_FACTS {
+        if counts.prefixes.get(b).map(|s| s.len()).unwrap_or(0) > HARD_MAX_FACTS {
             return Err("too many struct prefixes on one object");
         }
     }
