@@ -7,11 +7,12 @@
 use crate::db::Workspace;
 use crate::db::{function_offset, FunctionId};
 use crate::facts::ThreadTable;
-use crate::races::{location_accesses, locations, races_at, thread_analysis, Confidence};
+use crate::races::{location_accesses, locations, races_at, thread_analysis, Confidence, Location};
 use racelens_syntax::AccessKind;
 use racelens_syntax::Span;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A place in a file, in absolute byte offsets.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -131,6 +132,103 @@ pub fn site_of(db: &dyn salsa::Database, func: FunctionId, span: racelens_syntax
 /// Conflicting accesses listed per report; the rest are summarised.
 pub const MAX_CONFLICTS: usize = 16;
 
+/// What the race pairs of one location say about one racy access, in
+/// function-relative terms. Memoized per location, so that an edit rebuilds
+/// the fragments of only the locations whose race pairs changed;
+/// [`all_races`] merges them into reports in absolute positions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fragment {
+    func: FunctionId,
+    span: Span,
+    var: String,
+    /// A write when any of the access's facts here writes.
+    kind: AccessKind,
+    /// Must when any of its pairs here is a must race.
+    confidence: Confidence,
+    /// The locks of its first fact.
+    locks: Vec<String>,
+    /// Its threads, distinct, in pair order.
+    threads: Vec<u32>,
+    /// Distinct conflicting accesses, in pair order.
+    conflicts: Vec<FragmentConflict>,
+    /// The threads of the conflicting accesses, distinct, in pair order.
+    others: Vec<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct FragmentConflict {
+    func: FunctionId,
+    span: Span,
+    kind: AccessKind,
+    thread: u32,
+    /// The access races with itself in another instance of its thread.
+    itself: bool,
+    locks: Vec<String>,
+}
+
+/// Thread ids kept per fragment list (reports show at most 16 names).
+const FRAGMENT_THREADS: usize = 32;
+
+/// The report fragments of one location, in the order its pairs name them.
+#[salsa::tracked(returns(ref))]
+pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Fragment>> {
+    let pairs = races_at(db, loc);
+    if pairs.is_empty() {
+        return Arc::default();
+    }
+    let facts = location_accesses(db, loc);
+    let base = loc.key(db);
+    let mut out: Vec<Fragment> = Vec::new();
+    let mut index: FxHashMap<(FunctionId, Span), usize> = FxHashMap::default();
+    let mut seen: FxHashSet<(usize, FunctionId, Span, AccessKind, u32)> = FxHashSet::default();
+    let push_new = |v: &mut Vec<u32>, t: u32| {
+        if v.len() < FRAGMENT_THREADS && !v.contains(&t) {
+            v.push(t);
+        }
+    };
+    for p in pairs.iter() {
+        let (a, b) = (&facts[p.a as usize], &facts[p.b as usize]);
+        for (x, y) in [(a, b), (b, a)] {
+            let i = *index.entry((x.func, x.span)).or_insert_with(|| {
+                out.push(Fragment {
+                    func: x.func,
+                    span: x.span,
+                    var: x.key(base).display(),
+                    kind: x.kind,
+                    confidence: p.confidence,
+                    locks: x.must.names(),
+                    threads: Vec::new(),
+                    conflicts: Vec::new(),
+                    others: Vec::new(),
+                });
+                out.len() - 1
+            });
+            let f = &mut out[i];
+            if x.kind == AccessKind::Write {
+                f.kind = AccessKind::Write;
+            }
+            if p.confidence == Confidence::Must {
+                f.confidence = Confidence::Must;
+            }
+            push_new(&mut f.threads, x.thread);
+            if f.conflicts.len() < 2 * MAX_CONFLICTS
+                && seen.insert((i, y.func, y.span, y.kind, y.thread))
+            {
+                f.conflicts.push(FragmentConflict {
+                    func: y.func,
+                    span: y.span,
+                    kind: y.kind,
+                    thread: y.thread,
+                    itself: p.a == p.b,
+                    locks: y.must.names(),
+                });
+            }
+            push_new(&mut f.others, y.thread);
+        }
+    }
+    Arc::new(out)
+}
+
 /// All races of the workspace, one report per racy access, sorted by position.
 pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
     let table = thread_analysis(db, ws).table.clone();
@@ -154,71 +252,65 @@ pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
     let name_of = |t: u32| -> &str { names.get(t as usize).map(|n| &n[..]).unwrap_or("?") };
     let mut seen_creations: FxHashSet<(usize, u32)> = FxHashSet::default();
     for &loc in locations(db, ws) {
-        let pairs = races_at(db, loc);
-        if pairs.is_empty() {
-            continue;
-        }
-        let facts = location_accesses(db, loc);
-        let base = loc.key(db);
-        for p in pairs.iter() {
-            let (a, b) = (&facts[p.a as usize], &facts[p.b as usize]);
-            for (x, y) in [(a, b), (b, a)] {
-                let i = match index.get(&(x.func, x.span)) {
-                    Some(&i) => i,
-                    None => {
-                        let i = reports.len();
-                        reports.push(RaceReport {
-                            var: x.key(base).display(),
-                            site: site(x.func, x.span),
-                            kind: x.kind,
-                            threads: Vec::new(),
-                            locks: x.must.names(),
-                            confidence: p.confidence,
-                            conflicts: Vec::new(),
-                            creations: Vec::new(),
-                            refuted: None,
-                        });
-                        index.insert((x.func, x.span), i);
-                        i
-                    }
-                };
-                let r = &mut reports[i];
-                if x.kind == AccessKind::Write {
-                    r.kind = AccessKind::Write;
+        for f in location_reports(db, loc).iter() {
+            let i = match index.get(&(f.func, f.span)) {
+                Some(&i) => i,
+                None => {
+                    let i = reports.len();
+                    reports.push(RaceReport {
+                        var: f.var.clone(),
+                        site: site(f.func, f.span),
+                        kind: f.kind,
+                        threads: Vec::new(),
+                        locks: f.locks.clone(),
+                        confidence: f.confidence,
+                        conflicts: Vec::new(),
+                        creations: Vec::new(),
+                        refuted: None,
+                    });
+                    index.insert((f.func, f.span), i);
+                    i
                 }
-                if p.confidence == Confidence::Must {
-                    r.confidence = Confidence::Must;
+            };
+            let r = &mut reports[i];
+            if f.kind == AccessKind::Write {
+                r.kind = AccessKind::Write;
+            }
+            if f.confidence == Confidence::Must {
+                r.confidence = Confidence::Must;
+            }
+            for &t in &f.threads {
+                let tn = name_of(t);
+                if r.threads.len() < 16 && !r.threads.iter().any(|x| x == tn) {
+                    r.threads.push(tn.to_string());
                 }
-                if r.threads.len() < 16 {
-                    let tn = name_of(x.thread);
-                    if !r.threads.iter().any(|t| t == tn) {
-                        r.threads.push(tn.to_string());
-                    }
-                }
-                if r.conflicts.len() < MAX_CONFLICTS
-                    && seen_conflicts.insert((i, y.func, y.span, y.kind, y.thread))
+            }
+            for c in &f.conflicts {
+                if reports[i].conflicts.len() < MAX_CONFLICTS
+                    && seen_conflicts.insert((i, c.func, c.span, c.kind, c.thread))
                 {
-                    let other_thread = if x.thread == y.thread && std::ptr::eq(x, y) {
-                        format!("{} (another instance)", name_of(y.thread))
-                    } else {
-                        name_of(y.thread).to_string()
+                    let thread = match c.itself {
+                        true => format!("{} (another instance)", name_of(c.thread)),
+                        false => name_of(c.thread).to_string(),
                     };
                     let c = Conflict {
-                        site: site(y.func, y.span),
-                        kind: y.kind,
-                        thread: other_thread,
-                        locks: y.must.names(),
+                        site: site(c.func, c.span),
+                        kind: c.kind,
+                        thread,
+                        locks: c.locks.clone(),
                     };
                     let r = &mut reports[i];
                     if !r.conflicts.contains(&c) {
                         r.conflicts.push(c);
                     }
                 }
-                if let Some(ts) = table.threads.get(y.thread as usize).and_then(|t| t.site) {
-                    if reports[i].creations.len() < 8 && seen_creations.insert((i, y.thread)) {
+            }
+            for &t in &f.others {
+                if let Some(ts) = table.threads.get(t as usize).and_then(|t| t.site) {
+                    if reports[i].creations.len() < 8 && seen_creations.insert((i, t)) {
                         let s = &table.sites[ts as usize];
                         let cr = Creation {
-                            thread: name_of(y.thread).to_string(),
+                            thread: name_of(t).to_string(),
                             site: site(s.func, s.span),
                         };
                         let r = &mut reports[i];
