@@ -4210,17 +4210,30 @@ fn cap_facts(facts: impl Iterator<Item = AccessFact>) -> Vec<AccessFact> {
         taken += per_round[round];
         round += 1;
     }
-    let mut room = MAX_FACTS - taken;
-    let mut keep = Vec::with_capacity(MAX_FACTS);
-    for (f, r) in v.into_iter().zip(ranks) {
-        if r < round {
-            keep.push(f);
-        } else if r == round && room > 0 {
-            room -= 1;
-            keep.push(f);
+    // Round `r` only partly fits: take its facts thread by thread in turn
+    // (the first of each thread, then the second, ...), so that the cap
+    // does not keep one thread's accesses and drop every other's.
+    let room = MAX_FACTS - taken;
+    let mut last: Vec<(usize, u32, usize)> = Vec::new();
+    let mut per_thread: FxHashMap<u32, usize> = FxHashMap::default();
+    for (i, (f, &r)) in v.iter().zip(&ranks).enumerate() {
+        if r == round {
+            let n = per_thread.entry(f.thread).or_insert(0);
+            last.push((*n, f.thread, i));
+            *n += 1;
         }
     }
-    keep
+    last.sort_unstable();
+    let mut chosen = vec![false; v.len()];
+    for &(_, _, i) in last.iter().take(room) {
+        chosen[i] = true;
+    }
+    v.into_iter()
+        .zip(ranks)
+        .enumerate()
+        .filter(|(i, (_, r))| *r < round || chosen[*i])
+        .map(|(_, (f, _))| f)
+        .collect()
 }
 
 /// A total order of facts, for reports and for deterministic caps.

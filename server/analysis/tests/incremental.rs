@@ -71,6 +71,9 @@ fn editing_one_body_reexecutes_only_its_summary() {
     // The accesses of no location changed (spans are function-relative), so
     // no race check re-runs.
     assert_eq!(count(&log, "races_at"), 0, "{log:#?}");
+    // Nor is any location's report fragment rebuilt: only their merge into
+    // absolute positions runs again.
+    assert_eq!(count(&log, "location_reports"), 0, "{log:#?}");
     assert_eq!(before.len(), after.len());
 }
 
@@ -92,6 +95,11 @@ fn a_changed_access_rechecks_only_its_location() {
         count(&log, "races_at"),
         1,
         "only the `misses` check re-runs: {log:#?}"
+    );
+    assert_eq!(
+        count(&log, "location_reports"),
+        1,
+        "only the `misses` report fragments are rebuilt: {log:#?}"
     );
     assert!(
         after
