@@ -14,7 +14,8 @@ Measures, on the real-world corpus in ../shared/bench:
   for every realworld/*/*.c file, next to `gcc -fsyntax-only -w FILE`;
 * peak RSS of that run on mt-daapd_comb.c against the 150 MB budget;
 * edit-to-diagnostics latency from `racelens bench edit` on pfscan_comb.c
-  and mt-daapd_comb.c, next to the bare tree-sitter reparse it prints;
+  and mt-daapd_comb.c, next to the bare tree-sitter reparse it prints, and
+  on the main file of each project (memcached, pigz) loaded as a workspace;
 * cold load of the memcached project from `racelens bench load`.
 
 Python 3.11 standard library only. Exits with 1 when a racelens run
@@ -44,6 +45,9 @@ RSS_BUDGET_MB = 150
 SLOW_FILE_S = 2.0
 RSS_FILE = "pthread/mt-daapd_comb.c"
 EDIT_FILES = ["pthread/pfscan_comb.c", "pthread/mt-daapd_comb.c"]
+# (project folder, file edited in it): the realistic editor workload, a file
+# of an unpreprocessed multi-file program.
+EDIT_PROJECTS = [("projects/memcached", "memcached.c"), ("projects/pigz", "pigz.c")]
 LOAD_PROJECT = "projects/memcached"
 QUICK_FILES = ["pthread/pfscan_comb.c", "pthread/aget_comb.c", "pthread/mt-daapd_comb.c", "concrat/C-Thread-Pool.c", "concrat/axel.c", "concrat/wrk.c"]
 # Edit-to-diagnostics p50 of clangd 14 measured on this kind of machine with
@@ -260,9 +264,10 @@ def bench_available(binary: str) -> bool:
     return r.status == 0 and "edit" in r.stdout
 
 
-def edit_latency(binary: str, path: Path, iterations: int, monitor: LoadMonitor) -> dict | None:
+def edit_latency(binary: str, path: Path, iterations: int, monitor: LoadMonitor, workspace: Path | None = None) -> dict | None:
     monitor.sample()
-    r = run([binary, "bench", "edit", str(path), "--iterations", str(iterations)], capture=True)
+    extra = ["--workspace", str(workspace)] if workspace else []
+    r = run([binary, "bench", "edit", str(path), "--iterations", str(iterations), *extra], capture=True)
     if r.status != 0:
         print(f"bench edit {path.name} failed: {r.status} {r.stderr.strip()[-300:]}", file=sys.stderr)
         return {"error": "timeout" if r.status is None else f"exit {r.status}"}
@@ -370,7 +375,8 @@ def render(args, info, rev, monitor, results, rss, edits, load, started, elapsed
         w("Not available: this racelens has no `bench edit` subcommand.")
     else:
         w(f"Each file is opened as by `didOpen`, then {args.edit_iterations} small edits inside function bodies are replayed as by `didChange`, "
-          "each followed by fresh diagnostics, in process. The bare tree-sitter incremental reparse of the same edits is the floor any editor integration pays. "
+          "each followed by fresh diagnostics, in process. A file marked (project) is edited as one file of its loaded project folder (`--workspace`), the realistic editor workload. "
+          "The bare tree-sitter incremental reparse of the same edits is the floor any editor integration pays. "
           "clangd 14's edit-to-diagnostics p50 on the same files (measured earlier with an external LSP client, not by this script) is given for scale.")
         w("")
         w("| file | open to first diagnostics | measure | p50 | p95 | max |")
@@ -469,6 +475,10 @@ def measure(args, binary: str, out_path: Path) -> int:
             path = corpus / "realworld" / rel
             edits[rel] = edit_latency(binary, path, args.edit_iterations, monitor) if path.is_file() else None
             print(f"bench edit {rel}: done", file=sys.stderr)
+        for folder, name in EDIT_PROJECTS:
+            path = corpus / folder / name
+            edits[f"{folder}/{name} (project)"] = edit_latency(binary, path, args.edit_iterations, monitor, corpus / folder) if path.is_file() else None
+            print(f"bench edit {folder}/{name}: done", file=sys.stderr)
         project = corpus / LOAD_PROJECT
         load = cold_load(binary, project, args.runs, monitor) if project.is_dir() else {"error": f"{LOAD_PROJECT} not found"}
         print("bench load: done", file=sys.stderr)

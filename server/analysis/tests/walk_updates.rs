@@ -273,7 +273,10 @@ fn edits_of_a_program_over_the_fact_cap_update_the_walk_exactly() {
     let (updates_before, _) = incremental_stats();
     for edited in [
         text.replace("void work3(void) {\n", "void work3(void) {\n  g = 1;\n"),
-        text.replace("void work5(void) {\n  g = g + 0;", "void work5(void) {\n  // g = g + 0;"),
+        text.replace(
+            "void work5(void) {\n  g = g + 0;",
+            "void work5(void) {\n  // g = g + 0;",
+        ),
     ] {
         assert_ne!(edited, text);
         host.set_file_text(virt, edited.as_str());
