@@ -458,13 +458,29 @@ impl<'a> Ctx<'a> {
         // Guarding our statement alone suffices when everything racing with
         // an access of that statement (`x = x + 1` reads and writes) is in
         // it too: otherwise the line would still race.
-        let near = |p: &Place| p.file == ours.file && self.same_region(&ours, p);
+        let region = self.own_region(&ours);
+        // Is the place inside the region that guarding `ours` alone locks?
+        let inside = |p: &Place| {
+            p.file == ours.file
+                && ((p.start == ours.start && p.end == ours.end)
+                    || region.iter().any(|&(s, e)| s <= p.start && p.end <= e))
+        };
+        // Each fact's verdict once: the pairs name the same facts many times.
+        let near_memo: std::cell::RefCell<FxHashMap<usize, bool>> = Default::default();
+        let near = |i: usize| {
+            if let Some(&v) = near_memo.borrow().get(&i) {
+                return v;
+            }
+            let v = inside(&self.place(&self.facts[i]));
+            near_memo.borrow_mut().insert(i, v);
+            v
+        };
         let single_suffices = self
             .pairs
             .iter()
             .flat_map(|&(a, b)| [(a, b), (b, a)])
-            .filter(|&(x, _)| self.ours.contains(&x) || near(&self.place(&self.facts[x])))
-            .all(|(_, y)| near(&self.place(&self.facts[y])));
+            .filter(|&(x, _)| self.ours.contains(&x) || near(x))
+            .all(|(_, y)| near(y));
         let var = self.subject();
         let mut fixes: Vec<Fix> = Vec::new();
         let mut offer = |places: &[Place], title: &dyn Fn(&str) -> String| {
@@ -504,13 +520,11 @@ impl<'a> Ctx<'a> {
         format!("`{}`", self.var().replace('`', ""))
     }
 
-    /// Is `other` inside the region that guarding `ours` alone would lock?
-    fn same_region(&self, ours: &Place, other: &Place) -> bool {
-        if ours.start == other.start && ours.end == other.end {
-            return true;
-        }
+    /// The byte ranges that guarding `ours` alone would lock (computed once
+    /// per fix: a location may have thousands of racing pairs to test).
+    fn own_region(&self, ours: &Place) -> Vec<(usize, usize)> {
         let Some(sf) = self.analysis.file(&ours.file) else {
-            return false;
+            return Vec::new();
         };
         let p = sf.parsed(self.db);
         let touches: Vec<(usize, usize)> = self
@@ -519,12 +533,9 @@ impl<'a> Ctx<'a> {
             .filter(|x| x.file == ours.file)
             .map(|x| (x.start, x.end))
             .collect();
-        match region::regions(p, &[(ours.start, ours.end)], &touches) {
-            Some(rs) => rs
-                .iter()
-                .any(|r| r.start() <= other.start && other.end <= r.end()),
-            None => false,
-        }
+        region::regions(p, &[(ours.start, ours.end)], &touches)
+            .map(|rs| rs.iter().map(|r| (r.start(), r.end())).collect())
+            .unwrap_or_default()
     }
 
     /// Where `static pthread_mutex_t x_lock = ...;` goes: next to the

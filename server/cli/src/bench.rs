@@ -270,11 +270,14 @@ fn byte_change(text: &str, e: &Edit) -> TextChange {
     }
 }
 
-/// The same edits applied to a `String` and a tree, reparsing each time.
+/// The same edits applied to a `String` and a tree, reparsing each time with
+/// tree-sitter alone.
 fn bare_reparse(text: &str, edits: &[Edit]) -> Vec<Duration> {
     let mut parser = racelens_syntax::parse::new_parser();
+    // tree-sitter alone, on the raw text (racelens parses line directives
+    // as blanks, which tree-sitter-c alone does not).
     let mut text = text.to_string();
-    let mut tree = racelens_syntax::parse_text(&text);
+    let mut tree = parser.parse(&text, None).expect("tree-sitter parses");
     let point = |text: &str, offset: usize| {
         let before = &text[..offset];
         let row = before.matches('\n').count();

@@ -133,15 +133,28 @@ impl Document {
 
 /// Parses the rope, reusing `old_tree` (already edited) when given.
 fn parse_rope(rope: &Rope, old_tree: Option<&Tree>, parser: &mut Parser) -> (Option<Tree>, Parsed) {
-    let mut read = |byte: usize, _: Point| -> &[u8] {
-        if byte >= rope.len_bytes() {
-            return &[];
-        }
-        let (chunk, chunk_start, _, _) = rope.chunk_at_byte(byte);
-        &chunk.as_bytes()[byte - chunk_start..]
-    };
     let text: Arc<str> = Arc::from(String::from(rope));
-    match parser.parse_with_options(&mut read, old_tree, None) {
+    // Line directives read as blanks, as in every other parse
+    // (`racelens_syntax::parse::mask_line_directives`).
+    let masked = racelens_syntax::parse::mask_line_directives(&text);
+    let parsed = match &masked {
+        Some(m) => {
+            let mut read =
+                |byte: usize, _: Point| -> &[u8] { m.as_bytes().get(byte..).unwrap_or(&[]) };
+            parser.parse_with_options(&mut read, old_tree, None)
+        }
+        None => {
+            let mut read = |byte: usize, _: Point| -> &[u8] {
+                if byte >= rope.len_bytes() {
+                    return &[];
+                }
+                let (chunk, chunk_start, _, _) = rope.chunk_at_byte(byte);
+                &chunk.as_bytes()[byte - chunk_start..]
+            };
+            parser.parse_with_options(&mut read, old_tree, None)
+        }
+    };
+    match parsed {
         Some(tree) => (
             Some(tree.clone()),
             Parsed {
@@ -207,6 +220,25 @@ mod tests {
             doc.parsed().tree.root_node().to_sexp(),
             fresh.root_node().to_sexp()
         );
+    }
+
+    #[test]
+    fn line_directives_parse_as_blanks_incrementally_too() {
+        let mut parser = racelens_syntax::parse::new_parser();
+        let src = "int t[2] =\n#line 9 \"p.y\"\n  {1, 2};\nint f(void) { return t[0]; }\n";
+        let mut doc = Document::new(src, 1, &mut parser);
+        assert!(!doc.parsed().tree.root_node().has_error());
+        // Edit inside the body, then turn the directive into code and back.
+        doc.apply_changes(&[change(3, 23, 3, 24, "1")], 2, Encoding::Utf8, &mut parser);
+        doc.apply_changes(&[change(1, 0, 1, 1, "")], 3, Encoding::Utf8, &mut parser);
+        doc.apply_changes(&[change(1, 0, 1, 0, "#")], 4, Encoding::Utf8, &mut parser);
+        let fresh = racelens_syntax::parse_text(doc.text());
+        assert!(doc.text().contains("#line 9") && doc.text().contains("t[1]"));
+        assert_eq!(
+            doc.parsed().tree.root_node().to_sexp(),
+            fresh.root_node().to_sexp()
+        );
+        assert!(!fresh.root_node().has_error());
     }
 
     #[test]

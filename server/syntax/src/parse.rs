@@ -49,13 +49,85 @@ thread_local! {
 }
 
 /// Parses `text` from scratch. Never fails: tree-sitter recovers from errors.
+/// Line directives are read as blanks ([`mask_line_directives`]).
 pub fn parse_text(text: &str) -> Tree {
+    let masked = mask_line_directives(text);
+    let input = masked.as_deref().unwrap_or(text);
     PARSER.with(|p| {
         let mut p = p.borrow_mut();
         p.reset();
-        p.parse(text, None)
+        p.parse(input, None)
             .unwrap_or_else(|| new_parser().parse("", None).expect("empty parse"))
     })
+}
+
+/// `text` with every line directive (`#line 40 "parser.y"`, and the GNU
+/// line markers `# 40 "parser.y" 1` of preprocessed output) replaced by
+/// spaces, or `None` when it has none.
+///
+/// The directives only renumber lines for a compiler's messages, and
+/// racelens reports positions in the file itself. But tree-sitter-c takes a
+/// directive as an item of its own, so one between `= ` and `{` of an
+/// initializer (as CIL and bison write them) tears the declaration apart and
+/// turns the whole file into an error: a worse parse, and an incremental
+/// reparse that redoes the error recovery of the whole file on every edit.
+/// Blanks keep every byte offset and line break where it was, so the tree
+/// still indexes the real text.
+pub fn mask_line_directives(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let mut start = 0;
+    while start < bytes.len() {
+        let end = memchr_newline(bytes, start);
+        if is_line_directive(&bytes[start..end]) {
+            let buf = out.get_or_insert_with(|| bytes.to_vec());
+            let mut i = start;
+            // A directive continued by a backslash goes on to the next line.
+            loop {
+                let e = memchr_newline(bytes, i);
+                for b in &mut buf[i..e] {
+                    if *b != b'\r' {
+                        *b = b' ';
+                    }
+                }
+                let continued = bytes[i..e].trim_ascii_end().ends_with(b"\\");
+                i = e + 1;
+                if !continued || i >= bytes.len() {
+                    break;
+                }
+            }
+            start = i;
+            continue;
+        }
+        start = end + 1;
+    }
+    // Only ASCII bytes were replaced by ASCII spaces: still UTF-8.
+    out.map(|b| String::from_utf8(b).expect("masking keeps UTF-8"))
+}
+
+/// The end of the line starting at `from` (the offset of its `\n`, or the
+/// end of the text).
+fn memchr_newline(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|i| from + i)
+        .unwrap_or(bytes.len())
+}
+
+/// `#line N ...` or `# N ...`, with optional blanks around the `#`.
+fn is_line_directive(line: &[u8]) -> bool {
+    let rest = line.trim_ascii_start();
+    let Some(rest) = rest.strip_prefix(b"#") else {
+        return false;
+    };
+    let rest = rest.trim_ascii_start();
+    match rest.strip_prefix(b"line") {
+        Some(after) => after
+            .first()
+            .is_none_or(|b| b.is_ascii_whitespace() || *b == b'\\'),
+        None => rest.first().is_some_and(|b| b.is_ascii_digit()),
+    }
 }
 
 /// Parses `text` into a [`Parsed`].
@@ -64,5 +136,47 @@ pub fn parse(text: Arc<str>) -> Parsed {
     Parsed {
         text,
         tree: Arc::new(tree),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CIL: &str = "int pl_number = 2;\n#line 462 \"parser.c\"\nstatic int const table[3] =\n#line 462 \"parser.c\"\n  {0, 2, 2};\nint f(void) { return table[1]; }\n";
+
+    #[test]
+    fn line_directives_become_blanks_in_place() {
+        let masked = mask_line_directives(CIL).expect("two directives");
+        assert_eq!(masked.len(), CIL.len());
+        assert_eq!(masked.lines().count(), CIL.lines().count());
+        assert!(!masked.contains("#line"));
+        assert!(masked.contains("static int const table[3] ="));
+        let marker = "# 1 \"a.c\"\n  #  12 \"b.h\" 2\n#line\\\n 7\nint x;\n";
+        let m = mask_line_directives(marker).unwrap();
+        assert_eq!(m.trim(), "int x;");
+        assert_eq!(m.len(), marker.len());
+        for keep in [
+            "#include <a.h>\n",
+            "#define LINE 3\n",
+            "#lineno 3\n",
+            "#if 1\n#endif\n",
+            "x = 1; # 2\n",
+        ] {
+            assert_eq!(mask_line_directives(keep), None, "{keep}");
+        }
+    }
+
+    #[test]
+    fn a_directive_inside_an_initializer_no_longer_breaks_the_file() {
+        let tree = parse_text(CIL);
+        assert!(
+            !tree.root_node().has_error(),
+            "{}",
+            tree.root_node().to_sexp()
+        );
+        assert_eq!(tree.root_node().kind(), "translation_unit");
+        let raw = new_parser().parse(CIL, None).unwrap();
+        assert!(raw.root_node().has_error(), "tree-sitter alone fails here");
     }
 }
