@@ -423,6 +423,10 @@ struct Node {
     exit: Option<State>,
     /// Spawn sites visited below this node.
     sites: Vec<u32>,
+    /// Spawn sites of the callees its own statements replayed from the
+    /// memo (each makes those threads non-unique: `replayed_sites` is the
+    /// union of these over the reachable nodes and [`WalkData::root_replayed`]).
+    replayed: Vec<u32>,
     /// Callee nodes, walked or replayed from the memo, in call order.
     children: Vec<u32>,
     /// Accesses recorded by this function's own statements.
@@ -466,6 +470,7 @@ impl Node {
             bindings,
             exit: None,
             sites: Vec::new(),
+            replayed: Vec::new(),
             children: Vec::new(),
             facts: Vec::new(),
             prefixes: Vec::new(),
@@ -642,6 +647,8 @@ struct WalkData {
     store: FxHashMap<LocKey, Vals>,
     incomplete: FxHashMap<FunctionId, String>,
     replayed_sites: FxHashSet<u32>,
+    /// Sites of replays made outside any node (a thread root met again).
+    root_replayed: FxHashSet<u32>,
     /// Allocation sites visited inside a loop (they stand for many objects),
     /// with the epoch at which each was first seen there.
     heap_in_loop: FxHashMap<Base, u64>,
@@ -700,6 +707,9 @@ struct WalkData {
     forbidden: FxHashSet<u32>,
     /// The node being re-walked.
     rewalk_node: u32,
+    /// Nodes `rewalk_node + 1 .. rewalk_end` were first walked during the
+    /// re-walked node's first walk.
+    rewalk_end: u32,
     /// Nodes after it that the re-walk has met (a walk from scratch would
     /// create them during the node's walk).
     encountered: FxHashSet<u32>,
@@ -1982,13 +1992,33 @@ impl<'a> Walker<'a> {
         let caller = self.stash_frame_facts(&mut st);
         let key = (fid, st.clone(), bindings.clone());
         if let Some(&id) = self.d.memo.get(&key) {
+            // A re-walk meeting for the first time a node that the re-walked
+            // node's first walk created: a walk from scratch walks it afresh
+            // here, which spawns nothing again.
+            let afresh = self.d.rewalk.is_some()
+                && id > self.d.rewalk_node
+                && id < self.d.rewalk_end
+                && !self.d.encountered.contains(&id);
             self.replay(id);
             // The function runs again: whatever it spawns is spawned again.
             let m = &self.d.nodes[id as usize];
             let sites = m.sites.clone();
             let exit = m.exit.clone();
-            for s in &sites {
-                self.d.replayed_sites.insert(*s);
+            if !afresh && !sites.is_empty() {
+                for s in &sites {
+                    self.d.replayed_sites.insert(*s);
+                }
+                if self.d.keep {
+                    match self.d.node_stack.last() {
+                        Some(&p) => {
+                            let r = &mut self.d.nodes[p as usize].replayed;
+                            r.extend(sites.iter().copied());
+                            r.sort_unstable();
+                            r.dedup();
+                        }
+                        None => self.d.root_replayed.extend(sites.iter().copied()),
+                    }
+                }
             }
             let exit = exit.map(|mut e| {
                 e.tries = caller_tries;
@@ -2117,7 +2147,12 @@ impl<'a> Walker<'a> {
             // A context with a recursion cut below it depends on the stack
             // it was first walked on; one that existed before the re-walked
             // node is replayed by a walk from scratch too.
-            let why = if spawns {
+            // A creation replayed where a walk from scratch replays it too,
+            // or walks it afresh (see `walk_fn_inner`); one first walked
+            // after the re-walked node would be walked afresh here and
+            // replayed where it was first walked instead.
+            let created_later = id > self.d.rewalk_node && id >= self.d.rewalk_end;
+            let why = if spawns && created_later {
                 Some("replays a thread creation")
             } else if dep > limit {
                 Some("replays a context that read later changes")

@@ -49,6 +49,25 @@ fn edits(text: &str, count: usize) -> Vec<String> {
     out
 }
 
+/// The tests here count incremental updates through process-wide counters
+/// (and a fresh host may reuse a kept walk, which counts too): they run one
+/// at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Sets the file's text and computes the reports; also says whether this
+/// host's walk was updated incrementally rather than walked again.
+fn edit_and_report(host: &mut AnalysisHost, path: &Path, text: &str) -> (Vec<String>, bool) {
+    let (before, _) = incremental_stats();
+    host.set_file_text(path, text);
+    let r = reports(host);
+    let (after, _) = incremental_stats();
+    (r, after > before)
+}
+
 fn reports(host: &AnalysisHost) -> Vec<String> {
     let mut v: Vec<String> = host
         .snapshot()
@@ -62,6 +81,7 @@ fn reports(host: &AnalysisHost) -> Vec<String> {
 
 #[test]
 fn body_edits_update_the_walk_exactly() {
+    let _serial = serial();
     set_verify(true);
     let (updates_before, _) = incremental_stats();
     for path in fixtures() {
@@ -98,6 +118,7 @@ fn body_edits_update_the_walk_exactly() {
 /// CI), where contexts, recursion and budgets are real.
 #[test]
 fn body_edits_of_real_programs_update_the_walk_exactly() {
+    let _serial = serial();
     set_verify(true);
     let corpus =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench/realworld/pthread");
@@ -141,6 +162,7 @@ fn body_edits_of_real_programs_update_the_walk_exactly() {
 /// context's fallback points-to named another context's buffer.
 #[test]
 fn consecutive_edits_of_a_copy_loop_update_the_walk_exactly() {
+    let _serial = serial();
     set_verify(true);
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/bench/realworld/pthread/mt-daapd_comb.c");
@@ -177,6 +199,7 @@ fn consecutive_edits_of_a_copy_loop_update_the_walk_exactly() {
 /// a walk from scratch does (its pending join must not outlive the edit).
 #[test]
 fn removing_a_pending_join_updates_the_walk_exactly() {
+    let _serial = serial();
     set_verify(true);
     let program = |join: &str| {
         format!(
@@ -259,6 +282,7 @@ fn crowded_program(workers: usize, per: usize) -> String {
 
 #[test]
 fn edits_of_a_program_over_the_fact_cap_update_the_walk_exactly() {
+    let _serial = serial();
     // 40 x 60 accesses in two contexts: 4800 facts on `g`, over the cap.
     set_verify(true);
     let text = crowded_program(40, 60);
@@ -270,7 +294,7 @@ fn edits_of_a_program_over_the_fact_cap_update_the_walk_exactly() {
     assert!(original.len() > 1000, "{}", original.len());
     assert!(original.iter().any(|r| r.contains("\"t1\"")));
     assert!(original.iter().any(|r| r.contains("\"t2\"")));
-    let (updates_before, _) = incremental_stats();
+    let mut updated = 0;
     for edited in [
         text.replace("void work3(void) {\n", "void work3(void) {\n  g = 1;\n"),
         text.replace(
@@ -279,17 +303,66 @@ fn edits_of_a_program_over_the_fact_cap_update_the_walk_exactly() {
         ),
     ] {
         assert_ne!(edited, text);
-        host.set_file_text(virt, edited.as_str());
-        let after = reports(&host);
+        let (after, up) = edit_and_report(&mut host, virt, edited.as_str());
         let mut fresh = AnalysisHost::default();
         fresh.set_file_text(virt, edited.as_str());
         assert_eq!(after, reports(&fresh));
-        host.set_file_text(virt, text.as_str());
-        assert_eq!(reports(&host), original);
+        let (back, up_back) = edit_and_report(&mut host, virt, text.as_str());
+        assert_eq!(back, original);
+        updated += up as usize + up_back as usize;
     }
-    let (updates_after, _) = incremental_stats();
-    assert!(
-        updates_after >= updates_before + 4,
+    assert_eq!(
+        updated, 4,
         "a walk over the cap is kept and updated, not redone"
+    );
+}
+
+/// A function whose callee creates a thread (as a callback registration
+/// does in an event loop): edits of its body update the walk, and an edit
+/// that changes which creations are replayed walks from scratch.
+#[test]
+fn edits_above_a_thread_creation_update_the_walk_exactly() {
+    let _serial = serial();
+    set_verify(true);
+    let text = "#include <pthread.h>\n\
+int counter;\n\
+int seen;\n\
+pthread_t t;\n\
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\n\
+void *worker(void *arg) {\n  counter = counter + 1;\n  pthread_mutex_lock(&m);\n  seen = seen + 1;\n  pthread_mutex_unlock(&m);\n  return 0;\n}\n\
+void start(void) {\n  pthread_create(&t, 0, worker, 0);\n}\n\
+void setup(int n) {\n  int i;\n  for (i = 0; i < n; i++)\n    start();\n  counter = 1;\n}\n\
+int main(void) {\n  setup(4);\n  pthread_mutex_lock(&m);\n  seen = 0;\n  pthread_mutex_unlock(&m);\n  return 0;\n}\n";
+    let virt = Path::new("/virtual/above_create.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, text);
+    let original = reports(&host);
+    assert!(
+        original.iter().any(|r| r.contains("counter")),
+        "{original:?}"
+    );
+    let mut updated = Vec::new();
+    for edited in [
+        // Inside `setup`, after the creations: same threads, same replays.
+        text.replace("  counter = 1;\n}", "  counter = 2;\n}"),
+        text.replace("  counter = 1;\n}", "  counter = 1;\n  seen = seen;\n}"),
+        // The loop goes: `start` runs once, nothing is replayed.
+        text.replace("  for (i = 0; i < n; i++)\n    start();", "  start();"),
+    ] {
+        assert_ne!(edited, text);
+        let (after, up) = edit_and_report(&mut host, virt, edited.as_str());
+        let mut fresh = AnalysisHost::default();
+        fresh.set_file_text(virt, edited.as_str());
+        assert_eq!(after, reports(&fresh), "{edited}");
+        let (back, up_back) = edit_and_report(&mut host, virt, text);
+        assert_eq!(back, original);
+        updated.push((up, up_back));
+    }
+    // The first two edits (and their reverts) are updates; the third
+    // changes the creations and is walked again.
+    assert_eq!(
+        updated,
+        [(true, true), (true, true), (false, false)],
+        "edits above a creation are updated, not walked again"
     );
 }

@@ -13,7 +13,11 @@
 //! An update is taken only when it equals a walk from scratch:
 //! - the program (functions, globals, types), the pointer store, the edited
 //!   function's parameters, return values and thread creations are unchanged;
-//! - every re-walked node ends in the same exit state and spawns nothing;
+//! - every re-walked node ends in the same exit state and creates the same
+//!   threads: its own statements create none, a callee that creates some is
+//!   replayed only where a walk from scratch replays it or walks it afresh
+//!   (first walked during the node's own first walk), and the reachable
+//!   nodes replay the same creations (thread uniqueness depends on it);
 //! - the re-walk changes nothing shared by the whole walk (sites, threads,
 //!   heap-in-loop sites, protected locks, budgets), and reads nothing that
 //!   changed after the node was first walked (epochs);
@@ -224,6 +228,7 @@ pub(super) fn update(
     // Nodes that reach an edited one: replaying them would hide a recursion.
     w.d.forbidden = callers(&w.d, &fnodes);
     let old_below: Vec<FxHashSet<u32>> = fnodes.iter().map(|&n| below(&w.d, n)).collect();
+    let old_replayed = w.d.replayed_sites.clone();
     w.d.facts.clear();
     w.d.struct_prefixes.clear();
     let t1 = std::time::Instant::now();
@@ -240,6 +245,18 @@ pub(super) fn update(
     if fnodes.iter().any(|&n| !new_reach[n as usize]) {
         return Err("an edited context dropped out");
     }
+    // Thread uniqueness (kept from the last result) depends on which
+    // creations are replayed: the reachable nodes must replay the same.
+    let mut replayed = w.d.root_replayed.clone();
+    for (i, node) in w.d.nodes.iter().enumerate() {
+        if new_reach[i] {
+            replayed.extend(node.replayed.iter().copied());
+        }
+    }
+    if replayed != old_replayed {
+        return Err("the threads replayed changed");
+    }
+    w.d.replayed_sites = replayed;
     for (i, &n) in fnodes.iter().enumerate() {
         let now = below(&w.d, n);
         if old_below[i]
@@ -501,9 +518,6 @@ impl Counts {
 /// Walks node `n` of the edited function again, in its original context.
 fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     let node = &w.d.nodes[n as usize];
-    if !node.sites.is_empty() {
-        return Err("the function creates threads");
-    }
     // A re-walk that no longer records the node's pending join would leave
     // it standing; one that records it bails anyway.
     if w.d.pending_join_fns.contains(&node.fid) {
@@ -512,6 +526,8 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     let t = node.thread as usize;
     let (fid, state, bindings) = (node.fid, node.state.clone(), node.bindings.clone());
     let old_exit = node.exit.clone();
+    let old_sites = set_of(&node.sites);
+    w.d.rewalk_end = node.end;
     w.d.thread = t as u32;
     w.d.memo = std::mem::take(&mut w.d.thread_memos[t]);
     w.d.contexts = std::mem::take(&mut w.d.thread_contexts[t]);
@@ -526,6 +542,7 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     w.d.encountered.clear();
     let node = &mut w.d.nodes[n as usize];
     node.children.clear();
+    node.replayed.clear();
     node.facts.clear();
     node.prefixes.clear();
     node.marks.clear();
@@ -541,8 +558,9 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     if let Some(why) = w.d.bailed {
         return Err(why);
     }
-    if !sites.is_empty() {
-        return Err("the function creates threads");
+    // Its callees create the same threads (new creations bail above).
+    if set_of(&sites) != old_sites {
+        return Err("the threads it creates changed");
     }
     if exit != old_exit {
         return Err("the exit state changed");
@@ -586,6 +604,14 @@ pub(super) fn replay_ok(d: &mut WalkData, x: u32) -> bool {
     }
     d.encountered.extend(seen);
     ok
+}
+
+/// Sorted, without repeats.
+fn set_of(v: &[u32]) -> Vec<u32> {
+    let mut v = v.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// Nodes reachable from the thread roots.
