@@ -4174,12 +4174,27 @@ fn base_facts(
     prefixes: &[&(Vec<Elem>, Name)],
     typed: &[(Name, Vec<AccessFact>)],
 ) -> Vec<AccessFact> {
-    let mut set: FxHashSet<AccessFact> = cap_facts(own).into_iter().collect();
+    let own = cap_facts(own);
+    // Does the struct found at `prefix` take copies of type `t`'s accesses?
+    // (A type's own base takes none at its root.)
+    let takes = |t: &Name, (prefix, ty): &(Vec<Elem>, Name)| {
+        ty == t && !(matches!(base, Base::Type(b) if b == t) && prefix.is_empty())
+    };
+    // Most bases take no copies, or are full: `cap_facts` already sorted them.
+    if own.len() >= MAX_FACTS
+        || !typed
+            .iter()
+            .any(|(t, _)| prefixes.iter().any(|p| takes(t, p)))
+    {
+        return own;
+    }
+    let mut set: FxHashSet<AccessFact> = own.into_iter().collect();
     'copies: for (t, tfacts) in typed {
-        for (prefix, ty) in prefixes.iter().copied() {
-            if ty != t || (matches!(base, Base::Type(b) if b == t) && prefix.is_empty()) {
+        for p in prefixes.iter().copied() {
+            if !takes(t, p) {
                 continue;
             }
+            let prefix = &p.0;
             for f in tfacts {
                 // Once the set is full nothing more goes in: stop copying.
                 if set.len() >= MAX_FACTS {
