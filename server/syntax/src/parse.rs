@@ -74,45 +74,23 @@ pub fn parse_text(text: &str) -> Tree {
 /// Blanks keep every byte offset and line break where it was, so the tree
 /// still indexes the real text.
 pub fn mask_line_directives(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
     let mut out: Option<Vec<u8>> = None;
-    let mut start = 0;
-    while start < bytes.len() {
-        let end = memchr_newline(bytes, start);
-        if is_line_directive(&bytes[start..end]) {
-            let buf = out.get_or_insert_with(|| bytes.to_vec());
-            let mut i = start;
-            // A directive continued by a backslash goes on to the next line.
-            loop {
-                let e = memchr_newline(bytes, i);
-                for b in &mut buf[i..e] {
-                    if *b != b'\r' {
-                        *b = b' ';
-                    }
-                }
-                let continued = bytes[i..e].trim_ascii_end().ends_with(b"\\");
-                i = e + 1;
-                if !continued || i >= bytes.len() {
-                    break;
+    let (mut offset, mut continued) = (0, false);
+    for line in text.as_bytes().split_inclusive(|&b| b == b'\n') {
+        // A directive continued by a backslash goes on to the next line.
+        if continued || is_line_directive(line) {
+            let buf = out.get_or_insert_with(|| text.as_bytes().to_vec());
+            for b in &mut buf[offset..offset + line.len()] {
+                if !matches!(*b, b'\n' | b'\r') {
+                    *b = b' ';
                 }
             }
-            start = i;
-            continue;
+            continued = line.trim_ascii_end().ends_with(b"\\");
         }
-        start = end + 1;
+        offset += line.len();
     }
     // Only ASCII bytes were replaced by ASCII spaces: still UTF-8.
     out.map(|b| String::from_utf8(b).expect("masking keeps UTF-8"))
-}
-
-/// The end of the line starting at `from` (the offset of its `\n`, or the
-/// end of the text).
-fn memchr_newline(bytes: &[u8], from: usize) -> usize {
-    bytes[from..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|i| from + i)
-        .unwrap_or(bytes.len())
 }
 
 /// `#line N ...` or `# N ...`, with optional blanks around the `#`.
