@@ -141,8 +141,7 @@ fn edit(
     verbose: bool,
     folder: Option<&Path>,
 ) -> Result<(), String> {
-    let path = std::fs::canonicalize(file)
-        .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
+    let path = canonical(file)?;
     let text = workspace::read_lossy(&path)
         .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
     let uri = racelens_lsp::convert::path_to_uri(&path).ok_or("cannot make a URI for the file")?;
@@ -150,9 +149,7 @@ fn edit(
     let t = Instant::now();
     let mut state = State::new(Encoding::Utf8, Settings::default());
     if let Some(dir) = folder {
-        let dir = std::fs::canonicalize(dir)
-            .map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
-        let files = load_folder(&mut state, dir);
+        let files = load_folder(&mut state, canonical(dir)?);
         println!("workspace: {} files", files);
     }
     state.open(uri, path.clone(), 1, &text);
@@ -310,13 +307,8 @@ fn bare_reparse(text: &str, edits: &[Edit]) -> Vec<Duration> {
 }
 
 fn load(dir: &Path, open: Option<&Path>) -> Result<(), String> {
-    let dir =
-        std::fs::canonicalize(dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
-    let open = open
-        .map(|p| {
-            std::fs::canonicalize(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()))
-        })
-        .transpose()?;
+    let dir = canonical(dir)?;
+    let open = open.map(canonical).transpose()?;
     let t0 = Instant::now();
     let mut state = State::new(Encoding::Utf16, Settings::default());
     state.set_roots(vec![dir.clone()]);
@@ -377,4 +369,9 @@ fn load_folder(state: &mut State, dir: PathBuf) -> usize {
     state.reload_config();
     state.add_disk_files(files, loaded);
     list.len()
+}
+
+/// The absolute path of an argument, or the error to report.
+fn canonical(p: &Path) -> Result<PathBuf, String> {
+    std::fs::canonicalize(p).map_err(|e| format!("cannot read `{}`: {e}", p.display()))
 }
