@@ -238,6 +238,14 @@ fn common<T: Clone + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
     a.iter().filter(|x| b.contains(x)).cloned().collect()
 }
 
+/// The memo key of calling `fid` in state `st` with `bindings`.
+fn memo_key(fid: FunctionId, st: &State, bindings: &[Vals]) -> MemoKey {
+    let mut st = st.clone();
+    st.fresh.clear();
+    st.allocated.clear();
+    (fid, st, bindings.to_vec())
+}
+
 /// `a`, then the elements of `b` not in `a`.
 fn merged<T: Clone + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
     let mut out = a.to_vec();
@@ -444,6 +452,13 @@ struct Node {
     cut_up: u32,
     /// The latest global change (epoch) its result has read.
     dep: u64,
+    /// Heap sites whose freshness its walk (callees included) tested or
+    /// changed, sorted. Its result holds for any entry state that agrees
+    /// with its own on those sites' freshness: the others pass through.
+    heap_obs: Vec<Base>,
+    /// Its walk (callees included) allocated: the result also depends on
+    /// the entry's whole `allocated` set (bounded, and read by merges).
+    allocates: bool,
     /// The global epoch when it was first walked.
     epoch: u64,
     /// The functions on the stack when it was first walked.
@@ -478,6 +493,8 @@ impl Node {
             marks: Vec::new(),
             cut_up: 0,
             dep: 0,
+            heap_obs: Vec::new(),
+            allocates: false,
             epoch,
             stack,
             end: 0,
@@ -486,6 +503,8 @@ impl Node {
     }
 }
 
+/// The calling context without the entry's `fresh` and `allocated` sets:
+/// nodes under one key differ only there (see [`Node::heap_obs`]).
 type MemoKey = (FunctionId, State, Vec<Vals>);
 
 /// Library functions that save the calling environment, and those that
@@ -629,7 +648,7 @@ struct WalkData {
     /// Allocation wrappers (see [`Walker::is_alloc_wrapper`]), by function.
     wrappers: std::cell::RefCell<FxHashMap<FunctionId, bool>>,
     /// The current thread's memo: calling context -> node.
-    memo: FxHashMap<MemoKey, u32>,
+    memo: FxHashMap<MemoKey, Vec<u32>>,
     contexts: FxHashMap<FunctionId, usize>,
     stack: Vec<FunctionId>,
     /// Spawn sites visited by each active function walk.
@@ -683,7 +702,7 @@ struct WalkData {
     /// Nodes being walked, innermost last.
     node_stack: Vec<u32>,
     /// Per finished thread: its memo, root nodes, steps and context counts.
-    thread_memos: Vec<FxHashMap<MemoKey, u32>>,
+    thread_memos: Vec<FxHashMap<MemoKey, Vec<u32>>>,
     thread_roots: Vec<Vec<u32>>,
     thread_steps: Vec<u64>,
     thread_contexts: Vec<FxHashMap<FunctionId, usize>>,
@@ -1990,8 +2009,8 @@ impl<'a> Walker<'a> {
         // callee's frame (a local there may even share the name): keep them
         // out of the callee's context and give them back on return.
         let caller = self.stash_frame_facts(&mut st);
-        let key = (fid, st.clone(), bindings.clone());
-        if let Some(&id) = self.d.memo.get(&key) {
+        let key = memo_key(fid, &st, &bindings);
+        if let Some(id) = self.memo_hit(&key, &st) {
             // A re-walk meeting for the first time a node that the re-walked
             // node's first walk created: a walk from scratch walks it afresh
             // here, which spawns nothing again.
@@ -2021,6 +2040,7 @@ impl<'a> Walker<'a> {
                 }
             }
             let exit = exit.map(|mut e| {
+                self.rebase_heap(id, &st, &mut e);
                 e.tries = caller_tries;
                 caller.restore(&mut e, &sites);
                 e
@@ -2070,13 +2090,57 @@ impl<'a> Walker<'a> {
         node.sites = sites;
         let sites = node.sites.clone();
         if self.d.longjmps == jumps {
-            self.d.memo.insert(key, id);
+            self.d.memo.entry(key).or_default().push(id);
         }
         exit.map(|mut e| {
             e.tries = caller_tries;
             caller.restore(&mut e, &sites);
             e
         })
+    }
+
+    /// A node of the memo key whose result holds for entry state `st`: one
+    /// that agrees with `st` on the freshness of every heap site it
+    /// observed, and on the whole `allocated` set if it allocates.
+    fn memo_hit(&self, key: &MemoKey, st: &State) -> Option<u32> {
+        let ids = self.d.memo.get(key)?;
+        ids.iter().copied().find(|&id| {
+            let n = &self.d.nodes[id as usize];
+            (!n.allocates || n.state.allocated == st.allocated)
+                && n.heap_obs
+                    .iter()
+                    .all(|b| n.state.fresh.contains(b) == st.fresh.contains(b))
+        })
+    }
+
+    /// Node `id`'s exit state `e` for entry state `st`: the heap sites it did
+    /// not observe keep their freshness from `st`, and `allocated` passes
+    /// through when it does not allocate.
+    fn rebase_heap(&self, id: u32, st: &State, e: &mut State) {
+        let n = &self.d.nodes[id as usize];
+        let observed = |b: &Base| n.heap_obs.binary_search(b).is_ok();
+        if n.state.fresh != st.fresh {
+            let mut fresh: Vec<Base> = e.fresh.iter().filter(|b| observed(b)).cloned().collect();
+            fresh.extend(st.fresh.iter().filter(|b| !observed(b)).cloned());
+            fresh.sort();
+            e.fresh = fresh;
+        }
+        if !n.allocates {
+            e.allocated = st.allocated.clone();
+        }
+    }
+
+    /// The walk tested or changed the freshness of heap site `b`.
+    fn observe_heap(&mut self, b: &Base) {
+        if !matches!(b, Base::Heap { .. }) {
+            return;
+        }
+        if let Some(&n) = self.d.node_stack.last() {
+            let obs = &mut self.d.nodes[n as usize].heap_obs;
+            if let Err(i) = obs.binary_search(b) {
+                obs.insert(i, b.clone());
+            }
+        }
     }
 
     /// Takes the branch facts and spawn guards on variables that are not
@@ -2117,8 +2181,27 @@ impl<'a> Walker<'a> {
             let parent = &mut self.d.nodes[p as usize];
             parent.dep = parent.dep.max(dep);
             parent.cut_up = parent.cut_up.max(cut_up.saturating_sub(1));
+            self.inherit_heap(p, id);
         }
         (out, sites)
+    }
+
+    /// Parent `p` observed what its callee `c` observed.
+    fn inherit_heap(&mut self, p: u32, c: u32) {
+        let (obs, allocates) = {
+            let c = &self.d.nodes[c as usize];
+            if c.heap_obs.is_empty() && !c.allocates {
+                return;
+            }
+            (c.heap_obs.clone(), c.allocates)
+        };
+        let parent = &mut self.d.nodes[p as usize];
+        parent.allocates |= allocates;
+        for b in obs {
+            if let Err(i) = parent.heap_obs.binary_search(&b) {
+                parent.heap_obs.insert(i, b);
+            }
+        }
     }
 
     /// Makes node `id` a callee of the innermost node, or a root of the thread.
@@ -2141,6 +2224,7 @@ impl<'a> Walker<'a> {
             let parent = &mut self.d.nodes[p as usize];
             parent.dep = parent.dep.max(dep);
             parent.cut_up = parent.cut_up.max(cut_up.saturating_sub(1));
+            self.inherit_heap(p, id);
         }
         if let Some(limit) = self.d.rewalk {
             let reaches_stack = !incremental::replay_ok(&mut self.d, id);
@@ -2804,12 +2888,12 @@ impl<'a> Walker<'a> {
     }
 
     /// Heap objects reachable from `e` are no longer fresh.
-    fn escape(&self, fr: &Frame, e: &Expr, st: &mut State) {
-        if st.fresh.is_empty() {
-            return;
-        }
+    fn escape(&mut self, fr: &Frame, e: &Expr, st: &mut State) {
+        // Evaluated even when nothing is fresh: a context where something
+        // is must see which sites this would publish.
         for v in self.eval(fr, e, 0) {
             if let Val::Target(k) = v {
+                self.observe_heap(&k.base);
                 st.fresh.retain(|b| *b != k.base);
             }
         }
@@ -3617,6 +3701,10 @@ impl<'a> Walker<'a> {
             self.effect();
             self.d.heap_in_loop.insert(b.clone(), self.d.epoch);
         }
+        self.observe_heap(&b);
+        if let Some(&n) = self.d.node_stack.last() {
+            self.d.nodes[n as usize].allocates = true;
+        }
         if st.allocated.len() >= 64 {
             // Too many sites to follow: no more freshness on this path.
             return;
@@ -3695,6 +3783,9 @@ impl<'a> Walker<'a> {
         if let Some(top) = self.d.sites_stack.last_mut() {
             top.push(site);
         }
+        // The sites whose children this visit starts: the races' ordering
+        // checks ask only whether a thread's own creation site was passed.
+        let mut child_sites: Vec<u32> = Vec::new();
         for f in entries {
             let name = f.name(self.db).clone();
             // A thread that (transitively) creates itself again is the same abstract thread.
@@ -3751,6 +3842,7 @@ impl<'a> Walker<'a> {
                     }
                     let now = self.chain_acquired(st);
                     self.d.thread_acquired[t as usize].retain(|x| now.contains(x));
+                    child_sites.extend(self.child_site(t));
                 }
                 (None, Some(g)) => {
                     // Unknown code may run two callbacks on two threads.
@@ -3764,6 +3856,7 @@ impl<'a> Walker<'a> {
                         let now = self.chain_acquired(st);
                         self.d.thread_acquired[g as usize].retain(|x| now.contains(x));
                     }
+                    child_sites.extend(self.child_site(g));
                 }
                 (None, None) => {
                     if self.d.threads.len() >= THREAD_BUDGET {
@@ -3786,27 +3879,50 @@ impl<'a> Walker<'a> {
                         self.d.callback_group.insert(self.d.thread, t);
                         self.d.callback_index.insert(name_for_index, t);
                     }
+                    child_sites.push(site);
                 }
             }
         }
-        st.created.insert(site);
-        st.active.insert(site);
-        st.joined_ix.retain(|j| j.0 != site);
-        st.joined_tids.retain(|j| j.0 != site);
-        st.guards.retain(|g| g.0 != site);
-        for (v, nz) in &st.conds {
-            st.guards.push((site, v.clone(), *nz));
+        // A thread creation marks its own site. A callback registration
+        // marks the site of the callback's thread when this thread created
+        // it (a group's first registration), and nothing when the callback
+        // runs in another thread's group or in this very thread: no ordering
+        // check asks about that site, and keeping it out of the state stops
+        // an event loop's re-registrations from multiplying its contexts.
+        if !callback {
+            child_sites = vec![site];
         }
-        st.clean.retain(|(x, _)| *x != site);
-        for h in &st.must.0 {
-            if !h.shared
-                && !matches!(h.lock.base, Base::Synthetic(_))
-                && st.clean.len() < MAX_TRACKED * 4
-            {
-                st.clean.push((site, h.lock.clone()));
+        child_sites.sort_unstable();
+        child_sites.dedup();
+        for site in child_sites {
+            st.created.insert(site);
+            st.active.insert(site);
+            st.joined_ix.retain(|j| j.0 != site);
+            st.joined_tids.retain(|j| j.0 != site);
+            st.guards.retain(|g| g.0 != site);
+            for (v, nz) in &st.conds {
+                st.guards.push((site, v.clone(), *nz));
             }
+            st.clean.retain(|(x, _)| *x != site);
+            for h in &st.must.0 {
+                if !h.shared
+                    && !matches!(h.lock.base, Base::Synthetic(_))
+                    && st.clean.len() < MAX_TRACKED * 4
+                {
+                    st.clean.push((site, h.lock.clone()));
+                }
+            }
+            st.clean.sort();
         }
-        st.clean.sort();
+    }
+
+    /// The creation site of thread `t` when the current thread created it.
+    fn child_site(&self, t: u32) -> Option<u32> {
+        let th = &self.d.threads[t as usize];
+        match th.parent == Some(self.d.thread) {
+            true => th.site,
+            false => None,
+        }
     }
 
     fn record(
@@ -3853,6 +3969,7 @@ impl<'a> Walker<'a> {
             index_vars_in(place, &mut index_vars, 0);
         }
         for k in keys {
+            self.observe_heap(&k.base);
             if st.fresh.contains(&k.base) {
                 continue;
             }

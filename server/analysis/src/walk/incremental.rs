@@ -549,6 +549,10 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     node.dep = 0;
     node.cut_up = 0;
     node.effects = false;
+    // Callers may have reused the node for entry states that differ from its
+    // own in what it did not observe of the heap (see `Walker::memo_hit`).
+    let old_heap = (std::mem::take(&mut node.heap_obs), node.allocates);
+    node.allocates = false;
     let frame = w.frame_cached(fid, &bindings);
     let (out, sites) = w.walk_node(n, &frame, state);
     let exit = w.exit_state(out);
@@ -561,6 +565,10 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     // Its callees create the same threads (new creations bail above).
     if set_of(&sites) != old_sites {
         return Err("the threads it creates changed");
+    }
+    let node = &w.d.nodes[n as usize];
+    if (&node.heap_obs, node.allocates) != (&old_heap.0, old_heap.1) {
+        return Err("the heap sites the function observes changed");
     }
     if exit != old_exit {
         return Err("the exit state changed");
@@ -747,10 +755,13 @@ fn compact(d: &mut WalkData) {
         }
     }
     for memo in &mut d.thread_memos {
-        memo.retain(|_, id| new_id[*id as usize] != u32::MAX);
-        for id in memo.values_mut() {
-            *id = new_id[*id as usize];
+        for ids in memo.values_mut() {
+            ids.retain(|id| new_id[*id as usize] != u32::MAX);
+            for id in ids.iter_mut() {
+                *id = new_id[*id as usize];
+            }
         }
+        memo.retain(|_, ids| !ids.is_empty());
     }
 }
 
