@@ -647,7 +647,8 @@ struct WalkData {
     returns: std::cell::RefCell<FxHashMap<FunctionId, Vals>>,
     /// Allocation wrappers (see [`Walker::is_alloc_wrapper`]), by function.
     wrappers: std::cell::RefCell<FxHashMap<FunctionId, bool>>,
-    /// The current thread's memo: calling context -> node.
+    /// The current thread's memo: calling context (see [`MemoKey`]) -> its
+    /// nodes, in walk order.
     memo: FxHashMap<MemoKey, Vec<u32>>,
     contexts: FxHashMap<FunctionId, usize>,
     stack: Vec<FunctionId>,
