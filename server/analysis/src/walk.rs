@@ -801,14 +801,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
     // (or a kernel module) whose functions its clients may call from any
     // number of threads at once.
     let library = !prog.functions.contains_key("main") && w.uses_locks();
-    if !w.d.has_threads
-        && !library
-        && !prog
-            .functions
-            .values()
-            .flatten()
-            .any(|f| w.looks_like_thread_entry(*f))
-    {
+    if !w.d.has_threads && !library && !w.thread_entry_escapes() {
         // No thread can ever start: a single-threaded program has no races.
         w.d.threads
             .push(Thread::new(Name::from("main"), None, None, true));
@@ -1737,6 +1730,57 @@ impl<'a> Walker<'a> {
             && ret
                 .map(|t| t.pointer == 1 && t.name.as_deref() == Some("void"))
                 .unwrap_or(false)
+    }
+
+    /// Without a thread creation in the program, only a function shaped like
+    /// a thread entry (`void *f(void *)`) and used as a value (handed to
+    /// unknown code, stored, returned) can start a thread, as a callback of
+    /// code without a body. Is there one? When there is not, the program is
+    /// single-threaded and its walk can be skipped.
+    fn thread_entry_escapes(&self) -> bool {
+        let entries: FxHashSet<&Name> = self
+            .prog
+            .functions
+            .iter()
+            .filter(|(_, fs)| fs.iter().any(|f| self.looks_like_thread_entry(*f)))
+            .map(|(n, _)| n)
+            .collect();
+        if entries.is_empty() {
+            return false;
+        }
+        if self
+            .prog
+            .global_inits
+            .values()
+            .flatten()
+            .any(|n| entries.contains(n))
+        {
+            return true;
+        }
+        let found = std::cell::Cell::new(false);
+        let mut see =
+            |e: &Expr| visit_names(e, &mut |n| found.set(found.get() | entries.contains(n)));
+        for f in self.prog.functions.values().flatten() {
+            visit_stmts(&self.summary(*f).ir.body, &mut |s| match s {
+                Stmt::Access(a) => see(&a.place),
+                Stmt::Assign { lhs, rhs } => {
+                    see(lhs);
+                    see(rhs);
+                }
+                Stmt::Call(c) => {
+                    if let Callee::Indirect(e) = &c.callee {
+                        see(e);
+                    }
+                    c.args.iter().for_each(&mut see);
+                }
+                Stmt::Return { value: Some(v), .. } => see(v),
+                _ => {}
+            });
+            if found.get() {
+                return true;
+            }
+        }
+        false
     }
 
     /// Does this pointer value come from a call to a function without a body?
@@ -4645,6 +4689,19 @@ pub fn visit_stmts(stmts: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
             }
             _ => {}
         }
+    }
+}
+
+/// Visits every variable name an expression mentions.
+fn visit_names(e: &Expr, f: &mut dyn FnMut(&Name)) {
+    match e {
+        Expr::Var(n) => f(n),
+        Expr::Field { base, .. } | Expr::Index { base, .. } => visit_names(base, f),
+        Expr::Deref(v) | Expr::AddrOf(v) | Expr::Offset(v) | Expr::Cast { value: v, .. } => {
+            visit_names(v, f)
+        }
+        Expr::Choice(vs) => vs.iter().for_each(|v| visit_names(v, f)),
+        Expr::CallResult(_) | Expr::Int(_) | Expr::Str | Expr::Other => {}
     }
 }
 
