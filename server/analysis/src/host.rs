@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::db::{file_items, function_offset, RootDb, SourceFile, Workspace};
 use crate::explain::{self, Budget, Verdict};
 use crate::races::thread_analysis;
-use crate::report::{all_races, RaceReport, SiteRef};
+use crate::report::{all_races, races_in_files, RaceReport, SiteRef};
 use racelens_syntax::{parse, Parsed};
 use salsa::Setter;
 use std::collections::BTreeMap;
@@ -118,20 +118,87 @@ impl Analysis {
         all_races(&self.db, self.ws)
     }
 
+    /// The races whose access lies in one of these files, exactly as
+    /// [`races`](Self::races) reports them, checking only the locations
+    /// these files access. Unknown paths are ignored.
+    pub fn races_in<'a>(&self, paths: impl IntoIterator<Item = &'a Path>) -> Vec<RaceReport> {
+        let files = paths
+            .into_iter()
+            .filter_map(|p| self.files.get(p).copied())
+            .collect();
+        races_in_files(&self.db, self.ws, &files)
+    }
+
+    /// Computes, on `workers` threads, what a first look at the races of
+    /// `paths` (of every file when `None`) will ask for: see
+    /// [`crate::prefetch`]. Worth it on a cold start only.
+    pub fn prefetch<'a>(&self, paths: Option<&[&'a Path]>, workers: usize) {
+        let all: Vec<SourceFile> = self.files.values().copied().collect();
+        let files = paths.map(|ps| {
+            ps.iter()
+                .filter_map(|p| self.files.get(*p).copied())
+                .collect()
+        });
+        crate::prefetch::prefetch(&self.db, self.ws, &all, files.as_ref(), workers);
+    }
+
     /// Every race after the layered check: the bounded interleaving check
     /// runs on the first `limits.races` reports within `limits.budget`
     /// each; [`settle`] applies its verdict. Deterministic: the budget
     /// counts states, not time.
     pub fn races_checked(&self, limits: CheckLimits) -> CheckedRaces {
+        self.races_checked_on(limits, 1)
+    }
+
+    /// [`races_checked`](Self::races_checked) with the checks spread over
+    /// `workers` threads, each with its own snapshot. The verdicts, and so
+    /// the result, do not depend on the number of workers.
+    pub fn races_checked_on(&self, limits: CheckLimits, workers: usize) -> CheckedRaces {
         let mut out = CheckedRaces::default();
         let races = self.races();
-        let checker = (limits.races > 0 && !races.is_empty()).then(|| explain::Checker::new(self));
-        for (i, r) in races.into_iter().enumerate() {
-            let verdict = if let Some(c) = checker.as_ref().filter(|_| i < limits.races) {
-                c.check(&r, limits.budget)
-            } else {
-                Verdict::Unknown
+        let n = limits.races.min(races.len());
+        let mut verdicts: Vec<Verdict> = Vec::with_capacity(n);
+        if n > 0 {
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            let work = |analysis: &Analysis| {
+                let c = explain::Checker::new(analysis);
+                let mut done = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= n {
+                        break done;
+                    }
+                    done.push((i, c.check(&races[i], limits.budget)));
+                }
             };
+            let mut done: Vec<(usize, Verdict)> = std::thread::scope(|s| {
+                let helpers: Vec<_> = (1..workers.min(n))
+                    .filter_map(|_| {
+                        let clone = self.clone();
+                        let work = &work;
+                        std::thread::Builder::new()
+                            .stack_size(64 << 20)
+                            .spawn_scoped(s, move || work(&clone))
+                            .ok()
+                    })
+                    .collect();
+                let mut done = work(self);
+                for h in helpers {
+                    match h.join() {
+                        Ok(d) => done.extend(d),
+                        // A helper's panic (a cancellation included) is
+                        // this thread's.
+                        Err(e) => std::panic::resume_unwind(e),
+                    }
+                }
+                done
+            });
+            done.sort_by_key(|d| d.0);
+            verdicts = done.into_iter().map(|d| d.1).collect();
+        }
+        let mut verdicts = verdicts.into_iter();
+        for r in races.into_iter() {
+            let verdict = verdicts.next().unwrap_or(Verdict::Unknown);
             let schedule = match &verdict {
                 Verdict::Witness(e) => Some(e.clone()),
                 _ => None,

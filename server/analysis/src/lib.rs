@@ -17,6 +17,7 @@ pub mod hover;
 mod locate;
 mod lower_cache;
 pub mod model;
+pub mod prefetch;
 pub mod races;
 pub mod report;
 pub mod walk;

@@ -4,8 +4,8 @@
 //! per racy access, naming the variable, the access kind, the threads, the
 //! locks held and every conflicting access.
 
-use crate::db::Workspace;
 use crate::db::{function_offset, FunctionId};
+use crate::db::{SourceFile, Workspace};
 use crate::facts::ThreadTable;
 use crate::races::{location_accesses, locations, races_at, thread_analysis, Confidence, Location};
 use racelens_syntax::AccessKind;
@@ -231,7 +231,29 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
 
 /// All races of the workspace, one report per racy access, sorted by position.
 pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
+    collect_races(db, ws, None)
+}
+
+/// The races whose access lies in one of `files`, as [`all_races`] would
+/// report them (conflicts anywhere). Only the locations these files access
+/// are checked: an editor needs the races of its open files, and a cold
+/// load then skips the checks of every location only closed files touch.
+pub fn races_in_files(
+    db: &dyn salsa::Database,
+    ws: Workspace,
+    files: &FxHashSet<SourceFile>,
+) -> Vec<RaceReport> {
+    collect_races(db, ws, Some(files))
+}
+
+fn collect_races(
+    db: &dyn salsa::Database,
+    ws: Workspace,
+    files: Option<&FxHashSet<SourceFile>>,
+) -> Vec<RaceReport> {
     let table = thread_analysis(db, ws).table.clone();
+    let started = std::time::Instant::now();
+    let wanted = |f: FunctionId| files.is_none_or(|fs| fs.contains(&f.file(db)));
     let mut sites: FxHashMap<(FunctionId, Span), SiteRef> = FxHashMap::default();
     let mut site = |f: FunctionId, s: Span| {
         sites
@@ -252,7 +274,13 @@ pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
     let name_of = |t: u32| -> &str { names.get(t as usize).map(|n| &n[..]).unwrap_or("?") };
     let mut seen_creations: FxHashSet<(usize, u32)> = FxHashSet::default();
     for &loc in locations(db, ws) {
+        if files.is_some() && !location_accesses(db, loc).iter().any(|a| wanted(a.func)) {
+            continue;
+        }
         for f in location_reports(db, loc).iter() {
+            if !wanted(f.func) {
+                continue;
+            }
             let i = match index.get(&(f.func, f.span)) {
                 Some(&i) => i,
                 None => {
@@ -326,5 +354,12 @@ pub fn all_races(db: &dyn salsa::Database, ws: Workspace) -> Vec<RaceReport> {
         r.conflicts.sort();
     }
     reports.sort_by(|a, b| a.site.cmp(&b.site));
+    if std::env::var_os("RACELENS_TIMING").is_some() {
+        eprintln!(
+            "racelens: {} race reports in {:.1?}",
+            reports.len(),
+            started.elapsed()
+        );
+    }
     reports
 }

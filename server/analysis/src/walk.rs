@@ -771,7 +771,11 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
             }
         }
     }
+    let started = std::time::Instant::now();
     let (result, data) = walk_all(db, &prog);
+    if std::env::var_os("RACELENS_TIMING").is_some() {
+        eprintln!("racelens: walk from scratch in {:.1?}", started.elapsed());
+    }
     incremental::count(false);
     if let Some(data) = data {
         incremental::keep(incremental::Snapshot::new(prog, summaries, data, &result));

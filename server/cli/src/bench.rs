@@ -343,7 +343,7 @@ fn load(dir: &Path, open: Option<&Path>) -> Result<(), String> {
         let uri = racelens_lsp::convert::path_to_uri(p).ok_or("cannot make a URI")?;
         state.open(uri, p.clone(), 1, &text);
     }
-    let diagnostics = state.diagnostics_job().compute();
+    let diagnostics = state.load_diagnostics_job().compute();
     let t4 = Instant::now();
     let races = state.snapshot().analysis.races().len();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;

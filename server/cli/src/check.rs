@@ -130,7 +130,10 @@ fn run_inner(
                 }
                 eprintln!("racelens: summaries done after {:?}", t0.elapsed());
             }
-            let _ = racelens_analysis::races::thread_analysis(analysis.db(), analysis.workspace());
+            // Lowering and the location checks spread over the cores; the
+            // walk between them runs here.
+            let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+            analysis.prefetch(None, workers);
             if timing {
                 eprintln!(
                     "racelens: walk done after {:?}, peak RSS {} KB",
@@ -146,7 +149,7 @@ fn run_inner(
             } else {
                 CheckLimits::DEFAULT
             };
-            let checked = analysis.races_checked(limits);
+            let checked = analysis.races_checked_on(limits, workers);
             let incomplete = analysis.incomplete();
             if timing {
                 eprintln!(

@@ -59,6 +59,11 @@ pub struct DiagnosticsJob {
     pub enable: bool,
     /// The configuration file's own diagnostics, computed when it was read.
     pub config: Option<FileDiagnostics>,
+    /// Threads for the parallel parts of a cold analysis (see
+    /// `racelens_analysis::prefetch`): more than one only for the first
+    /// diagnostics after a workspace load, since after an edit nearly
+    /// everything is memoized and threads would only add overhead.
+    pub workers: usize,
 }
 
 impl DiagnosticsJob {
@@ -81,8 +86,15 @@ impl DiagnosticsJob {
             .map(|p| (p.as_path(), Vec::new()))
             .collect();
         if self.enable {
+            if self.workers > 1 {
+                let open: Vec<&Path> = snap.open.keys().map(|p| p.as_path()).collect();
+                snap.analysis.prefetch(Some(&open), self.workers);
+            }
             let mut files = Files::new(&snap.analysis, &snap.open, snap.encoding);
-            let races = snap.analysis.races();
+            // Only open files get diagnostics: only their locations are checked.
+            let races = snap
+                .analysis
+                .races_in(snap.open.keys().map(|p| p.as_path()));
             let checker = explain
                 .filter(|l| l.races > 0 && !races.is_empty())
                 .map(|l| (l, Checker::new(&snap.analysis)));

@@ -45,9 +45,9 @@ pub fn code_actions(
     let mut actions = Vec::new();
     for report in snap
         .analysis
-        .races()
+        .races_in([path])
         .iter()
-        .filter(|r| r.site.file == path && r.site.start <= end && start <= r.site.end)
+        .filter(|r| r.site.start <= end && start <= r.site.end)
     {
         let fixes = quick_fixes(&snap.analysis, report);
         if fixes.is_empty() {
@@ -102,9 +102,9 @@ fn workspace_edit(fix: &Fix, files: &mut Files) -> Option<WorkspaceEdit> {
 /// first on the same line) with its schedule, as the `racelens.explain`
 /// answer; `None` when there is no race there.
 pub fn explain(snap: &Snapshot, path: &Path, offset: usize) -> Option<Value> {
-    let races = snap.analysis.races();
+    let races = snap.analysis.races_in([path]);
     let mut files = Files::new(&snap.analysis, &snap.open, snap.encoding);
-    let in_file = || races.iter().filter(|r| r.site.file == path);
+    let in_file = || races.iter();
     let line = files.range(path, offset, offset)?.start.line;
     let report = in_file()
         .filter(|r| r.site.start <= offset && offset <= r.site.end)

@@ -165,19 +165,24 @@ impl Session {
     /// Publishes the diagnostics of `revision` soon, unless a newer one comes.
     pub fn schedule_diagnostics(self: &Arc<Self>, revision: u64) {
         let session = self.clone();
-        tokio::spawn(async move { session.refresh(revision, DEBOUNCE).await });
+        tokio::spawn(async move { session.refresh(revision, DEBOUNCE, false).await });
     }
 
     /// Computes and publishes `revision`'s diagnostics after `delay`, unless
     /// a newer revision supersedes them (its own refresh will publish).
-    async fn refresh(&self, revision: u64, delay: Duration) {
+    /// `cold`: the first analysis after a workspace load, which spreads its
+    /// parallel parts over the cores.
+    async fn refresh(&self, revision: u64, delay: Duration, cold: bool) {
         tokio::time::sleep(delay).await;
         let job = {
             let state = self.lock();
             if state.revision() != revision {
                 return;
             }
-            state.diagnostics_job()
+            match cold {
+                true => state.load_diagnostics_job(),
+                false => state.diagnostics_job(),
+            }
         };
         match run_blocking(move || job.compute()).await {
             Ok(files) => self.publish(revision, files).await,
@@ -324,7 +329,7 @@ impl Session {
             state.reload_config();
             state.add_disk_files(files, loaded)
         };
-        self.refresh(revision, Duration::ZERO).await;
+        self.refresh(revision, Duration::ZERO, true).await;
         if let Some(p) = progress {
             p.finish().await;
         }

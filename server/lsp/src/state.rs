@@ -57,6 +57,9 @@ pub struct Snapshot {
     pub may_severity: DiagnosticSeverity,
 }
 
+/// Threads the first analysis after a workspace load uses at most.
+const MAX_LOAD_WORKERS: usize = 4;
+
 impl State {
     pub fn new(encoding: Encoding, settings: Settings) -> State {
         State {
@@ -297,6 +300,19 @@ impl State {
             snapshot: self.snapshot(),
             enable: self.settings.enable,
             config,
+            workers: 1,
+        }
+    }
+
+    /// [`diagnostics_job`](Self::diagnostics_job) for the first diagnostics
+    /// after loading the workspace: a cold analysis, spread over the cores.
+    pub fn load_diagnostics_job(&self) -> DiagnosticsJob {
+        DiagnosticsJob {
+            workers: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+                .min(MAX_LOAD_WORKERS),
+            ..self.diagnostics_job()
         }
     }
 
