@@ -1,6 +1,36 @@
 //! The `racelens` binary: `check` for people and CI, `lsp` for editors,
 //! `bench` for the committed benchmarks.
 
+/// The walk and the race checks allocate many small, short-lived vectors;
+/// mimalloc serves them faster than glibc's allocator (memcached cold load
+/// about 10% faster, `check` on large files 5-10%).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+extern "C" {
+    /// mimalloc's option setter (`mimalloc.h`), exported by the linked library.
+    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+}
+
+/// `mi_option_arena_eager_commit` in `mimalloc.h`'s `mi_option_t`.
+const MI_OPTION_ARENA_EAGER_COMMIT: std::ffi::c_int = 4;
+
+/// Commits arena memory as it is used rather than up front: by default
+/// mimalloc commits whole arenas, which raised the peak RSS on
+/// mt-daapd_comb.c from 82 to 114 MB; committed lazily it is 87 MB, at
+/// the same speed.
+/// It must run before the first allocation, so it runs as an ELF
+/// constructor, before the Rust runtime starts.
+extern "C" fn tune_allocator() {
+    // SAFETY: a plain option store, before any thread exists.
+    unsafe { mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0) }
+}
+
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static TUNE_ALLOCATOR: extern "C" fn() = tune_allocator;
+
 mod bench;
 mod check;
 mod inputs;
