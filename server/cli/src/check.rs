@@ -104,12 +104,9 @@ fn run_inner(
             let t_load = std::time::Instant::now();
             let mut host = AnalysisHost::new(cfg);
             let mut sources = Sources::new();
-            for (p, t) in &loaded {
-                host.set_file_text(p, t.clone());
-                sources.add(p, t.clone());
-                if let Some(pb) = &progress {
-                    pb.inc(1);
-                }
+            for (p, parsed) in parse_all(&loaded, progress.as_ref()) {
+                sources.add(&p, parsed.text.clone());
+                host.set_file(&p, parsed);
             }
             if let Some(pb) = &progress {
                 pb.set_message("analysing");
@@ -235,4 +232,44 @@ fn json(races: &[racelens_analysis::RaceReport], src: &Sources) -> String {
         })
         .collect();
     serde_json::to_string_pretty(&serde_json::json!({ "races": v })).expect("json")
+}
+
+/// Parses the files on all cores, the largest first, keeping their order.
+fn parse_all(
+    loaded: &[(PathBuf, Arc<str>)],
+    progress: Option<&indicatif::ProgressBar>,
+) -> Vec<(PathBuf, racelens_syntax::Parsed)> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let mut order: Vec<usize> = (0..loaded.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(loaded[i].1.len()));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&i) = order.get(k) else { break done };
+            done.push((i, racelens_syntax::parse::parse(loaded[i].1.clone())));
+            if let Some(pb) = progress {
+                pb.inc(1);
+            }
+        }
+    };
+    let mut parsed: Vec<(usize, racelens_syntax::Parsed)> = std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..workers.min(loaded.len()))
+            .map(|_| s.spawn(&work))
+            .collect();
+        let mut all = work();
+        for h in helpers {
+            match h.join() {
+                Ok(d) => all.extend(d),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        }
+        all
+    });
+    parsed.sort_by_key(|p| p.0);
+    parsed
+        .into_iter()
+        .map(|(i, p)| (loaded[i].0.clone(), p))
+        .collect()
 }
