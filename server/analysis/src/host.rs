@@ -157,46 +157,24 @@ impl Analysis {
         let mut out = CheckedRaces::default();
         let races = self.races();
         let n = limits.races.min(races.len());
-        let mut verdicts: Vec<Verdict> = Vec::with_capacity(n);
-        if n > 0 {
-            let next = std::sync::atomic::AtomicUsize::new(0);
-            let work = |analysis: &Analysis| {
-                let c = explain::Checker::new(analysis);
+        let order: Vec<usize> = (0..n).collect();
+        // Snapshots are Send but not Sync: one per worker, made here.
+        let clones = std::sync::Mutex::new(vec![self.clone(); workers.max(1)]);
+        let verdicts = match n {
+            0 => Vec::new(),
+            _ => racelens_syntax::par::run(&order, workers, |next| {
+                let Some(analysis) = clones.lock().unwrap_or_else(|e| e.into_inner()).pop() else {
+                    return Vec::new();
+                };
+                let c = explain::Checker::new(&analysis);
                 let mut done = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if i >= n {
-                        break done;
-                    }
+                while let Some(i) = next() {
                     done.push((i, c.check(&races[i], limits.budget)));
                 }
-            };
-            let mut done: Vec<(usize, Verdict)> = std::thread::scope(|s| {
-                let helpers: Vec<_> = (1..workers.min(n))
-                    .filter_map(|_| {
-                        let clone = self.clone();
-                        let work = &work;
-                        std::thread::Builder::new()
-                            .stack_size(64 << 20)
-                            .spawn_scoped(s, move || work(&clone))
-                            .ok()
-                    })
-                    .collect();
-                let mut done = work(self);
-                for h in helpers {
-                    match h.join() {
-                        Ok(d) => done.extend(d),
-                        // A helper's panic (a cancellation included) is
-                        // this thread's.
-                        Err(e) => std::panic::resume_unwind(e),
-                    }
-                }
                 done
-            });
-            done.sort_by_key(|d| d.0);
-            verdicts = done.into_iter().map(|d| d.1).collect();
-        }
-        let mut verdicts = verdicts.into_iter();
+            }),
+        };
+        let mut verdicts = verdicts.into_iter().map(|v| v.1);
         for r in races.into_iter() {
             let verdict = verdicts.next().unwrap_or(Verdict::Unknown);
             let schedule = match &verdict {

@@ -15,8 +15,8 @@
 use crate::db::{file_items, file_lowered, RootDb, SourceFile, Workspace};
 use crate::races::{location_accesses, locations, thread_analysis};
 use crate::report::location_reports;
+use racelens_syntax as syntax;
 use rustc_hash::FxHashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Lowers every file, walks, then checks the locations that `files` access
 /// (every location when `files` is `None`), on `workers` threads where the
@@ -34,12 +34,10 @@ pub fn prefetch(
     let timing = std::env::var_os("RACELENS_TIMING").is_some();
     let t0 = std::time::Instant::now();
     // Lowering: file by file, the largest first for an even spread.
-    let mut by_size: Vec<SourceFile> = all.to_vec();
-    by_size.sort_by_key(|f| std::cmp::Reverse(f.parsed(db).text.len()));
-    in_parallel(db, workers, by_size.len(), |db, i| {
-        let f = by_size[i];
-        file_items(db, f);
-        file_lowered(db, ws, f);
+    let order = syntax::par::largest_first(all.iter().map(|f| f.parsed(db).text.len() as u64));
+    in_parallel(db, workers, &order, |db, i| {
+        file_items(db, all[i]);
+        file_lowered(db, ws, all[i]);
     });
     let t1 = std::time::Instant::now();
     // The walk runs here, on the caller's thread (it needs a deep stack).
@@ -56,7 +54,8 @@ pub fn prefetch(
             })
         })
         .collect();
-    in_parallel(db, workers, wanted.len(), |db, i| {
+    let order: Vec<usize> = (0..wanted.len()).collect();
+    in_parallel(db, workers, &order, |db, i| {
         location_reports(db, wanted[i]);
     });
     if timing {
@@ -70,35 +69,20 @@ pub fn prefetch(
     }
 }
 
-/// Stack of a worker thread.
-const WORKER_STACK: usize = 64 << 20;
-
-/// Runs `job(db, i)` for every `i < n` on `workers` threads, each taking the
-/// next index in turn.
-fn in_parallel(db: &RootDb, workers: usize, n: usize, job: impl Fn(&RootDb, usize) + Sync) {
-    let next = AtomicUsize::new(0);
-    let work = |db: &RootDb| {
-        let _ = salsa::Cancelled::catch(std::panic::AssertUnwindSafe(|| loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= n {
-                break;
+/// Runs `job(db, i)` for every `i < n` on `workers` threads, each with its
+/// own database clone, in the order given.
+fn in_parallel(db: &RootDb, workers: usize, order: &[usize], job: impl Fn(&RootDb, usize) + Sync) {
+    // The database is Send but not Sync: clones are made here and handed out.
+    let clones = std::sync::Mutex::new(vec![db.clone(); workers.max(1)]);
+    syntax::par::run(order, workers, |next| -> Vec<(usize, ())> {
+        let Some(db) = clones.lock().unwrap_or_else(|e| e.into_inner()).pop() else {
+            return Vec::new();
+        };
+        let _ = salsa::Cancelled::catch(std::panic::AssertUnwindSafe(|| {
+            while let Some(i) = next() {
+                job(&db, i);
             }
-            job(db, i);
         }));
-    };
-    std::thread::scope(|s| {
-        for _ in 1..workers.min(n) {
-            let clone = db.clone();
-            let work = &work;
-            // Lowering and checks recurse (boundedly); give them room.
-            let spawned = std::thread::Builder::new()
-                .stack_size(WORKER_STACK)
-                .spawn_scoped(s, move || work(&clone));
-            if spawned.is_err() {
-                // No thread: this one does the work alone.
-                break;
-            }
-        }
-        work(db);
+        Vec::new()
     });
 }

@@ -129,7 +129,7 @@ fn run_inner(
             }
             // Lowering and the location checks spread over the cores; the
             // walk between them runs here.
-            let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+            let workers = racelens_syntax::par::workers(4);
             analysis.prefetch(None, workers);
             if timing {
                 eprintln!(
@@ -239,37 +239,19 @@ fn parse_all(
     loaded: &[(PathBuf, Arc<str>)],
     progress: Option<&indicatif::ProgressBar>,
 ) -> Vec<(PathBuf, racelens_syntax::Parsed)> {
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    let mut order: Vec<usize> = (0..loaded.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(loaded[i].1.len()));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
+    use racelens_syntax::par;
+    let order = par::largest_first(loaded.iter().map(|l| l.1.len() as u64));
+    par::run(&order, par::workers(8), |next| {
         let mut done = Vec::new();
-        loop {
-            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(&i) = order.get(k) else { break done };
+        while let Some(i) = next() {
             done.push((i, racelens_syntax::parse::parse(loaded[i].1.clone())));
             if let Some(pb) = progress {
                 pb.inc(1);
             }
         }
-    };
-    let mut parsed: Vec<(usize, racelens_syntax::Parsed)> = std::thread::scope(|s| {
-        let helpers: Vec<_> = (1..workers.min(loaded.len()))
-            .map(|_| s.spawn(&work))
-            .collect();
-        let mut all = work();
-        for h in helpers {
-            match h.join() {
-                Ok(d) => all.extend(d),
-                Err(e) => std::panic::resume_unwind(e),
-            }
-        }
-        all
-    });
-    parsed.sort_by_key(|p| p.0);
-    parsed
-        .into_iter()
-        .map(|(i, p)| (loaded[i].0.clone(), p))
-        .collect()
+        done
+    })
+    .into_iter()
+    .map(|(i, p)| (loaded[i].0.clone(), p))
+    .collect()
 }

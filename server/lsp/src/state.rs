@@ -308,10 +308,7 @@ impl State {
     /// after loading the workspace: a cold analysis, spread over the cores.
     pub fn load_diagnostics_job(&self) -> DiagnosticsJob {
         DiagnosticsJob {
-            workers: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-                .min(MAX_LOAD_WORKERS),
+            workers: racelens_syntax::par::workers(MAX_LOAD_WORKERS),
             ..self.diagnostics_job()
         }
     }

@@ -8,7 +8,6 @@
 use racelens_syntax::Parsed;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 pub const CONFIG_FILE: &str = "racelens.toml";
@@ -80,36 +79,22 @@ pub fn read_lossy(p: &Path) -> std::io::Result<String> {
 /// is left with a big file at the end; unreadable files are logged and
 /// skipped. The result keeps the order of `paths`.
 pub fn load(paths: &[PathBuf]) -> Vec<(PathBuf, Parsed)> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    let mut order: Vec<(u64, usize)> = paths
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (std::fs::metadata(p).map(|m| m.len()).unwrap_or(0), i))
-        .collect();
-    order.sort_by_key(|&(len, i)| (std::cmp::Reverse(len), i));
-    let next = AtomicUsize::new(0);
-    let work = || {
+    use racelens_syntax::par;
+    let order = par::largest_first(
+        paths
+            .iter()
+            .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)),
+    );
+    par::run(&order, par::workers(8), |next| {
         let mut done = Vec::new();
-        while let Some(&(_, i)) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-            if let Some(loaded) = load_one(&paths[i]) {
-                done.push((i, loaded));
-            }
+        while let Some(i) = next() {
+            done.extend(load_one(&paths[i]).map(|l| (i, l)));
         }
         done
-    };
-    let mut all: Vec<(usize, (PathBuf, Parsed))> = std::thread::scope(|s| {
-        let jobs: Vec<_> = (0..threads.min(paths.len()))
-            .map(|_| s.spawn(&work))
-            .collect();
-        jobs.into_iter()
-            .flat_map(|j| j.join().unwrap_or_default())
-            .collect()
-    });
-    all.sort_by_key(|x| x.0);
-    all.into_iter().map(|x| x.1).collect()
+    })
+    .into_iter()
+    .map(|x| x.1)
+    .collect()
 }
 
 fn load_one(p: &Path) -> Option<(PathBuf, Parsed)> {
