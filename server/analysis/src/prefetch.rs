@@ -69,8 +69,8 @@ pub fn prefetch(
     }
 }
 
-/// Runs `job(db, i)` for every `i < n` on `workers` threads, each with its
-/// own database clone, in the order given.
+/// Runs `job(db, i)` for every index `i` of `order`, in that order, on
+/// `workers` threads, each with its own database clone.
 fn in_parallel(db: &RootDb, workers: usize, order: &[usize], job: impl Fn(&RootDb, usize) + Sync) {
     // The database is Send but not Sync: clones are made here and handed out.
     let clones = std::sync::Mutex::new(vec![db.clone(); workers.max(1)]);
