@@ -11,6 +11,7 @@ use crate::explain::{self, Budget, Verdict};
 use crate::races::thread_analysis;
 use crate::report::{all_races, races_in_files, RaceReport, SiteRef};
 use racelens_syntax::{parse, Parsed};
+use rustc_hash::FxHashSet;
 use salsa::Setter;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -122,23 +123,23 @@ impl Analysis {
     /// [`races`](Self::races) reports them, checking only the locations
     /// these files access. Unknown paths are ignored.
     pub fn races_in<'a>(&self, paths: impl IntoIterator<Item = &'a Path>) -> Vec<RaceReport> {
-        let files = paths
+        races_in_files(&self.db, self.ws, &self.source_files(paths))
+    }
+
+    /// The inputs of these paths; unknown paths are left out.
+    fn source_files<'a>(&self, paths: impl IntoIterator<Item = &'a Path>) -> FxHashSet<SourceFile> {
+        paths
             .into_iter()
             .filter_map(|p| self.files.get(p).copied())
-            .collect();
-        races_in_files(&self.db, self.ws, &files)
+            .collect()
     }
 
     /// Computes, on `workers` threads, what a first look at the races of
     /// `paths` (of every file when `None`) will ask for: see
     /// [`crate::prefetch`]. Worth it on a cold start only.
-    pub fn prefetch<'a>(&self, paths: Option<&[&'a Path]>, workers: usize) {
+    pub fn prefetch(&self, paths: Option<&[&Path]>, workers: usize) {
         let all: Vec<SourceFile> = self.files.values().copied().collect();
-        let files = paths.map(|ps| {
-            ps.iter()
-                .filter_map(|p| self.files.get(*p).copied())
-                .collect()
-        });
+        let files = paths.map(|ps| self.source_files(ps.iter().copied()));
         crate::prefetch::prefetch(&self.db, self.ws, &all, files.as_ref(), workers);
     }
 
@@ -158,21 +159,20 @@ impl Analysis {
         let races = self.races();
         let n = limits.races.min(races.len());
         let order: Vec<usize> = (0..n).collect();
-        // Snapshots are Send but not Sync: one per worker, made here.
-        let clones = std::sync::Mutex::new(vec![self.clone(); workers.max(1)]);
         let verdicts = match n {
             0 => Vec::new(),
-            _ => racelens_syntax::par::run(&order, workers, |next| {
-                let Some(analysis) = clones.lock().unwrap_or_else(|e| e.into_inner()).pop() else {
-                    return Vec::new();
-                };
-                let c = explain::Checker::new(&analysis);
-                let mut done = Vec::new();
-                while let Some(i) = next() {
-                    done.push((i, c.check(&races[i], limits.budget)));
-                }
-                done
-            }),
+            _ => racelens_syntax::par::run(
+                &order,
+                vec![self.clone(); workers.max(1)],
+                |analysis, next| {
+                    let c = explain::Checker::new(&analysis);
+                    let mut done = Vec::new();
+                    while let Some(i) = next() {
+                        done.push((i, c.check(&races[i], limits.budget)));
+                    }
+                    done
+                },
+            ),
         };
         let mut verdicts = verdicts.into_iter().map(|v| v.1);
         for r in races.into_iter() {

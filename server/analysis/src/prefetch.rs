@@ -13,7 +13,7 @@
 //! quietly: the caller's own next query unwinds the same way.
 
 use crate::db::{file_items, file_lowered, RootDb, SourceFile, Workspace};
-use crate::races::{location_accesses, locations, thread_analysis};
+use crate::races::{locations_in, thread_analysis};
 use crate::report::location_reports;
 use racelens_syntax as syntax;
 use rustc_hash::FxHashSet;
@@ -43,17 +43,7 @@ pub fn prefetch(
     // The walk runs here, on the caller's thread (it needs a deep stack).
     thread_analysis(db, ws);
     let t2 = std::time::Instant::now();
-    let wanted: Vec<_> = locations(db, ws)
-        .iter()
-        .copied()
-        .filter(|&loc| {
-            files.is_none_or(|fs| {
-                location_accesses(db, loc)
-                    .iter()
-                    .any(|a| fs.contains(&a.func.file(db)))
-            })
-        })
-        .collect();
+    let wanted = locations_in(db, ws, files);
     let order: Vec<usize> = (0..wanted.len()).collect();
     in_parallel(db, workers, &order, |db, i| {
         location_reports(db, wanted[i]);
@@ -72,12 +62,8 @@ pub fn prefetch(
 /// Runs `job(db, i)` for every index `i` of `order`, in that order, on
 /// `workers` threads, each with its own database clone.
 fn in_parallel(db: &RootDb, workers: usize, order: &[usize], job: impl Fn(&RootDb, usize) + Sync) {
-    // The database is Send but not Sync: clones are made here and handed out.
-    let clones = std::sync::Mutex::new(vec![db.clone(); workers.max(1)]);
-    syntax::par::run(order, workers, |next| -> Vec<(usize, ())> {
-        let Some(db) = clones.lock().unwrap_or_else(|e| e.into_inner()).pop() else {
-            return Vec::new();
-        };
+    let clones = (0..workers).map(|_| db.clone()).collect();
+    syntax::par::run(order, clones, |db, next| -> Vec<(usize, ())> {
         let _ = salsa::Cancelled::catch(std::panic::AssertUnwindSafe(|| {
             while let Some(i) = next() {
                 job(&db, i);

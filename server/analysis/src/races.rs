@@ -5,12 +5,12 @@
 //! and the threads may run in parallel at those points. The pair is a
 //! *must* race when the must-variants hold and no abstraction is involved.
 
-use crate::db::Workspace;
+use crate::db::{SourceFile, Workspace};
 use crate::facts::{AccessFact, ThreadAnalysis, ThreadTable};
 use crate::model::{Base, Elem};
 use crate::walk;
 use racelens_syntax::AccessKind;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
 /// A memory location of the race check.
@@ -57,6 +57,28 @@ pub fn locations(db: &dyn salsa::Database, ws: Workspace) -> Vec<Location> {
         .keys()
         .map(|k| Location::new(db, ws, k.clone()))
         .collect()
+}
+
+/// The locations that some access in one of `files` touches (every
+/// location when `files` is `None`), in [`locations`] order.
+pub fn locations_in(
+    db: &dyn salsa::Database,
+    ws: Workspace,
+    files: Option<&FxHashSet<SourceFile>>,
+) -> Vec<Location> {
+    let all = locations(db, ws);
+    match files {
+        None => all.clone(),
+        Some(fs) => all
+            .iter()
+            .copied()
+            .filter(|&loc| {
+                location_accesses(db, loc)
+                    .iter()
+                    .any(|a| fs.contains(&a.func.file(db)))
+            })
+            .collect(),
+    }
 }
 
 /// The accesses to one location; backdated when they did not change.

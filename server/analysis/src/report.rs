@@ -7,7 +7,9 @@
 use crate::db::{function_offset, FunctionId};
 use crate::db::{SourceFile, Workspace};
 use crate::facts::ThreadTable;
-use crate::races::{location_accesses, locations, races_at, thread_analysis, Confidence, Location};
+use crate::races::{
+    location_accesses, locations_in, races_at, thread_analysis, Confidence, Location,
+};
 use racelens_syntax::AccessKind;
 use racelens_syntax::Span;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -273,10 +275,7 @@ fn collect_races(
         .collect();
     let name_of = |t: u32| -> &str { names.get(t as usize).map(|n| &n[..]).unwrap_or("?") };
     let mut seen_creations: FxHashSet<(usize, u32)> = FxHashSet::default();
-    for &loc in locations(db, ws) {
-        if files.is_some() && !location_accesses(db, loc).iter().any(|a| wanted(a.func)) {
-            continue;
-        }
+    for loc in locations_in(db, ws, files) {
         for f in location_reports(db, loc).iter() {
             if !wanted(f.func) {
                 continue;

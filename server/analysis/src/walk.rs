@@ -246,6 +246,13 @@ fn memo_key(fid: FunctionId, st: &State, bindings: &[Vals]) -> MemoKey {
     (fid, st, bindings.to_vec())
 }
 
+/// Inserts `x` into the sorted `v` unless it is there.
+fn insert_sorted<T: Ord>(v: &mut Vec<T>, x: T) {
+    if let Err(i) = v.binary_search(&x) {
+        v.insert(i, x);
+    }
+}
+
 /// `a`, then the elements of `b` not in `a`.
 fn merged<T: Clone + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
     let mut out = a.to_vec();
@@ -2186,8 +2193,8 @@ impl<'a> Walker<'a> {
         }
         if let Some(&n) = self.d.node_stack.last() {
             let obs = &mut self.d.nodes[n as usize].heap_obs;
-            if let Err(i) = obs.binary_search(b) {
-                obs.insert(i, b.clone());
+            if obs.binary_search(b).is_err() {
+                insert_sorted(obs, b.clone());
             }
         }
     }
@@ -2225,31 +2232,25 @@ impl<'a> Walker<'a> {
             let mut seen = FxHashSet::default();
             node.facts.retain(|f| seen.insert(f.clone()));
         }
-        let (dep, cut_up) = (node.dep, node.cut_up);
-        if let Some(&p) = self.d.node_stack.last() {
-            let parent = &mut self.d.nodes[p as usize];
-            parent.dep = parent.dep.max(dep);
-            parent.cut_up = parent.cut_up.max(cut_up.saturating_sub(1));
-            self.inherit_heap(p, id);
-        }
+        self.inherit(id);
         (out, sites)
     }
 
-    /// Parent `p` observed what its callee `c` observed.
-    fn inherit_heap(&mut self, p: u32, c: u32) {
-        let (obs, allocates) = {
-            let c = &self.d.nodes[c as usize];
-            if c.heap_obs.is_empty() && !c.allocates {
-                return;
-            }
-            (c.heap_obs.clone(), c.allocates)
+    /// The innermost node being walked depends on what its callee `c`
+    /// (walked or replayed) depended on: the latest change read, the stack
+    /// above a recursion cut, and the heap sites observed.
+    fn inherit(&mut self, c: u32) {
+        let Some(&p) = self.d.node_stack.last() else {
+            return;
         };
+        let c = &self.d.nodes[c as usize];
+        let (dep, cut_up, allocates, obs) = (c.dep, c.cut_up, c.allocates, c.heap_obs.clone());
         let parent = &mut self.d.nodes[p as usize];
+        parent.dep = parent.dep.max(dep);
+        parent.cut_up = parent.cut_up.max(cut_up.saturating_sub(1));
         parent.allocates |= allocates;
         for b in obs {
-            if let Err(i) = parent.heap_obs.binary_search(&b) {
-                parent.heap_obs.insert(i, b);
-            }
+            insert_sorted(&mut parent.heap_obs, b);
         }
     }
 
@@ -2268,13 +2269,8 @@ impl<'a> Walker<'a> {
     fn replay(&mut self, id: u32) {
         self.link(id);
         let m = &self.d.nodes[id as usize];
-        let (dep, cut_up, spawns) = (m.dep, m.cut_up, !m.sites.is_empty());
-        if let Some(&p) = self.d.node_stack.last() {
-            let parent = &mut self.d.nodes[p as usize];
-            parent.dep = parent.dep.max(dep);
-            parent.cut_up = parent.cut_up.max(cut_up.saturating_sub(1));
-            self.inherit_heap(p, id);
-        }
+        let (dep, spawns) = (m.dep, !m.sites.is_empty());
+        self.inherit(id);
         if let Some(limit) = self.d.rewalk {
             let reaches_stack = !incremental::replay_ok(&mut self.d, id);
             // A context with a recursion cut below it depends on the stack

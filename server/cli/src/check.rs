@@ -241,7 +241,7 @@ fn parse_all(
 ) -> Vec<(PathBuf, racelens_syntax::Parsed)> {
     use racelens_syntax::par;
     let order = par::largest_first(loaded.iter().map(|l| l.1.len() as u64));
-    par::run(&order, par::workers(8), |next| {
+    par::run(&order, vec![(); par::workers(8)], |(), next| {
         let mut done = Vec::new();
         while let Some(i) = next() {
             done.push((i, racelens_syntax::parse::parse(loaded[i].1.clone())));

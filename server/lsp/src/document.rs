@@ -4,7 +4,8 @@
 //! Each content change is applied on its own, in order: its byte range is
 //! taken from the text as it is before the change, then the rope and the
 //! tree are edited. After the last change the file is reparsed once from the
-//! edited tree, reading the rope chunk by chunk.
+//! edited tree, over the rope's text with its line directives blanked (the
+//! text is built anyway: the analysis keeps it).
 
 use crate::convert::{Encoding, LineCol};
 use racelens_syntax::{LineIndex, Parsed};
@@ -137,23 +138,7 @@ fn parse_rope(rope: &Rope, old_tree: Option<&Tree>, parser: &mut Parser) -> (Opt
     // Line directives read as blanks, as in every other parse
     // (`racelens_syntax::parse::mask_line_directives`).
     let masked = racelens_syntax::parse::mask_line_directives(&text);
-    let parsed = match &masked {
-        Some(m) => {
-            let mut read =
-                |byte: usize, _: Point| -> &[u8] { m.as_bytes().get(byte..).unwrap_or(&[]) };
-            parser.parse_with_options(&mut read, old_tree, None)
-        }
-        None => {
-            let mut read = |byte: usize, _: Point| -> &[u8] {
-                if byte >= rope.len_bytes() {
-                    return &[];
-                }
-                let (chunk, chunk_start, _, _) = rope.chunk_at_byte(byte);
-                &chunk.as_bytes()[byte - chunk_start..]
-            };
-            parser.parse_with_options(&mut read, old_tree, None)
-        }
-    };
+    let parsed = parser.parse(masked.as_deref().unwrap_or(&text), old_tree);
     match parsed {
         Some(tree) => (
             Some(tree.clone()),

@@ -85,7 +85,7 @@ pub fn load(paths: &[PathBuf]) -> Vec<(PathBuf, Parsed)> {
             .iter()
             .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)),
     );
-    par::run(&order, par::workers(8), |next| {
+    par::run(&order, vec![(); par::workers(8)], |(), next| {
         let mut done = Vec::new();
         while let Some(i) = next() {
             done.extend(load_one(&paths[i]).map(|l| (i, l)));
