@@ -748,7 +748,10 @@ struct WalkData {
 /// revision's walk when only one function body changed.
 pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
     let prog: Arc<Program> = program(db, ws).clone();
-    if !incremental::enabled() {
+    // A program that can start no thread is not walked (see `walk_all`): an
+    // update of an earlier revision's walk would still record its accesses.
+    let w = Walker::new(db, &prog);
+    if !incremental::enabled() || w.single_threaded(w.creates_threads(), w.is_library()) {
         return walk_all(db, &prog).0;
     }
     let summaries: FxHashMap<FunctionId, Arc<FunctionSummary>> = prog
@@ -794,25 +797,10 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
 /// update it incrementally.
 fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, Option<WalkData>) {
     let prog = &**prog;
-    let mut w = Walker {
-        db,
-        prog,
-        d: WalkData {
-            keep: incremental::enabled(),
-            ..WalkData::default()
-        },
-    };
-    w.d.has_threads = prog.functions.values().flatten().any(|f| {
-        w.summary(*f)
-            .models
-            .values()
-            .any(|m| matches!(m, CallModel::Create { .. }))
-    });
-    // Library mode: a program without `main` that takes locks is a library
-    // (or a kernel module) whose functions its clients may call from any
-    // number of threads at once.
-    let library = !prog.functions.contains_key("main") && w.uses_locks();
-    if !w.d.has_threads && !library && !w.thread_entry_escapes() {
+    let mut w = Walker::new(db, prog);
+    w.d.has_threads = w.creates_threads();
+    let library = w.is_library();
+    if w.single_threaded(w.d.has_threads, library) {
         // No thread can ever start: a single-threaded program has no races.
         w.d.threads
             .push(Thread::new(Name::from("main"), None, None, true));
@@ -938,6 +926,41 @@ struct Walker<'a> {
 }
 
 impl<'a> Walker<'a> {
+    fn new(db: &'a dyn salsa::Database, prog: &'a Program) -> Self {
+        Walker {
+            db,
+            prog,
+            d: WalkData {
+                keep: incremental::enabled(),
+                ..WalkData::default()
+            },
+        }
+    }
+
+    /// Does some call of the program create a thread?
+    fn creates_threads(&self) -> bool {
+        self.prog.functions.values().flatten().any(|f| {
+            self.summary(*f)
+                .models
+                .values()
+                .any(|m| matches!(m, CallModel::Create { .. }))
+        })
+    }
+
+    /// Library mode: a program without `main` that takes locks is a library
+    /// (or a kernel module) whose functions its clients may call from any
+    /// number of threads at once.
+    fn is_library(&self) -> bool {
+        !self.prog.functions.contains_key("main") && self.uses_locks()
+    }
+
+    /// Can no thread ever start? Then the program has no races and is not
+    /// walked. `has_threads` and `library` are [`Self::creates_threads`] and
+    /// [`Self::is_library`], which the walk needs too.
+    fn single_threaded(&self, has_threads: bool, library: bool) -> bool {
+        !has_threads && !library && !self.thread_entry_escapes()
+    }
+
     /// At the end of a thread, the sites it created and never joined keep the
     /// locks that were never released (a lock held at exit is never released).
     fn thread_ended(&mut self, exit: Option<State>) {

@@ -366,3 +366,35 @@ int main(void) {\n  setup(4);\n  pthread_mutex_lock(&m);\n  seen = 0;\n  pthread
         "edits above a creation are updated, not walked again"
     );
 }
+
+/// An edit that leaves a program which can start no thread (its only
+/// `pthread_create` is broken and `void *worker(void *)` is no longer used
+/// as a value) is not walked at all. An incremental update of the previous
+/// revision's walk would still record `main`'s accesses. (Found by the
+/// server's random edit sequences: `/*` typed into the creation's
+/// arguments, then a character of `pthread_create` replaced.)
+#[test]
+fn an_edit_that_leaves_no_thread_creation_is_not_an_update() {
+    let _serial = serial();
+    set_verify(true);
+    let text = "#include <pthread.h>\nint counter;\nvoid *worker(void *arg) {\n    counter++;\n    return 0;\n}\nint main(void) {\n    pthread_t t;\n    pthread_create(&t, 0, worker, 0);\n    counter = counter + 1;\n    pthread_join(t, 0);\n    return 0;\n}\n";
+    let broken = text.replace(
+        "pthread_create(&t, 0, worker, 0);",
+        "pthread_create(/*, worker, 0);",
+    );
+    let renamed = broken.replace("pthread_create", "pthre _create");
+    let virt = Path::new("/virtual/last_creation.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, text);
+    let original = reports(&host);
+    assert!(!original.is_empty());
+    // Verification panics inside the analysis on a difference.
+    for edited in [&broken, &renamed] {
+        host.set_file_text(virt, edited.as_str());
+        let mut fresh = AnalysisHost::default();
+        fresh.set_file_text(virt, edited.as_str());
+        assert_eq!(reports(&host), reports(&fresh));
+    }
+    host.set_file_text(virt, text);
+    assert_eq!(reports(&host), original);
+}

@@ -11,6 +11,8 @@
 //! then those of the nodes reachable from the thread roots.
 //!
 //! An update is taken only when it equals a walk from scratch:
+//! - the program can start a thread (one that cannot is not walked at all,
+//!   see `walk::analyse`);
 //! - the program (functions, globals, types), the pointer store, the edited
 //!   function's parameters, return values and thread creations are unchanged;
 //! - every re-walked node ends in the same exit state and creates the same
