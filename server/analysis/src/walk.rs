@@ -628,6 +628,15 @@ impl FrameFacts {
     }
 }
 
+/// The last fact context built, with what its `acquired` came from.
+struct LastCtx {
+    thread: u32,
+    /// The state's own acquired locks and the thread's creation-chain ones.
+    acquired: Vec<LocKey>,
+    chain: Vec<(u32, LocKey)>,
+    ctx: Arc<FactCtx>,
+}
+
 /// Everything a walk owns. It outlives the revision so that the next edit
 /// can update it instead of walking again from scratch.
 #[derive(Default)]
@@ -684,7 +693,7 @@ struct WalkData {
     has_threads: bool,
     /// Interned fact contexts.
     ctxs: FxHashSet<Arc<FactCtx>>,
-    last_ctx: Option<(u32, Arc<FactCtx>)>,
+    last_ctx: Option<LastCtx>,
     /// Frames by function and pointer arguments.
     frames: std::cell::RefCell<FxHashMap<(FunctionId, Vec<Vals>), Arc<Frame>>>,
     /// Per site: locks the creator held from the spawn until the thread ended.
@@ -4041,8 +4050,10 @@ impl<'a> Walker<'a> {
             if st.fresh.contains(&k.base) {
                 continue;
             }
-            let mut must = st.must.clone();
-            let mut may = st.may.clone();
+            // Locks the access's own index or pointer adds to the state's
+            // locksets, in order (most accesses have none: no clone then).
+            let mut must: Vec<Held> = Vec::new();
+            let mut may: Vec<Held> = Vec::new();
             // `lock(&L[i]); ... A[i]...`: the lock of the same index guards it.
             for (v, arr) in &index_vars {
                 for (_, lpath, shared) in st.syms.iter().filter(|x| &x.0 == v) {
@@ -4052,8 +4063,8 @@ impl<'a> Walker<'a> {
                                 lock: index_lock(lname, arr, &lpath[2..]),
                                 shared: *shared,
                             };
-                            must.insert(h.clone());
-                            may.insert(h);
+                            must.push(h.clone());
+                            may.push(h);
                         }
                     }
                 }
@@ -4065,7 +4076,7 @@ impl<'a> Walker<'a> {
                     for h in &from.0 {
                         if let Some((lname, lix, rest)) = const_indexed(&h.lock) {
                             if lix == ix {
-                                set.insert(Held {
+                                set.push(Held {
                                     lock: index_lock(&lname, &arr, rest),
                                     shared: h.shared,
                                 });
@@ -4082,8 +4093,8 @@ impl<'a> Walker<'a> {
                             lock,
                             shared: *shared,
                         };
-                        must.insert(h.clone());
-                        may.insert(h);
+                        must.push(h.clone());
+                        may.push(h);
                     }
                 }
             }
@@ -4116,16 +4127,16 @@ impl<'a> Walker<'a> {
                                     lock: index_lock(&arr, &arr, &lock.path[at + 1..]),
                                     shared: *shared,
                                 };
-                                must.insert(h.clone());
-                                may.insert(h);
+                                must.push(h.clone());
+                                may.push(h);
                             }
                         }
                         let h = Held {
                             lock,
                             shared: *shared,
                         };
-                        must.insert(h.clone());
-                        may.insert(h);
+                        must.push(h.clone());
+                        may.push(h);
                     }
                 }
             }
@@ -4153,7 +4164,20 @@ impl<'a> Walker<'a> {
                 _ => false,
             };
             self.note_struct_prefixes(fr, &k);
-            let ctx = self.ctx_for(st, must, may);
+            let with = |set: &LockSet, extra: Vec<Held>| {
+                let mut set = set.clone();
+                for h in extra {
+                    set.insert(h);
+                }
+                set
+            };
+            let ctx = match (must.is_empty(), may.is_empty()) {
+                (true, true) => self.ctx_for(st, &st.must, &st.may),
+                _ => {
+                    let (must, may) = (with(&st.must, must), with(&st.may, may));
+                    self.ctx_for(st, &must, &may)
+                }
+            };
             let fact = AccessFact {
                 path: k.path.clone(),
                 thread: self.d.thread,
@@ -4178,28 +4202,30 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The interned fact context for a state; consecutive accesses in the
-    /// same state reuse the last one without rebuilding it.
-    fn ctx_for(&mut self, st: &State, must: LockSet, may: LockSet) -> Arc<FactCtx> {
-        if let Some((thread, c)) = &self.d.last_ctx {
-            if *thread == self.d.thread
-                && c.must == must
-                && c.may == may
+    /// The interned fact context for a state and the locksets of an access;
+    /// consecutive accesses in the same state reuse the last one without
+    /// rebuilding it.
+    fn ctx_for(&mut self, st: &State, must: &LockSet, may: &LockSet) -> Arc<FactCtx> {
+        let chain = self.d.thread_acquired.get(self.d.thread as usize);
+        if let Some(last) = &self.d.last_ctx {
+            let c = &last.ctx;
+            if last.thread == self.d.thread
+                && c.must == *must
+                && c.may == *may
                 && c.active == st.active
                 && c.created == st.created
                 && c.clean == st.clean
                 && c.phases == st.phases
                 && c.main_ended == st.main_ended
+                && last.acquired == st.acquired
+                && Some(&last.chain) == chain
             {
-                let acq = self.chain_acquired(st);
-                if c.acquired == acq {
-                    return c.clone();
-                }
+                return c.clone();
             }
         }
         let ctx = FactCtx {
-            must,
-            may,
+            must: must.clone(),
+            may: may.clone(),
             active: st.active.clone(),
             created: st.created.clone(),
             acquired: self.chain_acquired(st),
@@ -4215,7 +4241,12 @@ impl<'a> Walker<'a> {
                 c
             }
         };
-        self.d.last_ctx = Some((self.d.thread, c.clone()));
+        self.d.last_ctx = Some(LastCtx {
+            thread: self.d.thread,
+            acquired: st.acquired.clone(),
+            chain: chain.cloned().unwrap_or_default(),
+            ctx: c.clone(),
+        });
         c
     }
 
