@@ -2766,6 +2766,10 @@ impl<'a> Walker<'a> {
         // once where its test says.
         let spin = matches!(test, Test::CallZero { .. } | Test::VarZero { .. });
         for iter in 0..MAX_LOOP_ITERS {
+            // What a second pass over the same head state could do otherwise
+            // than the first: see the end of the loop.
+            let (epoch, jumps) = (self.d.epoch, self.d.longjmps);
+            let sites = self.d.sites_stack.last().map(|s| s.len());
             let enter = if do_while {
                 Some(head.clone())
             } else {
@@ -2798,7 +2802,17 @@ impl<'a> Walker<'a> {
                 }
             }
             let new_head = join(Some(head.clone()), Some(next)).expect("both present");
-            if new_head == head && iter > 0 {
+            // A pass that ends where it began is the fixpoint. After the
+            // first pass, a second one from the same head would record the
+            // same accesses and exits: it runs only where the first changed
+            // state shared by the walk (a spawn must be met twice to count
+            // as repeated, a heap site inside a loop stands for many) or
+            // jumped (a context that jumps is not memoized, so it would be
+            // walked, and counted, again).
+            let quiet = self.d.epoch == epoch
+                && self.d.longjmps == jumps
+                && self.d.sites_stack.last().map(|s| s.len()) == sites;
+            if new_head == head && (iter > 0 || quiet) {
                 break;
             }
             head = new_head;
