@@ -661,6 +661,8 @@ struct WalkData {
     struct_prefixes: FxHashMap<Base, FxHashSet<(Vec<Elem>, Name)>>,
     /// Memoized return values of functions (context-insensitive).
     returns: std::cell::RefCell<FxHashMap<FunctionId, Vals>>,
+    /// Function summaries read so far.
+    summaries: std::cell::RefCell<FxHashMap<FunctionId, Arc<FunctionSummary>>>,
     /// Allocation wrappers (see [`Walker::is_alloc_wrapper`]), by function.
     wrappers: std::cell::RefCell<FxHashMap<FunctionId, bool>>,
     /// The current thread's memo: calling context (see [`MemoKey`]) -> its
@@ -1149,7 +1151,14 @@ impl<'a> Walker<'a> {
     }
 
     fn summary(&self, f: FunctionId) -> Arc<FunctionSummary> {
-        function_summary(self.db, f).clone()
+        // The query is read once per function (that records the dependency);
+        // later calls skip salsa's bookkeeping.
+        if let Some(s) = self.d.summaries.borrow().get(&f) {
+            return s.clone();
+        }
+        let s = function_summary(self.db, f).clone();
+        self.d.summaries.borrow_mut().insert(f, s.clone());
+        s
     }
 
     /// The innermost loop around the current statement in the current
@@ -2262,7 +2271,9 @@ impl<'a> Walker<'a> {
         node.end = end;
         if node.facts.len() > 1 {
             let mut seen = FxHashSet::default();
-            node.facts.retain(|f| seen.insert(f.clone()));
+            let first: Vec<bool> = node.facts.iter().map(|f| seen.insert(f)).collect();
+            let mut keep = first.into_iter();
+            node.facts.retain(|_| keep.next().unwrap_or(false));
         }
         self.inherit(id);
         (out, sites)

@@ -180,6 +180,8 @@ pub(super) fn update(
         prog,
         d: std::mem::take(&mut snap.data),
     };
+    // Summaries read by the previous revision's walk: the edited one is stale.
+    w.d.summaries.borrow_mut().clear();
     // Inputs shared by every frame: the pointer store and return values.
     // They read only the function's declarations, assignments, returns and
     // calls; when those are unchanged (an edit that moved code or changed
