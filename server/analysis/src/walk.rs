@@ -1101,17 +1101,38 @@ impl<'a> Walker<'a> {
             .iter()
             .map(|(b, p)| (b, used_prefixes(p.iter())))
             .collect();
-        let mut located: FxHashMap<Base, Vec<AccessFact>> = FxHashMap::default();
         let mut bases: FxHashSet<&Base> = facts.keys().collect();
         bases.extend(prefixes.keys().copied());
-        for b in bases {
-            let own = facts.get(b).into_iter().flatten().cloned();
-            let p = prefixes.get(b).map(|p| &p[..]).unwrap_or(&[]);
-            let v = base_facts(b, own, p, &typed);
-            if !v.is_empty() {
-                located.insert(b.clone(), v);
+        let bases: Vec<&Base> = bases.into_iter().collect();
+        // Each base's facts are a pure function of the walk's: on a large
+        // program they are sorted and capped on every core, largest first.
+        let order = racelens_syntax::par::largest_first(
+            bases
+                .iter()
+                .map(|b| facts.get(*b).map_or(0, |f| f.len()) as u64),
+        );
+        let workers = match bases.len() {
+            0..=255 => 1,
+            _ => racelens_syntax::par::workers(4),
+        };
+        let located = racelens_syntax::par::run(&order, vec![(); workers], |(), next| {
+            let mut out = Vec::new();
+            while let Some(i) = next() {
+                let b = bases[i];
+                let own = facts.get(b).into_iter().flatten().cloned();
+                let p = prefixes.get(b).map(|p| &p[..]).unwrap_or(&[]);
+                let v = base_facts(b, own, p, &typed);
+                if !v.is_empty() {
+                    out.push((i, v));
+                }
             }
-        }
+            out
+        });
+        let located: Vec<(Base, Vec<AccessFact>)> = located
+            .into_iter()
+            .map(|(i, v)| (bases[i].clone(), v))
+            .collect();
+        drop(bases);
         drop(facts);
         // Uniqueness: a thread is unique when its site runs once, outside
         // loops and memo replays, in a unique parent.
