@@ -9,7 +9,7 @@
 use crate::ir::*;
 use crate::items::{base_type, declarator, name, text};
 use crate::macros::MacroTable;
-use crate::parse::parse_text;
+use crate::parse::{parse_text, parse_text_cached};
 use tree_sitter::Node;
 
 /// Maximum syntax nesting that is lowered.
@@ -1037,7 +1037,7 @@ impl<'s> Lowerer<'s> {
             return None;
         }
         let wrapped = format!("void __racelens_macro(void) {{\n{body};\n}}\n");
-        let tree = parse_text(&wrapped);
+        let tree = parse_text_cached(&wrapped);
         let e = first_expression(tree.root_node())?;
         let saved = (self.src, self.over);
         let span = self.stmt_span;
@@ -1067,7 +1067,7 @@ impl<'s> Lowerer<'s> {
         depth: u32,
     ) -> Expr {
         let wrapped = format!("void __racelens_macro(void) {{\n{expansion};\n}}\n");
-        let tree = parse_text(&wrapped);
+        let tree = parse_text_cached(&wrapped);
         let root = tree.root_node();
         let Some(body) = root
             .named_child(0)

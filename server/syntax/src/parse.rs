@@ -61,6 +61,39 @@ pub fn parse_text(text: &str) -> Tree {
     })
 }
 
+/// Trees of macro expansions parsed on this thread, by text.
+const EXPANSION_CACHE: usize = 4096;
+/// Longest text kept there.
+const EXPANSION_MAX_LEN: usize = 2048;
+
+thread_local! {
+    static EXPANSIONS: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, Tree>> =
+        Default::default();
+}
+
+/// [`parse_text`] for short texts that recur, such as macro expansions
+/// (`STATS_LOCK()` expands to the same text at each of its hundreds of
+/// uses): each distinct text is parsed once per thread (a tree is an
+/// immutable, reference-counted value; the cache is emptied when full, and
+/// long texts are not kept).
+pub fn parse_text_cached(text: &str) -> Tree {
+    if text.len() > EXPANSION_MAX_LEN {
+        return parse_text(text);
+    }
+    if let Some(t) = EXPANSIONS.with(|c| c.borrow().get(text).cloned()) {
+        return t;
+    }
+    let tree = parse_text(text);
+    EXPANSIONS.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= EXPANSION_CACHE {
+            c.clear();
+        }
+        c.insert(text.into(), tree.clone());
+    });
+    tree
+}
+
 /// `text` with every line directive (`#line 40 "parser.y"`, and the GNU
 /// line markers `# 40 "parser.y" 1` of preprocessed output) replaced by
 /// spaces, or `None` when it has none.
