@@ -154,6 +154,33 @@ pub fn parse(text: Arc<str>) -> Parsed {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_cached_parse_is_the_parse_of_its_text() {
+        let a = "void __racelens_macro(void) {\npthread_mutex_lock(&stats_lock);\n}\n";
+        let b = "void __racelens_macro(void) {\npthread_mutex_unlock(&stats_lock);\n}\n";
+        let first = parse_text_cached(a);
+        assert_eq!(
+            first.root_node().to_sexp(),
+            parse_text(a).root_node().to_sexp()
+        );
+        // The second use of the text finds it kept; another text gets its own.
+        assert!(EXPANSIONS.with(|c| c.borrow().contains_key(a)));
+        assert_eq!(
+            parse_text_cached(a).root_node().to_sexp(),
+            first.root_node().to_sexp()
+        );
+        assert_eq!(
+            parse_text_cached(b).root_node().to_sexp(),
+            parse_text(b).root_node().to_sexp()
+        );
+        let long = format!("int x[] = {{{}0}};", "1, ".repeat(EXPANSION_MAX_LEN));
+        assert_eq!(
+            parse_text_cached(&long).root_node().to_sexp(),
+            parse_text(&long).root_node().to_sexp()
+        );
+        assert!(EXPANSIONS.with(|c| !c.borrow().contains_key(long.as_str())));
+    }
+
     const CIL: &str = "int pl_number = 2;\n#line 462 \"parser.c\"\nstatic int const table[3] =\n#line 462 \"parser.c\"\n  {0, 2, 2};\nint f(void) { return table[1]; }\n";
 
     #[test]
