@@ -5,6 +5,7 @@
 //! `extern "C"` blocks), so this stays cheap enough to redo on every edit;
 //! function bodies are lowered separately, one function at a time.
 
+use crate::fields::Field;
 use crate::ir::{Name, TypeInfo};
 use tree_sitter::{Node, Tree};
 
@@ -105,7 +106,7 @@ pub fn function_nodes<'t>(tree: &'t Tree, src: &str) -> Vec<Node<'t>> {
                 "function_definition" => {
                     let mut t = TypeInfo::default();
                     if child
-                        .child_by_field_name("declarator")
+                        .field("declarator")
                         .and_then(|d| declarator(d, &mut t))
                         .is_some()
                     {
@@ -522,18 +523,16 @@ pub(crate) fn base_type(node: Node, src: &str) -> TypeInfo {
             _ => {}
         }
     }
-    if let Some(t) = node.child_by_field_name("type") {
+    if let Some(t) = node.field("type") {
         let t_text = text(t, src);
         if t_text.starts_with("_Atomic") || t_text.starts_with("atomic_") {
             ty.atomic = true;
         }
         ty.name = Some(match t.kind() {
-            "struct_specifier" | "union_specifier" | "enum_specifier" => {
-                match t.child_by_field_name("name") {
-                    Some(n) => name(n, src),
-                    None => Name::from(format!("<anon@{}>", t.start_byte())),
-                }
-            }
+            "struct_specifier" | "union_specifier" | "enum_specifier" => match t.field("name") {
+                Some(n) => name(n, src),
+                None => Name::from(format!("<anon@{}>", t.start_byte())),
+            },
             _ => Name::from(t_text.trim()),
         });
     }
@@ -547,7 +546,7 @@ fn pointer_param_mask(mut d: Node, src: &str) -> u64 {
         match d.kind() {
             "function_declarator" => break,
             "pointer_declarator" | "init_declarator" | "attributed_declarator" => {
-                match d.child_by_field_name("declarator") {
+                match d.field("declarator") {
                     Some(inner) => d = inner,
                     None => return 0,
                 }
@@ -555,7 +554,7 @@ fn pointer_param_mask(mut d: Node, src: &str) -> u64 {
             _ => return 0,
         }
     }
-    let Some(params) = d.child_by_field_name("parameters") else {
+    let Some(params) = d.field("parameters") else {
         return 0;
     };
     let mut mask = 0u64;
@@ -567,7 +566,7 @@ fn pointer_param_mask(mut d: Node, src: &str) -> u64 {
         .take(64)
     {
         let mut t = base_type(p, src);
-        if let Some(decl) = p.child_by_field_name("declarator") {
+        if let Some(decl) = p.field("declarator") {
             declarator(decl, &mut t);
         }
         if t.pointer >= 1 || t.array {
@@ -597,14 +596,14 @@ pub(crate) fn declarator<'t>(mut d: Node<'t>, ty: &mut TypeInfo) -> Option<Node<
                     ty.volatile |= 1 << ty.pointer;
                 }
                 saw_pointer_in_parens = true;
-                d = d.child_by_field_name("declarator")?;
+                d = d.field("declarator")?;
             }
             "array_declarator" | "abstract_array_declarator" => {
                 ty.array = true;
-                d = d.child_by_field_name("declarator")?;
+                d = d.field("declarator")?;
             }
             "function_declarator" | "abstract_function_declarator" => {
-                let inner = d.child_by_field_name("declarator")?;
+                let inner = d.field("declarator")?;
                 if inner.kind() == "parenthesized_declarator" {
                     // `(*fp)(...)`: a function pointer, i.e. data.
                     saw_pointer_in_parens = false;
@@ -614,9 +613,7 @@ pub(crate) fn declarator<'t>(mut d: Node<'t>, ty: &mut TypeInfo) -> Option<Node<
                 d = inner;
             }
             "init_declarator" | "attributed_declarator" => {
-                d = d
-                    .child_by_field_name("declarator")
-                    .or_else(|| d.named_child(0))?
+                d = d.field("declarator").or_else(|| d.named_child(0))?
             }
             "parenthesized_declarator" => d = d.named_child(0)?,
             _ => return None,
@@ -628,7 +625,7 @@ pub(crate) fn declarator<'t>(mut d: Node<'t>, ty: &mut TypeInfo) -> Option<Node<
 
 fn function_item(node: Node, src: &str, offset: usize, items: &mut FileItems) {
     let ty = base_type(node, src);
-    let Some(decl) = node.child_by_field_name("declarator") else {
+    let Some(decl) = node.field("declarator") else {
         return;
     };
     let mut t = ty.clone();
@@ -636,7 +633,7 @@ fn function_item(node: Node, src: &str, offset: usize, items: &mut FileItems) {
         return;
     };
     t.is_function = false;
-    if let Some(t) = node.child_by_field_name("type") {
+    if let Some(t) = node.field("type") {
         struct_defs(t, src, items, 0);
     }
     let rel = node.start_byte() as u32;
@@ -653,7 +650,7 @@ fn function_item(node: Node, src: &str, offset: usize, items: &mut FileItems) {
 
 fn declaration_item(node: Node, src: &str, items: &mut FileItems) {
     let base = base_type(node, src);
-    if let Some(t) = node.child_by_field_name("type") {
+    if let Some(t) = node.field("type") {
         struct_defs(t, src, items, 0);
     }
     let is_extern = node
@@ -689,7 +686,7 @@ fn declaration_item(node: Node, src: &str, items: &mut FileItems) {
         }
         let mut init_refs = Vec::new();
         if d.kind() == "init_declarator" {
-            if let Some(v) = d.child_by_field_name("value") {
+            if let Some(v) = d.field("value") {
                 collect_identifiers(v, src, &mut init_refs);
             }
         }
@@ -718,14 +715,14 @@ fn define_macro_item(node: Node, src: &str, items: &mut FileItems) {
     else {
         return;
     };
-    let Some(func) = call.child_by_field_name("function") else {
+    let Some(func) = call.field("function") else {
         return;
     };
     let macro_name = text(func, src);
     if func.kind() != "identifier" || !is_definition_macro(macro_name) {
         return;
     }
-    let Some(args) = call.child_by_field_name("arguments") else {
+    let Some(args) = call.field("arguments") else {
         return;
     };
     let mut cur = args.walk();
@@ -778,7 +775,7 @@ fn collect_identifiers(node: Node, src: &str, out: &mut Vec<Name>) {
 
 fn typedef_item(node: Node, src: &str, items: &mut FileItems) {
     let base = base_type(node, src);
-    let type_node = node.child_by_field_name("type");
+    let type_node = node.field("type");
     let mut cur = node.walk();
     let decls: Vec<Node> = node
         .children_by_field_name("declarator", &mut cur)
@@ -792,10 +789,10 @@ fn typedef_item(node: Node, src: &str, items: &mut FileItems) {
         // An anonymous struct takes the typedef's name.
         if let Some(t) = type_node {
             if matches!(t.kind(), "struct_specifier" | "union_specifier")
-                && t.child_by_field_name("name").is_none()
+                && t.field("name").is_none()
             {
                 ty.name = Some(tname.clone());
-                if let Some(body) = t.child_by_field_name("body") {
+                if let Some(body) = t.field("body") {
                     let fields = struct_fields(body, src, items, 1);
                     items.structs.push(StructDef {
                         name: tname.clone(),
@@ -807,7 +804,7 @@ fn typedef_item(node: Node, src: &str, items: &mut FileItems) {
         items.typedefs.push((tname, ty));
     }
     if let Some(t) = type_node {
-        if t.child_by_field_name("name").is_some() {
+        if t.field("name").is_some() {
             struct_defs(t, src, items, 0);
         }
     }
@@ -817,10 +814,7 @@ fn struct_defs(node: Node, src: &str, items: &mut FileItems, depth: u32) {
     if depth > 32 || !matches!(node.kind(), "struct_specifier" | "union_specifier") {
         return;
     }
-    let (Some(n), Some(body)) = (
-        node.child_by_field_name("name"),
-        node.child_by_field_name("body"),
-    ) else {
+    let (Some(n), Some(body)) = (node.field("name"), node.field("body")) else {
         return;
     };
     let fields = struct_fields(body, src, items, depth + 1);
@@ -843,7 +837,7 @@ fn struct_fields(
             continue;
         }
         let base = base_type(f, src);
-        if let Some(t) = f.child_by_field_name("type") {
+        if let Some(t) = f.field("type") {
             struct_defs(t, src, items, depth + 1);
         }
         let mut c2 = f.walk();
@@ -858,10 +852,10 @@ fn struct_fields(
 }
 
 fn macro_item(node: Node, src: &str, items: &mut FileItems) {
-    let Some(n) = node.child_by_field_name("name") else {
+    let Some(n) = node.field("name") else {
         return;
     };
-    let params = node.child_by_field_name("parameters").map(|p| {
+    let params = node.field("parameters").map(|p| {
         let mut cur = p.walk();
         p.named_children(&mut cur)
             .map(|c| {
@@ -874,7 +868,7 @@ fn macro_item(node: Node, src: &str, items: &mut FileItems) {
             .collect()
     });
     let body = node
-        .child_by_field_name("value")
+        .field("value")
         .map(|v| {
             text(v, src)
                 .replace("\\\r\n", " ")

@@ -6,6 +6,7 @@
 //! Recursion is bounded by [`MAX_DEPTH`]: deeper syntax is skipped and the
 //! function is marked `truncated`, so no input can overflow the stack.
 
+use crate::fields::Field;
 use crate::ir::*;
 use crate::items::{base_type, declarator, name, text};
 use crate::macros::MacroTable;
@@ -48,11 +49,11 @@ pub fn lower_definition(def: Node, src: &str, macros: &MacroTable) -> FnIr {
         stmt_span: Span::default(),
         cond_calls: Vec::new(),
     };
-    if let Some(d) = def.child_by_field_name("declarator") {
+    if let Some(d) = def.field("declarator") {
         lw.params(d);
     }
     let mut body = Vec::new();
-    if let Some(b) = def.child_by_field_name("body") {
+    if let Some(b) = def.field("body") {
         lw.stmt(b, &mut body, 0);
     }
     lw.ir.body = body;
@@ -132,12 +133,12 @@ impl<'s> Lowerer<'s> {
             if n.kind() == "function_declarator" {
                 break;
             }
-            match n.child_by_field_name("declarator") {
+            match n.field("declarator") {
                 Some(c) => n = c,
                 None => return,
             }
         }
-        let Some(list) = n.child_by_field_name("parameters") else {
+        let Some(list) = n.field("parameters") else {
             return;
         };
         let mut cur = list.walk();
@@ -146,7 +147,7 @@ impl<'s> Lowerer<'s> {
                 continue;
             }
             let mut ty = base_type(p, self.src);
-            let Some(dn) = p.child_by_field_name("declarator") else {
+            let Some(dn) = p.field("declarator") else {
                 continue;
             };
             if let Some(nn) = declarator(dn, &mut ty) {
@@ -198,12 +199,12 @@ impl<'s> Lowerer<'s> {
             }
             "if_statement" => {
                 let mut cond = Vec::new();
-                let test = match n.child_by_field_name("condition") {
+                let test = match n.field("condition") {
                     Some(c) => self.condition(c, &mut cond, depth),
                     None => Test::Other,
                 };
-                let then = self.block(n.child_by_field_name("consequence"), depth);
-                let els = match n.child_by_field_name("alternative") {
+                let then = self.block(n.field("consequence"), depth);
+                let els = match n.field("alternative") {
                     Some(a) => {
                         let mut v = Vec::new();
                         self.stmts_of(a, &mut v, depth);
@@ -223,7 +224,7 @@ impl<'s> Lowerer<'s> {
             }
             "while_statement" => {
                 let mut cond = Vec::new();
-                let c = n.child_by_field_name("condition");
+                let c = n.field("condition");
                 let infinite = c
                     .map(|c| matches!(text(unparen(c), self.src), "1" | "true"))
                     .unwrap_or(false);
@@ -231,7 +232,7 @@ impl<'s> Lowerer<'s> {
                     Some(c) => self.condition(c, &mut cond, depth),
                     None => Test::Other,
                 };
-                let body = self.block(n.child_by_field_name("body"), depth);
+                let body = self.block(n.field("body"), depth);
                 self.push(
                     out,
                     Stmt::Loop {
@@ -245,9 +246,9 @@ impl<'s> Lowerer<'s> {
                 );
             }
             "do_statement" => {
-                let body = self.block(n.child_by_field_name("body"), depth);
+                let body = self.block(n.field("body"), depth);
                 let mut cond = Vec::new();
-                let c = n.child_by_field_name("condition");
+                let c = n.field("condition");
                 let infinite = c
                     .map(|c| matches!(text(unparen(c), self.src), "1" | "true"))
                     .unwrap_or(false);
@@ -277,7 +278,7 @@ impl<'s> Lowerer<'s> {
                 }
             }
             "for_statement" => {
-                if let Some(init) = n.child_by_field_name("initializer") {
+                if let Some(init) = n.field("initializer") {
                     if init.kind() == "declaration" {
                         self.declaration(init, out, depth);
                     } else {
@@ -285,13 +286,13 @@ impl<'s> Lowerer<'s> {
                     }
                 }
                 let mut cond = Vec::new();
-                let c = n.child_by_field_name("condition");
+                let c = n.field("condition");
                 let test = match c {
                     Some(c) => self.condition(c, &mut cond, depth),
                     None => Test::Other,
                 };
-                let mut body = self.block(n.child_by_field_name("body"), depth);
-                if let Some(u) = n.child_by_field_name("update") {
+                let mut body = self.block(n.field("body"), depth);
+                if let Some(u) = n.field("update") {
                     self.value(u, &mut body, depth + 1);
                 }
                 let bound = loop_bound(n, self.src);
@@ -309,20 +310,20 @@ impl<'s> Lowerer<'s> {
             }
             "switch_statement" => {
                 let mut cond = Vec::new();
-                if let Some(c) = n.child_by_field_name("condition") {
+                if let Some(c) = n.field("condition") {
                     self.value(c, &mut cond, depth + 1);
                 }
                 let mut arms: Vec<Vec<Stmt>> = Vec::new();
                 let mut zero = None;
                 let mut pre = Vec::new();
-                if let Some(body) = n.child_by_field_name("body") {
+                if let Some(body) = n.field("body") {
                     let mut cur = body.walk();
                     let children: Vec<Node> = body.named_children(&mut cur).collect();
                     for c in children {
                         if c.kind() == "case_statement" {
                             let mut arm = Vec::new();
                             let mut c2 = c.walk();
-                            let value = c.child_by_field_name("value");
+                            let value = c.field("value");
                             if value.is_some_and(|v| {
                                 v.kind() == "number_literal" && text(v, self.src).trim() == "0"
                             }) {
@@ -373,10 +374,10 @@ impl<'s> Lowerer<'s> {
             }
             "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_else"
             | "preproc_elifdef" => {
-                let alt = n.child_by_field_name("alternative");
+                let alt = n.field("alternative");
                 let cond_id = n
-                    .child_by_field_name("condition")
-                    .or_else(|| n.child_by_field_name("name"))
+                    .field("condition")
+                    .or_else(|| n.field("name"))
                     .map(|c| c.id());
                 let mut then = Vec::new();
                 let mut cur = n.walk();
@@ -458,7 +459,7 @@ impl<'s> Lowerer<'s> {
                 }),
             );
             if d.kind() == "init_declarator" {
-                if let Some(v) = d.child_by_field_name("value") {
+                if let Some(v) = d.field("value") {
                     let saved = self.stmt_span;
                     self.stmt_span = self.span(n);
                     let rhs = if v.kind() == "initializer_list" {
@@ -488,13 +489,13 @@ impl<'s> Lowerer<'s> {
         let mut n = d;
         for _ in 0..16 {
             if n.kind() == "array_declarator" {
-                if let Some(size) = n.child_by_field_name("size") {
+                if let Some(size) = n.field("size") {
                     if !matches!(size.kind(), "number_literal") {
                         self.value(size, out, depth + 1);
                     }
                 }
             }
-            match n.child_by_field_name("declarator") {
+            match n.field("declarator") {
                 Some(c) => n = c,
                 None => break,
             }
@@ -512,7 +513,7 @@ impl<'s> Lowerer<'s> {
             match c.kind() {
                 "initializer_list" => self.initializer(c, out, depth + 1),
                 "initializer_pair" => {
-                    if let Some(v) = c.child_by_field_name("value") {
+                    if let Some(v) = c.field("value") {
                         if v.kind() == "initializer_list" {
                             self.initializer(v, out, depth + 1);
                         } else {
@@ -556,23 +557,15 @@ impl<'s> Lowerer<'s> {
                 var: name(n, self.src),
                 zero_on_true: !positive,
             },
-            "unary_expression"
-                if n.child_by_field_name("operator").map(|o| text(o, self.src)) == Some("!") =>
-            {
-                match n.child_by_field_name("argument") {
+            "unary_expression" if n.field("operator").map(|o| text(o, self.src)) == Some("!") => {
+                match n.field("argument") {
                     Some(a) => self.test_of(a, !positive, null_is_zero, depth + 1),
                     None => Test::Other,
                 }
             }
             "binary_expression" => {
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| text(o, self.src))
-                    .unwrap_or("");
-                let (Some(l), Some(r)) = (
-                    n.child_by_field_name("left"),
-                    n.child_by_field_name("right"),
-                ) else {
+                let op = n.field("operator").map(|o| text(o, self.src)).unwrap_or("");
+                let (Some(l), Some(r)) = (n.field("left"), n.field("right")) else {
                     return Test::Other;
                 };
                 let zero = |x: Node| {
@@ -623,11 +616,8 @@ impl<'s> Lowerer<'s> {
                 place
             }
             "pointer_expression" => {
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| text(o, self.src))
-                    .unwrap_or("");
-                let Some(arg) = n.child_by_field_name("argument") else {
+                let op = n.field("operator").map(|o| text(o, self.src)).unwrap_or("");
+                let Some(arg) = n.field("argument") else {
                     return Expr::Other;
                 };
                 if op == "&" {
@@ -653,10 +643,8 @@ impl<'s> Lowerer<'s> {
             "string_literal" | "concatenated_string" | "char_literal" => Expr::Str,
             "null" | "true" | "false" => Expr::Int(0),
             "cast_expression" => {
-                let ty = n
-                    .child_by_field_name("type")
-                    .map(|t| type_name(text(t, self.src)));
-                match n.child_by_field_name("value") {
+                let ty = n.field("type").map(|t| type_name(text(t, self.src)));
+                match n.field("value") {
                     Some(v) => {
                         let value = self.value(v, out, depth + 1);
                         Expr::Cast {
@@ -669,14 +657,14 @@ impl<'s> Lowerer<'s> {
             }
             "assignment_expression" => {
                 let op = n
-                    .child_by_field_name("operator")
+                    .field("operator")
                     .map(|o| text(o, self.src))
                     .unwrap_or("=");
-                let rhs = match n.child_by_field_name("right") {
+                let rhs = match n.field("right") {
                     Some(r) => self.value(r, out, depth + 1),
                     None => Expr::Other,
                 };
-                let Some(l) = n.child_by_field_name("left") else {
+                let Some(l) = n.field("left") else {
                     return Expr::Other;
                 };
                 let place = self.place(l, out, depth + 1);
@@ -700,7 +688,7 @@ impl<'s> Lowerer<'s> {
                 rhs
             }
             "update_expression" => {
-                let Some(a) = n.child_by_field_name("argument") else {
+                let Some(a) = n.field("argument") else {
                     return Expr::Other;
                 };
                 let place = self.place(a, out, depth + 1);
@@ -718,16 +706,9 @@ impl<'s> Lowerer<'s> {
             }
             "call_expression" => self.call(n, out, depth),
             "binary_expression" => {
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| text(o, self.src))
-                    .unwrap_or("");
-                let l = n
-                    .child_by_field_name("left")
-                    .map(|l| self.value(l, out, depth + 1));
-                let r = n
-                    .child_by_field_name("right")
-                    .map(|r| self.value(r, out, depth + 1));
+                let op = n.field("operator").map(|o| text(o, self.src)).unwrap_or("");
+                let l = n.field("left").map(|l| self.value(l, out, depth + 1));
+                let r = n.field("right").map(|r| self.value(r, out, depth + 1));
                 match (op, l, r) {
                     (
                         "+" | "-",
@@ -748,28 +729,28 @@ impl<'s> Lowerer<'s> {
                 }
             }
             "unary_expression" => {
-                if let Some(a) = n.child_by_field_name("argument") {
+                if let Some(a) = n.field("argument") {
                     self.value(a, out, depth + 1);
                 }
                 Expr::Other
             }
             "conditional_expression" => {
-                if let Some(c) = n.child_by_field_name("condition") {
+                if let Some(c) = n.field("condition") {
                     self.value(c, out, depth + 1);
                 }
                 let mut alts = Vec::new();
                 for f in ["consequence", "alternative"] {
-                    if let Some(c) = n.child_by_field_name(f) {
+                    if let Some(c) = n.field(f) {
                         alts.push(self.value(c, out, depth + 1));
                     }
                 }
                 Expr::Choice(alts)
             }
             "comma_expression" => {
-                if let Some(l) = n.child_by_field_name("left") {
+                if let Some(l) = n.field("left") {
                     self.value(l, out, depth + 1);
                 }
-                match n.child_by_field_name("right") {
+                match n.field("right") {
                     Some(r) => self.value(r, out, depth + 1),
                     None => Expr::Other,
                 }
@@ -779,19 +760,19 @@ impl<'s> Lowerer<'s> {
                 Expr::Other
             }
             "compound_literal_expression" => {
-                if let Some(v) = n.child_by_field_name("value") {
+                if let Some(v) = n.field("value") {
                     self.initializer(v, out, depth + 1);
                 }
                 Expr::Other
             }
             "sizeof_expression" => {
                 // `sizeof(int[n])` evaluates the length of a variable-length array.
-                if let Some(t) = n.child_by_field_name("type") {
+                if let Some(t) = n.field("type") {
                     let mut stack = vec![t];
                     let mut cur = t.walk();
                     while let Some(x) = stack.pop() {
                         if x.kind() == "abstract_array_declarator" {
-                            if let Some(size) = x.child_by_field_name("size") {
+                            if let Some(size) = x.field("size") {
                                 self.value(size, out, depth + 1);
                             }
                         }
@@ -855,14 +836,14 @@ impl<'s> Lowerer<'s> {
             },
             "field_expression" => {
                 let arrow = n
-                    .child_by_field_name("operator")
+                    .field("operator")
                     .map(|o| text(o, self.src) == "->")
                     .unwrap_or(false);
                 let field = n
-                    .child_by_field_name("field")
+                    .field("field")
                     .map(|f| name(f, self.src))
                     .unwrap_or_else(|| Name::from("?"));
-                let Some(a) = n.child_by_field_name("argument") else {
+                let Some(a) = n.field("argument") else {
                     return Expr::Other;
                 };
                 let base = if arrow {
@@ -877,13 +858,11 @@ impl<'s> Lowerer<'s> {
                 }
             }
             "subscript_expression" => {
-                let Some(a) = n.child_by_field_name("argument") else {
+                let Some(a) = n.field("argument") else {
                     return Expr::Other;
                 };
                 let base = self.place(a, out, depth + 1);
-                let index = n
-                    .child_by_field_name("index")
-                    .map(|i| self.value(i, out, depth + 1));
+                let index = n.field("index").map(|i| self.value(i, out, depth + 1));
                 let (index, var) = match index {
                     Some(Expr::Int(k)) => (Some(k), None),
                     Some(Expr::Var(v)) => (None, Some(v)),
@@ -896,11 +875,8 @@ impl<'s> Lowerer<'s> {
                 }
             }
             "pointer_expression" => {
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| text(o, self.src))
-                    .unwrap_or("");
-                let Some(a) = n.child_by_field_name("argument") else {
+                let op = n.field("operator").map(|o| text(o, self.src)).unwrap_or("");
+                let Some(a) = n.field("argument") else {
                     return Expr::Other;
                 };
                 if op == "*" {
@@ -910,7 +886,7 @@ impl<'s> Lowerer<'s> {
                     self.value(n, out, depth + 1)
                 }
             }
-            "cast_expression" => match n.child_by_field_name("value") {
+            "cast_expression" => match n.field("value") {
                 Some(v) => self.place(v, out, depth + 1),
                 None => Expr::Other,
             },
@@ -919,8 +895,8 @@ impl<'s> Lowerer<'s> {
     }
 
     fn call(&mut self, n: Node, out: &mut Vec<Stmt>, depth: u32) -> Expr {
-        let f = n.child_by_field_name("function");
-        let args_node = n.child_by_field_name("arguments");
+        let f = n.field("function");
+        let args_node = n.field("arguments");
         let mut arg_nodes: Vec<Node> = Vec::new();
         if let Some(a) = args_node {
             let mut cur = a.walk();
@@ -1069,10 +1045,7 @@ impl<'s> Lowerer<'s> {
         let wrapped = format!("void __racelens_macro(void) {{\n{expansion};\n}}\n");
         let tree = parse_text_cached(&wrapped);
         let root = tree.root_node();
-        let Some(body) = root
-            .named_child(0)
-            .and_then(|f| f.child_by_field_name("body"))
-        else {
+        let Some(body) = root.named_child(0).and_then(|f| f.field("body")) else {
             return Expr::Other;
         };
         let saved = (self.src, self.over);
@@ -1114,7 +1087,7 @@ fn unsafe_extend<'a, 'b, R>(text: &'a str, f: impl FnOnce(&'b str) -> R) -> R {
 }
 
 fn first_expression(root: Node) -> Option<Node> {
-    let body = root.named_child(0)?.child_by_field_name("body")?;
+    let body = root.named_child(0)?.field("body")?;
     let st = body.named_child(0)?;
     if st.kind() == "expression_statement" {
         st.named_child(0)
@@ -1157,38 +1130,38 @@ fn parse_int(s: &str) -> Option<i64> {
 /// loop cover the threads created in another only when the ranges match.
 fn loop_bound(n: Node, src: &str) -> Option<Name> {
     let squash = |n: Node| -> String { text(n, src).split_whitespace().collect() };
-    let init = n.child_by_field_name("initializer")?;
+    let init = n.field("initializer")?;
     let (var, start) = match init.kind() {
         "assignment_expression" => {
-            let l = init.child_by_field_name("left")?;
-            if l.kind() != "identifier" || text(init.child_by_field_name("operator")?, src) != "=" {
+            let l = init.field("left")?;
+            if l.kind() != "identifier" || text(init.field("operator")?, src) != "=" {
                 return None;
             }
-            (text(l, src), squash(init.child_by_field_name("right")?))
+            (text(l, src), squash(init.field("right")?))
         }
         "declaration" => {
-            let d = init.child_by_field_name("declarator")?;
+            let d = init.field("declarator")?;
             if d.kind() != "init_declarator" {
                 return None;
             }
-            let v = d.child_by_field_name("declarator")?;
+            let v = d.field("declarator")?;
             if v.kind() != "identifier" {
                 return None;
             }
-            (text(v, src), squash(d.child_by_field_name("value")?))
+            (text(v, src), squash(d.field("value")?))
         }
         _ => return None,
     };
-    let cond = unparen(n.child_by_field_name("condition")?);
+    let cond = unparen(n.field("condition")?);
     if cond.kind() != "binary_expression" {
         return None;
     }
-    let left = unparen(cond.child_by_field_name("left")?);
+    let left = unparen(cond.field("left")?);
     if left.kind() != "identifier" || text(left, src) != var {
         return None;
     }
-    let right = squash(cond.child_by_field_name("right")?);
-    let end = match text(cond.child_by_field_name("operator")?, src) {
+    let right = squash(cond.field("right")?);
+    let end = match text(cond.field("operator")?, src) {
         "<" | "!=" => right,
         "<=" => match right.parse::<i64>() {
             Ok(k) => (k + 1).to_string(),
@@ -1196,7 +1169,7 @@ fn loop_bound(n: Node, src: &str) -> Option<Name> {
         },
         _ => return None,
     };
-    let step: String = squash(n.child_by_field_name("update")?);
+    let step: String = squash(n.field("update")?);
     let ones = [
         format!("{var}++"),
         format!("++{var}"),
