@@ -57,6 +57,9 @@ const CONTEXT_BUDGET: usize = 24;
 /// Abstract threads in the whole program.
 const THREAD_BUDGET: usize = 512;
 const MAX_VALS: usize = 16;
+/// Heap sites a path follows the freshness of; past that, allocations on
+/// the path are not fresh.
+const MAX_ALLOCATED: usize = 64;
 /// Locks tracked as held at once; more are a budget overrun.
 const MAX_HELD: usize = 64;
 /// Library roots walked as threads of their own; with more, all roots run
@@ -2219,12 +2222,25 @@ impl<'a> Walker<'a> {
 
     /// A node of the memo key whose result holds for entry state `st`: one
     /// that agrees with `st` on the freshness of every heap site it
-    /// observed, and on the whole `allocated` set if it allocates.
+    /// observed and, if it allocates, on which of those sites were already
+    /// allocated. Every site it allocates is one it observed, and `allocated`
+    /// is only read for sites whose freshness the paths disagree on, so the
+    /// other sites pass through (see [`Walker::rebase_heap`]); unless either
+    /// entry is near the bound where a path stops following allocations,
+    /// which depends on the whole set.
     fn memo_hit(&self, key: &MemoKey, st: &State) -> Option<u32> {
         let ids = self.d.memo.get(key)?;
         ids.iter().copied().find(|&id| {
             let n = &self.d.nodes[id as usize];
-            (!n.allocates || n.state.allocated == st.allocated)
+            let room = |a: &[Base]| a.len() + n.heap_obs.len() < MAX_ALLOCATED;
+            let allocated = !n.allocates
+                || n.state.allocated == st.allocated
+                || (room(&n.state.allocated)
+                    && room(&st.allocated)
+                    && n.heap_obs
+                        .iter()
+                        .all(|b| n.state.allocated.contains(b) == st.allocated.contains(b)));
+            allocated
                 && n.heap_obs
                     .iter()
                     .all(|b| n.state.fresh.contains(b) == st.fresh.contains(b))
@@ -2232,19 +2248,24 @@ impl<'a> Walker<'a> {
     }
 
     /// Node `id`'s exit state `e` for entry state `st`: the heap sites it did
-    /// not observe keep their freshness from `st`, and `allocated` passes
-    /// through when it does not allocate.
+    /// not observe keep their freshness and allocation from `st` (all of
+    /// `allocated` passes through when it does not allocate).
     fn rebase_heap(&self, id: u32, st: &State, e: &mut State) {
         let n = &self.d.nodes[id as usize];
         let observed = |b: &Base| n.heap_obs.binary_search(b).is_ok();
+        let rebased = |exit: &[Base], entry: &[Base]| {
+            let mut v: Vec<Base> = exit.iter().filter(|b| observed(b)).cloned().collect();
+            v.extend(entry.iter().filter(|b| !observed(b)).cloned());
+            v.sort();
+            v
+        };
         if n.state.fresh != st.fresh {
-            let mut fresh: Vec<Base> = e.fresh.iter().filter(|b| observed(b)).cloned().collect();
-            fresh.extend(st.fresh.iter().filter(|b| !observed(b)).cloned());
-            fresh.sort();
-            e.fresh = fresh;
+            e.fresh = rebased(&e.fresh, &st.fresh);
         }
         if !n.allocates {
             e.allocated = st.allocated.clone();
+        } else if n.state.allocated != st.allocated {
+            e.allocated = rebased(&e.allocated, &st.allocated);
         }
     }
 
@@ -3828,7 +3849,7 @@ impl<'a> Walker<'a> {
         if let Some(&n) = self.d.node_stack.last() {
             self.d.nodes[n as usize].allocates = true;
         }
-        if st.allocated.len() >= 64 {
+        if st.allocated.len() >= MAX_ALLOCATED {
             // Too many sites to follow: no more freshness on this path.
             return;
         }

@@ -109,3 +109,36 @@ fn an_event_loop_registering_its_own_callback_does_not_split_contexts() {
         ]
     );
 }
+
+/// As [`allocations_between_calls`], but the callee allocates an object of
+/// its own (a logging buffer), which it writes and frees: the calls differ
+/// in which other sites `main` has allocated, which the callee never looks at.
+fn allocations_between_allocating_calls(n: usize) -> String {
+    let mut s = String::from(
+        "#include <pthread.h>\n#include <stdlib.h>\n\nstruct item { int v; };\nint hits;\n\n\
+         void note(void) {\n  int *buf = malloc(sizeof *buf);\n  *buf = hits;\n  free(buf);\n  hits++;\n}\n\n\
+         void *worker(void *arg) { hits++; return 0; }\n\n\
+         int main(void) {\n  pthread_t t;\n  pthread_create(&t, 0, worker, 0);\n",
+    );
+    for i in 0..n {
+        s.push_str(&format!(
+            "  struct item *p{i} = malloc(sizeof *p{i});\n  p{i}->v = {i};\n  note();\n"
+        ));
+    }
+    s.push_str("  return 0;\n}\n");
+    s
+}
+
+#[test]
+fn heap_sites_allocated_before_a_call_do_not_split_the_contexts_of_an_allocating_callee() {
+    let (races, incomplete) = analyse(&allocations_between_allocating_calls(30));
+    assert_eq!(incomplete, Vec::<String>::new());
+    assert_eq!(
+        races,
+        vec![
+            "data race on `hits`: read in thread `main` holding no lock".to_string(),
+            "data race on `hits`: write in thread `main` holding no lock".to_string(),
+            "data race on `hits`: write in thread `worker` holding no lock".to_string(),
+        ]
+    );
+}
