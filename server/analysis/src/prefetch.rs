@@ -2,7 +2,7 @@
 //!
 //! The walk is sequential, but two phases around it are not: lowering the
 //! files (each file's functions depend on that file and the macro table
-//! alone) and checking the memory locations (each check reads one
+//! alone) and summarizing each function, and checking the memory locations (each check reads one
 //! location's accesses). [`prefetch`] runs both on `workers` threads, each
 //! with its own database clone, so the sequential queries that follow find
 //! their results memoized and compute exactly what they would have alone.
@@ -12,7 +12,9 @@
 //! A worker that meets `salsa::Cancelled` (the host changed an input) stops
 //! quietly: the caller's own next query unwinds the same way.
 
-use crate::db::{file_items, file_lowered, RootDb, SourceFile, Workspace};
+use crate::db::{
+    file_items, file_lowered, function_summary, program, FunctionId, RootDb, SourceFile, Workspace,
+};
 use crate::races::{locations_in, thread_analysis};
 use crate::report::location_reports;
 use racelens_syntax as syntax;
@@ -38,6 +40,18 @@ pub fn prefetch(
     in_parallel(db, workers, &order, |db, i| {
         file_items(db, all[i]);
         file_lowered(db, ws, all[i]);
+    });
+    // Then each function's summary (its IR and call models), which the walk
+    // reads for every function before it starts.
+    let functions: Vec<FunctionId> = program(db, ws)
+        .functions
+        .values()
+        .flatten()
+        .copied()
+        .collect();
+    let order: Vec<usize> = (0..functions.len()).collect();
+    in_parallel(db, workers, &order, |db, i| {
+        function_summary(db, functions[i]);
     });
     let t1 = std::time::Instant::now();
     // The walk runs here, on the caller's thread (it needs a deep stack).
