@@ -480,7 +480,7 @@ def measure(args, binary: str, out_path: Path) -> int:
             edits[f"{folder}/{name} (project)"] = edit_latency(binary, path, args.edit_iterations, monitor, corpus / folder) if path.is_file() else None
             print(f"bench edit {folder}/{name}: done", file=sys.stderr)
         project = corpus / LOAD_PROJECT
-        load = cold_load(binary, project, args.runs, monitor) if project.is_dir() else {"error": f"{LOAD_PROJECT} not found"}
+        load = cold_load(binary, project, max(args.runs, 7), monitor) if project.is_dir() else {"error": f"{LOAD_PROJECT} not found"}
         print("bench load: done", file=sys.stderr)
 
     text = render(args, info, rev, monitor, results, rss, edits, load, started, time.perf_counter() - t0)
