@@ -409,12 +409,28 @@ struct Out {
     ret: Option<State>,
 }
 
+/// A function's frame for some pointer arguments: the points-to of its
+/// local pointers, over what the function holds whatever its arguments.
 struct Frame {
     fid: FunctionId,
+    base: Arc<FrameBase>,
+    pts: FxHashMap<Name, Vals>,
+}
+
+impl std::ops::Deref for Frame {
+    type Target = FrameBase;
+    fn deref(&self) -> &FrameBase {
+        &self.base
+    }
+}
+
+/// What a frame holds whatever the pointer arguments: built once per
+/// function and walk (it reads the function's summary and the program's
+/// types only).
+struct FrameBase {
     fname: Name,
     summary: Arc<FunctionSummary>,
     locals: FxHashMap<Name, TypeInfo>,
-    pts: FxHashMap<Name, Vals>,
     address_taken: FxHashSet<Name>,
     calls: FxHashMap<u32, Callee>,
     /// Locals assigned exactly once, from `&place`: `d = &s->datum`.
@@ -424,6 +440,9 @@ struct Frame {
     /// Wild locals: never given an address or null, only left uninitialized
     /// or set to non-zero integers (see [`wild_locals`]).
     wild: FxHashSet<Name>,
+    /// Assignments to non-static locals, in body order: the input of the
+    /// flow-insensitive points-to.
+    local_assigns: Vec<(Name, Expr)>,
 }
 
 /// One memoized calling context: a function walked from one entry state in
@@ -701,6 +720,8 @@ struct WalkData {
     last_ctx: Option<LastCtx>,
     /// Frames by function and pointer arguments.
     frames: std::cell::RefCell<FxHashMap<(FunctionId, Vec<Vals>), Arc<Frame>>>,
+    /// The argument-independent part of each function's frames.
+    frame_bases: std::cell::RefCell<FxHashMap<FunctionId, Arc<FrameBase>>>,
     /// Per site: locks the creator held from the spawn until the thread ended.
     protected: FxHashMap<u32, Vec<LocKey>>,
     /// Per site: (sibling site, lock) where the lock was also held since the
@@ -1333,14 +1354,40 @@ impl<'a> Walker<'a> {
     }
 
     fn frame_inner(&self, fid: FunctionId, bindings: &[Vals]) -> Frame {
-        let summary = self.summary(fid);
-        let mut locals = FxHashMap::default();
+        let base = self.frame_base(fid);
         let mut pts: FxHashMap<Name, Vals> = FxHashMap::default();
-        for (i, p) in summary.ir.params.iter().enumerate() {
-            locals.insert(p.name.clone(), self.prog.resolve_type(&p.ty));
+        for (i, p) in base.summary.ir.params.iter().enumerate() {
             if let Some(b) = bindings.get(i) {
                 pts.insert(p.name.clone(), b.clone());
             }
+        }
+        let mut frame = Frame { fid, base, pts };
+        // Flow-insensitive points-to of local pointers, to a small fixpoint.
+        let base = frame.base.clone();
+        for _ in 0..3 {
+            let mut changed = false;
+            for (x, rhs) in &base.local_assigns {
+                let v = self.eval(&frame, rhs, 0);
+                if !v.is_empty() {
+                    changed |= add_vals(frame.pts.entry(x.clone()).or_default(), v);
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        frame
+    }
+
+    /// The argument-independent part of `fid`'s frames, built once.
+    fn frame_base(&self, fid: FunctionId) -> Arc<FrameBase> {
+        if let Some(b) = self.d.frame_bases.borrow().get(&fid) {
+            return b.clone();
+        }
+        let summary = self.summary(fid);
+        let mut locals = FxHashMap::default();
+        for p in &summary.ir.params {
+            locals.insert(p.name.clone(), self.prog.resolve_type(&p.ty));
         }
         visit_stmts(&summary.ir.body, &mut |s| {
             if let Stmt::Decl(d) = s {
@@ -1355,6 +1402,7 @@ impl<'a> Walker<'a> {
         });
         let mut counts: FxHashMap<Name, (u32, Option<Expr>)> = FxHashMap::default();
         let mut from_calls = Vec::new();
+        let mut local_assigns = Vec::new();
         visit_stmts(&summary.ir.body, &mut |s| {
             if let Stmt::Assign {
                 lhs: Expr::Var(x),
@@ -1367,6 +1415,13 @@ impl<'a> Walker<'a> {
                 let e = counts.entry(x.clone()).or_insert((0, None));
                 e.0 += 1;
                 e.1 = Some(rhs.clone());
+                if locals
+                    .get(x)
+                    .map(|t: &TypeInfo| !t.is_static)
+                    .unwrap_or(false)
+                {
+                    local_assigns.push((x.clone(), rhs.clone()));
+                }
             }
         });
         let single_defs = counts
@@ -1383,41 +1438,19 @@ impl<'a> Walker<'a> {
             })
             .collect();
         let wild = wild_locals(&summary.ir, &locals, &self.prog.structs);
-        let mut frame = Frame {
-            fid,
+        let base = Arc::new(FrameBase {
             fname,
             summary,
             locals,
-            pts,
             address_taken,
             calls,
             single_defs,
             from_calls,
             wild,
-        };
-        // Flow-insensitive points-to of local pointers, to a small fixpoint.
-        let summary = frame.summary.clone();
-        for _ in 0..3 {
-            let mut changed = false;
-            visit_stmts(&summary.ir.body, &mut |s| {
-                if let Stmt::Assign {
-                    lhs: Expr::Var(x),
-                    rhs,
-                } = s
-                {
-                    if frame.locals.get(x).map(|t| !t.is_static).unwrap_or(false) {
-                        let v = self.eval(&frame, rhs, 0);
-                        if !v.is_empty() {
-                            changed |= add_vals(frame.pts.entry(x.clone()).or_default(), v);
-                        }
-                    }
-                }
-            });
-            if !changed {
-                break;
-            }
-        }
-        frame
+            local_assigns,
+        });
+        self.d.frame_bases.borrow_mut().insert(fid, base.clone());
+        base
     }
 
     /// Fills the store of pointer cells outside frames (globals, fields).

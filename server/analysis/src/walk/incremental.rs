@@ -180,8 +180,10 @@ pub(super) fn update(
         prog,
         d: std::mem::take(&mut snap.data),
     };
-    // Summaries read by the previous revision's walk: the edited one is stale.
+    // Summaries read by the previous revision's walk, and the frames built
+    // from them: the edited function's are stale.
     w.d.summaries.borrow_mut().clear();
+    w.d.frame_bases.borrow_mut().clear();
     // Inputs shared by every frame: the pointer store and return values.
     // They read only the function's declarations, assignments, returns and
     // calls; when those are unchanged (an edit that moved code or changed
