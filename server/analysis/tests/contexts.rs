@@ -26,14 +26,15 @@ fn analyse(text: &str) -> (Vec<String>, Vec<String>) {
     (races, incomplete)
 }
 
-/// `main` allocates 30 objects, each followed by a call of `note`, which
-/// touches no heap object: the calls differ only in which objects are still
-/// private to `main`.
-fn allocations_between_calls(n: usize) -> String {
-    let mut s = String::from(
-        "#include <pthread.h>\n#include <stdlib.h>\n\nstruct item { int v; };\nint hits;\n\n\
-         void note(void) { hits++; }\n\nvoid *worker(void *arg) { hits++; return 0; }\n\n\
-         int main(void) {\n  pthread_t t;\n  pthread_create(&t, 0, worker, 0);\n",
+/// `main` allocates 30 objects, each followed by a call of `note` (whose
+/// body is given), which touches none of them: the calls differ only in
+/// which objects are still private to `main`, and which sites it has
+/// allocated from.
+fn allocations_between_calls(n: usize, note: &str) -> String {
+    let mut s = format!(
+        "#include <pthread.h>\n#include <stdlib.h>\n\nstruct item {{ int v; }};\nint hits;\n\n\
+         void note(void) {{{note}}}\n\nvoid *worker(void *arg) {{ hits++; return 0; }}\n\n\
+         int main(void) {{\n  pthread_t t;\n  pthread_create(&t, 0, worker, 0);\n",
     );
     for i in 0..n {
         s.push_str(&format!(
@@ -43,6 +44,14 @@ fn allocations_between_calls(n: usize) -> String {
     s.push_str("  return 0;\n}\n");
     s
 }
+
+/// A callee that touches no heap object.
+const NOTE: &str = " hits++; ";
+
+/// A callee that allocates an object of its own (a logging buffer), which
+/// it writes and frees.
+const NOTE_ALLOCATING: &str =
+    "\n  int *buf = malloc(sizeof *buf);\n  *buf = hits;\n  free(buf);\n  hits++;\n";
 
 /// A callback handed to unknown code registers itself again at 30 places,
 /// each followed by a call of `step`.
@@ -65,7 +74,7 @@ fn callback_registering_itself(n: usize) -> String {
 
 #[test]
 fn private_heap_objects_do_not_split_the_contexts_of_callees_that_never_touch_them() {
-    let (races, incomplete) = analyse(&allocations_between_calls(30));
+    let (races, incomplete) = analyse(&allocations_between_calls(30, NOTE));
     assert_eq!(incomplete, Vec::<String>::new());
     assert_eq!(
         races,
@@ -110,28 +119,9 @@ fn an_event_loop_registering_its_own_callback_does_not_split_contexts() {
     );
 }
 
-/// As [`allocations_between_calls`], but the callee allocates an object of
-/// its own (a logging buffer), which it writes and frees: the calls differ
-/// in which other sites `main` has allocated, which the callee never looks at.
-fn allocations_between_allocating_calls(n: usize) -> String {
-    let mut s = String::from(
-        "#include <pthread.h>\n#include <stdlib.h>\n\nstruct item { int v; };\nint hits;\n\n\
-         void note(void) {\n  int *buf = malloc(sizeof *buf);\n  *buf = hits;\n  free(buf);\n  hits++;\n}\n\n\
-         void *worker(void *arg) { hits++; return 0; }\n\n\
-         int main(void) {\n  pthread_t t;\n  pthread_create(&t, 0, worker, 0);\n",
-    );
-    for i in 0..n {
-        s.push_str(&format!(
-            "  struct item *p{i} = malloc(sizeof *p{i});\n  p{i}->v = {i};\n  note();\n"
-        ));
-    }
-    s.push_str("  return 0;\n}\n");
-    s
-}
-
 #[test]
 fn heap_sites_allocated_before_a_call_do_not_split_the_contexts_of_an_allocating_callee() {
-    let (races, incomplete) = analyse(&allocations_between_allocating_calls(30));
+    let (races, incomplete) = analyse(&allocations_between_calls(30, NOTE_ALLOCATING));
     assert_eq!(incomplete, Vec::<String>::new());
     assert_eq!(
         races,
