@@ -1,9 +1,10 @@
 //! Spreads the parallel parts of a cold analysis over several threads.
 //!
-//! The walk is sequential, but two phases around it are not: lowering the
+//! The walk is sequential, but the phases around it are not: lowering the
 //! files (each file's functions depend on that file and the macro table
-//! alone) and summarizing each function, and checking the memory locations (each check reads one
-//! location's accesses). [`prefetch`] runs both on `workers` threads, each
+//! alone) and summarizing each function before it, checking the memory
+//! locations (each check reads one location's accesses) after it.
+//! [`prefetch`] runs them on `workers` threads, each
 //! with its own database clone, so the sequential queries that follow find
 //! their results memoized and compute exactly what they would have alone.
 //! It pays off on a cold start (a workspace load, `racelens check`); after
@@ -20,7 +21,7 @@ use crate::report::location_reports;
 use racelens_syntax as syntax;
 use rustc_hash::FxHashSet;
 
-/// Lowers every file, walks, then checks the locations that `files` access
+/// Lowers every file and summarizes every function, walks, then checks the locations that `files` access
 /// (every location when `files` is `None`), on `workers` threads where the
 /// work allows. Does nothing with fewer than two workers.
 pub fn prefetch(
