@@ -249,6 +249,52 @@ fn memo_key(fid: FunctionId, st: &State, bindings: &[Vals]) -> MemoKey {
     (fid, st, bindings.to_vec())
 }
 
+/// The memo key without the context fields: the locksets and thread facts
+/// that a transparent function's walk only records (see
+/// [`Walker::copy_node`]).
+fn copy_key(key: &MemoKey) -> MemoKey {
+    let mut k = key.clone();
+    k.1 = with_context(&k.1, &State::default());
+    k
+}
+
+/// `st` with the context fields of `from`: the must and may locksets, the
+/// spawn sites created and active, the clean and acquired locks, the
+/// barrier phases and whether `main` ended.
+fn with_context(st: &State, from: &State) -> State {
+    State {
+        must: from.must.clone(),
+        may: from.may.clone(),
+        created: from.created.clone(),
+        active: from.active.clone(),
+        clean: from.clean.clone(),
+        acquired: from.acquired.clone(),
+        phases: from.phases.clone(),
+        main_ended: from.main_ended,
+        ..st.clone()
+    }
+}
+
+/// Do two states agree on the context fields?
+fn same_context(a: &State, b: &State) -> bool {
+    a.must == b.must
+        && a.may == b.may
+        && a.created == b.created
+        && a.active == b.active
+        && a.clean == b.clean
+        && a.acquired == b.acquired
+        && a.phases == b.phases
+        && a.main_ended == b.main_ended
+}
+
+/// Is every lock the state certainly holds also among those it may hold?
+fn must_within_may(st: &State) -> bool {
+    st.must
+        .0
+        .iter()
+        .all(|h| st.may.0.iter().any(|m| m.lock == h.lock))
+}
+
 /// Inserts `x` into the sorted `v` unless it is there.
 fn insert_sorted<T: Ord>(v: &mut Vec<T>, x: T) {
     if let Err(i) = v.binary_search(&x) {
@@ -490,6 +536,13 @@ struct Node {
     allocates: bool,
     /// The global epoch when it was first walked.
     epoch: u64,
+    /// Its walk (callees included) read or changed the state's locksets or
+    /// thread facts other than by recording them with its accesses, or
+    /// changed state shared by the whole walk: it cannot stand for another
+    /// context that differs only there (see [`Walker::copy_hit`]).
+    opaque: bool,
+    /// Statements its own walk interpreted (callees not included).
+    steps: u64,
     /// The functions on the stack when it was first walked.
     stack: Vec<FunctionId>,
     /// Nodes `id + 1 .. end` were first walked during its walk.
@@ -525,6 +578,8 @@ impl Node {
             heap_obs: Vec::new(),
             allocates: false,
             epoch,
+            opaque: false,
+            steps: 0,
             stack,
             end: 0,
             loop_depth,
@@ -690,6 +745,11 @@ struct WalkData {
     /// The current thread's memo: calling context (see [`MemoKey`]) -> its
     /// nodes, in walk order.
     memo: FxHashMap<MemoKey, Vec<u32>>,
+    /// The current thread's transparent nodes by calling context without
+    /// its context fields (see [`copy_key`]).
+    copies: FxHashMap<MemoKey, Vec<u32>>,
+    /// Contexts copied instead of walked, and the statements that saved.
+    copied: (u64, u64),
     contexts: FxHashMap<FunctionId, usize>,
     stack: Vec<FunctionId>,
     /// Spawn sites visited by each active function walk.
@@ -942,6 +1002,10 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
         let total: usize = w.d.facts.values().map(|f| f.len()).sum();
         let max = w.d.facts.values().map(|f| f.len()).max().unwrap_or(0);
         eprintln!("racelens: walk: {} threads, {} sites, {} steps in last thread, {} fact contexts, {} bases, {} facts (max {} per base)", w.d.threads.len(), w.d.sites.len(), w.d.thread_steps.last().copied().unwrap_or(0), w.d.ctxs.len(), w.d.facts.len(), total, max);
+        eprintln!(
+            "racelens: walk: {} contexts copied instead of walked ({} statements)",
+            w.d.copied.0, w.d.copied.1
+        );
     }
     let result = w.finish();
     let incremental = prog.functions.contains_key("main") && !w.d.exhausted && !w.d.capped;
@@ -1313,6 +1377,7 @@ impl<'a> Walker<'a> {
     }
 
     fn mark_incomplete(&mut self, f: FunctionId, why: &'static str) {
+        self.opaque();
         if let Some(&n) = self.d.node_stack.last() {
             let node = &mut self.d.nodes[n as usize];
             if !node.marks.iter().any(|m| m.0 == f) {
@@ -2218,6 +2283,14 @@ impl<'a> Walker<'a> {
             caller.restore(&mut st, &[]);
             return Some(st);
         }
+        if let Some(x) = self.copy_hit(&key, &st) {
+            let exit = self.copy_node(x, key, st);
+            return exit.map(|mut e| {
+                e.tries = caller_tries;
+                caller.restore(&mut e, &[]);
+                e
+            });
+        }
         let frame = self.frame_cached(fid, &bindings);
         let frame = &*frame;
         let id = self.d.nodes.len() as u32;
@@ -2244,6 +2317,9 @@ impl<'a> Walker<'a> {
         node.sites = sites;
         let sites = node.sites.clone();
         if self.d.longjmps == jumps {
+            if self.transparent(id) {
+                self.d.copies.entry(copy_key(&key)).or_default().push(id);
+            }
             self.d.memo.entry(key).or_default().push(id);
         }
         exit.map(|mut e| {
@@ -2278,6 +2354,141 @@ impl<'a> Walker<'a> {
                     .iter()
                     .all(|b| n.state.fresh.contains(b) == st.fresh.contains(b))
         })
+    }
+
+    /// Can node `id` stand for contexts that differ from its own only in the
+    /// context fields? Its walk (callees included) did not read them other
+    /// than to record them with its accesses, changed nothing shared by the
+    /// whole walk, spawned nothing and was not cut short; its entry holds no
+    /// path-correlated locks or spawns, and every lock it may hold it holds.
+    fn transparent(&self, id: u32) -> bool {
+        let n = &self.d.nodes[id as usize];
+        !n.opaque
+            && n.cut_up == 0
+            && n.sites.is_empty()
+            && n.marks.is_empty()
+            && n.state.guards.is_empty()
+            && n.state.lock_guards.is_empty()
+            && must_within_may(&n.state)
+            && n.exit.as_ref().is_none_or(|e| same_context(e, &n.state))
+    }
+
+    /// A transparent node of this thread that stands for entry state `st`
+    /// (see [`Walker::copy_node`]): same function, arguments and entry state
+    /// but for the context fields, and copying it is what walking would do.
+    fn copy_hit(&mut self, key: &MemoKey, st: &State) -> Option<u32> {
+        // A re-walk compares against the nodes a walk from scratch made, and
+        // walks (which gives the same facts and exit).
+        if self.d.rewalk.is_some() || self.d.copies.is_empty() {
+            return None;
+        }
+        if !must_within_may(st) {
+            return None;
+        }
+        if !(st.guards.is_empty() && st.lock_guards.is_empty()) {
+            return None;
+        }
+        let ids = self.d.copies.get(&copy_key(key))?.clone();
+        let deep = self.d.loop_depth > 0;
+        let x = ids.into_iter().find(|&id| {
+            let n = &self.d.nodes[id as usize];
+            n.state.fresh == st.fresh
+                && n.state.allocated == st.allocated
+                // A site first allocated inside a loop is an effect.
+                && (!n.allocates || (n.loop_depth > 0) == deep)
+                && self.d.steps + n.steps <= STEP_BUDGET
+        })?;
+        // Its own accesses were all recorded in its entry's context.
+        let xs = self.d.nodes[x as usize].state.clone();
+        let entry = self.ctx_for(&xs, &xs.must, &xs.may);
+        let own = &self.d.nodes[x as usize].facts;
+        own.iter()
+            .all(|(_, f)| Arc::ptr_eq(&f.ctx, &entry))
+            .then_some(x)
+    }
+
+    /// Walks a context by copying transparent node `x`: its own accesses
+    /// again in the context of entry state `st` (which differs from `x`'s
+    /// only in the context fields), and its calls again from their entry
+    /// states with `st`'s context fields. A walk of the body would interpret
+    /// the same statements in the same states but for those fields, which
+    /// it would only record: same accesses, same calls, and `x`'s exit.
+    fn copy_node(&mut self, x: u32, key: MemoKey, st: State) -> Option<State> {
+        let xn = &self.d.nodes[x as usize];
+        let (fid, x_depth, x_steps) = (xn.fid, xn.loop_depth, xn.steps);
+        let own: Vec<(Base, AccessFact)> = xn.facts.clone();
+        let prefixes = xn.prefixes.clone();
+        let calls: Vec<(FunctionId, State, Vec<Vals>, u32)> = xn
+            .children
+            .iter()
+            .map(|&c| {
+                let cn = &self.d.nodes[c as usize];
+                (cn.fid, with_context(&cn.state, &st), cn.bindings.clone(), cn.loop_depth)
+            })
+            .collect();
+        let exit = xn.exit.as_ref().map(|e| with_context(e, &st));
+        let (heap_obs, allocates, dep) = (xn.heap_obs.clone(), xn.allocates, xn.dep);
+        let ctx = self.ctx_for(&st, &st.must, &st.may);
+        let id = self.d.nodes.len() as u32;
+        self.d.nodes.push(Node::new(
+            fid,
+            self.d.thread,
+            (st, key.2.clone()),
+            self.d.epoch,
+            self.d.stack.clone(),
+            self.d.loop_depth,
+        ));
+        self.link(id);
+        self.d.steps += x_steps;
+        self.d.copied.0 += 1;
+        self.d.copied.1 += x_steps;
+        {
+            let node = &mut self.d.nodes[id as usize];
+            node.steps = x_steps;
+            node.heap_obs = heap_obs;
+            node.allocates = allocates;
+            node.dep = dep;
+            node.exit = exit.clone();
+            node.prefixes = prefixes;
+        }
+        for (b, f) in own {
+            let fact = AccessFact {
+                ctx: ctx.clone(),
+                ..f
+            };
+            self.d.nodes[id as usize].facts.push((b.clone(), fact.clone()));
+            let set = self.d.facts.entry(b).or_default();
+            if set.len() < HARD_MAX_FACTS {
+                set.insert(fact);
+            } else {
+                self.d.capped = true;
+            }
+        }
+        self.d.stack.push(fid);
+        self.d.sites_stack.push(Vec::new());
+        self.d.node_stack.push(id);
+        let depth = self.d.loop_depth;
+        for (cfid, cst, cbind, cdepth) in calls {
+            self.d.loop_depth = depth + cdepth.saturating_sub(x_depth);
+            self.walk_fn(cfid, cst, cbind);
+        }
+        self.d.loop_depth = depth;
+        self.d.node_stack.pop();
+        self.d.stack.pop();
+        let sites = self.d.sites_stack.pop().unwrap_or_default();
+        if let Some(top) = self.d.sites_stack.last_mut() {
+            top.extend(sites.iter().copied());
+        }
+        let end = self.d.nodes.len() as u32;
+        let node = &mut self.d.nodes[id as usize];
+        node.end = end;
+        node.sites = sites;
+        self.inherit(id);
+        if self.transparent(id) {
+            self.d.copies.entry(copy_key(&key)).or_default().push(id);
+        }
+        self.d.memo.entry(key).or_default().push(id);
+        exit
     }
 
     /// Node `id`'s exit state `e` for entry state `st`: the heap sites it did
@@ -2362,8 +2573,10 @@ impl<'a> Walker<'a> {
             return;
         };
         let c = &self.d.nodes[c as usize];
-        let (dep, cut_up, allocates, obs) = (c.dep, c.cut_up, c.allocates, c.heap_obs.clone());
+        let (dep, cut_up, allocates, opaque, obs) =
+            (c.dep, c.cut_up, c.allocates, c.opaque, c.heap_obs.clone());
         let parent = &mut self.d.nodes[p as usize];
+        parent.opaque |= opaque;
         parent.dep = parent.dep.max(dep);
         parent.cut_up = parent.cut_up.max(cut_up.saturating_sub(1));
         parent.allocates |= allocates;
@@ -2436,8 +2649,17 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// The innermost node's walk reads or changes the context fields other
+    /// than by recording them (see [`Node::opaque`]).
+    fn opaque(&mut self) {
+        if let Some(&n) = self.d.node_stack.last() {
+            self.d.nodes[n as usize].opaque = true;
+        }
+    }
+
     /// A change to state shared by the whole walk.
     fn effect(&mut self) {
+        self.opaque();
         self.d.epoch += 1;
         if let Some(&n) = self.d.node_stack.last() {
             self.d.nodes[n as usize].effects = true;
@@ -2484,6 +2706,7 @@ impl<'a> Walker<'a> {
             v.truncate(12);
             eprintln!("contexts of thread {}: {:?}", self.d.thread, v);
         }
+        self.d.copies.clear();
         self.d.thread_memos.push(std::mem::take(&mut self.d.memo));
         self.d.thread_steps.push(std::mem::take(&mut self.d.steps));
         self.d
@@ -2503,6 +2726,15 @@ impl<'a> Walker<'a> {
                 *self.d.cur_ptrs.borrow_mut() = state.ptrs.clone();
             }
             self.d.steps += 1;
+            if let Some(&n) = self.d.node_stack.last() {
+                let node = &mut self.d.nodes[n as usize];
+                node.steps += 1;
+                // Path-correlated locks and spawns read the locksets and
+                // thread facts at branches and returns.
+                if !(state.lock_guards.is_empty() && state.guards.is_empty()) {
+                    node.opaque = true;
+                }
+            }
             if self.d.steps > STEP_BUDGET {
                 self.d.exhausted = true;
                 self.mark_incomplete(fr.fid, "step budget exceeded");
@@ -2651,6 +2883,7 @@ impl<'a> Walker<'a> {
         out: &mut Out,
     ) -> Option<State> {
         let cs = self.walk_cond(fr, cond, state, out)?;
+        self.opaque();
         self.d.jmps.push(JmpFrame {
             env,
             at: cs.clone(),
@@ -2691,6 +2924,7 @@ impl<'a> Walker<'a> {
     #[inline(never)]
     fn longjmp(&mut self, fr: &Frame, c: &Call, st: State) {
         self.d.longjmps += 1;
+        self.opaque();
         if self.d.rewalk.is_some() {
             // The `setjmp` it returns to is outside the re-walked node.
             self.d.bailed = Some("jumps with longjmp");
@@ -3237,6 +3471,23 @@ impl<'a> Walker<'a> {
         let model = fr.summary.models.get(&c.id).cloned();
         if c.args.iter().any(|a| is_wild(fr, a)) {
             self.wild_call(fr, c, model.as_ref(), &st);
+        }
+        // Locks, threads, barriers, `once`, atomic sections and exits read or
+        // change the context fields; memory models, allocation and unsafe
+        // library state only record accesses or change heap freshness.
+        if !matches!(
+            model,
+            None | Some(
+                CallModel::Mem { .. }
+                    | CallModel::Scan { .. }
+                    | CallModel::Unsafe
+                    | CallModel::Alloc
+                    | CallModel::Realloc
+                    | CallModel::Free
+                    | CallModel::Atomic
+            )
+        ) {
+            self.opaque();
         }
         match model {
             Some(CallModel::Lock { arg, shared }) => {
@@ -3786,6 +4037,7 @@ impl<'a> Walker<'a> {
                     let atomic = f.name(self.db).starts_with("__VERIFIER_atomic_")
                         && !inner.must.0.iter().any(|h| h.lock == atomic_section().lock);
                     if atomic {
+                        self.opaque();
                         inner.must.insert(atomic_section());
                         inner.may.insert(atomic_section());
                     }
@@ -4240,6 +4492,11 @@ impl<'a> Walker<'a> {
                     }
                 }
             }
+            // Locks of the access's own index or pointer depend on more than
+            // the context fields (and on them in more ways than recording).
+            if !(must.is_empty() && may.is_empty()) || const_indexed(&k).is_some() {
+                self.opaque();
+            }
             if self.excluded(fr, &k) {
                 continue;
             }
@@ -4288,7 +4545,9 @@ impl<'a> Walker<'a> {
                 weak: weak || k.is_weak(),
                 ctx,
             };
-            if let (true, Some(&n)) = (self.d.keep, self.d.node_stack.last()) {
+            // Nodes keep their own accesses: incremental updates and
+            // copies (see `copy_node`) read them.
+            if let Some(&n) = self.d.node_stack.last() {
                 self.d.nodes[n as usize]
                     .facts
                     .push((k.base.clone(), fact.clone()));
