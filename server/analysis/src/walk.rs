@@ -249,6 +249,13 @@ fn memo_key(fid: FunctionId, st: &State, bindings: &[Vals]) -> MemoKey {
     (fid, st, bindings.to_vec())
 }
 
+/// `RACELENS_NO_COPY=1` turns copies off (see [`Walker::copy_node`]), to
+/// measure what they save; the analysis is the same.
+fn no_copies() -> bool {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *OFF.get_or_init(|| std::env::var_os("RACELENS_NO_COPY").is_some())
+}
+
 /// The memo key without the context fields: the locksets and thread facts
 /// that a transparent function's walk only records (see
 /// [`Walker::copy_node`]).
@@ -273,6 +280,57 @@ fn with_context(st: &State, from: &State) -> State {
         main_ended: from.main_ended,
         ..st.clone()
     }
+}
+
+/// Does node `n`'s result hold for entry state `st` as far as the heap goes?
+/// It agrees with `st` on the freshness of every heap site it observed and,
+/// if it allocates, on which of those sites were already allocated (see
+/// [`Walker::memo_hit`]).
+fn heap_agrees(n: &Node, st: &State) -> bool {
+    let room = |a: &[Base]| a.len() + n.heap_obs.len() < MAX_ALLOCATED;
+    let allocated = !n.allocates
+        || n.state.allocated == st.allocated
+        || (room(&n.state.allocated)
+            && room(&st.allocated)
+            && n.heap_obs
+                .iter()
+                .all(|b| n.state.allocated.contains(b) == st.allocated.contains(b)));
+    allocated
+        && n.heap_obs
+            .iter()
+            .all(|b| n.state.fresh.contains(b) == st.fresh.contains(b))
+}
+
+/// State `e`, met during or at the end of node `n`'s walk, for entry state
+/// `st` instead of `n`'s: the heap sites `n` did not observe keep their
+/// freshness and allocation from `st` (all of `allocated` passes through
+/// when it does not allocate).
+fn rebase_sites(n: &Node, st: &State, e: &mut State) {
+    let observed = |b: &Base| n.heap_obs.binary_search(b).is_ok();
+    let rebased = |exit: &[Base], entry: &[Base]| {
+        let mut v: Vec<Base> = exit.iter().filter(|b| observed(b)).cloned().collect();
+        v.extend(entry.iter().filter(|b| !observed(b)).cloned());
+        v.sort();
+        v
+    };
+    if n.state.fresh != st.fresh {
+        e.fresh = rebased(&e.fresh, &st.fresh);
+    }
+    if !n.allocates {
+        e.allocated = st.allocated.clone();
+    } else if n.state.allocated != st.allocated {
+        e.allocated = rebased(&e.allocated, &st.allocated);
+    }
+}
+
+/// Does the state hold a lock of a constant array index (`L[4]`)? Such a
+/// lock guards the same index of other arrays too (see `record_at`).
+fn holds_index_lock(st: &State) -> bool {
+    st.must
+        .0
+        .iter()
+        .chain(st.may.0.iter())
+        .any(|h| const_indexed(&h.lock).is_some())
 }
 
 /// Do two states agree on the context fields?
@@ -712,6 +770,26 @@ struct LastCtx {
     acquired: Vec<LocKey>,
     chain: Vec<(u32, LocKey)>,
     ctx: Arc<FactCtx>,
+    hash: u64,
+}
+
+/// An interned fact context and the hash of its value.
+type Ctx = (Arc<FactCtx>, u64);
+
+/// An access as the walk collects it: with the hash of its context, so that
+/// the accesses of one expression in many contexts do not all collide (an
+/// [`AccessFact`]'s own hash leaves the context out).
+#[derive(PartialEq, Eq)]
+struct Recorded {
+    fact: AccessFact,
+    ctx_hash: u64,
+}
+
+impl std::hash::Hash for Recorded {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.fact.hash(h);
+        self.ctx_hash.hash(h);
+    }
 }
 
 /// Everything a walk owns. It outlives the revision so that the next edit
@@ -733,7 +811,7 @@ struct WalkData {
     thread_args: Vec<Vals>,
     /// Per thread: (ancestor site, lock) acquired along the creation chain.
     thread_acquired: Vec<Vec<(u32, LocKey)>>,
-    facts: FxHashMap<Base, FxHashSet<AccessFact>>,
+    facts: FxHashMap<Base, FxHashSet<Recorded>>,
     /// For each concrete base: path prefixes that hold a struct, and its type.
     struct_prefixes: FxHashMap<Base, FxHashSet<(Vec<Elem>, Name)>>,
     /// Memoized return values of functions (context-insensitive).
@@ -776,7 +854,7 @@ struct WalkData {
     /// code are treated as threads only then.
     has_threads: bool,
     /// Interned fact contexts.
-    ctxs: FxHashSet<Arc<FactCtx>>,
+    ctxs: FxHashMap<Arc<FactCtx>, u64>,
     last_ctx: Option<LastCtx>,
     /// Frames by function and pointer arguments.
     frames: std::cell::RefCell<FxHashMap<(FunctionId, Vec<Vals>), Arc<Frame>>>,
@@ -1182,7 +1260,7 @@ impl<'a> Walker<'a> {
         // every object of type T: copy them into those bases.
         // In a fixed order, so that the cap keeps the same facts whatever
         // order the walk found them in.
-        let typed = typed_facts(facts.iter().map(|(b, f)| (b, f.iter())));
+        let typed = typed_facts(facts.iter().map(|(b, f)| (b, f.iter().map(|r| &r.fact))));
         let prefixes: FxHashMap<&Base, Vec<&(Vec<Elem>, Name)>> = self
             .d
             .struct_prefixes
@@ -1207,7 +1285,7 @@ impl<'a> Walker<'a> {
             let mut out = Vec::new();
             while let Some(i) = next() {
                 let b = bases[i];
-                let own = facts.get(b).into_iter().flatten().cloned();
+                let own = facts.get(b).into_iter().flatten().map(|r| r.fact.clone());
                 let p = prefixes.get(b).map(|p| &p[..]).unwrap_or(&[]);
                 let v = base_facts(b, own, p, &typed);
                 if !v.is_empty() {
@@ -2339,21 +2417,9 @@ impl<'a> Walker<'a> {
     /// which depends on the whole set.
     fn memo_hit(&self, key: &MemoKey, st: &State) -> Option<u32> {
         let ids = self.d.memo.get(key)?;
-        ids.iter().copied().find(|&id| {
-            let n = &self.d.nodes[id as usize];
-            let room = |a: &[Base]| a.len() + n.heap_obs.len() < MAX_ALLOCATED;
-            let allocated = !n.allocates
-                || n.state.allocated == st.allocated
-                || (room(&n.state.allocated)
-                    && room(&st.allocated)
-                    && n.heap_obs
-                        .iter()
-                        .all(|b| n.state.allocated.contains(b) == st.allocated.contains(b)));
-            allocated
-                && n.heap_obs
-                    .iter()
-                    .all(|b| n.state.fresh.contains(b) == st.fresh.contains(b))
-        })
+        ids.iter()
+            .copied()
+            .find(|&id| heap_agrees(&self.d.nodes[id as usize], st))
     }
 
     /// Can node `id` stand for contexts that differ from its own only in the
@@ -2379,7 +2445,7 @@ impl<'a> Walker<'a> {
     fn copy_hit(&mut self, key: &MemoKey, st: &State) -> Option<u32> {
         // A re-walk compares against the nodes a walk from scratch made, and
         // walks (which gives the same facts and exit).
-        if self.d.rewalk.is_some() || self.d.copies.is_empty() {
+        if self.d.rewalk.is_some() || self.d.copies.is_empty() || no_copies() {
             return None;
         }
         if !must_within_may(st) {
@@ -2390,17 +2456,20 @@ impl<'a> Walker<'a> {
         }
         let ids = self.d.copies.get(&copy_key(key))?.clone();
         let deep = self.d.loop_depth > 0;
+        if holds_index_lock(st) {
+            return None;
+        }
         let x = ids.into_iter().find(|&id| {
             let n = &self.d.nodes[id as usize];
-            n.state.fresh == st.fresh
-                && n.state.allocated == st.allocated
+            heap_agrees(n, st)
+                && !holds_index_lock(&n.state)
                 // A site first allocated inside a loop is an effect.
                 && (!n.allocates || (n.loop_depth > 0) == deep)
                 && self.d.steps + n.steps <= STEP_BUDGET
         })?;
         // Its own accesses were all recorded in its entry's context.
         let xs = self.d.nodes[x as usize].state.clone();
-        let entry = self.ctx_for(&xs, &xs.must, &xs.may);
+        let (entry, _) = self.ctx_for(&xs, &xs.must, &xs.may);
         let own = &self.d.nodes[x as usize].facts;
         own.iter()
             .all(|(_, f)| Arc::ptr_eq(&f.ctx, &entry))
@@ -2423,10 +2492,16 @@ impl<'a> Walker<'a> {
             .iter()
             .map(|&c| {
                 let cn = &self.d.nodes[c as usize];
-                (cn.fid, with_context(&cn.state, &st), cn.bindings.clone(), cn.loop_depth)
+                let mut cst = with_context(&cn.state, &st);
+                rebase_sites(xn, &st, &mut cst);
+                (cn.fid, cst, cn.bindings.clone(), cn.loop_depth)
             })
             .collect();
-        let exit = xn.exit.as_ref().map(|e| with_context(e, &st));
+        let exit = xn.exit.as_ref().map(|e| {
+            let mut e = with_context(e, &st);
+            rebase_sites(xn, &st, &mut e);
+            e
+        });
         let (heap_obs, allocates, dep) = (xn.heap_obs.clone(), xn.allocates, xn.dep);
         let ctx = self.ctx_for(&st, &st.must, &st.may);
         let id = self.d.nodes.len() as u32;
@@ -2453,13 +2528,16 @@ impl<'a> Walker<'a> {
         }
         for (b, f) in own {
             let fact = AccessFact {
-                ctx: ctx.clone(),
+                ctx: ctx.0.clone(),
                 ..f
             };
             self.d.nodes[id as usize].facts.push((b.clone(), fact.clone()));
             let set = self.d.facts.entry(b).or_default();
             if set.len() < HARD_MAX_FACTS {
-                set.insert(fact);
+                set.insert(Recorded {
+                    fact,
+                    ctx_hash: ctx.1,
+                });
             } else {
                 self.d.capped = true;
             }
@@ -2495,22 +2573,7 @@ impl<'a> Walker<'a> {
     /// not observe keep their freshness and allocation from `st` (all of
     /// `allocated` passes through when it does not allocate).
     fn rebase_heap(&self, id: u32, st: &State, e: &mut State) {
-        let n = &self.d.nodes[id as usize];
-        let observed = |b: &Base| n.heap_obs.binary_search(b).is_ok();
-        let rebased = |exit: &[Base], entry: &[Base]| {
-            let mut v: Vec<Base> = exit.iter().filter(|b| observed(b)).cloned().collect();
-            v.extend(entry.iter().filter(|b| !observed(b)).cloned());
-            v.sort();
-            v
-        };
-        if n.state.fresh != st.fresh {
-            e.fresh = rebased(&e.fresh, &st.fresh);
-        }
-        if !n.allocates {
-            e.allocated = st.allocated.clone();
-        } else if n.state.allocated != st.allocated {
-            e.allocated = rebased(&e.allocated, &st.allocated);
-        }
+        rebase_sites(&self.d.nodes[id as usize], st, e);
     }
 
     /// The walk tested or changed the freshness of heap site `b`.
@@ -4494,7 +4557,7 @@ impl<'a> Walker<'a> {
             }
             // Locks of the access's own index or pointer depend on more than
             // the context fields (and on them in more ways than recording).
-            if !(must.is_empty() && may.is_empty()) || const_indexed(&k).is_some() {
+            if !(must.is_empty() && may.is_empty()) {
                 self.opaque();
             }
             if self.excluded(fr, &k) {
@@ -4528,7 +4591,7 @@ impl<'a> Walker<'a> {
                 }
                 set
             };
-            let ctx = match (must.is_empty(), may.is_empty()) {
+            let (ctx, ctx_hash) = match (must.is_empty(), may.is_empty()) {
                 (true, true) => self.ctx_for(st, &st.must, &st.may),
                 _ => {
                     let (must, may) = (with(&st.must, must), with(&st.may, may));
@@ -4554,7 +4617,7 @@ impl<'a> Walker<'a> {
             }
             let set = self.d.facts.entry(k.base).or_default();
             if set.len() < HARD_MAX_FACTS {
-                set.insert(fact);
+                set.insert(Recorded { fact, ctx_hash });
             } else {
                 self.d.capped = true;
             }
@@ -4564,7 +4627,7 @@ impl<'a> Walker<'a> {
     /// The interned fact context for a state and the locksets of an access;
     /// consecutive accesses in the same state reuse the last one without
     /// rebuilding it.
-    fn ctx_for(&mut self, st: &State, must: &LockSet, may: &LockSet) -> Arc<FactCtx> {
+    fn ctx_for(&mut self, st: &State, must: &LockSet, may: &LockSet) -> Ctx {
         let chain = self.d.thread_acquired.get(self.d.thread as usize);
         if let Some(last) = &self.d.last_ctx {
             let c = &last.ctx;
@@ -4579,7 +4642,7 @@ impl<'a> Walker<'a> {
                 && last.acquired == st.acquired
                 && Some(&last.chain) == chain
             {
-                return c.clone();
+                return (c.clone(), last.hash);
             }
         }
         let ctx = FactCtx {
@@ -4592,21 +4655,23 @@ impl<'a> Walker<'a> {
             phases: st.phases.clone(),
             main_ended: st.main_ended,
         };
-        let c = match self.d.ctxs.get(&ctx) {
-            Some(c) => c.clone(),
+        let (c, hash) = match self.d.ctxs.get_key_value(&ctx) {
+            Some((c, h)) => (c.clone(), *h),
             None => {
+                let h = std::hash::BuildHasher::hash_one(&rustc_hash::FxBuildHasher, &ctx);
                 let c = Arc::new(ctx);
-                self.d.ctxs.insert(c.clone());
-                c
+                self.d.ctxs.insert(c.clone(), h);
+                (c, h)
             }
         };
         self.d.last_ctx = Some(LastCtx {
             thread: self.d.thread,
             acquired: st.acquired.clone(),
             chain: chain.cloned().unwrap_or_default(),
+            hash,
             ctx: c.clone(),
         });
-        c
+        (c, hash)
     }
 
     /// Records which prefixes of `k` are structs, for type-based accesses.
