@@ -16,6 +16,7 @@ use crate::model::*;
 use racelens_syntax::{AccessKind, Call, Callee, Expr, Name, Stmt, Test, TypeInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use wild::{hidden_state, is_wild, wild_locals, wild_value, LIBRARY_POINTER_PARAMS};
 
@@ -249,11 +250,25 @@ fn memo_key(fid: FunctionId, st: &State, bindings: &[Vals]) -> MemoKey {
     (fid, st, bindings.to_vec())
 }
 
-/// `RACELENS_NO_COPY=1` turns copies off (see [`Walker::copy_node`]), to
-/// measure what they save; the analysis is the same.
+static COPIES_OFF: AtomicBool = AtomicBool::new(false);
+static COPIES_MADE: AtomicU64 = AtomicU64::new(0);
+
+/// Turns copies of transparent contexts (see [`Walker::copy_node`]) off or
+/// on, to measure what they save and to test that they change nothing.
+/// `RACELENS_NO_COPY=1` turns them off too.
+pub fn set_copies(on: bool) {
+    COPIES_OFF.store(!on, Ordering::Relaxed);
+}
+
+/// Contexts copied instead of walked since the process started.
+pub fn copies_made() -> u64 {
+    COPIES_MADE.load(Ordering::Relaxed)
+}
+
 fn no_copies() -> bool {
-    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *OFF.get_or_init(|| std::env::var_os("RACELENS_NO_COPY").is_some())
+    static ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    COPIES_OFF.load(Ordering::Relaxed)
+        || *ENV.get_or_init(|| std::env::var_os("RACELENS_NO_COPY").is_some())
 }
 
 /// The memo key without the context fields: the locksets and thread facts
@@ -2516,6 +2531,7 @@ impl<'a> Walker<'a> {
         self.link(id);
         self.d.steps += x_steps;
         self.d.copied.0 += 1;
+        COPIES_MADE.fetch_add(1, Ordering::Relaxed);
         self.d.copied.1 += x_steps;
         {
             let node = &mut self.d.nodes[id as usize];
