@@ -1673,6 +1673,9 @@ impl<'a> Walker<'a> {
         // from the previous round): `insert(p, &A)` stores `p` into `A`.
         let mut params: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
         for round in 0..3 {
+            // A round is a function of the store and parameters it starts
+            // from: after one that changed neither, the next would repeat it.
+            let mut changed = false;
             let mut passed: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
             for &f in &funcs {
                 let frame = self.frame(f, params.get(&f).map(|p| &p[..]).unwrap_or(&[]));
@@ -1716,17 +1719,24 @@ impl<'a> Walker<'a> {
                 );
                 *self.d.cur_ptrs.borrow_mut() = Ptrs::default();
                 for (k, v) in updates {
-                    add_vals(self.d.store.entry(k).or_default(), v);
+                    changed |= add_vals(self.d.store.entry(k).or_default(), v);
                 }
             }
             for (g, v) in passed {
                 let into = params.entry(g).or_default();
                 if into.len() < v.len() {
                     into.resize(v.len(), Vals::new());
+                    changed = true;
                 }
                 for (i, v) in v.into_iter().enumerate() {
-                    add_vals(&mut into[i], v);
+                    changed |= add_vals(&mut into[i], v);
                 }
+            }
+            if !changed {
+                if std::env::var_os("RACELENS_TIMING").is_some() {
+                    eprintln!("racelens: walk: pointer store stable after round {round}");
+                }
+                break;
             }
         }
     }
