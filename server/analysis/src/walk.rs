@@ -2422,8 +2422,12 @@ impl<'a> Walker<'a> {
         if self.d.longjmps == jumps {
             if self.transparent(id) {
                 self.d.copies.entry(copy_key(&key)).or_default().push(id);
+            } else {
+                self.drop_facts(id);
             }
             self.d.memo.entry(key).or_default().push(id);
+        } else {
+            self.drop_facts(id);
         }
         exit.map(|mut e| {
             e.tries = caller_tries;
@@ -2590,9 +2594,20 @@ impl<'a> Walker<'a> {
         self.inherit(id);
         if self.transparent(id) {
             self.d.copies.entry(copy_key(&key)).or_default().push(id);
+        } else {
+            self.drop_facts(id);
         }
         self.d.memo.entry(key).or_default().push(id);
         exit
+    }
+
+    /// Without incremental updates, only copies read a node's own facts,
+    /// and only a transparent node's while its thread is walked: the others
+    /// go at once, to keep the memory of a batch run low.
+    fn drop_facts(&mut self, id: u32) {
+        if !self.d.keep {
+            self.d.nodes[id as usize].facts = Vec::new();
+        }
     }
 
     /// Node `id`'s exit state `e` for entry state `st`: the heap sites it did
@@ -2795,7 +2810,11 @@ impl<'a> Walker<'a> {
             v.truncate(12);
             eprintln!("contexts of thread {}: {:?}", self.d.thread, v);
         }
-        self.d.copies.clear();
+        for id in self.d.copies.drain().flat_map(|(_, ids)| ids) {
+            if !self.d.keep {
+                self.d.nodes[id as usize].facts = Vec::new();
+            }
+        }
         self.d.thread_memos.push(std::mem::take(&mut self.d.memo));
         self.d.thread_steps.push(std::mem::take(&mut self.d.steps));
         self.d
