@@ -2561,7 +2561,9 @@ impl<'a> Walker<'a> {
                 ctx: ctx.0.clone(),
                 ..f
             };
-            self.d.nodes[id as usize].facts.push((b.clone(), fact.clone()));
+            self.d.nodes[id as usize]
+                .facts
+                .push((b.clone(), fact.clone()));
             let set = self.d.facts.entry(b).or_default();
             if set.len() < HARD_MAX_FACTS {
                 set.insert(Recorded {

@@ -69,12 +69,16 @@ fn a_copied_context_reports_what_walking_it_reports() {
     // The helper's accesses keep the locks of each call: `total` is written
     // under `a`, under `b` and under no lock, and the unlocked write races.
     assert!(
-        copied.iter().any(|m| m.starts_with("11: ") && m.contains("total")),
+        copied
+            .iter()
+            .any(|m| m.starts_with("11: ") && m.contains("total")),
         "{copied:#?}"
     );
     // `seed`, read under each lockset, races with `main`'s write.
     assert!(
-        copied.iter().any(|m| m.starts_with("9: ") && m.contains("seed")),
+        copied
+            .iter()
+            .any(|m| m.starts_with("9: ") && m.contains("seed")),
         "{copied:#?}"
     );
 }
