@@ -994,7 +994,11 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
             .push(Thread::new(Name::from("main"), None, None, true));
         return (w.finish(), None);
     }
+    let t_store = std::time::Instant::now();
     w.build_store();
+    if std::env::var_os("RACELENS_TIMING").is_some() {
+        eprintln!("racelens: walk: pointer store in {:.1?}", t_store.elapsed());
+    }
     // Frames built while the store was incomplete are stale.
     w.d.frames.borrow_mut().clear();
     w.d.returns.borrow_mut().clear();
