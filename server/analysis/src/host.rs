@@ -74,6 +74,11 @@ impl AnalysisHost {
         self.files.contains_key(path)
     }
 
+    /// The current text and tree of a file, as the analysis has them.
+    pub fn file_parsed(&self, path: &Path) -> Option<Parsed> {
+        self.files.get(path).map(|f| f.parsed(&self.db).clone())
+    }
+
     pub fn file_paths(&self) -> Vec<PathBuf> {
         self.files.keys().cloned().collect()
     }

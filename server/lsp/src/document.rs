@@ -43,6 +43,18 @@ impl Document {
         }
     }
 
+    /// A document whose text was already parsed (read from disk at the
+    /// workspace load): it starts from that tree instead of parsing again.
+    pub fn from_parsed(parsed: Parsed, version: i32) -> Document {
+        Document {
+            version,
+            rope: Rope::from_str(&parsed.text),
+            tree: Some((*parsed.tree).clone()),
+            parsed,
+            line_index: Arc::default(),
+        }
+    }
+
     pub fn version(&self) -> i32 {
         self.version
     }

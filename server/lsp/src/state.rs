@@ -115,6 +115,18 @@ impl State {
 
     /// `didOpen`: the editor's text replaces the disk contents.
     pub fn open(&mut self, uri: Uri, path: PathBuf, version: i32, text: &str) -> u64 {
+        // A file the workspace load already parsed, opened with the same
+        // text (the usual case): its tree is reused and the analysis input
+        // stays as it is.
+        let loaded = self
+            .host
+            .file_parsed(&path)
+            .filter(|p| *p.text == *text && !self.is_config(&path));
+        if let Some(parsed) = loaded {
+            let doc = Document::from_parsed(parsed, version);
+            self.docs.insert(path, OpenDocument { uri, doc });
+            return self.bump();
+        }
         let doc = Document::new(text, version, &mut self.parser);
         let parsed = doc.parsed();
         self.docs.insert(path.clone(), OpenDocument { uri, doc });

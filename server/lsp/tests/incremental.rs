@@ -108,3 +108,64 @@ fn editing_one_body_reruns_only_that_functions_summary() {
     state.diagnostics_job().compute();
     assert!(executed(&state, "function_summary").is_empty());
 }
+
+/// `didOpen` of a file the workspace load already parsed, with the disk
+/// text: the loaded tree is reused, the analysis re-runs nothing, and the
+/// first edit still reparses incrementally to what a fresh open gives.
+#[test]
+fn opening_a_loaded_file_reuses_its_parse() {
+    let path = PathBuf::from("/virtual/loaded.c");
+    let uri: tower_lsp_server::ls_types::Uri = "file:///virtual/loaded.c".parse().unwrap();
+    let mut state = State::new(Encoding::Utf16, Settings::default());
+    let parsed = racelens_syntax::parse::parse(std::sync::Arc::from(PROGRAM));
+    state.add_disk_files(
+        [path.clone()].into_iter().collect(),
+        vec![(path.clone(), parsed.clone())],
+    );
+    // Analysed before the open (no open file: nothing to publish yet).
+    state.diagnostics_job().compute();
+    state.host().db().enable_logging();
+    state.open(uri.clone(), path.clone(), 1, PROGRAM);
+    let opened = state.diagnostics_job().compute();
+    let log = state.host().db().take_log();
+    assert!(
+        !log.iter()
+            .any(|e| e.starts_with("file_items(") || e.starts_with("file_lowered(")),
+        "opening re-ran the analysis of the file: {log:#?}"
+    );
+    let now = state
+        .host()
+        .file_parsed(&path)
+        .expect("file in the analysis");
+    assert!(std::sync::Arc::ptr_eq(&now.tree, &parsed.tree));
+    assert_eq!(opened[0].diagnostics.len(), 2, "{opened:#?}");
+
+    // The same edit through a document opened from scratch gives the same
+    // text, tree and diagnostics.
+    let edit = [TextChange {
+        range: Some((LineCol { line: 9, col: 4 }, LineCol { line: 9, col: 13 })),
+        text: "counter--;".into(),
+    }];
+    state.change(&path, 2, &edit).expect("open");
+    let mut fresh = State::new(Encoding::Utf16, Settings::default());
+    fresh.open(uri, path.clone(), 1, PROGRAM);
+    fresh.change(&path, 2, &edit).expect("open");
+    let (a, b) = (
+        state.host().file_parsed(&path).unwrap(),
+        fresh.host().file_parsed(&path).unwrap(),
+    );
+    assert_eq!(a.text, b.text);
+    assert!(a.text.contains("counter--;"));
+    assert_eq!(a.tree.root_node().to_sexp(), b.tree.root_node().to_sexp());
+    let (da, db) = (
+        state.diagnostics_job().compute(),
+        fresh.diagnostics_job().compute(),
+    );
+    let msgs = |d: &Vec<racelens_lsp::diagnostics::FileDiagnostics>| -> Vec<String> {
+        d.iter()
+            .flat_map(|f| f.diagnostics.iter().map(|x| x.message.clone()))
+            .collect()
+    };
+    assert_eq!(msgs(&da), msgs(&db));
+    assert_eq!(msgs(&da).len(), 2, "{da:#?}");
+}
