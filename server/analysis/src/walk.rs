@@ -350,14 +350,7 @@ fn holds_index_lock(st: &State) -> bool {
 
 /// Do two states agree on the context fields?
 fn same_context(a: &State, b: &State) -> bool {
-    a.must == b.must
-        && a.may == b.may
-        && a.created == b.created
-        && a.active == b.active
-        && a.clean == b.clean
-        && a.acquired == b.acquired
-        && a.phases == b.phases
-        && a.main_ended == b.main_ended
+    with_context(a, b) == *a
 }
 
 /// Is every lock the state certainly holds also among those it may hold?
@@ -2424,12 +2417,7 @@ impl<'a> Walker<'a> {
         node.sites = sites;
         let sites = node.sites.clone();
         if self.d.longjmps == jumps {
-            if self.transparent(id) {
-                self.d.copies.entry(copy_key(&key)).or_default().push(id);
-            } else {
-                self.drop_facts(id);
-            }
-            self.d.memo.entry(key).or_default().push(id);
+            self.memoize(id, key);
         } else {
             self.drop_facts(id);
         }
@@ -2565,46 +2553,70 @@ impl<'a> Walker<'a> {
                 ctx: ctx.0.clone(),
                 ..f
             };
-            self.d.nodes[id as usize]
-                .facts
-                .push((b.clone(), fact.clone()));
-            let set = self.d.facts.entry(b).or_default();
-            if set.len() < HARD_MAX_FACTS {
-                set.insert(Recorded {
-                    fact,
-                    ctx_hash: ctx.1,
-                });
-            } else {
-                self.d.capped = true;
-            }
+            self.add_fact(Some(id), b, fact, ctx.1);
         }
-        self.d.stack.push(fid);
-        self.d.sites_stack.push(Vec::new());
-        self.d.node_stack.push(id);
+        self.enter_node(id, fid);
         let depth = self.d.loop_depth;
         for (cfid, cst, cbind, cdepth) in calls {
             self.d.loop_depth = depth + cdepth.saturating_sub(x_depth);
             self.walk_fn(cfid, cst, cbind);
         }
         self.d.loop_depth = depth;
-        self.d.node_stack.pop();
-        self.d.stack.pop();
-        let sites = self.d.sites_stack.pop().unwrap_or_default();
+        let sites = self.leave_node(id);
         if let Some(top) = self.d.sites_stack.last_mut() {
             top.extend(sites.iter().copied());
         }
-        let end = self.d.nodes.len() as u32;
-        let node = &mut self.d.nodes[id as usize];
-        node.end = end;
-        node.sites = sites;
+        self.d.nodes[id as usize].sites = sites;
         self.inherit(id);
+        self.memoize(id, key);
+        exit
+    }
+
+    /// Enters the memo (and, if transparent, the copies) with node `id`, just
+    /// walked or copied for `key`.
+    fn memoize(&mut self, id: u32, key: MemoKey) {
         if self.transparent(id) {
             self.d.copies.entry(copy_key(&key)).or_default().push(id);
         } else {
             self.drop_facts(id);
         }
         self.d.memo.entry(key).or_default().push(id);
-        exit
+    }
+
+    /// Node `id` of function `fid` starts: what it records, spawns and calls
+    /// is its own until [`Walker::leave_node`].
+    fn enter_node(&mut self, id: u32, fid: FunctionId) {
+        self.d.stack.push(fid);
+        self.d.sites_stack.push(Vec::new());
+        self.d.node_stack.push(id);
+    }
+
+    /// Node `id` ends: the nodes created since belong to its walk. Returns
+    /// the spawn sites visited below it.
+    fn leave_node(&mut self, id: u32) -> Vec<u32> {
+        self.d.node_stack.pop();
+        self.d.stack.pop();
+        let sites = self.d.sites_stack.pop().unwrap_or_default();
+        self.d.nodes[id as usize].end = self.d.nodes.len() as u32;
+        sites
+    }
+
+    /// Records access `fact` to `base`: among node `n`'s own accesses, and
+    /// in the walk's set for the base (up to [`HARD_MAX_FACTS`]).
+    fn add_fact(&mut self, n: Option<u32>, base: Base, fact: AccessFact, ctx_hash: u64) {
+        // Nodes keep their own accesses: incremental updates and copies (see
+        // `copy_node`) read them.
+        if let Some(n) = n {
+            self.d.nodes[n as usize]
+                .facts
+                .push((base.clone(), fact.clone()));
+        }
+        let set = self.d.facts.entry(base).or_default();
+        if set.len() < HARD_MAX_FACTS {
+            set.insert(Recorded { fact, ctx_hash });
+        } else {
+            self.d.capped = true;
+        }
     }
 
     /// Without incremental updates, only copies read a node's own facts,
@@ -2653,18 +2665,12 @@ impl<'a> Walker<'a> {
     /// Walks the body of node `id` from `st`; returns the outcome and the
     /// spawn sites visited below it.
     fn walk_node(&mut self, id: u32, frame: &Frame, st: State) -> (Out, Vec<u32>) {
-        self.d.stack.push(frame.fid);
-        self.d.sites_stack.push(Vec::new());
-        self.d.node_stack.push(id);
+        self.enter_node(id, frame.fid);
         let body = frame.summary.clone();
         let out = self.walk_stmts(frame, &body.ir.body, st);
-        self.d.node_stack.pop();
-        self.d.stack.pop();
-        let sites = self.d.sites_stack.pop().unwrap_or_default();
-        let end = self.d.nodes.len() as u32;
+        let sites = self.leave_node(id);
         // Each fact once per node.
         let node = &mut self.d.nodes[id as usize];
-        node.end = end;
         if node.facts.len() > 1 {
             let mut seen = FxHashSet::default();
             let first: Vec<bool> = node.facts.iter().map(|f| seen.insert(f)).collect();
@@ -4659,19 +4665,8 @@ impl<'a> Walker<'a> {
                 weak: weak || k.is_weak(),
                 ctx,
             };
-            // Nodes keep their own accesses: incremental updates and
-            // copies (see `copy_node`) read them.
-            if let Some(&n) = self.d.node_stack.last() {
-                self.d.nodes[n as usize]
-                    .facts
-                    .push((k.base.clone(), fact.clone()));
-            }
-            let set = self.d.facts.entry(k.base).or_default();
-            if set.len() < HARD_MAX_FACTS {
-                set.insert(Recorded { fact, ctx_hash });
-            } else {
-                self.d.capped = true;
-            }
+            let n = self.d.node_stack.last().copied();
+            self.add_fact(n, k.base, fact, ctx_hash);
         }
     }
 
