@@ -199,7 +199,7 @@ pub fn macro_table(db: &dyn salsa::Database, ws: Workspace) -> Arc<MacroTable> {
 /// under the configured models.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FunctionSummary {
-    pub ir: FnIr,
+    pub ir: Arc<FnIr>,
     /// Model of each call id, where the callee is a modeled function.
     pub models: BTreeMap<u32, CallModel>,
 }
@@ -240,7 +240,7 @@ pub fn function_ir(db: &dyn salsa::Database, f: FunctionId) -> Arc<FnIr> {
 /// under the configured models. Depends only on the function's IR and the config.
 #[salsa::tracked(returns(ref))]
 pub fn function_summary(db: &dyn salsa::Database, f: FunctionId) -> Arc<FunctionSummary> {
-    let ir = function_ir(db, f).as_ref().clone();
+    let ir = function_ir(db, f).clone();
     let config = f.ws(db).config(db);
     let mut models = BTreeMap::new();
     let defined = |n: &str| defined_functions(db, f.ws(db)).contains(n);
