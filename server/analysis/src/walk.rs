@@ -9,6 +9,7 @@
 //! pointer arguments) and memoized. Budgets bound steps and contexts so that
 //! pathological programs end with a partial, flagged result.
 
+use thin_vec::ThinVec;
 use crate::config::CallModel;
 use crate::db::{function_summary, program, FunctionId, FunctionSummary, Program, Workspace};
 use crate::facts::*;
@@ -120,19 +121,19 @@ struct State {
     active: SiteSet,
     /// Lock calls whose result a later test may check: the lock taken on
     /// success, and whether success is a nonzero result.
-    tries: Vec<(TryKey, Held, bool)>,
+    tries: ThinVec<(TryKey, Held, bool)>,
     /// Branch facts on plain variables that hold on this path: (var, nonzero).
-    conds: Vec<(Name, bool)>,
+    conds: ThinVec<(Name, bool)>,
     /// Spawns that happened only when a variable was (non)zero.
-    guards: Vec<(u32, Name, bool)>,
+    guards: ThinVec<(u32, Name, bool)>,
     /// (site, lock): the lock has been held continuously since the site spawned.
-    clean: Vec<(u32, LocKey)>,
+    clean: ThinVec<(u32, LocKey)>,
     /// Locks this thread has certainly acquired at some point.
-    acquired: Vec<LocKey>,
+    acquired: ThinVec<LocKey>,
     /// Heap objects allocated by this thread that no other thread can reach yet.
-    fresh: Vec<Base>,
+    fresh: ThinVec<Base>,
     /// Heap sites this thread may have allocated from (bounded).
-    allocated: Vec<Base>,
+    allocated: ThinVec<Base>,
     /// Symbolic locks: (pointer variable, path, shared) for `&q->lock` held
     /// through `q` since `q` was last assigned. They guard accesses through
     /// the same `q`, whatever object `q` points to.
@@ -141,15 +142,15 @@ struct State {
     /// derived from `A[i]` while `L[i]` was held: everything reached through
     /// `p` belongs to `A[i]`'s region and is guarded by `L[i]` (Goblint's
     /// region analysis assumes regions are disjoint, and so do we).
-    syms: Vec<(Name, Vec<Elem>, bool)>,
+    syms: ThinVec<(Name, Vec<Elem>, bool)>,
     /// Barrier phases: (barrier, fewest, most) waits passed.
-    phases: Vec<(Name, u8, u8)>,
+    phases: ThinVec<(Name, u8, u8)>,
     /// Index ranges `[from, to)` of a creation loop's thread ids already
     /// joined, for a loop with a constant range: (site, from, to).
-    joined_ix: Vec<(u32, i64, i64)>,
+    joined_ix: ThinVec<(u32, i64, i64)>,
     /// Thread ids of a site that stores into several (`create(&id1)` and
     /// `create(&id2)` through one wrapper) already joined: (site, tid index).
-    joined_tids: Vec<(u32, u32)>,
+    joined_tids: ThinVec<(u32, u32)>,
     /// This thread has joined `main` (through an id `main` stored from
     /// `pthread_self()`): everything `main` did happened before.
     main_ended: bool,
@@ -158,11 +159,11 @@ struct State {
     ptrs: Ptrs,
     /// (var, nonzero, lock): the lock is held exactly when the plain
     /// variable is (non)zero: `if (use_lock) lock(&m); ... if (use_lock) x++;`.
-    lock_guards: Vec<(Name, bool, Held)>,
+    lock_guards: ThinVec<(Name, bool, Held)>,
     /// Extra acquisitions of must-held locks (recursive mutexes): `lock(m)`
     /// twice needs two `unlock(m)`. A second lock of a normal mutex never
     /// returns, so counting is right for both.
-    rec_depth: Vec<(LocKey, u8)>,
+    rec_depth: ThinVec<(LocKey, u8)>,
 }
 
 /// Flow-sensitive values of a frame's local pointers, shared between the
@@ -329,12 +330,12 @@ fn rebase_sites(n: &Node, st: &State, e: &mut State) {
         v
     };
     if n.state.fresh != st.fresh {
-        e.fresh = rebased(&e.fresh, &st.fresh);
+        e.fresh = rebased(&e.fresh, &st.fresh).into();
     }
     if !n.allocates {
         e.allocated = st.allocated.clone();
     } else if n.state.allocated != st.allocated {
-        e.allocated = rebased(&e.allocated, &st.allocated);
+        e.allocated = rebased(&e.allocated, &st.allocated).into();
     }
 }
 
@@ -456,22 +457,22 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 })
                 .collect();
             Some(State {
-                rec_depth,
+                rec_depth: rec_depth.into(),
                 must: a.must.intersect(&b.must),
                 may: a.may.union(&b.may),
                 created: a.created.union(&b.created),
                 active: a.active.union(&b.active),
-                tries,
-                clean,
-                acquired,
-                conds,
-                guards,
-                fresh,
-                allocated,
-                syms,
-                phases,
-                joined_ix,
-                joined_tids,
+                tries: tries.into(),
+                clean: clean.into(),
+                acquired: acquired.into(),
+                conds: conds.into(),
+                guards: guards.into(),
+                fresh: fresh.into(),
+                allocated: allocated.into(),
+                syms: syms.into(),
+                phases: phases.into(),
+                joined_ix: joined_ix.into(),
+                joined_tids: joined_tids.into(),
                 main_ended: a.main_ended && b.main_ended,
                 ptrs: if Arc::ptr_eq(&a.ptrs, &b.ptrs) || a.ptrs == b.ptrs {
                     a.ptrs.clone()
@@ -506,7 +507,7 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                         }
                     }
                     g.sort();
-                    g
+                    g.into()
                 },
             })
         }
@@ -3883,7 +3884,7 @@ impl<'a> Walker<'a> {
                     {
                         self.effect();
                         self.d.pending_join_fns.insert(fr.fid);
-                        let pending = (self.d.thread, keys[0].clone(), st.clean.clone());
+                        let pending = (self.d.thread, keys[0].clone(), st.clean.to_vec());
                         if !self.d.pending_joins.contains(&pending) {
                             self.d.pending_joins.push(pending);
                         }
@@ -4128,7 +4129,7 @@ impl<'a> Walker<'a> {
                         .map(|i| c.args.get(i).and_then(|a| self.lock_sym(fr, a)))
                         .collect();
                     let mut inner = st.clone();
-                    inner.syms = Vec::new();
+                    inner.syms = Vec::new().into();
                     for (q, path, sh) in &st.syms {
                         for (i, r) in arg_root.iter().enumerate() {
                             if let Some((x, pre)) = r {
@@ -4193,7 +4194,7 @@ impl<'a> Walker<'a> {
                         }
                         back.sort();
                         back.dedup();
-                        e.syms = back;
+                        e.syms = back.into();
                         e
                     });
                     acc = join(acc, e);
@@ -4682,10 +4683,10 @@ impl<'a> Walker<'a> {
                 && c.may == *may
                 && c.active == st.active
                 && c.created == st.created
-                && c.clean == st.clean
-                && c.phases == st.phases
+                && *c.clean == *st.clean
+                && *c.phases == *st.phases
                 && c.main_ended == st.main_ended
-                && last.acquired == st.acquired
+                && *last.acquired == *st.acquired
                 && Some(&last.chain) == chain
             {
                 return (c.clone(), last.hash);
@@ -4697,8 +4698,8 @@ impl<'a> Walker<'a> {
             active: st.active.clone(),
             created: st.created.clone(),
             acquired: self.chain_acquired(st),
-            clean: st.clean.clone(),
-            phases: st.phases.clone(),
+            clean: st.clean.to_vec(),
+            phases: st.phases.to_vec(),
             main_ended: st.main_ended,
         };
         let (c, hash) = match self.d.ctxs.get_key_value(&ctx) {
@@ -4712,7 +4713,7 @@ impl<'a> Walker<'a> {
         };
         self.d.last_ctx = Some(LastCtx {
             thread: self.d.thread,
-            acquired: st.acquired.clone(),
+            acquired: st.acquired.to_vec(),
             chain: chain.cloned().unwrap_or_default(),
             hash,
             ctx: c.clone(),
@@ -5045,12 +5046,12 @@ fn index_vars_in(e: &Expr, out: &mut Vec<(Name, Name)>, depth: u32) {
 
 /// Removes the elements of `v` that `keep` rejects and returns them (without
 /// reallocating when there are none).
-fn split_off<T>(v: &mut Vec<T>, keep: impl Fn(&T) -> bool) -> Vec<T> {
+fn split_off<T>(v: &mut ThinVec<T>, keep: impl Fn(&T) -> bool) -> Vec<T> {
     if v.iter().all(&keep) {
         return Vec::new();
     }
-    let (kept, out) = std::mem::take(v).into_iter().partition(|x| keep(x));
-    *v = kept;
+    let (kept, out): (Vec<T>, Vec<T>) = std::mem::take(v).into_iter().partition(|x| keep(x));
+    *v = kept.into();
     out
 }
 
