@@ -5,6 +5,7 @@
 //! plus a field/index path. Locks are identified by the location of the lock
 //! object, so `&q->lock` over the same `q` as `q->count` is recognised.
 
+use thin_vec::ThinVec;
 use racelens_syntax::Name;
 use std::fmt;
 
@@ -142,7 +143,7 @@ pub struct Held {
 
 /// A sorted set of held locks.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct LockSet(pub Vec<Held>);
+pub struct LockSet(pub ThinVec<Held>);
 
 impl LockSet {
     pub fn insert(&mut self, h: Held) {
@@ -218,7 +219,7 @@ impl LockSet {
 
 /// A small sorted set of spawn-site indices.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct SiteSet(pub Vec<u32>);
+pub struct SiteSet(pub ThinVec<u32>);
 
 impl SiteSet {
     pub fn insert(&mut self, s: u32) {
@@ -269,11 +270,11 @@ mod tests {
 
     #[test]
     fn read_locks_do_not_exclude_readers() {
-        let r = LockSet(vec![Held {
+        let r = LockSet(thin_vec::thin_vec![Held {
             lock: g("rw"),
             shared: true,
         }]);
-        let w = LockSet(vec![Held {
+        let w = LockSet(thin_vec::thin_vec![Held {
             lock: g("rw"),
             shared: false,
         }]);
