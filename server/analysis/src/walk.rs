@@ -1269,11 +1269,6 @@ impl<'a> Walker<'a> {
     fn finish(&mut self) -> ThreadAnalysis {
         let facts = std::mem::take(&mut self.d.facts);
         let mut threads = self.d.threads.clone();
-        // Accesses through unresolved pointers of struct type T may touch
-        // every object of type T: copy them into those bases.
-        // In a fixed order, so that the cap keeps the same facts whatever
-        // order the walk found them in.
-        let typed = typed_facts(facts.iter().map(|(b, f)| (b, f.iter().map(|r| &r.fact))));
         let prefixes: FxHashMap<&Base, Vec<&(Vec<Elem>, Name)>> = self
             .d
             .struct_prefixes
@@ -1285,31 +1280,59 @@ impl<'a> Walker<'a> {
         let bases: Vec<&Base> = bases.into_iter().collect();
         // Each base's facts are a pure function of the walk's: on a large
         // program they are sorted and capped on every core, largest first.
+        let workers = |n: usize| match n {
+            0..=255 => 1,
+            _ => racelens_syntax::par::workers(4),
+        };
         let order = racelens_syntax::par::largest_first(
             bases
                 .iter()
                 .map(|b| facts.get(*b).map_or(0, |f| f.len()) as u64),
         );
-        let workers = match bases.len() {
-            0..=255 => 1,
-            _ => racelens_syntax::par::workers(4),
-        };
-        let located = racelens_syntax::par::run(&order, vec![(); workers], |(), next| {
+        let mut own: Vec<Vec<AccessFact>> = vec![Vec::new(); bases.len()];
+        for (i, v) in racelens_syntax::par::run(&order, vec![(); workers(bases.len())], |(), next| {
             let mut out = Vec::new();
             while let Some(i) = next() {
-                let b = bases[i];
-                let own = facts.get(b).into_iter().flatten().map(|r| r.fact.clone());
-                let p = prefixes.get(b).map(|p| &p[..]).unwrap_or(&[]);
-                let v = base_facts(b, own, p, &typed);
-                if !v.is_empty() {
-                    out.push((i, v));
-                }
+                let v = cap_facts(facts.get(bases[i]).into_iter().flatten().map(|r| r.fact.clone()));
+                out.push((i, v));
+            }
+            out
+        }) {
+            own[i] = v;
+        }
+        // Accesses through unresolved pointers of struct type T may touch
+        // every object of type T: copy them into those bases, from T's own
+        // capped facts (a fixed order, so that the cap keeps the same facts
+        // whatever order the walk found them in).
+        let mut typed: Vec<(Name, &[AccessFact])> = bases
+            .iter()
+            .zip(&own)
+            .filter_map(|(b, v)| match b {
+                Base::Type(t) if facts.contains_key(*b) => Some((t.clone(), &v[..])),
+                _ => None,
+            })
+            .collect();
+        typed.sort_by(|a, b| a.0.cmp(&b.0));
+        let prefixes_of = |i: usize| prefixes.get(bases[i]).map(|p| &p[..]).unwrap_or(&[]);
+        let copying: Vec<usize> = (0..bases.len())
+            .filter(|&i| takes_copies(bases[i], own[i].len(), prefixes_of(i), &typed))
+            .collect();
+        let copied = racelens_syntax::par::run(&copying, vec![(); workers(copying.len())], |(), next| {
+            let mut out = Vec::new();
+            while let Some(i) = next() {
+                out.push((i, with_copies(bases[i], own[i].clone(), prefixes_of(i), &typed)));
             }
             out
         });
-        let located: Vec<(Base, Vec<AccessFact>)> = located
-            .into_iter()
-            .map(|(i, v)| (bases[i].clone(), v))
+        drop(typed);
+        for (i, v) in copied {
+            own[i] = v;
+        }
+        let located: Vec<(Base, Vec<AccessFact>)> = bases
+            .iter()
+            .zip(own)
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(b, v)| ((*b).clone(), v))
             .collect();
         drop(bases);
         drop(facts);
@@ -4862,27 +4885,49 @@ fn base_facts(
     typed: &[(Name, Vec<AccessFact>)],
 ) -> Vec<AccessFact> {
     let own = cap_facts(own);
-    // Does the struct found at `prefix` take copies of type `t`'s accesses?
-    // (A type's own base takes none at its root.)
-    let takes = |t: &Name, (prefix, ty): &(Vec<Elem>, Name)| {
-        ty == t && !(matches!(base, Base::Type(b) if b == t) && prefix.is_empty())
-    };
-    // Most bases take no copies, or are full: `cap_facts` already sorted them.
-    if own.len() >= MAX_FACTS
-        || !typed
-            .iter()
-            .any(|(t, _)| prefixes.iter().any(|p| takes(t, p)))
-    {
+    let typed: Vec<(Name, &[AccessFact])> = typed.iter().map(|(t, f)| (t.clone(), &f[..])).collect();
+    if !takes_copies(base, own.len(), prefixes, &typed) {
         return own;
     }
+    with_copies(base, own, prefixes, &typed)
+}
+
+/// Does the struct found at `prefix` take copies of type `t`'s accesses?
+/// (A type's own base takes none at its root.)
+fn takes(base: &Base, t: &Name, (prefix, ty): &(Vec<Elem>, Name)) -> bool {
+    ty == t && !(matches!(base, Base::Type(b) if b == t) && prefix.is_empty())
+}
+
+/// Does a base with `own` capped facts take copies of typed accesses? Most
+/// take none, or are full: [`cap_facts`] already sorted them.
+fn takes_copies(
+    base: &Base,
+    own: usize,
+    prefixes: &[&(Vec<Elem>, Name)],
+    typed: &[(Name, &[AccessFact])],
+) -> bool {
+    own < MAX_FACTS
+        && typed
+            .iter()
+            .any(|(t, _)| prefixes.iter().any(|p| takes(base, t, p)))
+}
+
+/// A base's capped facts `own` with the copies of the typed accesses its
+/// prefixes take, sorted (see [`base_facts`]).
+fn with_copies(
+    base: &Base,
+    own: Vec<AccessFact>,
+    prefixes: &[&(Vec<Elem>, Name)],
+    typed: &[(Name, &[AccessFact])],
+) -> Vec<AccessFact> {
     let mut set: FxHashSet<AccessFact> = own.into_iter().collect();
     'copies: for (t, tfacts) in typed {
         for p in prefixes.iter().copied() {
-            if !takes(t, p) {
+            if !takes(base, t, p) {
                 continue;
             }
             let prefix = &p.0;
-            for f in tfacts {
+            for f in tfacts.iter() {
                 // Once the set is full nothing more goes in: stop copying.
                 if set.len() >= MAX_FACTS {
                     break 'copies;
