@@ -78,7 +78,7 @@ pub struct Site {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessFact {
     /// The path below the location's base (fields and indices).
-    pub path: Vec<Elem>,
+    pub path: Arc<[Elem]>,
     pub thread: u32,
     pub func: FunctionId,
     pub span: Span,
@@ -140,7 +140,7 @@ impl AccessFact {
     pub fn key(&self, base: &Base) -> LocKey {
         LocKey {
             base: base.clone(),
-            path: self.path.clone(),
+            path: self.path.to_vec(),
         }
     }
 }

@@ -4680,7 +4680,7 @@ impl<'a> Walker<'a> {
                 }
             };
             let fact = AccessFact {
-                path: k.path.clone(),
+                path: Arc::from(&k.path[..]),
                 thread: self.d.thread,
                 func: fr.fid,
                 span,
@@ -4936,7 +4936,7 @@ fn with_copies(
                 path.extend(prefix.iter().cloned());
                 path.extend(f.path.iter().cloned());
                 set.insert(AccessFact {
-                    path,
+                    path: path.into(),
                     thread: f.thread,
                     func: f.func,
                     span: f.span,
