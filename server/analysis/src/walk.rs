@@ -517,9 +517,26 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
 #[derive(Default)]
 struct Out {
     next: Option<State>,
-    brk: Option<State>,
-    cont: Option<State>,
-    ret: Option<State>,
+    brk: Abrupt,
+    cont: Abrupt,
+    ret: Abrupt,
+}
+
+/// The state where a `break`, `continue` or `return` leaves: boxed, since
+/// most walks of a statement list leave none of them and an [`Out`] moves
+/// on every statement.
+type Abrupt = Option<Box<State>>;
+
+/// [`join`] of boxed states.
+fn join_b(a: Abrupt, b: Abrupt) -> Abrupt {
+    match (a, b) {
+        (None, x) | (x, None) => x,
+        (Some(a), Some(b)) => join(Some(*a), Some(*b)).map(Box::new),
+    }
+}
+
+fn unbox(a: Abrupt) -> Option<State> {
+    a.map(|b| *b)
 }
 
 /// A function's frame for some pointer arguments: the points-to of its
@@ -2903,22 +2920,22 @@ impl<'a> Walker<'a> {
                     self.d.loops.push((self.d.stack.len(), bound.clone()));
                     let r = self.walk_loop(fr, cond, test, body, *do_while, *infinite, state);
                     self.d.loops.pop();
-                    out.ret = join(out.ret.take(), r.ret);
+                    out.ret = join_b(out.ret.take(), r.ret);
                     r.next
                 }
                 Stmt::Switch { cond, arms, zero } => {
                     self.walk_switch(fr, cond, arms, *zero, state, &mut out)
                 }
                 Stmt::Return { .. } => {
-                    out.ret = join(out.ret.take(), Some(state));
+                    out.ret = join_b(out.ret.take(), Some(Box::new(state)));
                     None
                 }
                 Stmt::Break => {
-                    out.brk = join(out.brk.take(), Some(state));
+                    out.brk = join_b(out.brk.take(), Some(Box::new(state)));
                     None
                 }
                 Stmt::Continue => {
-                    out.cont = join(out.cont.take(), Some(state));
+                    out.cont = join_b(out.cont.take(), Some(Box::new(state)));
                     None
                 }
                 // Everything else does not recurse into statements: its
@@ -2937,7 +2954,7 @@ impl<'a> Walker<'a> {
     /// (callers get theirs back), and keeping them would make equal exits
     /// differ.
     fn exit_state(&self, out: Out) -> Option<State> {
-        let mut exit = join(out.next, out.ret);
+        let mut exit = join(out.next, unbox(out.ret));
         if let Some(e) = exit.as_mut() {
             e.tries.clear();
             e.ptrs = Ptrs::default();
@@ -3038,9 +3055,9 @@ impl<'a> Walker<'a> {
         let mut arm = |w: &mut Self, stmts: &[Stmt], from: State, acc: &mut Option<State>| {
             let o = w.walk_stmts(fr, stmts, from);
             if switch {
-                out.ret = join(out.ret.take(), o.ret);
-                out.cont = join(out.cont.take(), o.cont);
-                *acc = join(acc.take(), join(o.next, o.brk));
+                out.ret = join_b(out.ret.take(), o.ret);
+                out.cont = join_b(out.cont.take(), o.cont);
+                *acc = join(acc.take(), join(o.next, unbox(o.brk)));
             } else {
                 merge_abrupt(out, &o);
                 *acc = join(acc.take(), o.next);
@@ -3137,9 +3154,9 @@ impl<'a> Walker<'a> {
         let mut acc = Some(cs.clone());
         for arm in arms {
             let o = self.walk_stmts(fr, arm, cs.clone());
-            out.ret = join(out.ret.take(), o.ret);
-            out.cont = join(out.cont.take(), o.cont);
-            acc = join(acc, join(o.next, o.brk));
+            out.ret = join_b(out.ret.take(), o.ret);
+            out.cont = join_b(out.cont.take(), o.cont);
+            acc = join(acc, join(o.next, unbox(o.brk)));
         }
         acc
     }
@@ -3238,7 +3255,7 @@ impl<'a> Walker<'a> {
                 Some(head.clone())
             } else {
                 let c = self.walk_stmts(fr, cond, head.clone());
-                out.ret = join(out.ret.take(), c.ret);
+                out.ret = join_b(out.ret.take(), c.ret);
                 match c.next {
                     Some(cs) => {
                         let (t, e) = self.split(test, cs);
@@ -3252,14 +3269,14 @@ impl<'a> Walker<'a> {
             };
             let Some(enter) = enter else { break };
             let b = self.walk_stmts(fr, body, enter);
-            out.ret = join(out.ret.take(), b.ret);
-            exits = join(exits, b.brk);
-            let Some(next) = join(b.next, b.cont) else {
+            out.ret = join_b(out.ret.take(), b.ret);
+            exits = join(exits, unbox(b.brk));
+            let Some(next) = join(b.next, unbox(b.cont)) else {
                 break;
             };
             if !infinite {
                 let c = self.walk_stmts(fr, cond, next.clone());
-                out.ret = join(out.ret.take(), c.ret);
+                out.ret = join_b(out.ret.take(), c.ret);
                 if let Some(cs) = c.next {
                     let (_, e) = self.split(test, cs);
                     exits = join(exits, Some(e));
@@ -5196,9 +5213,9 @@ fn address_taken_has(v: &[Name], x: &Name) -> bool {
 }
 
 fn merge_abrupt(out: &mut Out, o: &Out) {
-    out.brk = join(out.brk.take(), o.brk.clone());
-    out.cont = join(out.cont.take(), o.cont.clone());
-    out.ret = join(out.ret.take(), o.ret.clone());
+    out.brk = join_b(out.brk.take(), o.brk.clone());
+    out.cont = join_b(out.cont.take(), o.cont.clone());
+    out.ret = join_b(out.ret.take(), o.ret.clone());
 }
 
 /// Does the place name a variable of the current frame (or a global)
