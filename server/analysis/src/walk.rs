@@ -1010,6 +1010,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
     if std::env::var_os("RACELENS_TIMING").is_some() {
         eprintln!("racelens: walk: pointer store in {:.1?}", t_store.elapsed());
     }
+    let mut t_thread = std::time::Instant::now();
     // Frames built while the store was incomplete are stale.
     w.d.frames.borrow_mut().clear();
     w.d.returns.borrow_mut().clear();
@@ -1054,12 +1055,14 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
         w.d.thread = t as u32;
         if std::env::var_os("RACELENS_TIMING").is_some() {
             eprintln!(
-                "racelens: walk: thread {} `{}` done: {} steps, {} nodes so far",
+                "racelens: walk: thread {} `{}` done: {} steps, {} nodes so far, {:.1?}",
                 t - 1,
                 w.d.threads[t - 1].entry,
                 w.d.thread_steps.last().copied().unwrap_or(0),
-                w.d.nodes.len()
+                w.d.nodes.len(),
+                t_thread.elapsed()
             );
+            t_thread = std::time::Instant::now();
         }
         w.d.thread_roots.push(Vec::new());
         let entry = w.d.threads[t].entry.clone();
