@@ -38,10 +38,18 @@ pub fn prefetch(
     let t0 = std::time::Instant::now();
     // Lowering: file by file, the largest first for an even spread.
     let order = syntax::par::largest_first(all.iter().map(|f| f.parsed(db).text.len() as u64));
+    // Every file's items first: lowering any file needs the workspace's
+    // macro table, which reads the items of all of them, so a worker
+    // lowering a file before they exist computes them all alone while the
+    // others wait for it.
     in_parallel(db, workers, &order, |db, i| {
         file_items(db, all[i]);
+    });
+    let ta = std::time::Instant::now();
+    in_parallel(db, workers, &order, |db, i| {
         file_lowered(db, ws, all[i]);
     });
+    let tb = std::time::Instant::now();
     // Then each function's summary (its IR and call models), which the walk
     // reads for every function before it starts.
     let functions: Vec<FunctionId> = program(db, ws)
@@ -50,11 +58,21 @@ pub fn prefetch(
         .flatten()
         .copied()
         .collect();
+    let tc = std::time::Instant::now();
     let order: Vec<usize> = (0..functions.len()).collect();
     in_parallel(db, workers, &order, |db, i| {
         function_summary(db, functions[i]);
     });
     let t1 = std::time::Instant::now();
+    if timing {
+        eprintln!(
+            "racelens: prefetch: items {:.1?}, lowering {:.1?}, program {:.1?}, summaries {:.1?}",
+            ta - t0,
+            tb - ta,
+            tc - tb,
+            t1 - tc
+        );
+    }
     // The walk runs here, on the caller's thread (it needs a deep stack).
     thread_analysis(db, ws);
     let t2 = std::time::Instant::now();
