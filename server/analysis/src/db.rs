@@ -285,9 +285,23 @@ pub struct Program {
     pub returns: FxHashMap<Name, TypeInfo>,
     /// Declared functions: bit `i` set when parameter `i` is a pointer.
     pub pointer_params: FxHashMap<Name, u64>,
+    /// `functions` and `globals` by hash, for the walk's lookups (the
+    /// ordered maps keep the iteration order the walk depends on).
+    function_index: FxHashMap<Name, Vec<FunctionId>>,
+    global_index: FxHashMap<Name, TypeInfo>,
 }
 
 impl Program {
+    /// The functions defined with this name (normally one).
+    pub fn functions_named(&self, name: &str) -> Option<&Vec<FunctionId>> {
+        self.function_index.get(name)
+    }
+
+    /// The type of the global of this name.
+    pub fn global(&self, name: &str) -> Option<&TypeInfo> {
+        self.global_index.get(name)
+    }
+
     /// Resolves typedef names to the underlying type, adding pointer levels.
     pub fn resolve_type(&self, ty: &TypeInfo) -> TypeInfo {
         let mut t = ty.clone();
@@ -319,7 +333,7 @@ impl Program {
     }
 
     pub fn is_function(&self, name: &str) -> bool {
-        self.functions.contains_key(name) || self.prototypes.contains(name)
+        self.function_index.contains_key(name) || self.prototypes.contains(name)
     }
 }
 
@@ -369,5 +383,7 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
             p.returns.insert(f.name.clone(), f.ret.clone());
         }
     }
+    p.function_index = p.functions.iter().map(|(n, f)| (n.clone(), f.clone())).collect();
+    p.global_index = p.globals.iter().map(|(n, t)| (n.clone(), t.clone())).collect();
     Arc::new(p)
 }

@@ -573,6 +573,9 @@ struct FrameBase {
     /// Assignments to non-static locals, in body order: the input of the
     /// flow-insensitive points-to.
     local_assigns: Vec<(Name, Expr)>,
+    /// The body has a `goto` (local pointers are then not followed
+    /// flow-sensitively by the pointer store).
+    has_goto: bool,
 }
 
 /// One memoized calling context: a function walked from one entry state in
@@ -1025,7 +1028,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
         Vec::new()
     };
     let one_client = library_roots.len() > LIBRARY_ROOT_THREADS;
-    let roots: Vec<FunctionId> = match prog.functions.get("main") {
+    let roots: Vec<FunctionId> = match prog.functions_named("main") {
         // A folder may hold several programs (tools, tests): every `main` is
         // a root of the main thread.
         Some(m) => m.clone(),
@@ -1094,13 +1097,13 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
             // A callback group: its roots, including those its own walk adds.
             let mut i = 0;
             while let Some((name, args)) = w.d.group_roots[&(t as u32)].get(i).cloned() {
-                if let Some(fs) = prog.functions.get(&name) {
+                if let Some(fs) = prog.functions_named(&name) {
                     let exit = w.walk_fn(fs[0], init.clone(), vec![args]);
                     w.thread_ended(exit);
                 }
                 i += 1;
             }
-        } else if let Some(fs) = prog.functions.get(&entry) {
+        } else if let Some(fs) = prog.functions_named(&entry) {
             let f = fs[0];
             let bindings = vec![args];
             let exit = w.walk_fn(f, init, bindings);
@@ -1119,7 +1122,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
         );
     }
     let result = w.finish();
-    let incremental = prog.functions.contains_key("main") && !w.d.exhausted && !w.d.capped;
+    let incremental = prog.functions_named("main").is_some() && !w.d.exhausted && !w.d.capped;
     if std::env::var_os("RACELENS_TIMING").is_some() && !incremental {
         eprintln!(
             "racelens: walk: not kept for incremental updates (out of steps: {}, capped: {})",
@@ -1161,7 +1164,7 @@ impl<'a> Walker<'a> {
     /// (or a kernel module) whose functions its clients may call from any
     /// number of threads at once.
     fn is_library(&self) -> bool {
-        !self.prog.functions.contains_key("main") && self.uses_locks()
+        !self.prog.functions_named("main").is_some() && self.uses_locks()
     }
 
     /// Can no thread ever start? Then the program has no races and is not
@@ -1602,7 +1605,9 @@ impl<'a> Walker<'a> {
         let mut counts: FxHashMap<Name, (u32, Option<Expr>)> = FxHashMap::default();
         let mut from_calls = Vec::new();
         let mut local_assigns = Vec::new();
+        let mut has_goto = false;
         visit_stmts(&summary.ir.body, &mut |s| {
+            has_goto |= matches!(s, Stmt::Goto);
             if let Stmt::Assign {
                 lhs: Expr::Var(x),
                 rhs,
@@ -1647,6 +1652,7 @@ impl<'a> Walker<'a> {
             from_calls,
             wild,
             local_assigns,
+            has_goto,
         });
         self.d.frame_bases.borrow_mut().insert(fid, base.clone());
         base
@@ -1673,7 +1679,7 @@ impl<'a> Walker<'a> {
             for r in refs {
                 if self.prog.is_function(r) {
                     vals.push(Val::Func(r.clone()));
-                } else if self.prog.globals.contains_key(r) {
+                } else if self.prog.global(r).is_some() {
                     vals.push(Val::Target(LocKey::new(Base::Global(r.clone()))));
                 }
             }
@@ -1726,7 +1732,7 @@ impl<'a> Walker<'a> {
                         if c.args.is_empty() || frame.locals.contains_key(n) {
                             return;
                         }
-                        for &g in self.prog.functions.get(n).into_iter().flatten() {
+                        for &g in self.prog.functions_named(n).into_iter().flatten() {
                             let into = passed.entry(g).or_default();
                             for (i, a) in c.args.iter().enumerate() {
                                 // Data pointers only: function pointers
@@ -1746,15 +1752,11 @@ impl<'a> Walker<'a> {
                     });
                 }
                 let mut updates = Vec::new();
-                let mut has_goto = false;
-                visit_stmts(&frame.summary.ir.body, &mut |s| {
-                    has_goto |= matches!(s, Stmt::Goto)
-                });
                 let mut cur = Vec::new();
                 self.store_updates(
                     &frame,
                     &frame.summary.ir.body,
-                    !has_goto,
+                    !frame.base.has_goto,
                     &mut cur,
                     &mut updates,
                 );
@@ -1877,7 +1879,7 @@ impl<'a> Walker<'a> {
                 .locals
                 .get(x)
                 .cloned()
-                .or_else(|| self.prog.globals.get(x).map(|t| self.prog.resolve_type(t))),
+                .or_else(|| self.prog.global(x).map(|t| self.prog.resolve_type(t))),
             Expr::Field { base, field, arrow } => {
                 let bt = self.type_of(fr, base, depth + 1)?;
                 let level = if *arrow {
@@ -1941,7 +1943,7 @@ impl<'a> Walker<'a> {
 
     /// A global whose type is unknown: taken for an array when indexed.
     fn untyped_global(&self, fr: &Frame, e: &Expr) -> bool {
-        matches!(e, Expr::Var(x) if !fr.locals.contains_key(x) && self.prog.globals.contains_key(x))
+        matches!(e, Expr::Var(x) if !fr.locals.contains_key(x) && self.prog.global(x).is_some())
     }
 
     /// Does indexing `base` stay inside the array object (rather than
@@ -1974,7 +1976,7 @@ impl<'a> Walker<'a> {
                             var: x.clone(),
                         })]
                     }
-                } else if self.prog.globals.contains_key(x) {
+                } else if self.prog.global(x).is_some() {
                     vec![LocKey::new(Base::Global(x.clone()))]
                 } else {
                     Vec::new()
@@ -2105,7 +2107,7 @@ impl<'a> Walker<'a> {
     fn from_unknown_call(&self, fr: &Frame, v: &Expr) -> bool {
         let is_unknown = |id: &u32| match fr.calls.get(id) {
             Some(Callee::Direct(n)) => {
-                !self.prog.functions.contains_key(n) && fr.summary.models.get(id).is_none()
+                !self.prog.functions_named(n).is_some() && fr.summary.models.get(id).is_none()
             }
             _ => false,
         };
@@ -2151,7 +2153,7 @@ impl<'a> Walker<'a> {
                     } else if let Some(v) = fr.pts.get(x) {
                         add_vals(&mut out, v.iter().cloned());
                     }
-                } else if let Some(t) = self.prog.globals.get(x) {
+                } else if let Some(t) = self.prog.global(x) {
                     if t.array {
                         add_vals(
                             &mut out,
@@ -2168,7 +2170,7 @@ impl<'a> Walker<'a> {
             Expr::AddrOf(p) => {
                 if let Expr::Var(f) = &**p {
                     if !fr.locals.contains_key(f)
-                        && !self.prog.globals.contains_key(f)
+                        && !self.prog.global(f).is_some()
                         && self.prog.is_function(f)
                     {
                         return vec![Val::Func(f.clone())];
@@ -2311,7 +2313,7 @@ impl<'a> Walker<'a> {
     fn functions_of(&self, fr: &Frame, callee: &Callee) -> Vec<FunctionId> {
         let names: Vec<Name> = match callee {
             Callee::Direct(n)
-                if !fr.locals.contains_key(n) && !self.prog.globals.contains_key(n) =>
+                if !fr.locals.contains_key(n) && !self.prog.global(n).is_some() =>
             {
                 vec![n.clone()]
             }
@@ -2335,7 +2337,7 @@ impl<'a> Walker<'a> {
         names
             .iter()
             .filter_map(|n| {
-                let defs = self.prog.functions.get(n)?;
+                let defs = self.prog.functions_named(n)?;
                 Some(
                     defs.iter()
                         .find(|d| d.file(self.db) == file)
@@ -2695,7 +2697,7 @@ impl<'a> Walker<'a> {
     /// Takes the branch facts and spawn guards on variables that are not
     /// globals out of a state about to enter a callee.
     fn stash_frame_facts(&self, st: &mut State) -> FrameFacts {
-        let global = |v: &Name| self.prog.globals.contains_key(v);
+        let global = |v: &Name| self.prog.global(v).is_some();
         // Symbolic locks stay: a callee that unlocks `&s->m` through its own
         // pointer must release the caller's `&s->m`.
         FrameFacts {
@@ -2962,7 +2964,7 @@ impl<'a> Walker<'a> {
             e.tries.clear();
             e.ptrs = Ptrs::default();
             let prog = self.prog;
-            e.lock_guards.retain(|g| prog.globals.contains_key(&g.0));
+            e.lock_guards.retain(|g| prog.global(&g.0).is_some());
         }
         exit
     }
@@ -3013,7 +3015,7 @@ impl<'a> Walker<'a> {
         cond.iter().find_map(|s| match s {
             Stmt::Call(c) if id.is_none_or(|i| i == c.id) => match &c.callee {
                 Callee::Direct(n)
-                    if SETJMP.contains(&&**n) && !self.prog.functions.contains_key(n) =>
+                    if SETJMP.contains(&&**n) && !self.prog.functions_named(n).is_some() =>
                 {
                     Some(
                         c.args
@@ -3627,7 +3629,7 @@ impl<'a> Walker<'a> {
 
     fn call(&mut self, fr: &Frame, c: &Call, mut st: State) -> Option<State> {
         if let Callee::Direct(n) = &c.callee {
-            if LONGJMP.contains(&&**n) && !self.prog.functions.contains_key(n) {
+            if LONGJMP.contains(&&**n) && !self.prog.functions_named(n).is_some() {
                 self.longjmp(fr, c, st);
                 return None;
             }
@@ -4071,7 +4073,7 @@ impl<'a> Walker<'a> {
             Some(_) => Some(st),
             None => {
                 if let Callee::Direct(n) = &c.callee {
-                    if fr.locals.contains_key(n) || self.prog.globals.contains_key(n) {
+                    if fr.locals.contains_key(n) || self.prog.global(n).is_some() {
                         self.record(fr, &Expr::Var(n.clone()), AccessKind::Read, c.span, &st);
                     }
                 }
@@ -4125,7 +4127,7 @@ impl<'a> Walker<'a> {
                         .into_iter()
                         .filter_map(|v| {
                             if let Val::Func(f) = v {
-                                self.prog.functions.get(&f).map(|d| d[0])
+                                self.prog.functions_named(&f).map(|d| d[0])
                             } else {
                                 None
                             }
@@ -4139,7 +4141,7 @@ impl<'a> Walker<'a> {
                         entries.retain(|f| self.looks_like_thread_entry(*f));
                     }
                     if !entries.is_empty()
-                        && !self.prog.functions.contains_key(&*name)
+                        && !self.prog.functions_named(&*name).is_some()
                         && !NOT_ASYNC_CALLBACKS.contains(&&*name)
                     {
                         self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new(), true);
@@ -4769,7 +4771,7 @@ impl<'a> Walker<'a> {
         let base_ty = match &k.base {
             Base::Global(g) => match g.split_once("::") {
                 Some((_, v)) => fr.locals.get(v).cloned(),
-                None => self.prog.globals.get(g).map(|t| self.prog.resolve_type(t)),
+                None => self.prog.global(g).map(|t| self.prog.resolve_type(t)),
             },
             Base::Local { func, var } if *func == fr.fname => fr.locals.get(var).cloned(),
             Base::Type(t) => Some(TypeInfo {
@@ -4859,7 +4861,7 @@ impl<'a> Walker<'a> {
     /// pointers: their direct accesses are kept, marked `direct_local`.)
     fn excluded(&self, _fr: &Frame, k: &LocKey) -> bool {
         if let Base::Global(g) = &k.base {
-            if let Some(t) = self.prog.globals.get(g) {
+            if let Some(t) = self.prog.global(g) {
                 return t.atomic;
             }
         }
