@@ -852,8 +852,9 @@ struct WalkData {
     /// The current thread's memo: calling context (see [`MemoKey`]) -> its
     /// nodes, in walk order.
     memo: FxHashMap<MemoKey, Vec<u32>>,
-    /// The current thread's transparent nodes by calling context without
-    /// its context fields (see [`copy_key`]).
+    /// The transparent nodes of every thread walked so far, by calling
+    /// context without its context fields (see [`copy_key`]). A copy
+    /// records in the copying thread, so other threads' nodes serve too.
     copies: FxHashMap<MemoKey, Vec<u32>>,
     /// Contexts copied instead of walked, and the statements that saved.
     copied: (u64, u64),
@@ -1121,6 +1122,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
             w.d.copied.0, w.d.copied.1
         );
     }
+    w.release_copies();
     let result = w.finish();
     let incremental = prog.functions_named("main").is_some() && !w.d.exhausted && !w.d.capped;
     if std::env::var_os("RACELENS_TIMING").is_some() && !incremental {
@@ -2526,17 +2528,24 @@ impl<'a> Walker<'a> {
         if holds_index_lock(st) {
             return None;
         }
+        let thread = self.d.thread;
         let x = ids.into_iter().find(|&id| {
             let n = &self.d.nodes[id as usize];
-            heap_agrees(n, st)
+            // `main` alone records where it stores its own thread id; it is
+            // walked first, so it has nothing of other threads to copy.
+            (n.thread == thread || thread != 0)
+                && heap_agrees(n, st)
                 && !holds_index_lock(&n.state)
                 // A site first allocated inside a loop is an effect.
                 && (!n.allocates || (n.loop_depth > 0) == deep)
                 && self.d.steps + n.steps <= STEP_BUDGET
         })?;
-        // Its own accesses were all recorded in its entry's context.
+        // Its own accesses were all recorded in its entry's context (in its
+        // own thread, whose creation chain the context names).
         let xs = self.d.nodes[x as usize].state.clone();
+        self.d.thread = self.d.nodes[x as usize].thread;
         let (entry, _) = self.ctx_for(&xs, &xs.must, &xs.may);
+        self.d.thread = thread;
         let own = &self.d.nodes[x as usize].facts;
         own.iter()
             .all(|(_, f)| Arc::ptr_eq(&f.ctx, &entry))
@@ -2596,6 +2605,7 @@ impl<'a> Walker<'a> {
         }
         for (b, f) in own {
             let fact = AccessFact {
+                thread: self.d.thread,
                 ctx: ctx.0.clone(),
                 ..f
             };
@@ -2854,6 +2864,16 @@ impl<'a> Walker<'a> {
     }
 
     /// Saves the finished thread's memo and budgets.
+    /// The walk is over: no more copies. Without incremental updates the
+    /// transparent nodes' own accesses go too.
+    fn release_copies(&mut self) {
+        for id in self.d.copies.drain().flat_map(|(_, ids)| ids) {
+            if !self.d.keep {
+                self.d.nodes[id as usize].facts = Vec::new();
+            }
+        }
+    }
+
     fn end_thread(&mut self) {
         // Which functions use up their calling contexts (for tuning).
         if std::env::var_os("RACELENS_CONTEXTS").is_some() {
@@ -2867,11 +2887,6 @@ impl<'a> Walker<'a> {
             v.reverse();
             v.truncate(12);
             eprintln!("contexts of thread {}: {:?}", self.d.thread, v);
-        }
-        for id in self.d.copies.drain().flat_map(|(_, ids)| ids) {
-            if !self.d.keep {
-                self.d.nodes[id as usize].facts = Vec::new();
-            }
         }
         self.d.thread_memos.push(std::mem::take(&mut self.d.memo));
         self.d.thread_steps.push(std::mem::take(&mut self.d.steps));
