@@ -131,7 +131,7 @@ struct State {
     /// Locks this thread has certainly acquired at some point.
     acquired: ThinVec<LocKey>,
     /// Heap objects allocated by this thread that no other thread can reach yet.
-    fresh: ThinVec<Base>,
+    fresh: Sites,
     /// Heap sites this thread may have allocated from (bounded).
     allocated: Sites,
     /// Symbolic locks: (pointer variable, path, shared) for `&q->lock` held
@@ -418,6 +418,24 @@ fn merged<T: Clone + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
     out
 }
 
+/// The sites fresh after a join: fresh on both paths, or fresh on one and
+/// never allocated on the other.
+fn joined_fresh(a: &State, b: &State) -> Vec<Base> {
+    let mut fresh: Vec<Base> = a
+        .fresh
+        .iter()
+        .filter(|f| b.fresh.contains(f) || !b.allocated.contains(f))
+        .cloned()
+        .collect();
+    for f in b.fresh.iter() {
+        if !a.allocated.contains(f) && !fresh.contains(f) {
+            fresh.push(f.clone());
+        }
+    }
+    fresh.sort();
+    fresh
+}
+
 fn join(a: Option<State>, b: Option<State>) -> Option<State> {
     match (a, b) {
         (None, x) | (x, None) => x,
@@ -448,19 +466,10 @@ fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                     _ => guards.extend(gb),
                 }
             }
-            // Fresh on both paths, or fresh on one and never allocated on the other.
-            let mut fresh: Vec<Base> = a
-                .fresh
-                .iter()
-                .filter(|f| b.fresh.contains(f) || !b.allocated.contains(f))
-                .cloned()
-                .collect();
-            for f in &b.fresh {
-                if !a.allocated.contains(f) && !fresh.contains(f) {
-                    fresh.push(f.clone());
-                }
-            }
-            fresh.sort();
+            let fresh = match a.fresh == b.fresh && a.allocated == b.allocated {
+                true => a.fresh.clone(),
+                false => Sites::from(joined_fresh(&a, &b)),
+            };
             let allocated = match a.allocated == b.allocated {
                 true => a.allocated.clone(),
                 false => {
@@ -3530,7 +3539,10 @@ impl<'a> Walker<'a> {
         for v in self.eval(fr, e, 0) {
             if let Val::Target(k) = v {
                 self.observe_heap(&k.base);
-                st.fresh.retain(|b| *b != k.base);
+                if st.fresh.contains(&k.base) {
+                    let v: Vec<Base> = st.fresh.iter().filter(|b| **b != k.base).cloned().collect();
+                    st.fresh = v.into();
+                }
             }
         }
     }
@@ -4370,8 +4382,10 @@ impl<'a> Walker<'a> {
             st.allocated = v.into();
         }
         if !st.fresh.contains(&b) {
-            st.fresh.push(b);
-            st.fresh.sort();
+            let mut v = st.fresh.to_vec();
+            v.push(b);
+            v.sort();
+            st.fresh = v.into();
         }
     }
 
