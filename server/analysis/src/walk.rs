@@ -926,6 +926,9 @@ struct WalkData {
     loops: Vec<(usize, Option<Name>)>,
     /// Flow-insensitive contents of non-local pointer cells.
     store: FxHashMap<LocKey, Vals>,
+    /// While the pointer store is built: the cells the function being
+    /// processed read (see [`Walker::build_store`]).
+    store_reads: std::cell::RefCell<Option<FxHashSet<LocKey>>>,
     incomplete: FxHashMap<FunctionId, String>,
     replayed_sites: FxHashSet<u32>,
     /// Sites of replays made outside any node (a thread root met again).
@@ -1774,13 +1777,36 @@ impl<'a> Walker<'a> {
         // Parameters hold what any call passes them (context-insensitively,
         // from the previous round): `insert(p, &A)` stores `p` into `A`.
         let mut params: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
+        // A function's pass is a function of its parameters and of the cells
+        // it reads (return values and frames of callees are computed once):
+        // one whose parameters and cells are as at its last pass would make
+        // the same updates and pass the same arguments, which are already in
+        // (adding values is idempotent), so it is skipped. `clock` orders
+        // passes and cell changes.
+        let mut clock: u64 = 0;
+        let mut changed_at: FxHashMap<LocKey, u64> = FxHashMap::default();
+        let mut last_pass: FxHashMap<FunctionId, (u64, Vec<LocKey>, Vec<Vals>)> =
+            FxHashMap::default();
         for round in 0..3 {
             // A round is a function of the store and parameters it starts
             // from: after one that changed neither, the next would repeat it.
             let mut changed = false;
             let mut passed: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
             for &f in &funcs {
-                let frame = self.frame(f, params.get(&f).map(|p| &p[..]).unwrap_or(&[]));
+                let own = params.get(&f).map(|p| &p[..]).unwrap_or(&[]);
+                if let Some((at, reads, was)) = last_pass.get(&f) {
+                    if was[..] == *own
+                        && reads
+                            .iter()
+                            .all(|k| changed_at.get(k).is_none_or(|c| c < at))
+                    {
+                        continue;
+                    }
+                }
+                clock += 1;
+                let at = clock;
+                *self.d.store_reads.borrow_mut() = Some(FxHashSet::default());
+                let frame = self.frame(f, own);
                 if round < 2 {
                     visit_calls(&frame.summary.ir.body, &mut |c| {
                         let Callee::Direct(n) = &c.callee else { return };
@@ -1816,8 +1842,14 @@ impl<'a> Walker<'a> {
                     &mut updates,
                 );
                 *self.d.cur_ptrs.borrow_mut() = Ptrs::default();
+                let reads = self.d.store_reads.borrow_mut().take().unwrap_or_default();
+                last_pass.insert(f, (at, reads.into_iter().collect(), own.to_vec()));
                 for (k, v) in updates {
-                    changed |= add_vals(self.d.store.entry(k).or_default(), v);
+                    if add_vals(self.d.store.entry(k.clone()).or_default(), v) {
+                        changed = true;
+                        clock += 1;
+                        changed_at.insert(k, clock);
+                    }
                 }
             }
             for (g, v) in passed {
@@ -2193,7 +2225,7 @@ impl<'a> Walker<'a> {
                     } else if t.is_static {
                         let k =
                             LocKey::new(Base::Global(Name::from(format!("{}::{}", fr.fname, x))));
-                        if let Some(v) = self.d.store.get(&k) {
+                        if let Some(v) = self.store_get(&k) {
                             add_vals(&mut out, v.iter().cloned());
                         }
                     } else if let Some(v) = self
@@ -2215,7 +2247,7 @@ impl<'a> Walker<'a> {
                             [Val::Target(LocKey::new(Base::Global(x.clone())))],
                         );
                     }
-                    if let Some(v) = self.d.store.get(&LocKey::new(Base::Global(x.clone()))) {
+                    if let Some(v) = self.store_get(&LocKey::new(Base::Global(x.clone()))) {
                         add_vals(&mut out, v.iter().cloned());
                     }
                 } else if self.prog.is_function(x) {
@@ -2284,7 +2316,7 @@ impl<'a> Walker<'a> {
                     );
                 }
                 for k in self.place(fr, e, depth + 1) {
-                    if let Some(v) = self.d.store.get(&k.without_indices()) {
+                    if let Some(v) = self.store_get(&k.without_indices()) {
                         add_vals(&mut out, v.iter().cloned());
                     }
                 }
@@ -2346,6 +2378,14 @@ impl<'a> Walker<'a> {
     }
 
     /// What a function may return, evaluated without calling context.
+    /// The pointer store's cell `k`, noted as read while the store is built.
+    fn store_get(&self, k: &LocKey) -> Option<&Vals> {
+        if let Some(reads) = self.d.store_reads.borrow_mut().as_mut() {
+            reads.insert(k.clone());
+        }
+        self.d.store.get(k)
+    }
+
     fn return_vals(&self, f: FunctionId) -> Vals {
         if let Some(v) = self.d.returns.borrow().get(&f) {
             return v.clone();
@@ -4184,7 +4224,7 @@ impl<'a> Walker<'a> {
                     for a in &c.args {
                         for v in self.eval(fr, a, 0) {
                             if let Val::Target(k) = &v {
-                                if let Some(inner) = self.d.store.get(&k.without_indices()) {
+                                if let Some(inner) = self.store_get(&k.without_indices()) {
                                     add_vals(
                                         &mut vals,
                                         inner.iter().filter(|x| matches!(x, Val::Func(_))).cloned(),
