@@ -4643,6 +4643,17 @@ impl<'a> Walker<'a> {
         span: racelens_syntax::Span,
         st: &State,
     ) {
+        // A non-static local whose address is never taken is this frame's
+        // alone: `record_at` records nothing for it, and with no symbolic
+        // lock in the state it marks nothing either.
+        if let Expr::Var(x) = place {
+            if st.syms.is_empty()
+                && fr.locals.get(x).is_some_and(|t| !t.is_static)
+                && !fr.address_taken.contains(x)
+            {
+                return;
+            }
+        }
         let keys = self.place(fr, place, 0);
         self.record_at(fr, place, keys, kind, span, st);
     }
