@@ -4643,16 +4643,11 @@ impl<'a> Walker<'a> {
         span: racelens_syntax::Span,
         st: &State,
     ) {
-        // A non-static local whose address is never taken is this frame's
-        // alone: `record_at` records nothing for it, and with no symbolic
-        // lock in the state it marks nothing either.
-        if let Expr::Var(x) = place {
-            if st.syms.is_empty()
-                && fr.locals.get(x).is_some_and(|t| !t.is_static)
-                && !fr.address_taken.contains(x)
-            {
-                return;
-            }
+        // A non-static local whose address is never taken (or a field of
+        // one) is this frame's alone: `record_at` records nothing for it,
+        // and with no symbolic lock in the state it marks nothing either.
+        if st.syms.is_empty() && frame_private(fr, place) {
+            return;
         }
         let keys = self.place(fr, place, 0);
         self.record_at(fr, place, keys, kind, span, st);
@@ -5347,6 +5342,20 @@ fn merge_abrupt(out: &mut Out, o: &Out) {
     out.brk = join_b(out.brk.take(), o.brk.clone());
     out.cont = join_b(out.cont.take(), o.cont.clone());
     out.ret = join_b(out.ret.take(), o.ret.clone());
+}
+
+/// Is the place a non-static local of the frame whose address is never
+/// taken, or a field of one (`s.a.b`)? No other frame or thread can reach it.
+fn frame_private(fr: &Frame, e: &Expr) -> bool {
+    match e {
+        Expr::Var(x) => {
+            fr.locals.get(x).is_some_and(|t| !t.is_static) && !fr.address_taken.contains(x)
+        }
+        Expr::Field {
+            base, arrow: false, ..
+        } => frame_private(fr, base),
+        _ => false,
+    }
 }
 
 /// Does the place name a variable of the current frame (or a global)
