@@ -323,6 +323,8 @@ fn copy_key(key: &MemoKey) -> MemoKey {
 /// spawn sites created and active, the clean and acquired locks, the
 /// barrier phases and whether `main` ended.
 fn with_context(st: &State, from: &State) -> State {
+    // Every field named (no `..st.clone()`, which would clone the context
+    // fields of `st` only to drop them): a new field must be sorted here.
     State {
         must: from.must.clone(),
         may: from.may.clone(),
@@ -332,7 +334,17 @@ fn with_context(st: &State, from: &State) -> State {
         acquired: from.acquired.clone(),
         phases: from.phases.clone(),
         main_ended: from.main_ended,
-        ..st.clone()
+        tries: st.tries.clone(),
+        conds: st.conds.clone(),
+        guards: st.guards.clone(),
+        fresh: st.fresh.clone(),
+        allocated: st.allocated.clone(),
+        syms: st.syms.clone(),
+        joined_ix: st.joined_ix.clone(),
+        joined_tids: st.joined_tids.clone(),
+        ptrs: st.ptrs.clone(),
+        lock_guards: st.lock_guards.clone(),
+        rec_depth: st.rec_depth.clone(),
     }
 }
 
