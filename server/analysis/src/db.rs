@@ -383,7 +383,15 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
             p.returns.insert(f.name.clone(), f.ret.clone());
         }
     }
-    p.function_index = p.functions.iter().map(|(n, f)| (n.clone(), f.clone())).collect();
-    p.global_index = p.globals.iter().map(|(n, t)| (n.clone(), t.clone())).collect();
+    p.function_index = p
+        .functions
+        .iter()
+        .map(|(n, f)| (n.clone(), f.clone()))
+        .collect();
+    p.global_index = p
+        .globals
+        .iter()
+        .map(|(n, t)| (n.clone(), t.clone()))
+        .collect();
     Arc::new(p)
 }

@@ -5,9 +5,9 @@
 //! plus a field/index path. Locks are identified by the location of the lock
 //! object, so `&q->lock` over the same `q` as `q->count` is recognised.
 
-use thin_vec::ThinVec;
 use racelens_syntax::Name;
 use std::fmt;
+use thin_vec::ThinVec;
 
 /// The base object of a location.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -9,7 +9,6 @@
 //! pointer arguments) and memoized. Budgets bound steps and contexts so that
 //! pathological programs end with a partial, flagged result.
 
-use thin_vec::ThinVec;
 use crate::config::CallModel;
 use crate::db::{function_summary, program, FunctionId, FunctionSummary, Program, Workspace};
 use crate::facts::*;
@@ -19,6 +18,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use thin_vec::ThinVec;
 use wild::{hidden_state, is_wild, wild_locals, wild_value, LIBRARY_POINTER_PARAMS};
 
 mod incremental;
@@ -1206,6 +1206,11 @@ struct Walker<'a> {
     db: &'a dyn salsa::Database,
     prog: &'a Program,
     d: WalkData,
+    /// Per access place (the function and the address of its expression in
+    /// the function's summary, which the walker holds for its whole life):
+    /// is it atomic or volatile ([`Walker::type_of`], which every access
+    /// would otherwise ask again in every context)?
+    untracked: std::cell::RefCell<FxHashMap<(FunctionId, usize), bool>>,
 }
 
 impl<'a> Walker<'a> {
@@ -1217,6 +1222,7 @@ impl<'a> Walker<'a> {
                 keep: incremental::enabled(),
                 ..WalkData::default()
             },
+            untracked: Default::default(),
         }
     }
 
@@ -1383,14 +1389,22 @@ impl<'a> Walker<'a> {
                 .map(|b| facts.get(*b).map_or(0, |f| f.len()) as u64),
         );
         let mut own: Vec<Vec<AccessFact>> = vec![Vec::new(); bases.len()];
-        for (i, v) in racelens_syntax::par::run(&order, vec![(); workers(bases.len())], |(), next| {
-            let mut out = Vec::new();
-            while let Some(i) = next() {
-                let v = cap_facts(facts.get(bases[i]).into_iter().flatten().map(|r| r.fact.clone()));
-                out.push((i, v));
-            }
-            out
-        }) {
+        for (i, v) in
+            racelens_syntax::par::run(&order, vec![(); workers(bases.len())], |(), next| {
+                let mut out = Vec::new();
+                while let Some(i) = next() {
+                    let v = cap_facts(
+                        facts
+                            .get(bases[i])
+                            .into_iter()
+                            .flatten()
+                            .map(|r| r.fact.clone()),
+                    );
+                    out.push((i, v));
+                }
+                out
+            })
+        {
             own[i] = v;
         }
         // Accesses through unresolved pointers of struct type T may touch
@@ -1410,13 +1424,17 @@ impl<'a> Walker<'a> {
         let copying: Vec<usize> = (0..bases.len())
             .filter(|&i| takes_copies(bases[i], own[i].len(), prefixes_of(i), &typed))
             .collect();
-        let copied = racelens_syntax::par::run(&copying, vec![(); workers(copying.len())], |(), next| {
-            let mut out = Vec::new();
-            while let Some(i) = next() {
-                out.push((i, with_copies(bases[i], own[i].clone(), prefixes_of(i), &typed)));
-            }
-            out
-        });
+        let copied =
+            racelens_syntax::par::run(&copying, vec![(); workers(copying.len())], |(), next| {
+                let mut out = Vec::new();
+                while let Some(i) = next() {
+                    out.push((
+                        i,
+                        with_copies(bases[i], own[i].clone(), prefixes_of(i), &typed),
+                    ));
+                }
+                out
+            });
         drop(typed);
         for (i, v) in copied {
             own[i] = v;
@@ -2419,9 +2437,7 @@ impl<'a> Walker<'a> {
 
     fn functions_of(&self, fr: &Frame, callee: &Callee) -> Vec<FunctionId> {
         let names: Vec<Name> = match callee {
-            Callee::Direct(n)
-                if !fr.locals.contains_key(n) && !self.prog.global(n).is_some() =>
-            {
+            Callee::Direct(n) if !fr.locals.contains_key(n) && !self.prog.global(n).is_some() => {
                 vec![n.clone()]
             }
             Callee::Direct(n) => self
@@ -3292,7 +3308,7 @@ impl<'a> Walker<'a> {
     fn walk_simple(&mut self, fr: &Frame, s: &Stmt, state: State) -> Option<State> {
         match s {
             Stmt::Access(a) => {
-                self.record(fr, &a.place, a.kind, a.span, &state);
+                self.record(fr, &a.place, a.kind, a.span, &state, true);
                 Some(state)
             }
             Stmt::Assign {
@@ -3717,7 +3733,7 @@ impl<'a> Walker<'a> {
                 _ => continue,
             }
             let place = Expr::Deref(Box::new(a.clone()));
-            self.record(fr, &place, AccessKind::Write, c.span, st);
+            self.record(fr, &place, AccessKind::Write, c.span, st, false);
         }
     }
 
@@ -4120,7 +4136,7 @@ impl<'a> Walker<'a> {
                 for (idx, kind) in [(write, AccessKind::Write), (read, AccessKind::Read)] {
                     if let Some(e) = idx.and_then(|i| c.args.get(i)) {
                         let place = Expr::Deref(Box::new(e.clone()));
-                        self.record(fr, &place, kind, c.span, &st);
+                        self.record(fr, &place, kind, c.span, &st, false);
                     }
                 }
                 Some(st)
@@ -4128,7 +4144,7 @@ impl<'a> Walker<'a> {
             Some(CallModel::Scan { from }) => {
                 for e in c.args.iter().skip(from) {
                     let place = Expr::Deref(Box::new(e.clone()));
-                    self.record(fr, &place, AccessKind::Write, c.span, &st);
+                    self.record(fr, &place, AccessKind::Write, c.span, &st, false);
                 }
                 Some(st)
             }
@@ -4138,7 +4154,15 @@ impl<'a> Walker<'a> {
                         "(static state of {})",
                         hidden_state(n)
                     ))));
-                    self.record_at(fr, &Expr::Other, vec![key], AccessKind::Write, c.span, &st);
+                    self.record_at(
+                        fr,
+                        &Expr::Other,
+                        vec![key],
+                        AccessKind::Write,
+                        c.span,
+                        &st,
+                        false,
+                    );
                 }
                 Some(st)
             }
@@ -4185,7 +4209,7 @@ impl<'a> Walker<'a> {
                 // The old object is freed (written) and a new one returned.
                 if let Some(e) = c.args.first() {
                     let place = Expr::Deref(Box::new(e.clone()));
-                    self.record(fr, &place, AccessKind::Write, c.span, &st);
+                    self.record(fr, &place, AccessKind::Write, c.span, &st, false);
                 }
                 Some(st)
             }
@@ -4197,7 +4221,14 @@ impl<'a> Walker<'a> {
             None => {
                 if let Callee::Direct(n) = &c.callee {
                     if fr.locals.contains_key(n) || self.prog.global(n).is_some() {
-                        self.record(fr, &Expr::Var(n.clone()), AccessKind::Read, c.span, &st);
+                        self.record(
+                            fr,
+                            &Expr::Var(n.clone()),
+                            AccessKind::Read,
+                            c.span,
+                            &st,
+                            false,
+                        );
                     }
                 }
                 let callees = self.functions_of(fr, &c.callee);
@@ -4647,6 +4678,9 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Records an access of `place`. `stable`: the place is an expression of
+    /// the function's summary (an access statement), not a temporary the
+    /// walk built for a call, so it may be cached by address.
     fn record(
         &mut self,
         fr: &Frame,
@@ -4654,6 +4688,7 @@ impl<'a> Walker<'a> {
         kind: AccessKind,
         span: racelens_syntax::Span,
         st: &State,
+        stable: bool,
     ) {
         // A non-static local whose address is never taken (or a field of
         // one) is this frame's alone: `record_at` records nothing for it,
@@ -4662,7 +4697,7 @@ impl<'a> Walker<'a> {
             return;
         }
         let keys = self.place(fr, place, 0);
-        self.record_at(fr, place, keys, kind, span, st);
+        self.record_at(fr, place, keys, kind, span, st, stable);
     }
 
     /// Records accesses of `place` to the objects `keys` it denotes.
@@ -4674,16 +4709,29 @@ impl<'a> Walker<'a> {
         kind: AccessKind,
         span: racelens_syntax::Span,
         st: &State,
+        stable: bool,
     ) {
         if keys.is_empty() {
             return;
         }
-        if let Some(t) = self.type_of(fr, place, 0) {
-            // Direct accesses of a thread-local are kept (marked below): a
-            // copy whose address another thread holds can still race.
-            if t.atomic || t.is_volatile() {
-                return;
+        // Direct accesses of a thread-local are kept (marked below): a copy
+        // whose address another thread holds can still race.
+        let at = (fr.fid, place as *const Expr as usize);
+        let cached = match stable {
+            true => self.untracked.borrow().get(&at).copied(),
+            false => None,
+        };
+        let untracked = cached.unwrap_or_else(|| {
+            let u = self
+                .type_of(fr, place, 0)
+                .is_some_and(|t| t.atomic || t.is_volatile());
+            if stable {
+                self.untracked.borrow_mut().insert(at, u);
             }
+            u
+        });
+        if untracked {
+            return;
         }
         let weak = keys.len() > 1;
         let direct = is_direct_in(fr, place);
@@ -5040,7 +5088,8 @@ fn base_facts(
     typed: &[(Name, Vec<AccessFact>)],
 ) -> Vec<AccessFact> {
     let own = cap_facts(own);
-    let typed: Vec<(Name, &[AccessFact])> = typed.iter().map(|(t, f)| (t.clone(), &f[..])).collect();
+    let typed: Vec<(Name, &[AccessFact])> =
+        typed.iter().map(|(t, f)| (t.clone(), &f[..])).collect();
     if !takes_copies(base, own.len(), prefixes, &typed) {
         return own;
     }
@@ -5268,6 +5317,10 @@ fn atomic_section() -> Held {
 /// local, through fields: `c.slots[2]` is "c.slots"), its position in the
 /// path, and its constant value if it has one.
 fn first_index(k: &LocKey) -> Option<(String, usize, Option<i64>)> {
+    // Most locations have no index: no name to build then.
+    if !k.path.iter().any(|e| matches!(e, Elem::Index(_))) {
+        return None;
+    }
     let mut name = match &k.base {
         Base::Global(n) => n.to_string(),
         Base::Local { var, .. } => var.to_string(),

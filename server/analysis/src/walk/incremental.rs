@@ -179,6 +179,7 @@ pub(super) fn update(
         db,
         prog,
         d: std::mem::take(&mut snap.data),
+        untracked: Default::default(),
     };
     // Summaries read by the previous revision's walk, and the frames built
     // from them: the edited function's are stale.
