@@ -879,9 +879,19 @@ struct Recorded {
     ctx_hash: u64,
 }
 
+/// Hashes the path by address: every recorded path is interned
+/// ([`WalkData::paths`]), so equal paths are one allocation and the many
+/// accesses recorded again in an equal context cost no path comparison.
 impl std::hash::Hash for Recorded {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        self.fact.hash(h);
+        let f = &self.fact;
+        (Arc::as_ptr(&f.path) as *const Elem as usize).hash(h);
+        f.thread.hash(h);
+        f.func.hash(h);
+        f.span.hash(h);
+        f.kind.hash(h);
+        f.direct_local.hash(h);
+        f.weak.hash(h);
         self.ctx_hash.hash(h);
     }
 }
@@ -938,6 +948,9 @@ struct WalkData {
     loops: Vec<(usize, Option<Name>)>,
     /// Flow-insensitive contents of non-local pointer cells.
     store: FxHashMap<LocKey, Vals>,
+    /// The paths of the recorded accesses, one allocation each (see
+    /// [`Recorded`]'s hash).
+    paths: FxHashSet<Arc<[Elem]>>,
     /// While the pointer store is built: the cells the function being
     /// processed read (see [`Walker::build_store`]).
     store_reads: std::cell::RefCell<Option<FxHashSet<LocKey>>>,
@@ -2781,6 +2794,10 @@ impl<'a> Walker<'a> {
     /// Records access `fact` to `base`: among node `n`'s own accesses, and
     /// in the walk's set for the base (up to [`HARD_MAX_FACTS`]).
     fn add_fact(&mut self, n: Option<u32>, base: Base, fact: AccessFact, ctx_hash: u64) {
+        debug_assert!(
+            self.d.paths.get(&fact.path[..]).is_some_and(|p| Arc::ptr_eq(p, &fact.path)),
+            "a recorded path is interned"
+        );
         // Nodes keep their own accesses: incremental updates and copies (see
         // `copy_node`) read them.
         if let Some(n) = n {
@@ -4882,8 +4899,16 @@ impl<'a> Walker<'a> {
                     self.ctx_for(st, &must, &may)
                 }
             };
+            let path = match self.d.paths.get(&k.path[..]) {
+                Some(p) => p.clone(),
+                None => {
+                    let p: Arc<[Elem]> = Arc::from(&k.path[..]);
+                    self.d.paths.insert(p.clone());
+                    p
+                }
+            };
             let fact = AccessFact {
-                path: Arc::from(&k.path[..]),
+                path,
                 thread: self.d.thread,
                 func: fr.fid,
                 span,
