@@ -119,6 +119,16 @@ pub struct FactCtx {
 impl std::hash::Hash for AccessFact {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         self.path.hash(h);
+        self.hash_access(h);
+    }
+}
+
+impl AccessFact {
+    /// Hashes the fields other than the path and the context: the part of
+    /// the hash that every way of hashing an access shares (the walk hashes
+    /// its interned paths by address).
+    pub fn hash_access<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
         self.thread.hash(h);
         self.func.hash(h);
         self.span.hash(h);

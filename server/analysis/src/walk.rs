@@ -884,14 +884,8 @@ struct Recorded {
 /// accesses recorded again in an equal context cost no path comparison.
 impl std::hash::Hash for Recorded {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        let f = &self.fact;
-        (Arc::as_ptr(&f.path) as *const Elem as usize).hash(h);
-        f.thread.hash(h);
-        f.func.hash(h);
-        f.span.hash(h);
-        f.kind.hash(h);
-        f.direct_local.hash(h);
-        f.weak.hash(h);
+        (Arc::as_ptr(&self.fact.path) as *const Elem as usize).hash(h);
+        self.fact.hash_access(h);
         self.ctx_hash.hash(h);
     }
 }
@@ -2795,7 +2789,10 @@ impl<'a> Walker<'a> {
     /// in the walk's set for the base (up to [`HARD_MAX_FACTS`]).
     fn add_fact(&mut self, n: Option<u32>, base: Base, fact: AccessFact, ctx_hash: u64) {
         debug_assert!(
-            self.d.paths.get(&fact.path[..]).is_some_and(|p| Arc::ptr_eq(p, &fact.path)),
+            self.d
+                .paths
+                .get(&fact.path[..])
+                .is_some_and(|p| Arc::ptr_eq(p, &fact.path)),
             "a recorded path is interned"
         );
         // Nodes keep their own accesses: incremental updates and copies (see
@@ -5110,15 +5107,13 @@ fn base_facts(
     base: &Base,
     own: impl Iterator<Item = AccessFact>,
     prefixes: &[&(Vec<Elem>, Name)],
-    typed: &[(Name, Vec<AccessFact>)],
+    typed: &[(Name, &[AccessFact])],
 ) -> Vec<AccessFact> {
     let own = cap_facts(own);
-    let typed: Vec<(Name, &[AccessFact])> =
-        typed.iter().map(|(t, f)| (t.clone(), &f[..])).collect();
-    if !takes_copies(base, own.len(), prefixes, &typed) {
+    if !takes_copies(base, own.len(), prefixes, typed) {
         return own;
     }
-    with_copies(base, own, prefixes, &typed)
+    with_copies(base, own, prefixes, typed)
 }
 
 /// Does the struct found at `prefix` take copies of type `t`'s accesses?

@@ -59,18 +59,25 @@ fn races(text: &str) -> Vec<String> {
     races
 }
 
+/// The races of `program` walked with copies off, then with copies on, and
+/// how many contexts the second analysis copied. Each analysis walks from
+/// scratch (an update would reuse the last walk).
+fn walked_and_copied(program: &str) -> (Vec<String>, Vec<String>, u64) {
+    walk::set_incremental(false);
+    walk::set_copies(false);
+    let walked = races(program);
+    let before = walk::copies_made();
+    walk::set_copies(true);
+    let copied = races(program);
+    (walked, copied, walk::copies_made() - before)
+}
+
 #[test]
 fn a_copied_context_reports_what_walking_it_reports() {
     let _turn = SWITCH.lock().unwrap_or_else(|e| e.into_inner());
-    // Each analysis walks from scratch (an update would reuse the last walk).
-    walk::set_incremental(false);
-    walk::set_copies(false);
-    let walked = races(PROGRAM);
-    let before = walk::copies_made();
-    walk::set_copies(true);
-    let copied = races(PROGRAM);
+    let (walked, copied, copies) = walked_and_copied(PROGRAM);
     assert!(
-        walk::copies_made() > before,
+        copies > 0,
         "no context was copied: `mix` under `b` and under no lock differs from `mix` under `a` only in the locksets"
     );
     assert_eq!(walked, copied);
@@ -120,14 +127,9 @@ const TWO_THREADS: &str = "#include <pthread.h>\n\
 #[test]
 fn a_context_walked_in_one_thread_is_copied_into_another() {
     let _turn = SWITCH.lock().unwrap_or_else(|e| e.into_inner());
-    walk::set_incremental(false);
-    walk::set_copies(false);
-    let walked = races(TWO_THREADS);
-    let before = walk::copies_made();
-    walk::set_copies(true);
-    let copied = races(TWO_THREADS);
+    let (walked, copied, copies) = walked_and_copied(TWO_THREADS);
     assert!(
-        walk::copies_made() > before,
+        copies > 0,
         "`right`'s call of `bump` under `b` was walked, not copied from `left`'s under `a`"
     );
     // Same reports, threads included: the copied write to `total` is

@@ -504,6 +504,8 @@ impl Counts {
             Base::Type(t) if needed.contains(t) => Some((b, f.keys())),
             _ => None,
         }));
+        let typed: Vec<(Name, &[AccessFact])> =
+            typed.iter().map(|(t, f)| (t.clone(), &f[..])).collect();
         for b in affected {
             let own = self
                 .facts
