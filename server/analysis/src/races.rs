@@ -112,39 +112,83 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
     }
     // Accesses that agree on everything the check looks at behave alike:
     // decide per class, then list pairs, at most `PARTNERS` per access.
+    // The check splits in two: one part reads only the paths and kinds,
+    // the other only the threads and contexts. A location has hundreds of
+    // classes but a few dozen paths and contexts, so each part is decided
+    // once per pair of paths or contexts (see [`ctx_pair`]).
     let mut class_of: FxHashMap<(&[Elem], u32, AccessKind, usize, bool, bool), usize> =
         FxHashMap::default();
-    let mut classes: Vec<Vec<u32>> = Vec::new();
+    let mut classes: Vec<Class> = Vec::new();
+    let mut group_of: FxHashMap<(u32, usize, bool), u32> = FxHashMap::default();
+    let mut path_of: FxHashMap<&[Elem], u32> = FxHashMap::default();
     for (i, f) in facts.iter().enumerate() {
-        let key = (
-            &f.path[..],
-            f.thread,
-            f.kind,
-            Arc::as_ptr(&f.ctx) as usize,
-            f.direct_local,
-            f.weak,
-        );
+        let ctx = Arc::as_ptr(&f.ctx) as usize;
+        let key = (&f.path[..], f.thread, f.kind, ctx, f.direct_local, f.weak);
         let c = *class_of.entry(key).or_insert_with(|| {
-            classes.push(Vec::new());
+            let n = group_of.len() as u32;
+            let group = *group_of.entry((f.thread, ctx, f.direct_local)).or_insert(n);
+            let n = path_of.len() as u32;
+            let path = *path_of.entry(&f.path[..]).or_insert(n);
+            classes.push(Class {
+                members: Vec::new(),
+                group,
+                path,
+            });
             classes.len() - 1
         });
-        classes[c].push(i as u32);
+        classes[c].members.push(i as u32);
     }
+    let (groups, paths) = (group_of.len(), path_of.len());
+    // Per ordered pair of contexts: unknown, excluded, or may-race (and
+    // whether their may-locksets overlap). Per pair of paths: overlap.
+    const UNKNOWN: u8 = u8::MAX;
+    let mut by_ctx = vec![UNKNOWN; groups * groups];
+    let mut by_path = vec![UNKNOWN; paths * paths];
+    let weak_base = matches!(base, Base::Type(_) | Base::Heap { .. });
     let mut count = vec![0usize; facts.len()];
     for ci in 0..classes.len() {
+        let ka = &classes[ci];
+        let ra = &facts[ka.members[0] as usize];
         for cj in ci..classes.len() {
-            let (ra, rb) = (
-                &facts[classes[ci][0] as usize],
-                &facts[classes[cj][0] as usize],
-            );
-            let Some(c) = race_pair(base, ra, rb, table) else {
+            let kb = &classes[cj];
+            let rb = &facts[kb.members[0] as usize];
+            if ra.kind == AccessKind::Read && rb.kind == AccessKind::Read {
                 continue;
+            }
+            let overlap = &mut by_path[ka.path as usize * paths + kb.path as usize];
+            if *overlap == UNKNOWN {
+                *overlap = paths_may_overlap(&ra.path, &rb.path) as u8;
+            }
+            if *overlap == 0 {
+                continue;
+            }
+            let decided = &mut by_ctx[ka.group as usize * groups + kb.group as usize];
+            if *decided == UNKNOWN {
+                *decided = match ctx_pair(base, ra, rb, table) {
+                    None => 0,
+                    Some(false) => 1,
+                    Some(true) => 2,
+                };
+            }
+            if *decided == 0 {
+                continue;
+            }
+            let must = *decided == 2
+                && !ra.weak
+                && !rb.weak
+                && !weak_base
+                && ka.path == kb.path
+                && !ra.path.iter().any(|e| matches!(e, Elem::Index(None)));
+            let c = if must {
+                Confidence::Must
+            } else {
+                Confidence::May
             };
-            for (x, &a) in classes[ci].iter().enumerate() {
+            for (x, &a) in ka.members.iter().enumerate() {
                 let others = if ci == cj {
-                    &classes[cj][x..]
+                    &kb.members[x..]
                 } else {
-                    &classes[cj][..]
+                    &kb.members[..]
                 };
                 for &b in others {
                     if count[a as usize] >= PARTNERS && count[b as usize] >= PARTNERS {
@@ -164,21 +208,22 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
     out
 }
 
+/// Accesses alike for the check: their members, and the indices of their
+/// context (thread, context, direct local) and path among the location's.
+struct Class {
+    members: Vec<u32>,
+    group: u32,
+    path: u32,
+}
+
 /// Racing partners listed per access (the rest add nothing to a report).
 const PARTNERS: usize = 16;
 
-fn race_pair(
-    base: &Base,
-    a: &AccessFact,
-    b: &AccessFact,
-    table: &ThreadTable,
-) -> Option<Confidence> {
-    if a.kind == AccessKind::Read && b.kind == AccessKind::Read {
-        return None;
-    }
-    if !paths_may_overlap(&a.path, &b.path) {
-        return None;
-    }
+/// The part of the check that reads only the threads, the direct-local
+/// flags and the contexts of two accesses to `base` (not their paths,
+/// kinds or weakness): `None` when they cannot race, else whether their
+/// may-locksets leave them unexcluded (a must race needs that too).
+fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> Option<bool> {
     let unique = |t: u32| table.is_unique(t);
     if a.thread == b.thread && unique(a.thread) {
         return None;
@@ -227,18 +272,7 @@ fn race_pair(
     if barrier_ordered(a, b, table) || !may_happen_in_parallel(a, b, table) {
         return None;
     }
-    let weak_base = matches!(base, Base::Type(_) | Base::Heap { .. });
-    let must = !a.weak
-        && !b.weak
-        && !weak_base
-        && a.path == b.path
-        && !a.path.iter().any(|e| matches!(e, Elem::Index(None)))
-        && !a.may.excludes(&b.may);
-    Some(if must {
-        Confidence::Must
-    } else {
-        Confidence::May
-    })
+    Some(!a.may.excludes(&b.may))
 }
 
 /// Is `a`'s thread bracketed by a creator holding a lock that `b` holds?
