@@ -10,6 +10,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 extern "C" {
     /// mimalloc's option setter (`mimalloc.h`), exported by the linked library.
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+    fn mi_malloc(size: usize) -> *mut std::ffi::c_void;
+    fn mi_calloc(count: usize, size: usize) -> *mut std::ffi::c_void;
+    fn mi_realloc(p: *mut std::ffi::c_void, size: usize) -> *mut std::ffi::c_void;
+    fn mi_free(p: *mut std::ffi::c_void);
 }
 
 /// `mi_option_arena_eager_commit` in `mimalloc.h`'s `mi_option_t`.
@@ -24,6 +28,14 @@ const MI_OPTION_ARENA_EAGER_COMMIT: std::ffi::c_int = 4;
 extern "C" fn tune_allocator() {
     // SAFETY: a plain option store, before any thread exists.
     unsafe { mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0) }
+    unsafe {
+        tree_sitter::set_allocator(Some(tree_sitter::Allocator {
+            malloc: mi_malloc,
+            calloc: mi_calloc,
+            realloc: mi_realloc,
+            free: mi_free,
+        }))
+    }
 }
 
 #[cfg(target_os = "linux")]
