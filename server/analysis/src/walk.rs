@@ -632,6 +632,11 @@ struct FrameBase {
     single_defs: FxHashMap<Name, Expr>,
     /// Locals assigned from a call result: (local, call id).
     from_calls: Vec<(Name, u32)>,
+    /// Calls whose result a test or an assignment to a variable reads: only
+    /// their lock results are kept in [`State::tries`] (an entry for any
+    /// other call is never looked up, and would only make a loop's head
+    /// differ between passes).
+    tested: FxHashSet<u32>,
     /// Wild locals: never given an address or null, only left uninitialized
     /// or set to non-zero integers (see [`wild_locals`]).
     wild: FxHashSet<Name>,
@@ -1701,8 +1706,26 @@ impl<'a> Walker<'a> {
         let mut from_calls = Vec::new();
         let mut local_assigns = Vec::new();
         let mut has_goto = false;
+        let mut tested = FxHashSet::default();
         visit_stmts(&summary.ir.body, &mut |s| {
             has_goto |= matches!(s, Stmt::Goto);
+            match s {
+                Stmt::If {
+                    test: Test::CallZero { id, .. },
+                    ..
+                }
+                | Stmt::Loop {
+                    test: Test::CallZero { id, .. },
+                    ..
+                }
+                | Stmt::Assign {
+                    lhs: Expr::Var(_),
+                    rhs: Expr::CallResult(id),
+                } => {
+                    tested.insert(*id);
+                }
+                _ => {}
+            }
             if let Stmt::Assign {
                 lhs: Expr::Var(x),
                 rhs,
@@ -1745,6 +1768,7 @@ impl<'a> Walker<'a> {
             calls,
             single_defs,
             from_calls,
+            tested,
             wild,
             local_assigns,
             has_goto,
@@ -3856,10 +3880,12 @@ impl<'a> Walker<'a> {
                     st.may.insert(h.clone());
                     // A checked result means the lock may fail on one branch;
                     // results are tested right after the call, so keep a few.
-                    if st.tries.len() >= MAX_TRACKED {
-                        st.tries.remove(0);
+                    if fr.tested.contains(&c.id) {
+                        if st.tries.len() >= MAX_TRACKED {
+                            st.tries.remove(0);
+                        }
+                        st.tries.push((TryKey::Call(c.id), h, false));
                     }
-                    st.tries.push((TryKey::Call(c.id), h, false));
                 }
                 Some(st)
             }
@@ -3871,7 +3897,9 @@ impl<'a> Walker<'a> {
                 for k in self.lock_keys(fr, c.args.get(arg)).0 {
                     let h = Held { lock: k, shared };
                     st.may.insert(h.clone());
-                    st.tries.push((TryKey::Call(c.id), h, ok_nonzero));
+                    if fr.tested.contains(&c.id) {
+                        st.tries.push((TryKey::Call(c.id), h, ok_nonzero));
+                    }
                 }
                 Some(st)
             }
