@@ -10,6 +10,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 extern "C" {
     /// mimalloc's option setter (`mimalloc.h`), exported by the linked library.
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+    // mimalloc's C allocation functions, handed to tree-sitter.
     fn mi_malloc(size: usize) -> *mut std::ffi::c_void;
     fn mi_calloc(count: usize, size: usize) -> *mut std::ffi::c_void;
     fn mi_realloc(p: *mut std::ffi::c_void, size: usize) -> *mut std::ffi::c_void;
@@ -23,11 +24,18 @@ const MI_OPTION_ARENA_EAGER_COMMIT: std::ffi::c_int = 4;
 /// mimalloc commits whole arenas, which raised the peak RSS on
 /// mt-daapd_comb.c from 82 to 114 MB; committed lazily it is 87 MB, at
 /// the same speed.
-/// It must run before the first allocation, so it runs as an ELF
-/// constructor, before the Rust runtime starts.
+/// Tree-sitter's C code allocates through mimalloc too: its parse trees are
+/// many small nodes, and the memcached project's read + parse phase is
+/// about 8% faster so (median 99 -> 91 ms, same-window A/B).
+/// It must run before the first allocation (and tree-sitter's allocator
+/// before any tree-sitter call), so it runs as an ELF constructor, before
+/// the Rust runtime starts.
 extern "C" fn tune_allocator() {
     // SAFETY: a plain option store, before any thread exists.
     unsafe { mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0) }
+    // SAFETY: one allocator family (mimalloc's malloc, calloc, realloc and
+    // free, never null for a nonzero size, malloc's alignment), installed
+    // once, before any tree-sitter object exists and before any thread.
     unsafe {
         tree_sitter::set_allocator(Some(tree_sitter::Allocator {
             malloc: mi_malloc,
