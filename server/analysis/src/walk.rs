@@ -1252,7 +1252,7 @@ impl<'a> Walker<'a> {
     /// (or a kernel module) whose functions its clients may call from any
     /// number of threads at once.
     fn is_library(&self) -> bool {
-        !self.prog.functions_named("main").is_some() && self.uses_locks()
+        self.prog.functions_named("main").is_none() && self.uses_locks()
     }
 
     /// Can no thread ever start? Then the program has no races and is not
@@ -1782,8 +1782,7 @@ impl<'a> Walker<'a> {
         for (g, refs) in &self.prog.global_inits {
             let ty = self
                 .prog
-                .globals
-                .get(g)
+                .global(g)
                 .map(|t| self.prog.resolve_type(t))
                 .unwrap_or_default();
             let is_struct = ty
@@ -2255,7 +2254,7 @@ impl<'a> Walker<'a> {
     fn from_unknown_call(&self, fr: &Frame, v: &Expr) -> bool {
         let is_unknown = |id: &u32| match fr.calls.get(id) {
             Some(Callee::Direct(n)) => {
-                !self.prog.functions_named(n).is_some() && fr.summary.models.get(id).is_none()
+                self.prog.functions_named(n).is_none() && fr.summary.models.get(id).is_none()
             }
             _ => false,
         };
@@ -2318,7 +2317,7 @@ impl<'a> Walker<'a> {
             Expr::AddrOf(p) => {
                 if let Expr::Var(f) = &**p {
                     if !fr.locals.contains_key(f)
-                        && !self.prog.global(f).is_some()
+                        && self.prog.global(f).is_none()
                         && self.prog.is_function(f)
                     {
                         return vec![Val::Func(f.clone())];
@@ -2438,7 +2437,6 @@ impl<'a> Walker<'a> {
         w
     }
 
-    /// What a function may return, evaluated without calling context.
     /// The pointer store's cell `k`, noted as read while the store is built.
     fn store_get(&self, k: &LocKey) -> Option<&Vals> {
         if let Some(reads) = self.d.store_reads.borrow_mut().as_mut() {
@@ -2447,6 +2445,7 @@ impl<'a> Walker<'a> {
         self.d.store.get(k)
     }
 
+    /// What a function may return, evaluated without calling context.
     fn return_vals(&self, f: FunctionId) -> Vals {
         if let Some(v) = self.d.returns.borrow().get(&f) {
             return v.clone();
@@ -2468,7 +2467,7 @@ impl<'a> Walker<'a> {
 
     fn functions_of(&self, fr: &Frame, callee: &Callee) -> Vec<FunctionId> {
         let names: Vec<Name> = match callee {
-            Callee::Direct(n) if !fr.locals.contains_key(n) && !self.prog.global(n).is_some() => {
+            Callee::Direct(n) if !fr.locals.contains_key(n) && self.prog.global(n).is_none() => {
                 vec![n.clone()]
             }
             Callee::Direct(n) => self
@@ -3022,7 +3021,6 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Saves the finished thread's memo and budgets.
     /// The walk is over: no more copies. Without incremental updates the
     /// transparent nodes' own accesses go too.
     fn release_copies(&mut self) {
@@ -3033,6 +3031,7 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Saves the finished thread's memo and budgets.
     fn end_thread(&mut self) {
         // Which functions use up their calling contexts (for tuning).
         if std::env::var_os("RACELENS_CONTEXTS").is_some() {
@@ -3189,7 +3188,7 @@ impl<'a> Walker<'a> {
         cond.iter().find_map(|s| match s {
             Stmt::Call(c) if id.is_none_or(|i| i == c.id) => match &c.callee {
                 Callee::Direct(n)
-                    if SETJMP.contains(&&**n) && !self.prog.functions_named(n).is_some() =>
+                    if SETJMP.contains(&&**n) && self.prog.functions_named(n).is_none() =>
                 {
                     Some(
                         c.args
@@ -3806,7 +3805,7 @@ impl<'a> Walker<'a> {
 
     fn call(&mut self, fr: &Frame, c: &Call, mut st: State) -> Option<State> {
         if let Callee::Direct(n) = &c.callee {
-            if LONGJMP.contains(&&**n) && !self.prog.functions_named(n).is_some() {
+            if LONGJMP.contains(&&**n) && self.prog.functions_named(n).is_none() {
                 self.longjmp(fr, c, st);
                 return None;
             }
@@ -4337,7 +4336,7 @@ impl<'a> Walker<'a> {
                         entries.retain(|f| self.looks_like_thread_entry(*f));
                     }
                     if !entries.is_empty()
-                        && !self.prog.functions_named(&*name).is_some()
+                        && self.prog.functions_named(&*name).is_none()
                         && !NOT_ASYNC_CALLBACKS.contains(&&*name)
                     {
                         self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new(), true);
@@ -4370,7 +4369,7 @@ impl<'a> Walker<'a> {
                         .map(|i| c.args.get(i).and_then(|a| self.lock_sym(fr, a)))
                         .collect();
                     let mut inner = st.clone();
-                    inner.syms = Vec::new().into();
+                    inner.syms = ThinVec::new();
                     for (q, path, sh) in &st.syms {
                         for (i, r) in arg_root.iter().enumerate() {
                             if let Some((x, pre)) = r {
@@ -4899,13 +4898,7 @@ impl<'a> Walker<'a> {
                 }
                 // Each thread has its own instance of a thread-local variable.
                 Base::Global(g) => {
-                    direct
-                        && self
-                            .prog
-                            .globals
-                            .get(g)
-                            .map(|t| t.thread_local)
-                            .unwrap_or(false)
+                    direct && self.prog.global(g).map(|t| t.thread_local).unwrap_or(false)
                 }
                 _ => false,
             };

@@ -374,7 +374,7 @@ fn pointer_inputs<'s>(
         Stmt::Decl(d) => v.push(PointerInput::Decl(d.name.clone(), d.ty.clone())),
         Stmt::Assign {
             lhs: Expr::Var(x), ..
-        } if !locals.contains(x) && !prog.global(x).is_some() => {}
+        } if !locals.contains(x) && prog.global(x).is_none() => {}
         Stmt::Assign { lhs, rhs } => v.push(PointerInput::Assign(lhs.clone(), rhs.clone())),
         Stmt::Return { value, .. } => v.push(PointerInput::Return(value.clone())),
         _ => {}
