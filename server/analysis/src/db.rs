@@ -263,7 +263,7 @@ fn collect_models(
     defined: &dyn Fn(&str) -> bool,
     out: &mut BTreeMap<u32, CallModel>,
 ) {
-    crate::walk::visit_calls(stmts, &mut |c| {
+    crate::visit::visit_calls(stmts, &mut |c| {
         if let syntax::Callee::Direct(n) = &c.callee {
             if let Some(m) = config.model_of(n, || defined(n)) {
                 out.insert(c.id, m.clone());

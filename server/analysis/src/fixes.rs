@@ -344,7 +344,7 @@ impl<'a> Ctx<'a> {
         let s = function_summary(self.db, func);
         let mut blocked = false;
         let mut memo = FxHashMap::default();
-        crate::walk::visit_calls(&s.ir.body, &mut |c| {
+        crate::visit::visit_calls(&s.ir.body, &mut |c| {
             let (cs, ce) = (off + c.span.start as usize, off + c.span.end as usize);
             if cs < start || ce > end {
                 return;
@@ -376,7 +376,7 @@ impl<'a> Ctx<'a> {
         for &f in fs {
             let s = function_summary(self.db, f);
             let mut callees = Vec::new();
-            crate::walk::visit_calls(
+            crate::visit::visit_calls(
                 &s.ir.body,
                 &mut |c| match (s.models.get(&c.id), &c.callee) {
                     (Some(m), _) => b |= is_sync(m),
@@ -431,7 +431,7 @@ impl<'a> Ctx<'a> {
         let prog = program(self.db, self.ws);
         let f = *prog.functions.get(func)?.first()?;
         let mut ty = None;
-        crate::walk::visit_stmts(&function_summary(self.db, f).ir.body, &mut |s| {
+        crate::visit::visit_stmts(&function_summary(self.db, f).ir.body, &mut |s| {
             if let Stmt::Decl(d) = s {
                 if &*d.name == var && d.ty.is_static {
                     ty = Some(d.ty.clone());
@@ -590,7 +590,7 @@ impl<'a> Ctx<'a> {
         let f = *prog.functions.get(func)?.first()?;
         let s = function_summary(self.db, f);
         let mut span = None;
-        crate::walk::visit_stmts(&s.ir.body, &mut |st| {
+        crate::visit::visit_stmts(&s.ir.body, &mut |st| {
             if let Stmt::Decl(d) = st {
                 if &*d.name == var && d.ty.is_static {
                     span = Some(d.span);

@@ -138,7 +138,7 @@ impl Target<'_> {
                 .iter()
                 .find(|p| p.name == name)
                 .map(|p| p.ty.is_static);
-            crate::walk::visit_stmts(&ir.body, &mut |s| {
+            crate::visit::visit_stmts(&ir.body, &mut |s| {
                 if let Stmt::Decl(d) = s {
                     if d.name == name && local.is_none() {
                         local = Some(d.ty.is_static);

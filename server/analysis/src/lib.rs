@@ -6,6 +6,8 @@
 //! and per-function queries; [`walk`] is the whole-program thread walk;
 //! [`races`] checks one location at a time; [`report`] turns results into
 //! absolute positions; [`host`] is the API for the CLI and the server.
+//! [`visit`] (statement visitors) is a leaf that every layer may use, so
+//! that no lower layer has to reach up into [`walk`] for it.
 
 pub mod config;
 pub mod db;
@@ -20,6 +22,7 @@ pub mod model;
 pub mod prefetch;
 pub mod races;
 pub mod report;
+pub mod visit;
 pub mod walk;
 
 pub use config::{Config, ConfigError};

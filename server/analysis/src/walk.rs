@@ -13,6 +13,7 @@ use crate::config::CallModel;
 use crate::db::{function_summary, program, FunctionId, FunctionSummary, Program, Workspace};
 use crate::facts::*;
 use crate::model::*;
+use crate::visit::{visit_calls, visit_stmts};
 use racelens_syntax::{AccessKind, Call, Callee, Expr, Name, Stmt, Test, TypeInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
@@ -5498,33 +5499,6 @@ fn addresses_direct(fr: &Frame, v: &Expr) -> bool {
     }
 }
 
-/// Visits every statement, nested ones included.
-pub fn visit_stmts(stmts: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
-    for s in stmts {
-        f(s);
-        match s {
-            Stmt::If {
-                cond, then, els, ..
-            } => {
-                visit_stmts(cond, f);
-                visit_stmts(then, f);
-                visit_stmts(els, f);
-            }
-            Stmt::Loop { cond, body, .. } => {
-                visit_stmts(cond, f);
-                visit_stmts(body, f);
-            }
-            Stmt::Switch { cond, arms, .. } => {
-                visit_stmts(cond, f);
-                for a in arms {
-                    visit_stmts(a, f);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
 /// Visits every variable name an expression mentions.
 fn visit_names(e: &Expr, f: &mut dyn FnMut(&Name)) {
     match e {
@@ -5536,15 +5510,6 @@ fn visit_names(e: &Expr, f: &mut dyn FnMut(&Name)) {
         Expr::Choice(vs) => vs.iter().for_each(|v| visit_names(v, f)),
         Expr::CallResult(_) | Expr::Int(_) | Expr::Str | Expr::Other => {}
     }
-}
-
-/// Visits every call, nested ones included.
-pub fn visit_calls(stmts: &[Stmt], f: &mut dyn FnMut(&Call)) {
-    visit_stmts(stmts, &mut |s| {
-        if let Stmt::Call(c) = s {
-            f(c)
-        }
-    });
 }
 
 /// The function an argument names: `f`, `&f` or `(void *(*)(void *))f`.

@@ -78,7 +78,7 @@ fn local_names(s: &FunctionSummary) -> FxHashMap<Name, bool> {
             .iter()
             .map(|p| (p.name.clone(), false))
             .collect();
-    crate::walk::visit_stmts(&s.ir.body, &mut |st| {
+    crate::visit::visit_stmts(&s.ir.body, &mut |st| {
         if let Stmt::Decl(d) = st {
             m.insert(d.name.clone(), d.ty.is_static);
         }
@@ -354,7 +354,7 @@ impl<'a> Builder<'a> {
         let mut scanned = 0usize;
         for _ in 0..2 {
             let mut seen: FxHashMap<Name, Option<LocKey>> = FxHashMap::default();
-            crate::walk::visit_stmts(&summary.ir.body, &mut |s| {
+            crate::visit::visit_stmts(&summary.ir.body, &mut |s| {
                 scanned += 1;
                 if let Stmt::Assign {
                     lhs: Expr::Var(x),
@@ -395,7 +395,7 @@ impl<'a> Builder<'a> {
                 .iter()
                 .any(|(_, g, sp)| *g == f && *sp == span)
         };
-        crate::walk::visit_stmts(&s.ir.body, &mut |st| match st {
+        crate::visit::visit_stmts(&s.ir.body, &mut |st| match st {
             Stmt::Access(a) => {
                 direct |= wanted(a.span);
                 if let Expr::Var(v) = &a.place {
@@ -1031,7 +1031,7 @@ impl<'a> Builder<'a> {
                 loops: Vec::new(),
             };
             let _ = self.bind_locals(&mut fr);
-            crate::walk::visit_calls(&summary.ir.body, &mut |c| {
+            crate::visit::visit_calls(&summary.ir.body, &mut |c| {
                 if matches!(&c.callee, Callee::Direct(n) if &**n == "pthread_barrier_init")
                     && c.args
                         .first()

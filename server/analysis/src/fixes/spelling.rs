@@ -216,7 +216,7 @@ impl<'a> Spellings<'a> {
     fn local_names(&self, f: FunctionId) -> Vec<String> {
         let s = function_summary(self.db, f);
         let mut v: Vec<String> = s.ir.params.iter().map(|p| p.name.to_string()).collect();
-        crate::walk::visit_stmts(&s.ir.body, &mut |st| {
+        crate::visit::visit_stmts(&s.ir.body, &mut |st| {
             if let Stmt::Decl(d) = st {
                 v.push(d.name.to_string());
             }
@@ -227,7 +227,7 @@ impl<'a> Spellings<'a> {
     fn each_call(&self, f: &mut CallVisitor) {
         for &fid in self.prog.functions.values().flatten() {
             let s = function_summary(self.db, fid).clone();
-            crate::walk::visit_calls(&s.ir.body, &mut |c| f(fid, &s, c, s.models.get(&c.id)));
+            crate::visit::visit_calls(&s.ir.body, &mut |c| f(fid, &s, c, s.models.get(&c.id)));
         }
     }
 
@@ -330,7 +330,7 @@ impl<'a> Spellings<'a> {
             return None;
         }
         let mut calls: Vec<Call> = Vec::new();
-        crate::walk::visit_calls(&s.ir.body, &mut |c| calls.push(c.clone()));
+        crate::visit::visit_calls(&s.ir.body, &mut |c| calls.push(c.clone()));
         let [c] = calls.as_slice() else { return None };
         let fname = f.name(self.db);
         match s.models.get(&c.id) {
@@ -401,7 +401,7 @@ fn resolve(
         match e {
             Expr::Var(x) => {
                 let mut local = s.ir.params.iter().any(|p| &p.name == x).then_some(false);
-                crate::walk::visit_stmts(&s.ir.body, &mut |st| {
+                crate::visit::visit_stmts(&s.ir.body, &mut |st| {
                     if let Stmt::Decl(d) = st {
                         if &d.name == x {
                             local = Some(d.ty.is_static);

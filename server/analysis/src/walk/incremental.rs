@@ -364,13 +364,13 @@ fn pointer_inputs<'s>(
     prog: &Program,
 ) -> (Vec<PointerInput>, &'s [Name], &'s BTreeMap<u32, CallModel>) {
     let mut locals: FxHashSet<Name> = s.ir.params.iter().map(|p| p.name.clone()).collect();
-    super::visit_stmts(&s.ir.body, &mut |st| {
+    crate::visit::visit_stmts(&s.ir.body, &mut |st| {
         if let Stmt::Decl(d) = st {
             locals.insert(d.name.clone());
         }
     });
     let mut v = Vec::new();
-    super::visit_stmts(&s.ir.body, &mut |st| match st {
+    crate::visit::visit_stmts(&s.ir.body, &mut |st| match st {
         Stmt::Decl(d) => v.push(PointerInput::Decl(d.name.clone(), d.ty.clone())),
         Stmt::Assign {
             lhs: Expr::Var(x), ..
@@ -379,7 +379,7 @@ fn pointer_inputs<'s>(
         Stmt::Return { value, .. } => v.push(PointerInput::Return(value.clone())),
         _ => {}
     });
-    super::visit_calls(&s.ir.body, &mut |c| {
+    crate::visit::visit_calls(&s.ir.body, &mut |c| {
         v.push(PointerInput::Call(c.id, c.callee.clone()))
     });
     (v, &s.ir.address_taken, &s.models)

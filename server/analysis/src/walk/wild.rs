@@ -47,7 +47,7 @@ pub(super) fn wild_locals(
     structs: &FxHashMap<Name, Vec<(Name, TypeInfo)>>,
 ) -> FxHashSet<Name> {
     let mut wild: FxHashSet<Name> = FxHashSet::default();
-    super::visit_stmts(&ir.body, &mut |s| {
+    crate::visit::visit_stmts(&ir.body, &mut |s| {
         if let Stmt::Decl(d) = s {
             let t = locals.get(&d.name).unwrap_or(&d.ty);
             let scalar = t.pointer >= 1
@@ -69,7 +69,7 @@ pub(super) fn wild_locals(
     if wild.is_empty() {
         return wild;
     }
-    super::visit_stmts(&ir.body, &mut |s| {
+    crate::visit::visit_stmts(&ir.body, &mut |s| {
         // A local tested or assumed to be null may well be null.
         if let Stmt::If {
             test:

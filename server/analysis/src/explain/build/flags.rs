@@ -23,7 +23,7 @@ pub(super) fn flag_candidates(
     for f in prog.functions.values().flatten() {
         let s = function_summary(db, *f);
         let locals = local_names(s);
-        crate::walk::visit_stmts(&s.ir.body, &mut |st| match st {
+        crate::visit::visit_stmts(&s.ir.body, &mut |st| match st {
             Stmt::If {
                 test: Test::VarZero { var, .. },
                 ..
