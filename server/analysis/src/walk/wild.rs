@@ -7,7 +7,7 @@
 //! ([`Base::Unknown`](crate::model::Base)). Thread-unsafe library functions
 //! (`rand`, `strtok`) write hidden static state, named here.
 
-use super::Frame;
+use super::frames::Frame;
 use racelens_syntax::{Expr, Name, Stmt, Test, TypeInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
 

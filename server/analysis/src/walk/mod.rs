@@ -14,15 +14,21 @@ use crate::db::{function_summary, program, FunctionId, FunctionSummary, Program,
 use crate::facts::*;
 use crate::model::*;
 use crate::visit::{visit_calls, visit_stmts};
+use frames::{set_ptr, tracks_ptr, Frame, FrameBase};
 use racelens_syntax::{AccessKind, Call, Callee, Expr, Name, Stmt, Test, TypeInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
+use state::{
+    insert_sorted, join, must_within_may, same_context, with_context, Ptrs, State, TryKey,
+};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use thin_vec::ThinVec;
-use wild::{hidden_state, is_wild, wild_locals, wild_value, LIBRARY_POINTER_PARAMS};
+use wild::{hidden_state, is_wild, wild_value, LIBRARY_POINTER_PARAMS};
 
+mod frames;
 mod incremental;
+mod state;
 mod wild;
 pub use incremental::{set_incremental, set_verify, stats as incremental_stats};
 
@@ -55,32 +61,43 @@ const NOT_ASYNC_CALLBACKS: &[&str] = &[
 
 /// Statement visits allowed per thread before the walk gives up.
 const STEP_BUDGET: u64 = 3_000_000;
+
 /// Calling contexts analysed per function and thread.
 const CONTEXT_BUDGET: usize = 24;
+
 /// Abstract threads in the whole program.
 const THREAD_BUDGET: usize = 512;
+
 const MAX_VALS: usize = 16;
+
 /// Heap sites a path follows the freshness of; past that, allocations on
 /// the path are not fresh.
 const MAX_ALLOCATED: usize = 64;
+
 /// Locks tracked as held at once; more are a budget overrun.
 const MAX_HELD: usize = 64;
+
 /// Library roots walked as threads of their own; with more, all roots run
 /// in one abstract client thread (one walk instead of one per root).
 const LIBRARY_ROOT_THREADS: usize = 48;
+
 /// Entries kept in the small per-state lists (acquired locks, pending lock
 /// results, symbolic locks, creation pairs).
 const MAX_TRACKED: usize = 32;
+
 const MAX_LOOP_ITERS: usize = 4;
+
 /// Accesses kept per base object for the race check. The walk records
 /// every access (up to [`HARD_MAX_FACTS`]) and the cap is applied after it,
 /// in an order that does not depend on the order the walk found them
 /// ([`cap_facts`]), so that an incremental update keeps the same ones.
 const MAX_FACTS: usize = 4096;
+
 /// Accesses (and struct prefixes) recorded per base object during the walk;
 /// beyond this the walk drops them in walk order and is not kept for
 /// incremental updates (a bound on memory, not a precision knob).
 const HARD_MAX_FACTS: usize = 8 * MAX_FACTS;
+
 /// Struct prefixes used per base object (the first in path order).
 const MAX_PREFIXES: usize = 64;
 
@@ -107,108 +124,6 @@ fn add_vals(into: &mut Vals, more: impl IntoIterator<Item = Val>) -> bool {
     changed
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum TryKey {
-    Call(u32),
-    Var(Name),
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
-struct State {
-    must: LockSet,
-    may: LockSet,
-    created: SiteSet,
-    /// Sites that may have been created and not joined.
-    active: SiteSet,
-    /// Lock calls whose result a later test may check: the lock taken on
-    /// success, and whether success is a nonzero result.
-    tries: ThinVec<(TryKey, Held, bool)>,
-    /// Branch facts on plain variables that hold on this path: (var, nonzero).
-    conds: ThinVec<(Name, bool)>,
-    /// Spawns that happened only when a variable was (non)zero.
-    guards: ThinVec<(u32, Name, bool)>,
-    /// (site, lock): the lock has been held continuously since the site spawned.
-    clean: ThinVec<(u32, LocKey)>,
-    /// Locks this thread has certainly acquired at some point.
-    acquired: ThinVec<LocKey>,
-    /// Heap objects allocated by this thread that no other thread can reach yet.
-    fresh: Sites,
-    /// Heap sites this thread may have allocated from (bounded).
-    allocated: Sites,
-    /// Symbolic locks: (pointer variable, path, shared) for `&q->lock` held
-    /// through `q` since `q` was last assigned. They guard accesses through
-    /// the same `q`, whatever object `q` points to.
-    /// Index locks are rooted at the index variable: `lock(&L[i])` gives
-    /// `(i, [@L, [*]])`. Region tags `(p, [#A, @L, [*]])` say that `p` was
-    /// derived from `A[i]` while `L[i]` was held: everything reached through
-    /// `p` belongs to `A[i]`'s region and is guarded by `L[i]` (Goblint's
-    /// region analysis assumes regions are disjoint, and so do we).
-    syms: ThinVec<(Name, Vec<Elem>, bool)>,
-    /// Barrier phases: (barrier, fewest, most) waits passed.
-    phases: ThinVec<(Name, u8, u8)>,
-    /// Index ranges `[from, to)` of a creation loop's thread ids already
-    /// joined, for a loop with a constant range: (site, from, to).
-    joined_ix: ThinVec<(u32, i64, i64)>,
-    /// Thread ids of a site that stores into several (`create(&id1)` and
-    /// `create(&id2)` through one wrapper) already joined: (site, tid index).
-    joined_tids: ThinVec<(u32, u32)>,
-    /// This thread has joined `main` (through an id `main` stored from
-    /// `pthread_self()`): everything `main` did happened before.
-    main_ended: bool,
-    /// What a local pointer of this frame holds since its last assignment
-    /// on this path (flow-sensitive; the frame's `pts` is the fallback).
-    ptrs: Ptrs,
-    /// (var, nonzero, lock): the lock is held exactly when the plain
-    /// variable is (non)zero: `if (use_lock) lock(&m); ... if (use_lock) x++;`.
-    lock_guards: ThinVec<(Name, bool, Held)>,
-    /// Extra acquisitions of must-held locks (recursive mutexes): `lock(m)`
-    /// twice needs two `unlock(m)`. A second lock of a normal mutex never
-    /// returns, so counting is right for both.
-    rec_depth: ThinVec<(LocKey, u8)>,
-}
-
-/// Flow-sensitive values of a frame's local pointers, shared between the
-/// many states that agree on them.
-type Ptrs = Arc<Vec<(Name, Vals)>>;
-
-/// A sorted list of heap sites, shared between the states that agree on it:
-/// a thread's allocation sites change at allocations only, while the state
-/// holding them is cloned at every branch and call (a dozen sites on
-/// average on memcached). Empty is `None`, so equal lists compare equal.
-#[derive(Clone, Default, PartialEq, Eq)]
-struct Sites(Option<Arc<[Base]>>);
-
-impl std::ops::Deref for Sites {
-    type Target = [Base];
-    fn deref(&self) -> &[Base] {
-        self.0.as_deref().unwrap_or(&[])
-    }
-}
-
-impl From<Vec<Base>> for Sites {
-    fn from(v: Vec<Base>) -> Self {
-        Sites((!v.is_empty()).then(|| Arc::from(v)))
-    }
-}
-
-impl std::hash::Hash for Sites {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        (**self).hash(h)
-    }
-}
-
-impl std::fmt::Debug for Sites {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        (**self).fmt(f)
-    }
-}
-
-impl Sites {
-    fn clear(&mut self) {
-        self.0 = None;
-    }
-}
-
 /// The name of a callback group's thread: its entry functions.
 fn group_name(roots: &[(Name, Vals)]) -> Name {
     let mut names: Vec<&str> = roots.iter().take(3).map(|r| &*r.0).collect();
@@ -216,22 +131,6 @@ fn group_name(roots: &[(Name, Vals)]) -> Name {
         names.push("...");
     }
     Name::from(names.join(", "))
-}
-
-/// Is `x` a local pointer the walk follows flow-sensitively (non-static,
-/// address never taken)?
-fn tracks_ptr(fr: &Frame, x: &Name) -> bool {
-    !fr.address_taken.contains(x) && fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false)
-}
-
-/// `x` now holds `v` (unknown when empty: the frame's points-to applies).
-/// Kept sorted by name, at most [`MAX_TRACKED`] entries.
-fn set_ptr(ptrs: &mut Vec<(Name, Vals)>, x: &Name, v: Vals) {
-    ptrs.retain(|(y, _)| y != x);
-    if !v.is_empty() && ptrs.len() < MAX_TRACKED {
-        let at = ptrs.partition_point(|(y, _)| y < x);
-        ptrs.insert(at, (x.clone(), v));
-    }
 }
 
 /// A constant loop range `START<END` as numbers.
@@ -291,6 +190,7 @@ fn memo_key(fid: FunctionId, st: &State, bindings: &[Vals]) -> MemoKey {
 }
 
 static COPIES_OFF: AtomicBool = AtomicBool::new(false);
+
 static COPIES_MADE: AtomicU64 = AtomicU64::new(0);
 
 /// Turns copies of transparent contexts (see [`Walker::copy_node`]) off or
@@ -318,35 +218,6 @@ fn copy_key(key: &MemoKey) -> MemoKey {
     let mut k = key.clone();
     k.1 = with_context(&k.1, &State::default());
     k
-}
-
-/// `st` with the context fields of `from`: the must and may locksets, the
-/// spawn sites created and active, the clean and acquired locks, the
-/// barrier phases and whether `main` ended.
-fn with_context(st: &State, from: &State) -> State {
-    // Every field named (no `..st.clone()`, which would clone the context
-    // fields of `st` only to drop them): a new field must be sorted here.
-    State {
-        must: from.must.clone(),
-        may: from.may.clone(),
-        created: from.created.clone(),
-        active: from.active.clone(),
-        clean: from.clean.clone(),
-        acquired: from.acquired.clone(),
-        phases: from.phases.clone(),
-        main_ended: from.main_ended,
-        tries: st.tries.clone(),
-        conds: st.conds.clone(),
-        guards: st.guards.clone(),
-        fresh: st.fresh.clone(),
-        allocated: st.allocated.clone(),
-        syms: st.syms.clone(),
-        joined_ix: st.joined_ix.clone(),
-        joined_tids: st.joined_tids.clone(),
-        ptrs: st.ptrs.clone(),
-        lock_guards: st.lock_guards.clone(),
-        rec_depth: st.rec_depth.clone(),
-    }
 }
 
 /// Does node `n`'s result hold for entry state `st` as far as the heap goes?
@@ -400,186 +271,6 @@ fn holds_index_lock(st: &State) -> bool {
         .any(|h| const_indexed(&h.lock).is_some())
 }
 
-/// Do two states agree on the context fields?
-fn same_context(a: &State, b: &State) -> bool {
-    with_context(a, b) == *a
-}
-
-/// Is every lock the state certainly holds also among those it may hold?
-fn must_within_may(st: &State) -> bool {
-    st.must
-        .0
-        .iter()
-        .all(|h| st.may.0.iter().any(|m| m.lock == h.lock))
-}
-
-/// Inserts `x` into the sorted `v` unless it is there.
-fn insert_sorted<T: Ord>(v: &mut Vec<T>, x: T) {
-    if let Err(i) = v.binary_search(&x) {
-        v.insert(i, x);
-    }
-}
-
-/// `a`, then the elements of `b` not in `a`.
-fn merged<T: Clone + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
-    let mut out = a.to_vec();
-    for x in b {
-        if !out.contains(x) {
-            out.push(x.clone());
-        }
-    }
-    out
-}
-
-/// The sites fresh after a join: fresh on both paths, or fresh on one and
-/// never allocated on the other.
-fn joined_fresh(a: &State, b: &State) -> Vec<Base> {
-    let mut fresh: Vec<Base> = a
-        .fresh
-        .iter()
-        .filter(|f| b.fresh.contains(f) || !b.allocated.contains(f))
-        .cloned()
-        .collect();
-    for f in b.fresh.iter() {
-        if !a.allocated.contains(f) && !fresh.contains(f) {
-            fresh.push(f.clone());
-        }
-    }
-    fresh.sort();
-    fresh
-}
-
-fn join(a: Option<State>, b: Option<State>) -> Option<State> {
-    match (a, b) {
-        (None, x) | (x, None) => x,
-        (Some(a), Some(b)) => {
-            let tries = merged(&a.tries, &b.tries);
-            // A pair survives where the other path did not spawn the site at all.
-            let mut clean: Vec<(u32, LocKey)> = a
-                .clean
-                .iter()
-                .filter(|c| b.clean.contains(c) || !b.created.contains(c.0))
-                .cloned()
-                .collect();
-            for c in &b.clean {
-                if !a.created.contains(c.0) && !clean.contains(c) {
-                    clean.push(c.clone());
-                }
-            }
-            clean.sort();
-            let acquired = common(&a.acquired, &b.acquired);
-            let conds = common(&a.conds, &b.conds);
-            let mut guards: Vec<(u32, Name, bool)> = Vec::new();
-            for s in a.created.union(&b.created).0 {
-                let ga: Vec<_> = a.guards.iter().filter(|g| g.0 == s).cloned().collect();
-                let gb: Vec<_> = b.guards.iter().filter(|g| g.0 == s).cloned().collect();
-                match (a.created.contains(s), b.created.contains(s)) {
-                    (true, true) => guards.extend(ga.into_iter().filter(|g| gb.contains(g))),
-                    (true, false) => guards.extend(ga),
-                    _ => guards.extend(gb),
-                }
-            }
-            let fresh = match a.fresh == b.fresh && a.allocated == b.allocated {
-                true => a.fresh.clone(),
-                false => Sites::from(joined_fresh(&a, &b)),
-            };
-            let allocated = match a.allocated == b.allocated {
-                true => a.allocated.clone(),
-                false => {
-                    let mut v = merged(&a.allocated, &b.allocated);
-                    v.sort();
-                    Sites::from(v)
-                }
-            };
-            let syms = common(&a.syms, &b.syms);
-            let mut phases: Vec<(Name, u8, u8)> = Vec::new();
-            for (k, _, _) in a.phases.iter().chain(b.phases.iter()) {
-                if phases.iter().any(|p| &p.0 == k) {
-                    continue;
-                }
-                let pa = a
-                    .phases
-                    .iter()
-                    .find(|p| &p.0 == k)
-                    .map(|p| (p.1, p.2))
-                    .unwrap_or((0, 0));
-                let pb = b
-                    .phases
-                    .iter()
-                    .find(|p| &p.0 == k)
-                    .map(|p| (p.1, p.2))
-                    .unwrap_or((0, 0));
-                phases.push((k.clone(), pa.0.min(pb.0), pa.1.max(pb.1)));
-            }
-            phases.sort();
-            let joined_ix = common(&a.joined_ix, &b.joined_ix);
-            let joined_tids = common(&a.joined_tids, &b.joined_tids);
-            let rec_depth: Vec<(LocKey, u8)> = a
-                .rec_depth
-                .iter()
-                .filter_map(|(k, da)| {
-                    let db = b.rec_depth.iter().find(|(x, _)| x == k)?.1;
-                    Some((k.clone(), (*da).min(db)))
-                })
-                .collect();
-            Some(State {
-                rec_depth: rec_depth.into(),
-                must: a.must.intersect(&b.must),
-                may: a.may.union(&b.may),
-                created: a.created.union(&b.created),
-                active: a.active.union(&b.active),
-                tries: tries.into(),
-                clean: clean.into(),
-                acquired: acquired.into(),
-                conds: conds.into(),
-                guards: guards.into(),
-                fresh: fresh.into(),
-                allocated: allocated.into(),
-                syms: syms.into(),
-                phases: phases.into(),
-                joined_ix: joined_ix.into(),
-                joined_tids: joined_tids.into(),
-                main_ended: a.main_ended && b.main_ended,
-                ptrs: if Arc::ptr_eq(&a.ptrs, &b.ptrs) || a.ptrs == b.ptrs {
-                    a.ptrs.clone()
-                } else {
-                    let mut v: Vec<(Name, Vals)> = Vec::new();
-                    for (x, va) in a.ptrs.iter() {
-                        if let Some((_, vb)) = b.ptrs.iter().find(|(y, _)| y == x) {
-                            let mut u = va.clone();
-                            add_vals(&mut u, vb.iter().cloned());
-                            v.push((x.clone(), u));
-                        }
-                    }
-                    Arc::new(v)
-                },
-                lock_guards: {
-                    let mut g = common(&a.lock_guards, &b.lock_guards);
-                    // A lock one path holds and the other does not, where the
-                    // paths disagree on a flag, is held exactly per the flag.
-                    for (x, y) in [(&a, &b), (&b, &a)] {
-                        for h in &x.must.0 {
-                            if y.may.0.iter().any(|o| o.lock == h.lock) {
-                                continue;
-                            }
-                            for (v, nz) in &x.conds {
-                                if y.conds.contains(&(v.clone(), !*nz))
-                                    && g.len() < MAX_TRACKED
-                                    && !g.iter().any(|q| q.0 == *v && q.2.lock == h.lock)
-                                {
-                                    g.push((v.clone(), *nz, h.clone()));
-                                }
-                            }
-                        }
-                    }
-                    g.sort();
-                    g.into()
-                },
-            })
-        }
-    }
-}
-
 #[derive(Default)]
 struct Out {
     next: Option<State>,
@@ -603,50 +294,6 @@ fn join_b(a: Abrupt, b: Abrupt) -> Abrupt {
 
 fn unbox(a: Abrupt) -> Option<State> {
     a.map(|b| *b)
-}
-
-/// A function's frame for some pointer arguments: the points-to of its
-/// local pointers, over what the function holds whatever its arguments.
-struct Frame {
-    fid: FunctionId,
-    base: Arc<FrameBase>,
-    pts: FxHashMap<Name, Vals>,
-}
-
-impl std::ops::Deref for Frame {
-    type Target = FrameBase;
-    fn deref(&self) -> &FrameBase {
-        &self.base
-    }
-}
-
-/// What a frame holds whatever the pointer arguments: built once per
-/// function and walk (it reads the function's summary and the program's
-/// types only).
-struct FrameBase {
-    fname: Name,
-    summary: Arc<FunctionSummary>,
-    locals: FxHashMap<Name, TypeInfo>,
-    address_taken: FxHashSet<Name>,
-    calls: FxHashMap<u32, Callee>,
-    /// Locals assigned exactly once, from `&place`: `d = &s->datum`.
-    single_defs: FxHashMap<Name, Expr>,
-    /// Locals assigned from a call result: (local, call id).
-    from_calls: Vec<(Name, u32)>,
-    /// Calls whose result a test or an assignment to a variable reads: only
-    /// their lock results are kept in [`State::tries`] (an entry for any
-    /// other call is never looked up, and would only make a loop's head
-    /// differ between passes).
-    tested: FxHashSet<u32>,
-    /// Wild locals: never given an address or null, only left uninitialized
-    /// or set to non-zero integers (see [`wild_locals`]).
-    wild: FxHashSet<Name>,
-    /// Assignments to non-static locals, in body order: the input of the
-    /// flow-insensitive points-to.
-    local_assigns: Vec<(Name, Expr)>,
-    /// The body has a `goto` (local pointers are then not followed
-    /// flow-sensitively by the pointer store).
-    has_goto: bool,
 }
 
 /// One memoized calling context: a function walked from one entry state in
@@ -752,6 +399,7 @@ type MemoKey = (FunctionId, State, Vec<Vals>);
 /// Library functions that save the calling environment, and those that
 /// return to it (the state at `longjmp` flows to `setjmp`'s nonzero return).
 const SETJMP: &[&str] = &["setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp"];
+
 const LONGJMP: &[&str] = &["longjmp", "_longjmp", "siglongjmp", "__longjmp_chk"];
 
 /// (site or thread, lock) pairs.
@@ -824,43 +472,6 @@ struct JmpFrame {
     depth: usize,
     /// The states of the `longjmp`s that returned here.
     states: Option<State>,
-}
-
-/// The caller's frame-local facts, kept aside while a callee runs.
-#[derive(Default)]
-struct FrameFacts {
-    conds: Vec<(Name, bool)>,
-    guards: Vec<(u32, Name, bool)>,
-    ptrs: Ptrs,
-    lock_guards: Vec<(Name, bool, Held)>,
-}
-
-impl FrameFacts {
-    /// Gives the facts back to the state after the call. A guard of a site
-    /// the callee may have spawned again no longer holds.
-    fn restore(self, st: &mut State, spawned: &[u32]) {
-        st.ptrs = self.ptrs;
-        // A lock the callee took or released no longer follows the flag.
-        for g in self.lock_guards {
-            let l = &g.2.lock;
-            let unchanged =
-                !st.must.0.iter().any(|h| &h.lock == l) && st.may.0.iter().any(|h| &h.lock == l);
-            if unchanged && !st.lock_guards.contains(&g) {
-                st.lock_guards.push(g);
-            }
-        }
-        st.lock_guards.sort();
-        for c in self.conds {
-            if !st.conds.iter().any(|x| x.0 == c.0) {
-                st.conds.push(c);
-            }
-        }
-        st.guards.extend(
-            self.guards
-                .into_iter()
-                .filter(|g| !spawned.contains(&g.0) && st.created.contains(g.0)),
-        );
-    }
 }
 
 /// The last fact context built, with what its `acquired` came from.
@@ -1628,156 +1239,6 @@ impl<'a> Walker<'a> {
             .or_insert_with(|| why.to_string());
     }
 
-    // ----- frames and points-to -------------------------------------------
-
-    /// Frames depend only on the function and the pointer arguments: build
-    /// each once.
-    fn frame_cached(&self, fid: FunctionId, bindings: &[Vals]) -> Arc<Frame> {
-        let key = (fid, bindings.to_vec());
-        if let Some(f) = self.d.frames.borrow().get(&key) {
-            return f.clone();
-        }
-        let f = Arc::new(self.frame(fid, bindings));
-        self.d.frames.borrow_mut().insert(key, f.clone());
-        f
-    }
-
-    /// Runs `f` without the flow-sensitive pointers of the frame being
-    /// walked: frames and return values are facts of their own function,
-    /// and must not depend on which caller (or re-walk) asked first.
-    fn without_cur_ptrs<T>(&self, f: impl FnOnce() -> T) -> T {
-        let saved = std::mem::take(&mut *self.d.cur_ptrs.borrow_mut());
-        let out = f();
-        *self.d.cur_ptrs.borrow_mut() = saved;
-        out
-    }
-
-    fn frame(&self, fid: FunctionId, bindings: &[Vals]) -> Frame {
-        self.without_cur_ptrs(|| self.frame_inner(fid, bindings))
-    }
-
-    fn frame_inner(&self, fid: FunctionId, bindings: &[Vals]) -> Frame {
-        let base = self.frame_base(fid);
-        let mut pts: FxHashMap<Name, Vals> = FxHashMap::default();
-        for (i, p) in base.summary.ir.params.iter().enumerate() {
-            if let Some(b) = bindings.get(i) {
-                pts.insert(p.name.clone(), b.clone());
-            }
-        }
-        let mut frame = Frame { fid, base, pts };
-        // Flow-insensitive points-to of local pointers, to a small fixpoint.
-        let base = frame.base.clone();
-        for _ in 0..3 {
-            let mut changed = false;
-            for (x, rhs) in &base.local_assigns {
-                let v = self.eval(&frame, rhs, 0);
-                if !v.is_empty() {
-                    changed |= add_vals(frame.pts.entry(x.clone()).or_default(), v);
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        frame
-    }
-
-    /// The argument-independent part of `fid`'s frames, built once.
-    fn frame_base(&self, fid: FunctionId) -> Arc<FrameBase> {
-        if let Some(b) = self.d.frame_bases.borrow().get(&fid) {
-            return b.clone();
-        }
-        let summary = self.summary(fid);
-        let mut locals = FxHashMap::default();
-        for p in &summary.ir.params {
-            locals.insert(p.name.clone(), self.prog.resolve_type(&p.ty));
-        }
-        visit_stmts(&summary.ir.body, &mut |s| {
-            if let Stmt::Decl(d) = s {
-                locals.insert(d.name.clone(), self.prog.resolve_type(&d.ty));
-            }
-        });
-        let address_taken = summary.ir.address_taken.iter().cloned().collect();
-        let fname = fid.name(self.db).clone();
-        let mut calls = FxHashMap::default();
-        visit_calls(&summary.ir.body, &mut |c| {
-            calls.insert(c.id, c.callee.clone());
-        });
-        let mut counts: FxHashMap<Name, (u32, Option<Expr>)> = FxHashMap::default();
-        let mut from_calls = Vec::new();
-        let mut local_assigns = Vec::new();
-        let mut has_goto = false;
-        let mut tested = FxHashSet::default();
-        visit_stmts(&summary.ir.body, &mut |s| {
-            has_goto |= matches!(s, Stmt::Goto);
-            match s {
-                Stmt::If {
-                    test: Test::CallZero { id, .. },
-                    ..
-                }
-                | Stmt::Loop {
-                    test: Test::CallZero { id, .. },
-                    ..
-                }
-                | Stmt::Assign {
-                    lhs: Expr::Var(_),
-                    rhs: Expr::CallResult(id),
-                } => {
-                    tested.insert(*id);
-                }
-                _ => {}
-            }
-            if let Stmt::Assign {
-                lhs: Expr::Var(x),
-                rhs,
-            } = s
-            {
-                if let Expr::CallResult(id) = uncast(rhs) {
-                    from_calls.push((x.clone(), *id));
-                }
-                let e = counts.entry(x.clone()).or_insert((0, None));
-                e.0 += 1;
-                e.1 = Some(rhs.clone());
-                if locals
-                    .get(x)
-                    .map(|t: &TypeInfo| !t.is_static)
-                    .unwrap_or(false)
-                {
-                    local_assigns.push((x.clone(), rhs.clone()));
-                }
-            }
-        });
-        let single_defs = counts
-            .into_iter()
-            .filter_map(|(x, (n, e))| match e {
-                Some(e @ Expr::AddrOf(_))
-                    if n == 1
-                        && locals.contains_key(&x)
-                        && !address_taken_has(&summary.ir.address_taken, &x) =>
-                {
-                    Some((x, e))
-                }
-                _ => None,
-            })
-            .collect();
-        let wild = wild_locals(&summary.ir, &locals, &self.prog.structs);
-        let base = Arc::new(FrameBase {
-            fname,
-            summary,
-            locals,
-            address_taken,
-            calls,
-            single_defs,
-            from_calls,
-            tested,
-            wild,
-            local_assigns,
-            has_goto,
-        });
-        self.d.frame_bases.borrow_mut().insert(fid, base.clone());
-        base
-    }
-
     /// Fills the store of pointer cells outside frames (globals, fields).
     fn build_store(&mut self) {
         for (g, refs) in &self.prog.global_inits {
@@ -2502,8 +1963,6 @@ impl<'a> Walker<'a> {
             .collect()
     }
 
-    // ----- the walk ---------------------------------------------------------
-
     fn walk_fn(&mut self, fid: FunctionId, st: State, bindings: Vec<Vals>) -> Option<State> {
         // The callee's statements see their own frame's pointers; the
         // caller's are back when it resumes.
@@ -2860,20 +2319,6 @@ impl<'a> Walker<'a> {
             if obs.binary_search(b).is_err() {
                 insert_sorted(obs, b.clone());
             }
-        }
-    }
-
-    /// Takes the branch facts and spawn guards on variables that are not
-    /// globals out of a state about to enter a callee.
-    fn stash_frame_facts(&self, st: &mut State) -> FrameFacts {
-        let global = |v: &Name| self.prog.global(v).is_some();
-        // Symbolic locks stay: a callee that unlocks `&s->m` through its own
-        // pointer must release the caller's `&s->m`.
-        FrameFacts {
-            conds: split_off(&mut st.conds, |c| global(&c.0)),
-            guards: split_off(&mut st.guards, |g| global(&g.1)),
-            ptrs: std::mem::take(&mut st.ptrs),
-            lock_guards: split_off(&mut st.lock_guards, |g| global(&g.0)),
         }
     }
 
@@ -4445,23 +3890,6 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// `x = rhs` for a local pointer whose address is not taken: from here
-    /// on this path, `x` holds what `rhs` evaluates to (when that is known).
-    #[inline(never)]
-    fn assign_ptr(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
-        if !tracks_ptr(fr, x) {
-            return;
-        }
-        let v = self.eval(fr, rhs, 0);
-        if v.is_empty() && !st.ptrs.iter().any(|(y, _)| y == x) {
-            return;
-        }
-        let mut p: Vec<(Name, Vals)> = st.ptrs.to_vec();
-        set_ptr(&mut p, x, v);
-        st.ptrs = Arc::new(p);
-        *self.d.cur_ptrs.borrow_mut() = st.ptrs.clone();
-    }
-
     /// `main` keeps its own thread id in `lhs`: joining it elsewhere waits
     /// for `main` to end.
     #[inline(never)]
@@ -5335,17 +4763,6 @@ fn index_vars_in(e: &Expr, out: &mut Vec<(Name, Name)>, depth: u32) {
     }
 }
 
-/// Removes the elements of `v` that `keep` rejects and returns them (without
-/// reallocating when there are none).
-fn split_off<T>(v: &mut ThinVec<T>, keep: impl Fn(&T) -> bool) -> Vec<T> {
-    if v.iter().all(&keep) {
-        return Vec::new();
-    }
-    let (kept, out): (Vec<T>, Vec<T>) = std::mem::take(v).into_iter().partition(|x| keep(x));
-    *v = kept.into();
-    out
-}
-
 /// The global atomic section of SV-COMP (`__VERIFIER_atomic_begin()` and
 /// `__VERIFIER_atomic_*` functions), held as a lock.
 fn atomic_section() -> Held {
@@ -5439,10 +4856,6 @@ fn index_lock(lock_array: &str, data_array: &str, rest: &[Elem]) -> LocKey {
         base: Base::Synthetic(Name::from(format!("{lock_array}[index of {data_array}]"))),
         path: rest.to_vec(),
     }
-}
-
-fn address_taken_has(v: &[Name], x: &Name) -> bool {
-    v.iter().any(|y| y == x)
 }
 
 fn merge_abrupt(out: &mut Out, o: &Out) {

@@ -1,0 +1,316 @@
+//! Frames and bindings: a function's frame for some pointer arguments (the
+//! flow-insensitive points-to of its local pointers, over a
+//! [`FrameBase`] that holds whatever the arguments are), the flow-sensitive
+//! local pointers of the path (`State::ptrs`), and the caller's frame-local
+//! facts kept aside while a callee runs ([`FrameFacts`]).
+//!
+//! Owns the caches `WalkData::frames` and `frame_bases`. Invariants: a
+//! frame is a fact of its own function and arguments only, so it is built
+//! without the current statement's flow-sensitive pointers
+//! ([`Walker::without_cur_ptrs`]); `WalkData::cur_ptrs` mirrors the
+//! `ptrs` of the state being walked, and every assignment to a tracked local
+//! pointer updates both ([`Walker::assign_ptr`]).
+
+use super::state::{Ptrs, State};
+use super::wild::wild_locals;
+use super::{add_vals, uncast, Vals, Walker, MAX_TRACKED};
+use crate::db::{FunctionId, FunctionSummary};
+use crate::model::*;
+use crate::visit::{visit_calls, visit_stmts};
+use racelens_syntax::{Callee, Expr, Name, Stmt, Test, TypeInfo};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::sync::Arc;
+use thin_vec::ThinVec;
+
+/// Is `x` a local pointer the walk follows flow-sensitively (non-static,
+/// address never taken)?
+pub(super) fn tracks_ptr(fr: &Frame, x: &Name) -> bool {
+    !fr.address_taken.contains(x) && fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false)
+}
+
+/// `x` now holds `v` (unknown when empty: the frame's points-to applies).
+/// Kept sorted by name, at most [`MAX_TRACKED`] entries.
+pub(super) fn set_ptr(ptrs: &mut Vec<(Name, Vals)>, x: &Name, v: Vals) {
+    ptrs.retain(|(y, _)| y != x);
+    if !v.is_empty() && ptrs.len() < MAX_TRACKED {
+        let at = ptrs.partition_point(|(y, _)| y < x);
+        ptrs.insert(at, (x.clone(), v));
+    }
+}
+
+/// A function's frame for some pointer arguments: the points-to of its
+/// local pointers, over what the function holds whatever its arguments.
+pub(super) struct Frame {
+    pub(super) fid: FunctionId,
+    pub(super) base: Arc<FrameBase>,
+    pub(super) pts: FxHashMap<Name, Vals>,
+}
+
+impl std::ops::Deref for Frame {
+    type Target = FrameBase;
+    fn deref(&self) -> &FrameBase {
+        &self.base
+    }
+}
+
+/// What a frame holds whatever the pointer arguments: built once per
+/// function and walk (it reads the function's summary and the program's
+/// types only).
+pub(super) struct FrameBase {
+    pub(super) fname: Name,
+    pub(super) summary: Arc<FunctionSummary>,
+    pub(super) locals: FxHashMap<Name, TypeInfo>,
+    pub(super) address_taken: FxHashSet<Name>,
+    pub(super) calls: FxHashMap<u32, Callee>,
+    /// Locals assigned exactly once, from `&place`: `d = &s->datum`.
+    pub(super) single_defs: FxHashMap<Name, Expr>,
+    /// Locals assigned from a call result: (local, call id).
+    pub(super) from_calls: Vec<(Name, u32)>,
+    /// Calls whose result a test or an assignment to a variable reads: only
+    /// their lock results are kept in [`State::tries`] (an entry for any
+    /// other call is never looked up, and would only make a loop's head
+    /// differ between passes).
+    pub(super) tested: FxHashSet<u32>,
+    /// Wild locals: never given an address or null, only left uninitialized
+    /// or set to non-zero integers (see [`wild_locals`]).
+    pub(super) wild: FxHashSet<Name>,
+    /// Assignments to non-static locals, in body order: the input of the
+    /// flow-insensitive points-to.
+    local_assigns: Vec<(Name, Expr)>,
+    /// The body has a `goto` (local pointers are then not followed
+    /// flow-sensitively by the pointer store).
+    pub(super) has_goto: bool,
+}
+
+/// The caller's frame-local facts, kept aside while a callee runs.
+#[derive(Default)]
+pub(super) struct FrameFacts {
+    pub(super) conds: Vec<(Name, bool)>,
+    pub(super) guards: Vec<(u32, Name, bool)>,
+    pub(super) ptrs: Ptrs,
+    pub(super) lock_guards: Vec<(Name, bool, Held)>,
+}
+
+impl FrameFacts {
+    /// Gives the facts back to the state after the call. A guard of a site
+    /// the callee may have spawned again no longer holds.
+    pub(super) fn restore(self, st: &mut State, spawned: &[u32]) {
+        st.ptrs = self.ptrs;
+        // A lock the callee took or released no longer follows the flag.
+        for g in self.lock_guards {
+            let l = &g.2.lock;
+            let unchanged =
+                !st.must.0.iter().any(|h| &h.lock == l) && st.may.0.iter().any(|h| &h.lock == l);
+            if unchanged && !st.lock_guards.contains(&g) {
+                st.lock_guards.push(g);
+            }
+        }
+        st.lock_guards.sort();
+        for c in self.conds {
+            if !st.conds.iter().any(|x| x.0 == c.0) {
+                st.conds.push(c);
+            }
+        }
+        st.guards.extend(
+            self.guards
+                .into_iter()
+                .filter(|g| !spawned.contains(&g.0) && st.created.contains(g.0)),
+        );
+    }
+}
+
+/// Removes the elements of `v` that `keep` rejects and returns them (without
+/// reallocating when there are none).
+fn split_off<T>(v: &mut ThinVec<T>, keep: impl Fn(&T) -> bool) -> Vec<T> {
+    if v.iter().all(&keep) {
+        return Vec::new();
+    }
+    let (kept, out): (Vec<T>, Vec<T>) = std::mem::take(v).into_iter().partition(|x| keep(x));
+    *v = kept.into();
+    out
+}
+
+fn address_taken_has(v: &[Name], x: &Name) -> bool {
+    v.iter().any(|y| y == x)
+}
+
+impl<'a> Walker<'a> {
+    /// Frames depend only on the function and the pointer arguments: build
+    /// each once.
+    pub(super) fn frame_cached(&self, fid: FunctionId, bindings: &[Vals]) -> Arc<Frame> {
+        let key = (fid, bindings.to_vec());
+        if let Some(f) = self.d.frames.borrow().get(&key) {
+            return f.clone();
+        }
+        let f = Arc::new(self.frame(fid, bindings));
+        self.d.frames.borrow_mut().insert(key, f.clone());
+        f
+    }
+
+    /// Runs `f` without the flow-sensitive pointers of the frame being
+    /// walked: frames and return values are facts of their own function,
+    /// and must not depend on which caller (or re-walk) asked first.
+    pub(super) fn without_cur_ptrs<T>(&self, f: impl FnOnce() -> T) -> T {
+        let saved = std::mem::take(&mut *self.d.cur_ptrs.borrow_mut());
+        let out = f();
+        *self.d.cur_ptrs.borrow_mut() = saved;
+        out
+    }
+
+    pub(super) fn frame(&self, fid: FunctionId, bindings: &[Vals]) -> Frame {
+        self.without_cur_ptrs(|| self.frame_inner(fid, bindings))
+    }
+
+    fn frame_inner(&self, fid: FunctionId, bindings: &[Vals]) -> Frame {
+        let base = self.frame_base(fid);
+        let mut pts: FxHashMap<Name, Vals> = FxHashMap::default();
+        for (i, p) in base.summary.ir.params.iter().enumerate() {
+            if let Some(b) = bindings.get(i) {
+                pts.insert(p.name.clone(), b.clone());
+            }
+        }
+        let mut frame = Frame { fid, base, pts };
+        // Flow-insensitive points-to of local pointers, to a small fixpoint.
+        let base = frame.base.clone();
+        for _ in 0..3 {
+            let mut changed = false;
+            for (x, rhs) in &base.local_assigns {
+                let v = self.eval(&frame, rhs, 0);
+                if !v.is_empty() {
+                    changed |= add_vals(frame.pts.entry(x.clone()).or_default(), v);
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        frame
+    }
+
+    /// The argument-independent part of `fid`'s frames, built once.
+    fn frame_base(&self, fid: FunctionId) -> Arc<FrameBase> {
+        if let Some(b) = self.d.frame_bases.borrow().get(&fid) {
+            return b.clone();
+        }
+        let summary = self.summary(fid);
+        let mut locals = FxHashMap::default();
+        for p in &summary.ir.params {
+            locals.insert(p.name.clone(), self.prog.resolve_type(&p.ty));
+        }
+        visit_stmts(&summary.ir.body, &mut |s| {
+            if let Stmt::Decl(d) = s {
+                locals.insert(d.name.clone(), self.prog.resolve_type(&d.ty));
+            }
+        });
+        let address_taken = summary.ir.address_taken.iter().cloned().collect();
+        let fname = fid.name(self.db).clone();
+        let mut calls = FxHashMap::default();
+        visit_calls(&summary.ir.body, &mut |c| {
+            calls.insert(c.id, c.callee.clone());
+        });
+        let mut counts: FxHashMap<Name, (u32, Option<Expr>)> = FxHashMap::default();
+        let mut from_calls = Vec::new();
+        let mut local_assigns = Vec::new();
+        let mut has_goto = false;
+        let mut tested = FxHashSet::default();
+        visit_stmts(&summary.ir.body, &mut |s| {
+            has_goto |= matches!(s, Stmt::Goto);
+            match s {
+                Stmt::If {
+                    test: Test::CallZero { id, .. },
+                    ..
+                }
+                | Stmt::Loop {
+                    test: Test::CallZero { id, .. },
+                    ..
+                }
+                | Stmt::Assign {
+                    lhs: Expr::Var(_),
+                    rhs: Expr::CallResult(id),
+                } => {
+                    tested.insert(*id);
+                }
+                _ => {}
+            }
+            if let Stmt::Assign {
+                lhs: Expr::Var(x),
+                rhs,
+            } = s
+            {
+                if let Expr::CallResult(id) = uncast(rhs) {
+                    from_calls.push((x.clone(), *id));
+                }
+                let e = counts.entry(x.clone()).or_insert((0, None));
+                e.0 += 1;
+                e.1 = Some(rhs.clone());
+                if locals
+                    .get(x)
+                    .map(|t: &TypeInfo| !t.is_static)
+                    .unwrap_or(false)
+                {
+                    local_assigns.push((x.clone(), rhs.clone()));
+                }
+            }
+        });
+        let single_defs = counts
+            .into_iter()
+            .filter_map(|(x, (n, e))| match e {
+                Some(e @ Expr::AddrOf(_))
+                    if n == 1
+                        && locals.contains_key(&x)
+                        && !address_taken_has(&summary.ir.address_taken, &x) =>
+                {
+                    Some((x, e))
+                }
+                _ => None,
+            })
+            .collect();
+        let wild = wild_locals(&summary.ir, &locals, &self.prog.structs);
+        let base = Arc::new(FrameBase {
+            fname,
+            summary,
+            locals,
+            address_taken,
+            calls,
+            single_defs,
+            from_calls,
+            tested,
+            wild,
+            local_assigns,
+            has_goto,
+        });
+        self.d.frame_bases.borrow_mut().insert(fid, base.clone());
+        base
+    }
+
+    /// Takes the branch facts and spawn guards on variables that are not
+    /// globals out of a state about to enter a callee.
+    pub(super) fn stash_frame_facts(&self, st: &mut State) -> FrameFacts {
+        let global = |v: &Name| self.prog.global(v).is_some();
+        // Symbolic locks stay: a callee that unlocks `&s->m` through its own
+        // pointer must release the caller's `&s->m`.
+        FrameFacts {
+            conds: split_off(&mut st.conds, |c| global(&c.0)),
+            guards: split_off(&mut st.guards, |g| global(&g.1)),
+            ptrs: std::mem::take(&mut st.ptrs),
+            lock_guards: split_off(&mut st.lock_guards, |g| global(&g.0)),
+        }
+    }
+
+    /// `x = rhs` for a local pointer whose address is not taken: from here
+    /// on this path, `x` holds what `rhs` evaluates to (when that is known).
+    #[inline(never)]
+    pub(super) fn assign_ptr(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
+        if !tracks_ptr(fr, x) {
+            return;
+        }
+        let v = self.eval(fr, rhs, 0);
+        if v.is_empty() && !st.ptrs.iter().any(|(y, _)| y == x) {
+            return;
+        }
+        let mut p: Vec<(Name, Vals)> = st.ptrs.to_vec();
+        set_ptr(&mut p, x, v);
+        st.ptrs = Arc::new(p);
+        *self.d.cur_ptrs.borrow_mut() = st.ptrs.clone();
+    }
+}

@@ -1,0 +1,329 @@
+//! The abstract state of one path through a thread: locksets, spawn sites
+//! created and active, pending lock results and branch facts, heap
+//! freshness, symbolic and index locks, barrier phases and the flow-sensitive
+//! local pointers ([`State`]), and how two paths meet ([`join`]).
+//!
+//! Owns no walker state: everything here is a pure function of states.
+//! Invariants: [`Sites`] and [`Ptrs`] are shared (`Arc`) and kept sorted,
+//! so equal contents compare and hash equal (an empty [`Sites`] is `None`);
+//! the small lists are bounded by [`MAX_TRACKED`](super::MAX_TRACKED);
+//! [`with_context`] names every field of [`State`], so a new field must be
+//! sorted there into context (locksets and thread facts, which a
+//! transparent memo node only records) or not.
+
+use super::{add_vals, common, Vals, MAX_TRACKED};
+use crate::model::*;
+use racelens_syntax::Name;
+use std::sync::Arc;
+use thin_vec::ThinVec;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) enum TryKey {
+    Call(u32),
+    Var(Name),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub(super) struct State {
+    pub(super) must: LockSet,
+    pub(super) may: LockSet,
+    pub(super) created: SiteSet,
+    /// Sites that may have been created and not joined.
+    pub(super) active: SiteSet,
+    /// Lock calls whose result a later test may check: the lock taken on
+    /// success, and whether success is a nonzero result.
+    pub(super) tries: ThinVec<(TryKey, Held, bool)>,
+    /// Branch facts on plain variables that hold on this path: (var, nonzero).
+    pub(super) conds: ThinVec<(Name, bool)>,
+    /// Spawns that happened only when a variable was (non)zero.
+    pub(super) guards: ThinVec<(u32, Name, bool)>,
+    /// (site, lock): the lock has been held continuously since the site spawned.
+    pub(super) clean: ThinVec<(u32, LocKey)>,
+    /// Locks this thread has certainly acquired at some point.
+    pub(super) acquired: ThinVec<LocKey>,
+    /// Heap objects allocated by this thread that no other thread can reach yet.
+    pub(super) fresh: Sites,
+    /// Heap sites this thread may have allocated from (bounded).
+    pub(super) allocated: Sites,
+    /// Symbolic locks: (pointer variable, path, shared) for `&q->lock` held
+    /// through `q` since `q` was last assigned. They guard accesses through
+    /// the same `q`, whatever object `q` points to.
+    /// Index locks are rooted at the index variable: `lock(&L[i])` gives
+    /// `(i, [@L, [*]])`. Region tags `(p, [#A, @L, [*]])` say that `p` was
+    /// derived from `A[i]` while `L[i]` was held: everything reached through
+    /// `p` belongs to `A[i]`'s region and is guarded by `L[i]` (Goblint's
+    /// region analysis assumes regions are disjoint, and so do we).
+    pub(super) syms: ThinVec<(Name, Vec<Elem>, bool)>,
+    /// Barrier phases: (barrier, fewest, most) waits passed.
+    pub(super) phases: ThinVec<(Name, u8, u8)>,
+    /// Index ranges `[from, to)` of a creation loop's thread ids already
+    /// joined, for a loop with a constant range: (site, from, to).
+    pub(super) joined_ix: ThinVec<(u32, i64, i64)>,
+    /// Thread ids of a site that stores into several (`create(&id1)` and
+    /// `create(&id2)` through one wrapper) already joined: (site, tid index).
+    pub(super) joined_tids: ThinVec<(u32, u32)>,
+    /// This thread has joined `main` (through an id `main` stored from
+    /// `pthread_self()`): everything `main` did happened before.
+    pub(super) main_ended: bool,
+    /// What a local pointer of this frame holds since its last assignment
+    /// on this path (flow-sensitive; the frame's `pts` is the fallback).
+    pub(super) ptrs: Ptrs,
+    /// (var, nonzero, lock): the lock is held exactly when the plain
+    /// variable is (non)zero: `if (use_lock) lock(&m); ... if (use_lock) x++;`.
+    pub(super) lock_guards: ThinVec<(Name, bool, Held)>,
+    /// Extra acquisitions of must-held locks (recursive mutexes): `lock(m)`
+    /// twice needs two `unlock(m)`. A second lock of a normal mutex never
+    /// returns, so counting is right for both.
+    pub(super) rec_depth: ThinVec<(LocKey, u8)>,
+}
+
+/// Flow-sensitive values of a frame's local pointers, shared between the
+/// many states that agree on them.
+pub(super) type Ptrs = Arc<Vec<(Name, Vals)>>;
+
+/// A sorted list of heap sites, shared between the states that agree on it:
+/// a thread's allocation sites change at allocations only, while the state
+/// holding them is cloned at every branch and call (a dozen sites on
+/// average on memcached). Empty is `None`, so equal lists compare equal.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub(super) struct Sites(pub(super) Option<Arc<[Base]>>);
+
+impl std::ops::Deref for Sites {
+    type Target = [Base];
+    fn deref(&self) -> &[Base] {
+        self.0.as_deref().unwrap_or(&[])
+    }
+}
+
+impl From<Vec<Base>> for Sites {
+    fn from(v: Vec<Base>) -> Self {
+        Sites((!v.is_empty()).then(|| Arc::from(v)))
+    }
+}
+
+impl std::hash::Hash for Sites {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (**self).hash(h)
+    }
+}
+
+impl std::fmt::Debug for Sites {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl Sites {
+    pub(super) fn clear(&mut self) {
+        self.0 = None;
+    }
+}
+
+/// `st` with the context fields of `from`: the must and may locksets, the
+/// spawn sites created and active, the clean and acquired locks, the
+/// barrier phases and whether `main` ended.
+pub(super) fn with_context(st: &State, from: &State) -> State {
+    // Every field named (no `..st.clone()`, which would clone the context
+    // fields of `st` only to drop them): a new field must be sorted here.
+    State {
+        must: from.must.clone(),
+        may: from.may.clone(),
+        created: from.created.clone(),
+        active: from.active.clone(),
+        clean: from.clean.clone(),
+        acquired: from.acquired.clone(),
+        phases: from.phases.clone(),
+        main_ended: from.main_ended,
+        tries: st.tries.clone(),
+        conds: st.conds.clone(),
+        guards: st.guards.clone(),
+        fresh: st.fresh.clone(),
+        allocated: st.allocated.clone(),
+        syms: st.syms.clone(),
+        joined_ix: st.joined_ix.clone(),
+        joined_tids: st.joined_tids.clone(),
+        ptrs: st.ptrs.clone(),
+        lock_guards: st.lock_guards.clone(),
+        rec_depth: st.rec_depth.clone(),
+    }
+}
+
+/// Do two states agree on the context fields?
+pub(super) fn same_context(a: &State, b: &State) -> bool {
+    with_context(a, b) == *a
+}
+
+/// Is every lock the state certainly holds also among those it may hold?
+pub(super) fn must_within_may(st: &State) -> bool {
+    st.must
+        .0
+        .iter()
+        .all(|h| st.may.0.iter().any(|m| m.lock == h.lock))
+}
+
+/// Inserts `x` into the sorted `v` unless it is there.
+pub(super) fn insert_sorted<T: Ord>(v: &mut Vec<T>, x: T) {
+    if let Err(i) = v.binary_search(&x) {
+        v.insert(i, x);
+    }
+}
+
+/// `a`, then the elements of `b` not in `a`.
+fn merged<T: Clone + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
+    let mut out = a.to_vec();
+    for x in b {
+        if !out.contains(x) {
+            out.push(x.clone());
+        }
+    }
+    out
+}
+
+/// The sites fresh after a join: fresh on both paths, or fresh on one and
+/// never allocated on the other.
+fn joined_fresh(a: &State, b: &State) -> Vec<Base> {
+    let mut fresh: Vec<Base> = a
+        .fresh
+        .iter()
+        .filter(|f| b.fresh.contains(f) || !b.allocated.contains(f))
+        .cloned()
+        .collect();
+    for f in b.fresh.iter() {
+        if !a.allocated.contains(f) && !fresh.contains(f) {
+            fresh.push(f.clone());
+        }
+    }
+    fresh.sort();
+    fresh
+}
+
+pub(super) fn join(a: Option<State>, b: Option<State>) -> Option<State> {
+    match (a, b) {
+        (None, x) | (x, None) => x,
+        (Some(a), Some(b)) => {
+            let tries = merged(&a.tries, &b.tries);
+            // A pair survives where the other path did not spawn the site at all.
+            let mut clean: Vec<(u32, LocKey)> = a
+                .clean
+                .iter()
+                .filter(|c| b.clean.contains(c) || !b.created.contains(c.0))
+                .cloned()
+                .collect();
+            for c in &b.clean {
+                if !a.created.contains(c.0) && !clean.contains(c) {
+                    clean.push(c.clone());
+                }
+            }
+            clean.sort();
+            let acquired = common(&a.acquired, &b.acquired);
+            let conds = common(&a.conds, &b.conds);
+            let mut guards: Vec<(u32, Name, bool)> = Vec::new();
+            for s in a.created.union(&b.created).0 {
+                let ga: Vec<_> = a.guards.iter().filter(|g| g.0 == s).cloned().collect();
+                let gb: Vec<_> = b.guards.iter().filter(|g| g.0 == s).cloned().collect();
+                match (a.created.contains(s), b.created.contains(s)) {
+                    (true, true) => guards.extend(ga.into_iter().filter(|g| gb.contains(g))),
+                    (true, false) => guards.extend(ga),
+                    _ => guards.extend(gb),
+                }
+            }
+            let fresh = match a.fresh == b.fresh && a.allocated == b.allocated {
+                true => a.fresh.clone(),
+                false => Sites::from(joined_fresh(&a, &b)),
+            };
+            let allocated = match a.allocated == b.allocated {
+                true => a.allocated.clone(),
+                false => {
+                    let mut v = merged(&a.allocated, &b.allocated);
+                    v.sort();
+                    Sites::from(v)
+                }
+            };
+            let syms = common(&a.syms, &b.syms);
+            let mut phases: Vec<(Name, u8, u8)> = Vec::new();
+            for (k, _, _) in a.phases.iter().chain(b.phases.iter()) {
+                if phases.iter().any(|p| &p.0 == k) {
+                    continue;
+                }
+                let pa = a
+                    .phases
+                    .iter()
+                    .find(|p| &p.0 == k)
+                    .map(|p| (p.1, p.2))
+                    .unwrap_or((0, 0));
+                let pb = b
+                    .phases
+                    .iter()
+                    .find(|p| &p.0 == k)
+                    .map(|p| (p.1, p.2))
+                    .unwrap_or((0, 0));
+                phases.push((k.clone(), pa.0.min(pb.0), pa.1.max(pb.1)));
+            }
+            phases.sort();
+            let joined_ix = common(&a.joined_ix, &b.joined_ix);
+            let joined_tids = common(&a.joined_tids, &b.joined_tids);
+            let rec_depth: Vec<(LocKey, u8)> = a
+                .rec_depth
+                .iter()
+                .filter_map(|(k, da)| {
+                    let db = b.rec_depth.iter().find(|(x, _)| x == k)?.1;
+                    Some((k.clone(), (*da).min(db)))
+                })
+                .collect();
+            Some(State {
+                rec_depth: rec_depth.into(),
+                must: a.must.intersect(&b.must),
+                may: a.may.union(&b.may),
+                created: a.created.union(&b.created),
+                active: a.active.union(&b.active),
+                tries: tries.into(),
+                clean: clean.into(),
+                acquired: acquired.into(),
+                conds: conds.into(),
+                guards: guards.into(),
+                fresh: fresh.into(),
+                allocated: allocated.into(),
+                syms: syms.into(),
+                phases: phases.into(),
+                joined_ix: joined_ix.into(),
+                joined_tids: joined_tids.into(),
+                main_ended: a.main_ended && b.main_ended,
+                ptrs: if Arc::ptr_eq(&a.ptrs, &b.ptrs) || a.ptrs == b.ptrs {
+                    a.ptrs.clone()
+                } else {
+                    let mut v: Vec<(Name, Vals)> = Vec::new();
+                    for (x, va) in a.ptrs.iter() {
+                        if let Some((_, vb)) = b.ptrs.iter().find(|(y, _)| y == x) {
+                            let mut u = va.clone();
+                            add_vals(&mut u, vb.iter().cloned());
+                            v.push((x.clone(), u));
+                        }
+                    }
+                    Arc::new(v)
+                },
+                lock_guards: {
+                    let mut g = common(&a.lock_guards, &b.lock_guards);
+                    // A lock one path holds and the other does not, where the
+                    // paths disagree on a flag, is held exactly per the flag.
+                    for (x, y) in [(&a, &b), (&b, &a)] {
+                        for h in &x.must.0 {
+                            if y.may.0.iter().any(|o| o.lock == h.lock) {
+                                continue;
+                            }
+                            for (v, nz) in &x.conds {
+                                if y.conds.contains(&(v.clone(), !*nz))
+                                    && g.len() < MAX_TRACKED
+                                    && !g.iter().any(|q| q.0 == *v && q.2.lock == h.lock)
+                                {
+                                    g.push((v.clone(), *nz, h.clone()));
+                                }
+                            }
+                        }
+                    }
+                    g.sort();
+                    g.into()
+                },
+            })
+        }
+    }
+}
