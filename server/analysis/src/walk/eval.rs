@@ -1,0 +1,369 @@
+//! Expression evaluation: the static type of an expression, the places an
+//! lvalue denotes ([`Walker::place`]), what a pointer expression may point
+//! to ([`Walker::eval`]) and the functions a callee may be.
+//!
+//! Owns no state: it reads the frame, the pointer store and the current
+//! statement's flow-sensitive pointers (`WalkData::cur_ptrs`), and caches
+//! only through `Walker::untracked`. Invariant: results are bounded by
+//! [`MAX_VALS`](super::MAX_VALS) values (through `add_vals`) and by the
+//! recursion `depth` every method passes on.
+
+use super::frames::Frame;
+use super::wild::is_wild;
+use super::{add_vals, targets, Val, Vals, Walker};
+use crate::config::CallModel;
+use crate::db::FunctionId;
+use crate::model::*;
+use racelens_syntax::{Callee, Expr, Name, TypeInfo};
+
+impl<'a> Walker<'a> {
+    pub(super) fn type_of(&self, fr: &Frame, e: &Expr, depth: u32) -> Option<TypeInfo> {
+        if depth > 32 {
+            return None;
+        }
+        match e {
+            Expr::Var(x) => fr
+                .locals
+                .get(x)
+                .cloned()
+                .or_else(|| self.prog.global(x).map(|t| self.prog.resolve_type(t))),
+            Expr::Field { base, field, arrow } => {
+                let bt = self.type_of(fr, base, depth + 1)?;
+                let level = if *arrow {
+                    bt.pointer.saturating_sub(1)
+                } else {
+                    bt.pointer
+                };
+                let obj_volatile = level < 8 && (bt.volatile >> level) & 1 == 1;
+                let ft = self.prog.field_type(bt.name.as_deref()?, field)?;
+                let mut ft = self.prog.resolve_type(ft);
+                if obj_volatile && ft.pointer < 8 {
+                    ft.volatile |= 1 << ft.pointer;
+                }
+                Some(ft)
+            }
+            Expr::CallResult(id) => match fr.calls.get(id) {
+                Some(Callee::Direct(n)) => {
+                    self.prog.returns.get(n).map(|t| self.prog.resolve_type(t))
+                }
+                _ => None,
+            },
+            Expr::Index { base, .. } => {
+                let mut t = self.type_of(fr, base, depth + 1)?;
+                if t.array {
+                    t.array = false;
+                } else {
+                    t.pointer = t.pointer.saturating_sub(1);
+                }
+                Some(t)
+            }
+            Expr::Deref(v) => {
+                let mut t = self.type_of(fr, v, depth + 1)?;
+                if t.array {
+                    t.array = false;
+                } else {
+                    t.pointer = t.pointer.saturating_sub(1);
+                }
+                Some(t)
+            }
+            Expr::AddrOf(p) => {
+                let mut t = self.type_of(fr, p, depth + 1)?;
+                t.pointer += 1;
+                Some(t)
+            }
+            Expr::Cast { ty: Some(ty), .. } => Some(self.prog.resolve_type(&TypeInfo {
+                name: Some(ty.clone()),
+                pointer: 1,
+                ..Default::default()
+            })),
+            Expr::Cast { value, .. } | Expr::Offset(value) => self.type_of(fr, value, depth + 1),
+            _ => None,
+        }
+    }
+
+    pub(super) fn is_array(&self, fr: &Frame, e: &Expr) -> bool {
+        match self.type_of(fr, e, 0) {
+            Some(t) => t.array,
+            None => self.untyped_global(fr, e),
+        }
+    }
+
+    /// A global whose type is unknown: taken for an array when indexed.
+    fn untyped_global(&self, fr: &Frame, e: &Expr) -> bool {
+        matches!(e, Expr::Var(x) if !fr.locals.contains_key(x) && self.prog.global(x).is_some())
+    }
+
+    /// Does indexing `base` stay inside the array object (rather than
+    /// dereference a pointer)? Also for `a[i]` of `int a[N][M]`: types keep
+    /// one array flag, so the row looks like a scalar; but a scalar cannot
+    /// be indexed, so it is an array.
+    fn indexes_array(&self, fr: &Frame, base: &Expr) -> bool {
+        match self.type_of(fr, base, 0) {
+            Some(t) => t.array || (matches!(base, Expr::Index { .. }) && t.pointer == 0),
+            None => self.untyped_global(fr, base),
+        }
+    }
+
+    /// The objects an lvalue expression may designate.
+    pub(super) fn place(&self, fr: &Frame, e: &Expr, depth: u32) -> Vec<LocKey> {
+        if depth > 32 {
+            return Vec::new();
+        }
+        match e {
+            Expr::Var(x) => {
+                if let Some(t) = fr.locals.get(x) {
+                    if t.is_static {
+                        vec![LocKey::new(Base::Global(Name::from(format!(
+                            "{}::{}",
+                            fr.fname, x
+                        ))))]
+                    } else {
+                        vec![LocKey::new(Base::Local {
+                            func: fr.fname.clone(),
+                            var: x.clone(),
+                        })]
+                    }
+                } else if self.prog.global(x).is_some() {
+                    vec![LocKey::new(Base::Global(x.clone()))]
+                } else {
+                    Vec::new()
+                }
+            }
+            Expr::Field { base, field, arrow } => {
+                let bases = if *arrow {
+                    self.deref(fr, base, depth + 1)
+                } else {
+                    self.place(fr, base, depth + 1)
+                };
+                bases
+                    .into_iter()
+                    .map(|k| k.with(Elem::Field(field.clone())))
+                    .collect()
+            }
+            Expr::Index { base, index, .. } => {
+                if self.indexes_array(fr, base) {
+                    self.place(fr, base, depth + 1)
+                        .into_iter()
+                        .map(|k| k.with(Elem::Index(*index)))
+                        .collect()
+                } else {
+                    self.deref(fr, base, depth + 1)
+                        .into_iter()
+                        .map(|mut k| {
+                            if let Some(Elem::Index(i)) = k.path.last_mut() {
+                                *i = None;
+                                k
+                            } else {
+                                k.with(Elem::Index(*index))
+                            }
+                        })
+                        .collect()
+                }
+            }
+            Expr::Deref(v) => self.deref(fr, v, depth + 1),
+            Expr::Cast { value, .. } => self.place(fr, value, depth + 1),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The objects a pointer value may point to; falls back to the pointee's
+    /// struct type when the pointer is unresolved.
+    pub(super) fn deref(&self, fr: &Frame, v: &Expr, depth: u32) -> Vec<LocKey> {
+        let mut out = targets(self.eval(fr, v, depth + 1));
+        if out.is_empty() && is_wild(fr, v) {
+            out.push(LocKey::new(Base::Unknown));
+        } else if out.is_empty() {
+            if let Some(t) = self.type_of(fr, v, 0) {
+                if let Some(n) = &t.name {
+                    // Memory behind a pointer that unknown code returned may be
+                    // any object of its type, scalars included.
+                    let from_unknown = self.from_unknown_call(fr, v);
+                    if (t.pointer >= 1 || t.array)
+                        && (self.prog.structs.contains_key(n) || from_unknown)
+                    {
+                        out.push(LocKey::new(Base::Type(n.clone())));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Does this pointer value come from a call to a function without a body?
+    fn from_unknown_call(&self, fr: &Frame, v: &Expr) -> bool {
+        let is_unknown = |id: &u32| match fr.calls.get(id) {
+            Some(Callee::Direct(n)) => {
+                self.prog.functions_named(n).is_none() && fr.summary.models.get(id).is_none()
+            }
+            _ => false,
+        };
+        match v {
+            Expr::CallResult(id) => is_unknown(id),
+            Expr::Cast { value, .. } => self.from_unknown_call(fr, value),
+            Expr::Var(x) if fr.locals.contains_key(x) => {
+                fr.from_calls.iter().any(|(y, id)| y == x && is_unknown(id))
+            }
+            _ => false,
+        }
+    }
+
+    /// The pointer values an expression may evaluate to.
+    pub(super) fn eval(&self, fr: &Frame, e: &Expr, depth: u32) -> Vals {
+        if depth > 32 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        match e {
+            Expr::Var(x) => {
+                if let Some(t) = fr.locals.get(x) {
+                    if t.array {
+                        add_vals(
+                            &mut out,
+                            self.place(fr, e, depth + 1).into_iter().map(Val::Target),
+                        );
+                    } else if t.is_static {
+                        let k =
+                            LocKey::new(Base::Global(Name::from(format!("{}::{}", fr.fname, x))));
+                        if let Some(v) = self.store_get(&k) {
+                            add_vals(&mut out, v.iter().cloned());
+                        }
+                    } else if let Some(v) = self
+                        .d
+                        .cur_ptrs
+                        .borrow()
+                        .iter()
+                        .find(|(y, _)| y == x)
+                        .map(|(_, v)| v.clone())
+                    {
+                        add_vals(&mut out, v);
+                    } else if let Some(v) = fr.pts.get(x) {
+                        add_vals(&mut out, v.iter().cloned());
+                    }
+                } else if let Some(t) = self.prog.global(x) {
+                    if t.array {
+                        add_vals(
+                            &mut out,
+                            [Val::Target(LocKey::new(Base::Global(x.clone())))],
+                        );
+                    }
+                    if let Some(v) = self.store_get(&LocKey::new(Base::Global(x.clone()))) {
+                        add_vals(&mut out, v.iter().cloned());
+                    }
+                } else if self.prog.is_function(x) {
+                    out.push(Val::Func(x.clone()));
+                }
+            }
+            Expr::AddrOf(p) => {
+                if let Expr::Var(f) = &**p {
+                    if !fr.locals.contains_key(f)
+                        && self.prog.global(f).is_none()
+                        && self.prog.is_function(f)
+                    {
+                        return vec![Val::Func(f.clone())];
+                    }
+                }
+                add_vals(
+                    &mut out,
+                    self.place(fr, p, depth + 1).into_iter().map(Val::Target),
+                );
+            }
+            Expr::Cast { value, .. } => out = self.eval(fr, value, depth + 1),
+            Expr::Offset(value) => {
+                // Pointer arithmetic stays in the object; stepping back from a
+                // member (container_of) reaches the enclosing struct.
+                for v in self.eval(fr, value, depth + 1) {
+                    let v = match v {
+                        Val::Target(mut k) if matches!(k.path.last(), Some(Elem::Field(_))) => {
+                            k.path.pop();
+                            Val::Target(k)
+                        }
+                        v => v,
+                    };
+                    add_vals(&mut out, [v]);
+                }
+            }
+            Expr::CallResult(id) => match fr.summary.models.get(id) {
+                Some(CallModel::Alloc | CallModel::Realloc) => {
+                    out.push(Val::Target(LocKey::new(Base::Heap {
+                        func: fr.fname.clone(),
+                        call: *id,
+                    })))
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(callee) = fr.calls.get(id) {
+                        for f in self.functions_of(fr, callee) {
+                            // What an allocation wrapper returns is a new
+                            // object per call site, as with `malloc`.
+                            let v = match self.is_alloc_wrapper(f) {
+                                true => vec![Val::Target(LocKey::new(Base::Heap {
+                                    func: fr.fname.clone(),
+                                    call: *id,
+                                }))],
+                                false => self.return_vals(f),
+                            };
+                            add_vals(&mut out, v);
+                        }
+                    }
+                }
+            },
+            Expr::Field { .. } | Expr::Index { .. } | Expr::Deref(_) => {
+                if self.is_array(fr, e) {
+                    add_vals(
+                        &mut out,
+                        self.place(fr, e, depth + 1).into_iter().map(Val::Target),
+                    );
+                }
+                for k in self.place(fr, e, depth + 1) {
+                    if let Some(v) = self.store_get(&k.without_indices()) {
+                        add_vals(&mut out, v.iter().cloned());
+                    }
+                }
+            }
+            Expr::Choice(alts) => {
+                for a in alts {
+                    let v = self.eval(fr, a, depth + 1);
+                    add_vals(&mut out, v);
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    pub(super) fn functions_of(&self, fr: &Frame, callee: &Callee) -> Vec<FunctionId> {
+        let names: Vec<Name> = match callee {
+            Callee::Direct(n) if !fr.locals.contains_key(n) && self.prog.global(n).is_none() => {
+                vec![n.clone()]
+            }
+            Callee::Direct(n) => self
+                .eval(fr, &Expr::Var(n.clone()), 0)
+                .into_iter()
+                .filter_map(|v| if let Val::Func(f) = v { Some(f) } else { None })
+                .collect(),
+            Callee::Indirect(e) => {
+                let e = match e {
+                    Expr::Deref(inner) => inner,
+                    e => e,
+                };
+                self.eval(fr, e, 0)
+                    .into_iter()
+                    .filter_map(|v| if let Val::Func(f) = v { Some(f) } else { None })
+                    .collect()
+            }
+        };
+        let file = fr.fid.file(self.db);
+        names
+            .iter()
+            .filter_map(|n| {
+                let defs = self.prog.functions_named(n)?;
+                Some(
+                    defs.iter()
+                        .find(|d| d.file(self.db) == file)
+                        .copied()
+                        .unwrap_or(defs[0]),
+                )
+            })
+            .collect()
+    }
+}

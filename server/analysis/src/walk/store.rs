@@ -1,0 +1,336 @@
+//! The pointer store: flow-insensitive contents of the pointer cells
+//! outside frames (globals, fields, heap), built to a fixed point before
+//! any thread is walked, plus the context-insensitive return values of
+//! functions and the allocation-wrapper test.
+//!
+//! Owns `WalkData::store`, `store_reads`, `returns` and `wrappers`.
+//! Invariants: the store is complete before the first thread starts, and
+//! frames, return values and wrapper answers computed while it was being
+//! built are dropped then (see `walk_all`); return values, like frames, do
+//! not depend on the caller's flow-sensitive pointers.
+
+use super::frames::{set_ptr, tracks_ptr, Frame};
+use super::state::Ptrs;
+use super::{add_vals, uncast, Val, Vals, Walker};
+use crate::config::CallModel;
+use crate::db::FunctionId;
+use crate::model::*;
+use crate::visit::{visit_calls, visit_stmts};
+use racelens_syntax::{Callee, Expr, Name, Stmt};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::sync::Arc;
+
+impl<'a> Walker<'a> {
+    /// Fills the store of pointer cells outside frames (globals, fields).
+    pub(super) fn build_store(&mut self) {
+        for (g, refs) in &self.prog.global_inits {
+            let ty = self
+                .prog
+                .global(g)
+                .map(|t| self.prog.resolve_type(t))
+                .unwrap_or_default();
+            let is_struct = ty
+                .name
+                .as_ref()
+                .map(|n| self.prog.structs.contains_key(n))
+                .unwrap_or(false);
+            if ty.pointer == 0 && !ty.array && !is_struct {
+                continue;
+            }
+            let mut vals = Vec::new();
+            for r in refs {
+                if self.prog.is_function(r) {
+                    vals.push(Val::Func(r.clone()));
+                } else if self.prog.global(r).is_some() {
+                    vals.push(Val::Target(LocKey::new(Base::Global(r.clone()))));
+                }
+            }
+            // `struct s A = {3, &p}`: the data pointers also go to each
+            // data pointer field, so `A.next->x` resolves to `p` (rather than
+            // to every `struct s`). Which field took which value is not
+            // recorded; with one pointer field it is exact.
+            let fields = match (ty.pointer, ty.array, &ty.name) {
+                (0, false, Some(n)) => self.prog.structs.get(n),
+                _ => None,
+            };
+            let data: Vals = vals
+                .iter()
+                .filter(|v| matches!(v, Val::Target(_)))
+                .cloned()
+                .collect();
+            if !data.is_empty() {
+                for (f, ft) in fields.into_iter().flatten() {
+                    let ft = self.prog.resolve_type(ft);
+                    if ft.pointer > 0 && !ft.is_function && !ft.array {
+                        let k = LocKey::new(Base::Global(g.clone())).with(Elem::Field(f.clone()));
+                        add_vals(self.d.store.entry(k).or_default(), data.iter().cloned());
+                    }
+                }
+            }
+            if !vals.is_empty() {
+                add_vals(
+                    self.d
+                        .store
+                        .entry(LocKey::new(Base::Global(g.clone())))
+                        .or_default(),
+                    vals,
+                );
+            }
+        }
+        let funcs: Vec<FunctionId> = self.prog.functions.values().flatten().copied().collect();
+        // Parameters hold what any call passes them (context-insensitively,
+        // from the previous round): `insert(p, &A)` stores `p` into `A`.
+        let mut params: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
+        // A function's pass is a function of its parameters and of the cells
+        // it reads (return values and frames of callees are computed once):
+        // one whose parameters and cells are as at its last pass would make
+        // the same updates and pass the same arguments, which are already in
+        // (adding values is idempotent), so it is skipped. `clock` orders
+        // passes and cell changes.
+        let mut clock: u64 = 0;
+        let mut changed_at: FxHashMap<LocKey, u64> = FxHashMap::default();
+        let mut last_pass: FxHashMap<FunctionId, (u64, Vec<LocKey>, Vec<Vals>)> =
+            FxHashMap::default();
+        for round in 0..3 {
+            // A round is a function of the store and parameters it starts
+            // from: after one that changed neither, the next would repeat it.
+            let mut changed = false;
+            let mut passed: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
+            for &f in &funcs {
+                let own = params.get(&f).map(|p| &p[..]).unwrap_or(&[]);
+                if let Some((at, reads, was)) = last_pass.get(&f) {
+                    if was[..] == *own
+                        && reads
+                            .iter()
+                            .all(|k| changed_at.get(k).is_none_or(|c| c < at))
+                    {
+                        continue;
+                    }
+                }
+                clock += 1;
+                let at = clock;
+                *self.d.store_reads.borrow_mut() = Some(FxHashSet::default());
+                let frame = self.frame(f, own);
+                if round < 2 {
+                    visit_calls(&frame.summary.ir.body, &mut |c| {
+                        let Callee::Direct(n) = &c.callee else { return };
+                        if c.args.is_empty() || frame.locals.contains_key(n) {
+                            return;
+                        }
+                        for &g in self.prog.functions_named(n).into_iter().flatten() {
+                            let into = passed.entry(g).or_default();
+                            for (i, a) in c.args.iter().enumerate() {
+                                // Data pointers only: function pointers
+                                // passed down are resolved in the walk, by
+                                // calling context.
+                                let mut v = self.eval(&frame, a, 0);
+                                v.retain(|x| matches!(x, Val::Target(_)));
+                                if v.is_empty() {
+                                    continue;
+                                }
+                                if into.len() <= i {
+                                    into.resize(i + 1, Vals::new());
+                                }
+                                add_vals(&mut into[i], v);
+                            }
+                        }
+                    });
+                }
+                let mut updates = Vec::new();
+                let mut cur = Vec::new();
+                self.store_updates(
+                    &frame,
+                    &frame.summary.ir.body,
+                    !frame.base.has_goto,
+                    &mut cur,
+                    &mut updates,
+                );
+                *self.d.cur_ptrs.borrow_mut() = Ptrs::default();
+                let reads = self.d.store_reads.borrow_mut().take().unwrap_or_default();
+                last_pass.insert(f, (at, reads.into_iter().collect(), own.to_vec()));
+                for (k, v) in updates {
+                    if add_vals(self.d.store.entry(k.clone()).or_default(), v) {
+                        changed = true;
+                        clock += 1;
+                        changed_at.insert(k, clock);
+                    }
+                }
+            }
+            for (g, v) in passed {
+                let into = params.entry(g).or_default();
+                if into.len() < v.len() {
+                    into.resize(v.len(), Vals::new());
+                    changed = true;
+                }
+                for (i, v) in v.into_iter().enumerate() {
+                    changed |= add_vals(&mut into[i], v);
+                }
+            }
+            if !changed {
+                if std::env::var_os("RACELENS_TIMING").is_some() {
+                    eprintln!("racelens: walk: pointer store stable after round {round}");
+                }
+                break;
+            }
+        }
+    }
+
+    /// The stores `stmts` make to pointer cells outside the frame, in order.
+    /// Local pointers are followed flow-sensitively through straight-line
+    /// code (`p = a; A->next = p; p = b;` stores only `a`); a local assigned
+    /// inside a branch or loop falls back to all its values after it.
+    fn store_updates(
+        &self,
+        fr: &Frame,
+        stmts: &[Stmt],
+        strong: bool,
+        cur: &mut Vec<(Name, Vals)>,
+        updates: &mut Vec<(LocKey, Vals)>,
+    ) {
+        let assigned_in = |ss: &[Stmt]| {
+            let mut v: Vec<Name> = Vec::new();
+            visit_stmts(ss, &mut |s| {
+                if let Stmt::Assign {
+                    lhs: Expr::Var(x), ..
+                } = s
+                {
+                    v.push(x.clone());
+                }
+            });
+            v
+        };
+        for s in stmts {
+            match s {
+                Stmt::Assign { lhs, rhs } => {
+                    if **self.d.cur_ptrs.borrow() != *cur {
+                        *self.d.cur_ptrs.borrow_mut() = Arc::new(cur.clone());
+                    }
+                    if let Expr::Var(x) = lhs {
+                        if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) {
+                            if strong && tracks_ptr(fr, x) {
+                                set_ptr(cur, x, self.eval(fr, rhs, 0));
+                            }
+                            continue;
+                        }
+                    }
+                    let v = self.eval(fr, rhs, 0);
+                    if v.is_empty() {
+                        continue;
+                    }
+                    for k in self.place(fr, lhs, 0) {
+                        updates.push((k.without_indices(), v.clone()));
+                    }
+                }
+                Stmt::If {
+                    cond, then, els, ..
+                } => {
+                    self.store_updates(fr, cond, strong, cur, updates);
+                    let mut a = cur.clone();
+                    let mut b = cur.clone();
+                    self.store_updates(fr, then, strong, &mut a, updates);
+                    self.store_updates(fr, els, strong, &mut b, updates);
+                    // Known after the branch only where both sides agree.
+                    *cur = a.into_iter().filter(|x| b.contains(x)).collect();
+                }
+                Stmt::Loop { cond, body, .. } => {
+                    if !cur.is_empty() {
+                        let mut inner = assigned_in(cond);
+                        inner.extend(assigned_in(body));
+                        cur.retain(|(x, _)| !inner.contains(x));
+                    }
+                    let mut c = cur.clone();
+                    self.store_updates(fr, cond, strong, &mut c, updates);
+                    self.store_updates(fr, body, strong, &mut c, updates);
+                }
+                Stmt::Switch { cond, arms, .. } => {
+                    self.store_updates(fr, cond, strong, cur, updates);
+                    if !cur.is_empty() {
+                        let mut inner = Vec::new();
+                        for a in arms {
+                            inner.extend(assigned_in(a));
+                        }
+                        cur.retain(|(x, _)| !inner.contains(x));
+                    }
+                    for a in arms {
+                        let mut c = cur.clone();
+                        self.store_updates(fr, a, strong, &mut c, updates);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Does `f` only ever return memory it has just allocated (or null)?
+    /// Such a wrapper (`xmalloc`, `alloc(ptr, size)` around `realloc`) is
+    /// an allocation site at each of its call sites; otherwise every object
+    /// a program allocates through it would be one.
+    pub(super) fn is_alloc_wrapper(&self, f: FunctionId) -> bool {
+        if let Some(&w) = self.d.wrappers.borrow().get(&f) {
+            return w;
+        }
+        let s = self.summary(f);
+        let allocates = |e: &Expr| {
+            matches!(uncast(e), Expr::CallResult(id)
+                if matches!(s.models.get(id), Some(CallModel::Alloc | CallModel::Realloc)))
+        };
+        let null = |e: &Expr| matches!(uncast(e), Expr::Int(0));
+        let mut holds: FxHashMap<Name, bool> = FxHashMap::default();
+        visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Assign {
+                lhs: Expr::Var(x),
+                rhs,
+            } = st
+            {
+                *holds.entry(x.clone()).or_insert(true) &= allocates(rhs) || null(rhs);
+            }
+        });
+        let (mut any, mut all) = (false, true);
+        visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Return { value: Some(e), .. } = st {
+                let e = uncast(e);
+                // A local that only ever holds new memory (and whose address
+                // nobody else can use to change it).
+                let fresh = allocates(e)
+                    || matches!(e, Expr::Var(x)
+                        if holds.get(x) == Some(&true) && !s.ir.address_taken.contains(x));
+                if fresh {
+                    any = true;
+                } else if !null(e) {
+                    all = false;
+                }
+            }
+        });
+        let w = any && all;
+        self.d.wrappers.borrow_mut().insert(f, w);
+        w
+    }
+
+    /// The pointer store's cell `k`, noted as read while the store is built.
+    pub(super) fn store_get(&self, k: &LocKey) -> Option<&Vals> {
+        if let Some(reads) = self.d.store_reads.borrow_mut().as_mut() {
+            reads.insert(k.clone());
+        }
+        self.d.store.get(k)
+    }
+
+    /// What a function may return, evaluated without calling context.
+    pub(super) fn return_vals(&self, f: FunctionId) -> Vals {
+        if let Some(v) = self.d.returns.borrow().get(&f) {
+            return v.clone();
+        }
+        self.d.returns.borrow_mut().insert(f, Vec::new());
+        let frame = self.frame_cached(f, &[]);
+        let mut out = Vec::new();
+        self.without_cur_ptrs(|| {
+            visit_stmts(&frame.summary.ir.body, &mut |s| {
+                if let Stmt::Return { value: Some(e), .. } = s {
+                    let v = self.eval(&frame, e, 0);
+                    add_vals(&mut out, v);
+                }
+            })
+        });
+        self.d.returns.borrow_mut().insert(f, out.clone());
+        out
+    }
+}
