@@ -32,10 +32,9 @@
 //! Otherwise the walk runs from scratch. With `RACELENS_VERIFY_WALK=1` (or
 //! [`set_verify`]) every update is checked against a full walk.
 
+use super::finish::{base_facts, typed_facts, used_prefixes};
 use super::memo::Node;
-use super::{
-    base_facts, typed_facts, used_prefixes, WalkData, Walker, CONTEXT_BUDGET, HARD_MAX_FACTS,
-};
+use super::{WalkData, Walker, CONTEXT_BUDGET, HARD_MAX_FACTS};
 use crate::config::CallModel;
 use crate::db::{FunctionId, FunctionSummary, Program};
 use crate::facts::AccessFact;

@@ -1,0 +1,347 @@
+//! The analysis result: turns the facts the walk recorded into a
+//! [`ThreadAnalysis`]. Each base's facts are capped to
+//! [`MAX_FACTS`](super::MAX_FACTS) in an order that does not depend on the
+//! order the walk found them, accesses through unresolved struct pointers
+//! are copied into every base of that struct type, and each thread's
+//! uniqueness is settled (its site ran once, outside loops and replays, in
+//! a unique parent).
+//!
+//! Owns no state of its own: it consumes `WalkData::facts` and reads the
+//! rest, which stays for an incremental update. The free functions here are
+//! shared with `incremental.rs`, which must produce the same result for a
+//! base as a full walk: both go through [`cap_facts`] and [`with_copies`].
+
+use super::{Walker, MAX_FACTS, MAX_PREFIXES};
+use crate::db::FunctionId;
+use crate::facts::*;
+use crate::model::*;
+use racelens_syntax::Name;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Do two thread-id locations name the same id? Unknown indices match any.
+/// The accesses through unresolved pointers of each struct type T (base
+/// `Type(T)`), in a fixed order so that caps keep the same facts whatever
+/// order the walk found them in.
+pub(super) fn typed_facts<'f>(
+    facts: impl Iterator<Item = (&'f Base, impl Iterator<Item = &'f AccessFact>)>,
+) -> Vec<(Name, Vec<AccessFact>)> {
+    let mut typed: Vec<(Name, Vec<AccessFact>)> = facts
+        .filter_map(|(b, f)| {
+            if let Base::Type(t) = b {
+                Some((t.clone(), cap_facts(f.cloned())))
+            } else {
+                None
+            }
+        })
+        .collect();
+    typed.sort_by(|a, b| a.0.cmp(&b.0));
+    typed
+}
+
+/// The struct prefixes of a base that take copies: the first in path order.
+pub(super) fn used_prefixes<'p>(
+    p: impl Iterator<Item = &'p (Vec<Elem>, Name)>,
+) -> Vec<&'p (Vec<Elem>, Name)> {
+    let mut p: Vec<&(Vec<Elem>, Name)> = p.collect();
+    p.sort();
+    p.truncate(MAX_PREFIXES);
+    p
+}
+
+/// The facts of one base, sorted: its own, plus copies of the accesses
+/// through unresolved pointers of every struct type found at its prefixes
+/// (such an access may touch every object of that type).
+pub(super) fn base_facts(
+    base: &Base,
+    own: impl Iterator<Item = AccessFact>,
+    prefixes: &[&(Vec<Elem>, Name)],
+    typed: &[(Name, &[AccessFact])],
+) -> Vec<AccessFact> {
+    let own = cap_facts(own);
+    if !takes_copies(base, own.len(), prefixes, typed) {
+        return own;
+    }
+    with_copies(base, own, prefixes, typed)
+}
+
+/// Does the struct found at `prefix` take copies of type `t`'s accesses?
+/// (A type's own base takes none at its root.)
+fn takes(base: &Base, t: &Name, (prefix, ty): &(Vec<Elem>, Name)) -> bool {
+    ty == t && !(matches!(base, Base::Type(b) if b == t) && prefix.is_empty())
+}
+
+/// Does a base with `own` capped facts take copies of typed accesses? Most
+/// take none, or are full: [`cap_facts`] already sorted them.
+fn takes_copies(
+    base: &Base,
+    own: usize,
+    prefixes: &[&(Vec<Elem>, Name)],
+    typed: &[(Name, &[AccessFact])],
+) -> bool {
+    own < MAX_FACTS
+        && typed
+            .iter()
+            .any(|(t, _)| prefixes.iter().any(|p| takes(base, t, p)))
+}
+
+/// A base's capped facts `own` with the copies of the typed accesses its
+/// prefixes take, sorted (see [`base_facts`]).
+fn with_copies(
+    base: &Base,
+    own: Vec<AccessFact>,
+    prefixes: &[&(Vec<Elem>, Name)],
+    typed: &[(Name, &[AccessFact])],
+) -> Vec<AccessFact> {
+    let mut set: FxHashSet<AccessFact> = own.into_iter().collect();
+    'copies: for (t, tfacts) in typed {
+        for p in prefixes.iter().copied() {
+            if !takes(base, t, p) {
+                continue;
+            }
+            let prefix = &p.0;
+            for f in tfacts.iter() {
+                // Once the set is full nothing more goes in: stop copying.
+                if set.len() >= MAX_FACTS {
+                    break 'copies;
+                }
+                let mut path = Vec::with_capacity(prefix.len() + f.path.len());
+                path.extend(prefix.iter().cloned());
+                path.extend(f.path.iter().cloned());
+                set.insert(AccessFact {
+                    path: path.into(),
+                    thread: f.thread,
+                    func: f.func,
+                    span: f.span,
+                    kind: f.kind,
+                    direct_local: f.direct_local,
+                    weak: true,
+                    ctx: f.ctx.clone(),
+                });
+            }
+        }
+    }
+    let mut v: Vec<AccessFact> = set.into_iter().collect();
+    v.sort_by(fact_order);
+    v
+}
+
+/// A base's own accesses, sorted, at most [`MAX_FACTS`] of them. Over the
+/// cap, every access (function, span, path, kind and thread) keeps its first
+/// contexts in turn, round by round, so that no racy access disappears
+/// from the reports while another keeps thousands of contexts. The result
+/// depends only on the set of facts, not on the order they were found in.
+fn cap_facts(facts: impl Iterator<Item = AccessFact>) -> Vec<AccessFact> {
+    let mut v: Vec<AccessFact> = facts.collect();
+    v.sort_by(fact_order);
+    v.dedup();
+    if v.len() <= MAX_FACTS {
+        return v;
+    }
+    // Facts of one access are adjacent in `fact_order`: rank each among them.
+    let same = |a: &AccessFact, b: &AccessFact| {
+        (&a.path, a.thread, a.func, a.span, a.kind) == (&b.path, b.thread, b.func, b.span, b.kind)
+    };
+    let mut ranks = Vec::with_capacity(v.len());
+    for i in 0..v.len() {
+        let r = match i {
+            0 => 0,
+            _ if same(&v[i - 1], &v[i]) => ranks[i - 1] + 1,
+            _ => 0,
+        };
+        ranks.push(r);
+    }
+    // The largest round `r` with every rank below it fitting, then as many
+    // of round `r` as still fit, in order.
+    let mut per_round: Vec<usize> = Vec::new();
+    for &r in &ranks {
+        if per_round.len() <= r {
+            per_round.resize(r + 1, 0);
+        }
+        per_round[r] += 1;
+    }
+    let (mut round, mut taken) = (0, 0);
+    while round < per_round.len() && taken + per_round[round] <= MAX_FACTS {
+        taken += per_round[round];
+        round += 1;
+    }
+    // Round `r` only partly fits: take its facts thread by thread in turn
+    // (the first of each thread, then the second, ...), so that the cap
+    // does not keep one thread's accesses and drop every other's.
+    let room = MAX_FACTS - taken;
+    let mut last: Vec<(usize, u32, usize)> = Vec::new();
+    let mut per_thread: FxHashMap<u32, usize> = FxHashMap::default();
+    for (i, (f, &r)) in v.iter().zip(&ranks).enumerate() {
+        if r == round {
+            let n = per_thread.entry(f.thread).or_insert(0);
+            last.push((*n, f.thread, i));
+            *n += 1;
+        }
+    }
+    last.sort_unstable();
+    let mut chosen = vec![false; v.len()];
+    for &(_, _, i) in last.iter().take(room) {
+        chosen[i] = true;
+    }
+    v.into_iter()
+        .zip(ranks)
+        .enumerate()
+        .filter(|(i, (_, r))| *r < round || chosen[*i])
+        .map(|(_, (f, _))| f)
+        .collect()
+}
+
+/// A total order of facts, for reports and for deterministic caps.
+fn fact_order(a: &AccessFact, b: &AccessFact) -> std::cmp::Ordering {
+    (
+        &a.path,
+        a.thread,
+        a.func.key(),
+        a.span,
+        a.kind,
+        &a.must,
+        &a.may,
+        &a.active,
+        &a.created,
+    )
+        .cmp(&(
+            &b.path,
+            b.thread,
+            b.func.key(),
+            b.span,
+            b.kind,
+            &b.must,
+            &b.may,
+            &b.active,
+            &b.created,
+        ))
+        .then_with(|| (&a.acquired, &a.clean).cmp(&(&b.acquired, &b.clean)))
+        .then_with(|| a.phases.cmp(&b.phases))
+        .then(a.weak.cmp(&b.weak))
+        .then(a.direct_local.cmp(&b.direct_local))
+        .then(a.main_ended.cmp(&b.main_ended))
+}
+
+impl<'a> Walker<'a> {
+    /// The analysis result. Consumes the facts; the rest of the data stays
+    /// for an incremental update.
+    pub(super) fn finish(&mut self) -> ThreadAnalysis {
+        let facts = std::mem::take(&mut self.d.facts);
+        let mut threads = self.d.threads.clone();
+        let prefixes: FxHashMap<&Base, Vec<&(Vec<Elem>, Name)>> = self
+            .d
+            .struct_prefixes
+            .iter()
+            .map(|(b, p)| (b, used_prefixes(p.iter())))
+            .collect();
+        let mut bases: FxHashSet<&Base> = facts.keys().collect();
+        bases.extend(prefixes.keys().copied());
+        let bases: Vec<&Base> = bases.into_iter().collect();
+        // Each base's facts are a pure function of the walk's: on a large
+        // program they are sorted and capped on every core, largest first.
+        let workers = |n: usize| match n {
+            0..=255 => 1,
+            _ => racelens_syntax::par::workers(4),
+        };
+        let order = racelens_syntax::par::largest_first(
+            bases
+                .iter()
+                .map(|b| facts.get(*b).map_or(0, |f| f.len()) as u64),
+        );
+        let mut own: Vec<Vec<AccessFact>> = vec![Vec::new(); bases.len()];
+        for (i, v) in
+            racelens_syntax::par::run(&order, vec![(); workers(bases.len())], |(), next| {
+                let mut out = Vec::new();
+                while let Some(i) = next() {
+                    let v = cap_facts(
+                        facts
+                            .get(bases[i])
+                            .into_iter()
+                            .flatten()
+                            .map(|r| r.fact.clone()),
+                    );
+                    out.push((i, v));
+                }
+                out
+            })
+        {
+            own[i] = v;
+        }
+        // Accesses through unresolved pointers of struct type T may touch
+        // every object of type T: copy them into those bases, from T's own
+        // capped facts (a fixed order, so that the cap keeps the same facts
+        // whatever order the walk found them in).
+        let mut typed: Vec<(Name, &[AccessFact])> = bases
+            .iter()
+            .zip(&own)
+            .filter_map(|(b, v)| match b {
+                Base::Type(t) if facts.contains_key(*b) => Some((t.clone(), &v[..])),
+                _ => None,
+            })
+            .collect();
+        typed.sort_by(|a, b| a.0.cmp(&b.0));
+        let prefixes_of = |i: usize| prefixes.get(bases[i]).map(|p| &p[..]).unwrap_or(&[]);
+        let copying: Vec<usize> = (0..bases.len())
+            .filter(|&i| takes_copies(bases[i], own[i].len(), prefixes_of(i), &typed))
+            .collect();
+        let copied =
+            racelens_syntax::par::run(&copying, vec![(); workers(copying.len())], |(), next| {
+                let mut out = Vec::new();
+                while let Some(i) = next() {
+                    out.push((
+                        i,
+                        with_copies(bases[i], own[i].clone(), prefixes_of(i), &typed),
+                    ));
+                }
+                out
+            });
+        drop(typed);
+        for (i, v) in copied {
+            own[i] = v;
+        }
+        let located: Vec<(Base, Vec<AccessFact>)> = bases
+            .iter()
+            .zip(own)
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(b, v)| ((*b).clone(), v))
+            .collect();
+        drop(bases);
+        drop(facts);
+        // Uniqueness: a thread is unique when its site runs once, outside
+        // loops and memo replays, in a unique parent.
+        for i in 1..threads.len() {
+            let th = &threads[i];
+            let site = th.site.map(|s| &self.d.sites[s as usize]);
+            let parent_unique = th
+                .parent
+                .map(|p| threads[p as usize].unique)
+                .unwrap_or(true);
+            let unique = th.unique
+                && parent_unique
+                && site.map(|s| !s.in_loop && s.visits <= 1).unwrap_or(true)
+                && th
+                    .site
+                    .map(|s| !self.d.replayed_sites.contains(&s))
+                    .unwrap_or(true);
+            threads[i].unique = unique;
+        }
+        let mut locations = BTreeMap::new();
+        for (k, v) in located {
+            locations.insert(k, Arc::new(v));
+        }
+        ThreadAnalysis {
+            table: Arc::new(ThreadTable {
+                threads,
+                sites: self.d.sites.clone(),
+            }),
+            locations,
+            incomplete: {
+                let mut v: Vec<(FunctionId, String)> =
+                    self.d.incomplete.clone().into_iter().collect();
+                v.sort_by_key(|(f, _)| f.key());
+                v
+            },
+        }
+    }
+}
