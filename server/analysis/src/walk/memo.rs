@@ -18,7 +18,8 @@
 use super::frames::Frame;
 use super::incremental;
 use super::state::{insert_sorted, must_within_may, same_context, with_context, State};
-use super::{const_indexed, Out, Vals, Walker, CONTEXT_BUDGET, MAX_ALLOCATED, STEP_BUDGET};
+use super::stmts::Out;
+use super::{const_indexed, Vals, Walker, CONTEXT_BUDGET, MAX_ALLOCATED, STEP_BUDGET};
 use crate::db::FunctionId;
 use crate::facts::*;
 use crate::model::*;

@@ -1,0 +1,581 @@
+//! The statement interpreter: statement lists, `if` with trylock and
+//! branch-fact splitting, loops to a bounded fixed point, `switch`, and
+//! `setjmp`/`longjmp`. Abrupt exits (`break`, `continue`, `return`) travel
+//! in an [`Out`].
+//!
+//! Owns `WalkData::loops`, `loop_depth`, `steps` and `jmps`. Invariants:
+//! every statement visited counts against the
+//! [`STEP_BUDGET`](super::STEP_BUDGET); before a statement runs,
+//! `WalkData::cur_ptrs` is its state's flow-sensitive pointers; the state a
+//! `longjmp` leaves with flows to the matching `setjmp`'s nonzero return
+//! and bumps `WalkData::longjmps`, which keeps the context out of the memo.
+
+use super::frames::Frame;
+use super::state::{join, Ptrs, State, TryKey};
+use super::{Walker, MAX_LOOP_ITERS, STEP_BUDGET};
+use crate::model::*;
+use racelens_syntax::{Call, Callee, Expr, Name, Stmt, Test};
+use std::sync::Arc;
+
+#[derive(Default)]
+pub(super) struct Out {
+    pub(super) next: Option<State>,
+    brk: Abrupt,
+    cont: Abrupt,
+    ret: Abrupt,
+}
+
+/// The state where a `break`, `continue` or `return` leaves: boxed, since
+/// most walks of a statement list leave none of them and an [`Out`] moves
+/// on every statement.
+type Abrupt = Option<Box<State>>;
+
+/// [`join`] of boxed states.
+fn join_b(a: Abrupt, b: Abrupt) -> Abrupt {
+    match (a, b) {
+        (None, x) | (x, None) => x,
+        (Some(a), Some(b)) => join(Some(*a), Some(*b)).map(Box::new),
+    }
+}
+
+fn unbox(a: Abrupt) -> Option<State> {
+    a.map(|b| *b)
+}
+
+/// Library functions that save the calling environment, and those that
+/// return to it (the state at `longjmp` flows to `setjmp`'s nonzero return).
+const SETJMP: &[&str] = &["setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp"];
+
+pub(super) const LONGJMP: &[&str] = &["longjmp", "_longjmp", "siglongjmp", "__longjmp_chk"];
+
+/// A `setjmp` whose zero-return branch is being walked.
+pub(super) struct JmpFrame {
+    /// The `jmp_buf` (empty when unresolved: any `longjmp` may return here).
+    pub(super) env: Vec<LocKey>,
+    /// The state right after `setjmp` returned 0, for the frame's own facts.
+    pub(super) at: State,
+    /// `node_stack` depth of the function that called `setjmp`.
+    pub(super) depth: usize,
+    /// The states of the `longjmp`s that returned here.
+    states: Option<State>,
+}
+
+fn merge_abrupt(out: &mut Out, o: &Out) {
+    out.brk = join_b(out.brk.take(), o.brk.clone());
+    out.cont = join_b(out.cont.take(), o.cont.clone());
+    out.ret = join_b(out.ret.take(), o.ret.clone());
+}
+
+impl<'a> Walker<'a> {
+    /// The innermost loop around the current statement in the current
+    /// function, with its range when it is a counting loop.
+    pub(super) fn frame_loop(&self) -> Option<&Option<Name>> {
+        self.d
+            .loops
+            .last()
+            .filter(|(depth, _)| *depth == self.d.stack.len())
+            .map(|(_, b)| b)
+    }
+
+    pub(super) fn walk_stmts(&mut self, fr: &Frame, stmts: &[Stmt], st: State) -> Out {
+        let mut out = Out::default();
+        let mut cur = Some(st);
+        for s in stmts {
+            let Some(state) = cur.take() else { break };
+            if self.d.bailed.is_some() {
+                break;
+            }
+            if !Arc::ptr_eq(&self.d.cur_ptrs.borrow(), &state.ptrs) {
+                *self.d.cur_ptrs.borrow_mut() = state.ptrs.clone();
+            }
+            self.d.steps += 1;
+            if let Some(&n) = self.d.node_stack.last() {
+                let node = &mut self.d.nodes[n as usize];
+                node.steps += 1;
+                // Path-correlated locks and spawns read the locksets and
+                // thread facts at branches and returns.
+                if !(state.lock_guards.is_empty() && state.guards.is_empty()) {
+                    node.opaque = true;
+                }
+            }
+            if self.d.steps > STEP_BUDGET {
+                self.d.exhausted = true;
+                self.mark_incomplete(fr.fid, "step budget exceeded");
+                cur = Some(state);
+                break;
+            }
+            cur = match s {
+                Stmt::If {
+                    cond,
+                    test,
+                    then,
+                    els,
+                } => self.walk_if(fr, cond, test, then, els, state, &mut out),
+                Stmt::Loop {
+                    cond,
+                    test,
+                    body,
+                    do_while,
+                    infinite,
+                    bound,
+                } => {
+                    self.d.loops.push((self.d.stack.len(), bound.clone()));
+                    let r = self.walk_loop(fr, cond, test, body, *do_while, *infinite, state);
+                    self.d.loops.pop();
+                    out.ret = join_b(out.ret.take(), r.ret);
+                    r.next
+                }
+                Stmt::Switch { cond, arms, zero } => {
+                    self.walk_switch(fr, cond, arms, *zero, state, &mut out)
+                }
+                Stmt::Return { .. } => {
+                    out.ret = join_b(out.ret.take(), Some(Box::new(state)));
+                    None
+                }
+                Stmt::Break => {
+                    out.brk = join_b(out.brk.take(), Some(Box::new(state)));
+                    None
+                }
+                Stmt::Continue => {
+                    out.cont = join_b(out.cont.take(), Some(Box::new(state)));
+                    None
+                }
+                // Everything else does not recurse into statements: its
+                // (large) frame stays off the nesting path, so deep nesting
+                // fits the stack.
+                _ => self.walk_simple(fr, s, state),
+            };
+        }
+        out.next = cur;
+        out
+    }
+
+    /// A function's exit state as its callers see it (and as its node
+    /// keeps it): pending trylock results, its own local pointers and its
+    /// flag-guarded locks on its locals mean nothing after the return
+    /// (callers get theirs back), and keeping them would make equal exits
+    /// differ.
+    pub(super) fn exit_state(&self, out: Out) -> Option<State> {
+        let mut exit = join(out.next, unbox(out.ret));
+        if let Some(e) = exit.as_mut() {
+            e.tries.clear();
+            e.ptrs = Ptrs::default();
+            let prog = self.prog;
+            e.lock_guards.retain(|g| prog.global(&g.0).is_some());
+        }
+        exit
+    }
+
+    /// `if`: each phase in its own scope, so that the frame on the nesting
+    /// path holds one outcome at a time.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn walk_if(
+        &mut self,
+        fr: &Frame,
+        cond: &[Stmt],
+        test: &Test,
+        then: &[Stmt],
+        els: &[Stmt],
+        state: State,
+        out: &mut Out,
+    ) -> Option<State> {
+        if let Test::CallZero { id, zero_on_true } = test {
+            if let Some(env) = self.setjmp_env(fr, cond, Some(*id)) {
+                let (zero, nonzero) = if *zero_on_true {
+                    (then, els)
+                } else {
+                    (els, then)
+                };
+                return self.walk_setjmp(fr, cond, env, &[zero], &[nonzero], false, state, out);
+            }
+        }
+        let cs = self.walk_cond(fr, cond, state, out)?;
+        let (t, e) = self.split(test, cs);
+        let n1 = {
+            let o1 = self.walk_stmts(fr, then, t);
+            merge_abrupt(out, &o1);
+            o1.next
+        };
+        let n2 = {
+            let o2 = self.walk_stmts(fr, els, e);
+            merge_abrupt(out, &o2);
+            o2.next
+        };
+        join(n1, n2)
+    }
+
+    /// The `jmp_buf` of the `setjmp` call in `cond` (the one numbered `id`,
+    /// when given), if `cond` calls it.
+    #[inline(never)]
+    fn setjmp_env(&self, fr: &Frame, cond: &[Stmt], id: Option<u32>) -> Option<Vec<LocKey>> {
+        cond.iter().find_map(|s| match s {
+            Stmt::Call(c) if id.is_none_or(|i| i == c.id) => match &c.callee {
+                Callee::Direct(n)
+                    if SETJMP.contains(&&**n) && self.prog.functions_named(n).is_none() =>
+                {
+                    Some(
+                        c.args
+                            .first()
+                            .map(|a| self.place(fr, a, 0))
+                            .unwrap_or_default(),
+                    )
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+    }
+
+    /// `if (!setjmp(env)) A else B`: `A` runs from the state after the
+    /// call; `B` runs from the states of the `longjmp(env)`s `A` reaches, or,
+    /// when it reaches none, from the state after the call too (a later
+    /// `longjmp` may return there). `switch (setjmp(env))` is the same with
+    /// the `case 0:` arm as `A` and the other arms (or none) as `B`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn walk_setjmp(
+        &mut self,
+        fr: &Frame,
+        cond: &[Stmt],
+        env: Vec<LocKey>,
+        zero: &[&[Stmt]],
+        nonzero: &[&[Stmt]],
+        switch: bool,
+        state: State,
+        out: &mut Out,
+    ) -> Option<State> {
+        let cs = self.walk_cond(fr, cond, state, out)?;
+        self.opaque();
+        self.d.jmps.push(JmpFrame {
+            env,
+            at: cs.clone(),
+            depth: self.d.node_stack.len(),
+            states: None,
+        });
+        let mut acc = None;
+        let mut arm = |w: &mut Self, stmts: &[Stmt], from: State, acc: &mut Option<State>| {
+            let o = w.walk_stmts(fr, stmts, from);
+            if switch {
+                out.ret = join_b(out.ret.take(), o.ret);
+                out.cont = join_b(out.cont.take(), o.cont);
+                *acc = join(acc.take(), join(o.next, unbox(o.brk)));
+            } else {
+                merge_abrupt(out, &o);
+                *acc = join(acc.take(), o.next);
+            }
+        };
+        for stmts in zero {
+            arm(self, stmts, cs.clone(), &mut acc);
+        }
+        let jumped = self.d.jmps.pop().and_then(|j| j.states);
+        let from = jumped.unwrap_or(cs);
+        for stmts in nonzero {
+            arm(self, stmts, from.clone(), &mut acc);
+        }
+        if switch {
+            // No arm matches the value.
+            acc = join(acc, Some(from));
+        }
+        acc
+    }
+
+    /// `longjmp(env, v)`: the path ends here and its state returns from the
+    /// innermost `setjmp(env)` being walked. A jump from a callee keeps the
+    /// thread-wide facts (locks, threads) and takes the `setjmp` caller's own
+    /// frame facts back.
+    #[inline(never)]
+    pub(super) fn longjmp(&mut self, fr: &Frame, c: &Call, st: State) {
+        self.d.longjmps += 1;
+        self.opaque();
+        if self.d.rewalk.is_some() {
+            // The `setjmp` it returns to is outside the re-walked node.
+            self.d.bailed = Some("jumps with longjmp");
+            return;
+        }
+        // Delivering a state to a `setjmp` outside the node is an effect: a
+        // re-walk that drops this jump must not be taken.
+        self.effect();
+        let env = c
+            .args
+            .first()
+            .map(|a| self.place(fr, a, 0))
+            .unwrap_or_default();
+        let Some(k) = self.d.jmps.iter().rposition(|j| {
+            env.is_empty() || j.env.is_empty() || j.env.iter().any(|e| env.contains(e))
+        }) else {
+            return;
+        };
+        let mut s = st;
+        if self.d.node_stack.len() != self.d.jmps[k].depth {
+            let _ = self.stash_frame_facts(&mut s);
+            let mut at = self.d.jmps[k].at.clone();
+            s.tries = std::mem::take(&mut at.tries);
+            self.stash_frame_facts(&mut at).restore(&mut s, &[]);
+        }
+        let j = &mut self.d.jmps[k];
+        j.states = join(j.states.take(), Some(s));
+    }
+
+    /// The condition of an `if` or `switch`: the state after it, with its
+    /// abrupt exits (a `return` in a statement expression) merged into `out`.
+    fn walk_cond(
+        &mut self,
+        fr: &Frame,
+        cond: &[Stmt],
+        state: State,
+        out: &mut Out,
+    ) -> Option<State> {
+        let c = self.walk_stmts(fr, cond, state);
+        merge_abrupt(out, &c);
+        c.next
+    }
+
+    /// `switch`: each arm may run; `break` leaves the switch.
+    #[inline(never)]
+    fn walk_switch(
+        &mut self,
+        fr: &Frame,
+        cond: &[Stmt],
+        arms: &[Vec<Stmt>],
+        zero: Option<usize>,
+        state: State,
+        out: &mut Out,
+    ) -> Option<State> {
+        if let Some(z) = zero {
+            if let Some(env) = self.setjmp_env(fr, cond, None) {
+                let rest: Vec<&[Stmt]> = (0..arms.len())
+                    .filter(|&k| k != z)
+                    .map(|k| &arms[k][..])
+                    .collect();
+                let zero = [&arms[z][..]];
+                return self.walk_setjmp(fr, cond, env, &zero, &rest, true, state, out);
+            }
+        }
+        let cs = self.walk_cond(fr, cond, state, out)?;
+        let mut acc = Some(cs.clone());
+        for arm in arms {
+            let o = self.walk_stmts(fr, arm, cs.clone());
+            out.ret = join_b(out.ret.take(), o.ret);
+            out.cont = join_b(out.cont.take(), o.cont);
+            acc = join(acc, join(o.next, unbox(o.brk)));
+        }
+        acc
+    }
+
+    /// One statement that holds no statements (access, assignment, call,
+    /// declaration, goto).
+    #[inline(never)]
+    fn walk_simple(&mut self, fr: &Frame, s: &Stmt, state: State) -> Option<State> {
+        match s {
+            Stmt::Access(a) => {
+                self.record(fr, &a.place, a.kind, a.span, &state, true);
+                Some(state)
+            }
+            Stmt::Assign {
+                lhs,
+                rhs: Expr::CallResult(id),
+            } if self.d.thread == 0 && self.is_self_id(fr, *id) => {
+                self.main_tid_at(fr, lhs);
+                Some(state)
+            }
+            Stmt::Assign {
+                lhs: Expr::Var(x),
+                rhs: rhs @ Expr::CallResult(id),
+            } => {
+                let mut state = state;
+                if let Some((h, nz)) = state
+                    .tries
+                    .iter()
+                    .find(|(k, _, _)| *k == TryKey::Call(*id))
+                    .map(|(_, h, nz)| (h.clone(), *nz))
+                {
+                    state.tries.push((TryKey::Var(x.clone()), h, nz));
+                }
+                if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false)
+                    || fr.address_taken.contains(x)
+                {
+                    self.escape(fr, rhs, &mut state);
+                }
+                self.retag(fr, x, rhs, &mut state);
+                self.assign_ptr(fr, x, rhs, &mut state);
+                Some(state)
+            }
+            Stmt::Assign {
+                lhs: Expr::Var(x),
+                rhs,
+            } if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) => {
+                let mut state = state;
+                state.conds.retain(|c| &c.0 != x);
+                state.guards.retain(|g| &g.1 != x);
+                state.lock_guards.retain(|g| &g.0 != x);
+                self.retag(fr, x, rhs, &mut state);
+                if fr.address_taken.contains(x) {
+                    self.escape(fr, rhs, &mut state);
+                }
+                self.assign_ptr(fr, x, rhs, &mut state);
+                Some(state)
+            }
+            Stmt::Assign { rhs, .. } => {
+                // Storing a pointer anywhere but a local publishes it.
+                let mut state = state;
+                self.escape(fr, rhs, &mut state);
+                Some(state)
+            }
+            Stmt::Decl(_) | Stmt::Goto => Some(state),
+            Stmt::Call(c) => self.call(fr, c, state),
+            _ => Some(state),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn walk_loop(
+        &mut self,
+        fr: &Frame,
+        cond: &[Stmt],
+        test: &Test,
+        body: &[Stmt],
+        do_while: bool,
+        infinite: bool,
+        st: State,
+    ) -> Out {
+        self.d.loop_depth += 1;
+        let mut out = Out::default();
+        let mut head = st;
+        let mut exits: Option<State> = None;
+        // Loops are assumed to run at least once (RacerF's unfolding): exits
+        // are taken after the body, except that a trylock spin may exit at
+        // once where its test says.
+        let spin = matches!(test, Test::CallZero { .. } | Test::VarZero { .. });
+        for iter in 0..MAX_LOOP_ITERS {
+            // What a second pass over the same head state could do otherwise
+            // than the first: see the end of the loop.
+            let (epoch, jumps) = (self.d.epoch, self.d.longjmps);
+            let sites = self.d.sites_stack.last().map(|s| s.len());
+            let enter = if do_while {
+                Some(head.clone())
+            } else {
+                let c = self.walk_stmts(fr, cond, head.clone());
+                out.ret = join_b(out.ret.take(), c.ret);
+                match c.next {
+                    Some(cs) => {
+                        let (t, e) = self.split(test, cs);
+                        if spin && !infinite {
+                            exits = join(exits, Some(e));
+                        }
+                        Some(t)
+                    }
+                    None => None,
+                }
+            };
+            let Some(enter) = enter else { break };
+            let b = self.walk_stmts(fr, body, enter);
+            out.ret = join_b(out.ret.take(), b.ret);
+            exits = join(exits, unbox(b.brk));
+            let Some(next) = join(b.next, unbox(b.cont)) else {
+                break;
+            };
+            if !infinite {
+                let c = self.walk_stmts(fr, cond, next.clone());
+                out.ret = join_b(out.ret.take(), c.ret);
+                if let Some(cs) = c.next {
+                    let (_, e) = self.split(test, cs);
+                    exits = join(exits, Some(e));
+                }
+            }
+            let new_head = join(Some(head.clone()), Some(next)).expect("both present");
+            // A pass that ends where it began is the fixpoint. After the
+            // first pass, a second one from the same head would record the
+            // same accesses and exits: it runs only where the first changed
+            // state shared by the walk (a spawn must be met twice to count
+            // as repeated, a heap site inside a loop stands for many) or
+            // jumped (a context that jumps is not memoized, so it would be
+            // walked, and counted, again).
+            let quiet = self.d.epoch == epoch
+                && self.d.longjmps == jumps
+                && self.d.sites_stack.last().map(|s| s.len()) == sites;
+            if new_head == head && (iter > 0 || quiet) {
+                break;
+            }
+            head = new_head;
+        }
+        self.d.loop_depth -= 1;
+        out.next = exits;
+        out
+    }
+
+    /// States for the then- and else-branch of a test (trylock success).
+    #[inline(never)]
+    fn split(&self, test: &Test, st: State) -> (State, State) {
+        let (key, zero_on_true) = match test {
+            Test::CallZero { id, zero_on_true } => (TryKey::Call(*id), *zero_on_true),
+            Test::VarZero { var, zero_on_true } => (TryKey::Var(var.clone()), *zero_on_true),
+            Test::Other => return (st.clone(), st),
+        };
+        let held: Vec<Held> = st
+            .tries
+            .iter()
+            .filter(|(k, _, _)| *k == key)
+            .map(|(_, h, _)| h.clone())
+            .collect();
+        // Linux trylocks return nonzero on success (one model per call).
+        let ok_nonzero = st.tries.iter().any(|(k, _, nz)| *k == key && *nz);
+        if held.is_empty() {
+            if let TryKey::Var(v) = key {
+                // Path correlation on a plain flag: in each branch, spawns
+                // guarded by the opposite value of the flag did not happen.
+                let (mut t, mut e) = (st.clone(), st);
+                let then_nonzero = !zero_on_true;
+                for (branch, nonzero) in [(&mut t, then_nonzero), (&mut e, !then_nonzero)] {
+                    let dead: Vec<u32> = branch
+                        .guards
+                        .iter()
+                        .filter(|g| g.1 == v && g.2 != nonzero)
+                        .map(|g| g.0)
+                        .collect();
+                    for s in dead {
+                        branch.created.remove(s);
+                        branch.active.remove(s);
+                        branch.clean.retain(|c| c.0 != s);
+                        branch.guards.retain(|g| g.0 != s);
+                    }
+                    branch.conds.retain(|c| c.0 != v);
+                    branch.conds.push((v.clone(), nonzero));
+                    let follows: Vec<(bool, Held)> = branch
+                        .lock_guards
+                        .iter()
+                        .filter(|g| g.0 == v)
+                        .map(|g| (g.1 == nonzero, g.2.clone()))
+                        .collect();
+                    for (held, h) in follows {
+                        if held {
+                            branch.must.insert(h.clone());
+                            branch.may.insert(h);
+                        } else {
+                            branch.must.remove(&h.lock);
+                            branch.may.remove(&h.lock);
+                        }
+                    }
+                }
+                return (t, e);
+            }
+            return (st.clone(), st);
+        }
+        let mut ok = st.clone();
+        let mut fail = st;
+        for h in held {
+            ok.must.insert(h.clone());
+            ok.may.insert(h.clone());
+            fail.must.remove(&h.lock);
+            fail.may.remove(&h.lock);
+        }
+        ok.tries.retain(|(k, _, _)| *k != key);
+        fail.tries.retain(|(k, _, _)| *k != key);
+        if zero_on_true != ok_nonzero {
+            (ok, fail)
+        } else {
+            (fail, ok)
+        }
+    }
+}
