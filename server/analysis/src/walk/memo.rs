@@ -17,9 +17,10 @@
 
 use super::frames::Frame;
 use super::incremental;
+use super::locks::const_indexed;
 use super::state::{insert_sorted, must_within_may, same_context, with_context, State};
 use super::stmts::Out;
-use super::{const_indexed, Vals, Walker, CONTEXT_BUDGET, MAX_ALLOCATED, STEP_BUDGET};
+use super::{Vals, Walker, CONTEXT_BUDGET, MAX_ALLOCATED, STEP_BUDGET};
 use crate::db::FunctionId;
 use crate::facts::*;
 use crate::model::*;

@@ -12,11 +12,9 @@
 //! frame-private locals are not recorded.
 
 use super::frames::Frame;
+use super::locks::{any_indexed, array_path, const_indexed, index_lock, is_region, region_lock};
 use super::state::State;
-use super::{
-    any_indexed, array_path, const_indexed, index_lock, is_region, region_lock, Walker,
-    HARD_MAX_FACTS, MAX_PREFIXES,
-};
+use super::{Walker, HARD_MAX_FACTS, MAX_PREFIXES};
 use crate::facts::*;
 use crate::model::*;
 use racelens_syntax::{AccessKind, Expr, Name, TypeInfo};

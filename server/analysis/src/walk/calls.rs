@@ -1,0 +1,888 @@
+//! Call handling: the models of library calls (locks, trylocks, unlocks,
+//! condition variables, barriers, thread creation and join, `pthread_once`,
+//! allocation, memory functions, unknown code handed callbacks or wild
+//! pointers) and calls into functions with bodies, which go to the memo
+//! (`memo.rs`).
+//!
+//! Owns no state of its own beyond what the models change in the path's
+//! [`State`]. Invariants: the locks held are bounded by
+//! [`MAX_HELD`](super::MAX_HELD) (more is a budget overrun); an
+//! allocation makes its site fresh and an escape makes it stale, both
+//! through `observe_heap`; a call with a body is walked with the caller's
+//! frame-local facts stashed and restored.
+
+use super::frames::Frame;
+use super::locks::is_region;
+use super::state::{join, State, TryKey};
+use super::stmts::LONGJMP;
+use super::wild::{hidden_state, is_wild, wild_value, LIBRARY_POINTER_PARAMS};
+use super::{add_vals, same_thread_id, Val, Vals, Walker, MAX_ALLOCATED, MAX_HELD, MAX_TRACKED};
+use crate::config::CallModel;
+use crate::db::FunctionId;
+use crate::model::*;
+use racelens_syntax::{AccessKind, Call, Callee, Expr, Name};
+use thin_vec::ThinVec;
+
+/// Library functions that call their function arguments synchronously (or
+/// not as threads): their callbacks are not new threads.
+const NOT_ASYNC_CALLBACKS: &[&str] = &[
+    "qsort",
+    "qsort_r",
+    "bsearch",
+    "lfind",
+    "lsearch",
+    "tsearch",
+    "tfind",
+    "tdelete",
+    "twalk",
+    "scandir",
+    "ftw",
+    "nftw",
+    "atexit",
+    "on_exit",
+    "signal",
+    "sigaction",
+    "sigset",
+    "bsd_signal",
+    "pthread_atfork",
+    "pthread_key_create",
+    "pthread_cleanup_push",
+    "dl_iterate_phdr",
+];
+
+/// A constant loop range `START<END` as numbers.
+fn const_range(b: &str) -> Option<(i64, i64)> {
+    let (a, b) = b.split_once('<')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// Do the joined index ranges of `site` cover `[from, to)`?
+fn covered(joined: &[(u32, i64, i64)], site: u32, from: i64, to: i64) -> bool {
+    let mut at = from;
+    loop {
+        if at >= to {
+            return true;
+        }
+        match joined
+            .iter()
+            .filter(|j| j.0 == site && j.1 <= at && at < j.2)
+            .map(|j| j.2)
+            .max()
+        {
+            Some(next) => at = next,
+            None => return false,
+        }
+    }
+}
+
+/// Library functions that keep none of their pointer arguments once they
+/// return (initializing a mutex inside a new object does not publish it).
+fn does_not_retain(f: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "pthread_mutex_init",
+        "pthread_mutex_destroy",
+        "pthread_cond_init",
+        "pthread_cond_destroy",
+        "pthread_cond_signal",
+        "pthread_cond_broadcast",
+        "pthread_rwlock_init",
+        "pthread_rwlock_destroy",
+        "pthread_spin_init",
+        "pthread_spin_destroy",
+        "pthread_barrier_init",
+        "pthread_barrier_destroy",
+        "sem_init",
+        "sem_destroy",
+        "sem_post",
+        "sem_wait",
+        "sem_trywait",
+        "sem_getvalue",
+        "mtx_init",
+        "mtx_destroy",
+        "cnd_init",
+        "cnd_destroy",
+        "cnd_signal",
+        "cnd_broadcast",
+        "printf",
+        "fprintf",
+        "dprintf",
+        "perror",
+        "fputs",
+        "fwrite",
+        "write",
+        "send",
+        "strtol",
+        "strtoul",
+        "strtoll",
+        "strtoull",
+        "strtod",
+        "atoi",
+        "atol",
+        "gettimeofday",
+        "clock_gettime",
+    ];
+    EXACT.contains(&f)
+        || [
+            "pthread_mutexattr_",
+            "pthread_condattr_",
+            "pthread_rwlockattr_",
+            "pthread_attr_",
+        ]
+        .iter()
+        .any(|p| f.starts_with(p))
+}
+
+fn callee_name(c: &Callee) -> Name {
+    match c {
+        Callee::Direct(n) => n.clone(),
+        Callee::Indirect(_) => Name::from(""),
+    }
+}
+
+/// The global atomic section of SV-COMP (`__VERIFIER_atomic_begin()` and
+/// `__VERIFIER_atomic_*` functions), held as a lock.
+fn atomic_section() -> Held {
+    Held {
+        lock: LocKey::new(Base::Synthetic(Name::from("__VERIFIER_atomic"))),
+        shared: false,
+    }
+}
+
+impl<'a> Walker<'a> {
+    /// Heap objects reachable from `e` are no longer fresh.
+    pub(super) fn escape(&mut self, fr: &Frame, e: &Expr, st: &mut State) {
+        // Evaluated even when nothing is fresh: a context where something
+        // is must see which sites this would publish.
+        for v in self.eval(fr, e, 0) {
+            if let Val::Target(k) = v {
+                self.observe_heap(&k.base);
+                if st.fresh.contains(&k.base) {
+                    let v: Vec<Base> = st.fresh.iter().filter(|b| **b != k.base).cloned().collect();
+                    st.fresh = v.into();
+                }
+            }
+        }
+    }
+
+    /// Code without a body (a library function, `pthread_join`'s result
+    /// slot, `free`) handed a wild pointer may write through it.
+    fn wild_call(&mut self, fr: &Frame, c: &Call, model: Option<&CallModel>, st: &State) {
+        let writes_data = match model {
+            None => self.functions_of(fr, &c.callee).is_empty(),
+            Some(m) => matches!(
+                m,
+                CallModel::Join { .. } | CallModel::Mem { .. } | CallModel::Realloc
+            ),
+        };
+        if !writes_data {
+            return;
+        }
+        let name = match &c.callee {
+            Callee::Direct(n) => Some(n.clone()),
+            Callee::Indirect(_) => None,
+        };
+        let mut mask = name
+            .as_ref()
+            .and_then(|n| self.prog.pointer_params.get(n).copied())
+            .unwrap_or(0);
+        if let Some(n) = &name {
+            if let Some((_, m)) = LIBRARY_POINTER_PARAMS.iter().find(|(f, _)| **f == **n) {
+                mask |= m;
+            }
+        }
+        match model {
+            Some(CallModel::Mem { write, read }) => {
+                for i in write.iter().chain(read.iter()) {
+                    mask |= 1u64 << (*i).min(63);
+                }
+            }
+            Some(CallModel::Join { .. }) => mask |= 0b10,
+            Some(CallModel::Realloc) => mask |= 0b1,
+            _ => {}
+        }
+        for (i, a) in c.args.iter().enumerate() {
+            let pointer_expected = i < 64 && mask & (1u64 << i) != 0;
+            match wild_value(fr, a) {
+                Some(true) => {}
+                Some(false) if pointer_expected => {}
+                _ => continue,
+            }
+            let place = Expr::Deref(Box::new(a.clone()));
+            self.record(fr, &place, AccessKind::Write, c.span, st, false);
+        }
+    }
+
+    pub(super) fn call(&mut self, fr: &Frame, c: &Call, mut st: State) -> Option<State> {
+        if let Callee::Direct(n) = &c.callee {
+            if LONGJMP.contains(&&**n) && self.prog.functions_named(n).is_none() {
+                self.longjmp(fr, c, st);
+                return None;
+            }
+        }
+        let model = fr.summary.models.get(&c.id).cloned();
+        if c.args.iter().any(|a| is_wild(fr, a)) {
+            self.wild_call(fr, c, model.as_ref(), &st);
+        }
+        // Locks, threads, barriers, `once`, atomic sections and exits read or
+        // change the context fields; memory models, allocation and unsafe
+        // library state only record accesses or change heap freshness.
+        if !matches!(
+            model,
+            None | Some(
+                CallModel::Mem { .. }
+                    | CallModel::Scan { .. }
+                    | CallModel::Unsafe
+                    | CallModel::Alloc
+                    | CallModel::Realloc
+                    | CallModel::Free
+                    | CallModel::Atomic
+            )
+        ) {
+            self.opaque();
+        }
+        match model {
+            Some(CallModel::Lock { arg, shared }) => {
+                if st.may.0.len() >= MAX_HELD {
+                    self.mark_incomplete(fr.fid, "too many locks held at once");
+                    return Some(st);
+                }
+                let (keys, _) = self.lock_keys(fr, c.args.get(arg));
+                st.lock_guards.retain(|g| !keys.contains(&g.2.lock));
+                for (q, path) in c
+                    .args
+                    .get(arg)
+                    .map(|a| self.lock_syms(fr, a))
+                    .unwrap_or_default()
+                {
+                    if !st.syms.iter().any(|x| x.0 == q && x.1 == path)
+                        && st.syms.len() < MAX_TRACKED
+                    {
+                        st.syms.push((q, path, shared));
+                        st.syms.sort();
+                    }
+                }
+                // A lock that may stand for several objects only counts
+                // where it is known to be the same object (symbolically).
+                let single =
+                    keys.len() == 1 && !keys[0].is_weak_lock() && !self.heap_in_loop(&keys[0].base);
+                for k in keys {
+                    if single && st.must.0.iter().any(|h| h.lock == k) {
+                        // Locked again while held: a recursive mutex.
+                        match st.rec_depth.iter().position(|(x, _)| *x == k) {
+                            Some(i) => st.rec_depth[i].1 = (st.rec_depth[i].1 + 1).min(8),
+                            None if st.rec_depth.len() < MAX_TRACKED => {
+                                st.rec_depth.push((k.clone(), 1));
+                                st.rec_depth.sort();
+                            }
+                            None => {}
+                        }
+                    }
+                    if single && !st.acquired.contains(&k) && st.acquired.len() < MAX_TRACKED {
+                        st.acquired.push(k.clone());
+                        st.acquired.sort();
+                    }
+                    let h = Held { lock: k, shared };
+                    if single {
+                        st.must.insert(h.clone());
+                    }
+                    st.may.insert(h.clone());
+                    // A checked result means the lock may fail on one branch;
+                    // results are tested right after the call, so keep a few.
+                    if fr.tested.contains(&c.id) {
+                        if st.tries.len() >= MAX_TRACKED {
+                            st.tries.remove(0);
+                        }
+                        st.tries.push((TryKey::Call(c.id), h, false));
+                    }
+                }
+                Some(st)
+            }
+            Some(CallModel::TryLock {
+                arg,
+                shared,
+                ok_nonzero,
+            }) => {
+                for k in self.lock_keys(fr, c.args.get(arg)).0 {
+                    let h = Held { lock: k, shared };
+                    st.may.insert(h.clone());
+                    if fr.tested.contains(&c.id) {
+                        st.tries.push((TryKey::Call(c.id), h, ok_nonzero));
+                    }
+                }
+                Some(st)
+            }
+            Some(CallModel::Unlock { arg }) => {
+                let (keys, resolved) = self.lock_keys(fr, c.args.get(arg));
+                if !resolved {
+                    // Unlocking an unknown mutex may release any lock.
+                    st.must = LockSet::default();
+                    st.rec_depth.clear();
+                    st.clean.clear();
+                    st.syms.clear();
+                    st.lock_guards.clear();
+                    return Some(st);
+                }
+                if let [k] = &keys[..] {
+                    if let Some(i) = st.rec_depth.iter().position(|(x, _)| x == k) {
+                        // One of several acquisitions: still held. Creation
+                        // locksets conservatively stop counting it (as
+                        // Goblint's do for recursive mutexes).
+                        st.rec_depth[i].1 -= 1;
+                        st.clean.retain(|(_, l)| l != k);
+                        if st.rec_depth[i].1 == 0 {
+                            st.rec_depth.remove(i);
+                        }
+                        return Some(st);
+                    }
+                }
+                st.lock_guards.retain(|g| !keys.contains(&g.2.lock));
+                let roots = c
+                    .args
+                    .get(arg)
+                    .map(|a| self.lock_syms(fr, a))
+                    .unwrap_or_default();
+                match roots.is_empty() {
+                    false => {
+                        // Through `q`, or through another pointer to the
+                        // same object: `lock(&p1->m); unlock(&p2->m)` with
+                        // `p1 == p2` releases the lock.
+                        let objects: Vec<Vals> = roots
+                            .iter()
+                            .map(|(q, _)| self.eval(fr, &Expr::Var(q.clone()), 0))
+                            .collect();
+                        let aliased = |v: &Name, i: usize| -> bool {
+                            let o = &objects[i];
+                            !o.is_empty()
+                                && self
+                                    .eval(fr, &Expr::Var(v.clone()), 0)
+                                    .iter()
+                                    .any(|x| matches!(x, Val::Target(_)) && o.contains(x))
+                        };
+                        st.syms.retain(|x| {
+                            !roots.iter().enumerate().any(|(i, (q, path))| {
+                                (x.1 == *path && (x.0 == *q || aliased(&x.0, i)))
+                                    || (is_region(&x.1) && x.1[1..] == path[..])
+                            })
+                        })
+                    }
+                    true => {
+                        let last: Vec<Elem> =
+                            keys.iter().filter_map(|k| k.path.last().cloned()).collect();
+                        st.syms
+                            .retain(|x| !x.1.last().map(|e| last.contains(e)).unwrap_or(true));
+                    }
+                }
+                let single = keys.len() == 1;
+                for k in &keys {
+                    st.clean.retain(|(_, l)| l != k);
+                    if k.path.iter().any(|e| matches!(e, Elem::Index(None))) {
+                        // An unknown element of a lock array may be any of them.
+                        st.must.remove_overlapping(k);
+                        st.clean.retain(|(_, l)| !l.may_overlap(k));
+                    } else {
+                        st.must.remove(k);
+                    }
+                    if single {
+                        st.may.remove(k);
+                    }
+                }
+                Some(st)
+            }
+            Some(CallModel::Create { tid, func, arg }) => {
+                let tids = c
+                    .args
+                    .get(tid)
+                    .map(|e| self.deref(fr, e, 0))
+                    .unwrap_or_default();
+                let entries = c
+                    .args
+                    .get(func)
+                    .map(|e| self.functions_of(fr, &Callee::Indirect(e.clone())))
+                    .unwrap_or_default();
+                let argv = c
+                    .args
+                    .get(arg)
+                    .map(|e| self.eval(fr, e, 0))
+                    .unwrap_or_default();
+                if let Some(e) = c.args.get(arg) {
+                    self.escape(fr, e, &mut st);
+                }
+                self.spawn(fr, c, &mut st, tids, entries, argv, false);
+                Some(st)
+            }
+            Some(CallModel::Join { tid, all }) => {
+                if let Some(e) = c.args.get(tid) {
+                    let keys: Vec<LocKey> = self.place(fr, e, 0);
+                    self.read(self.d.sites_epoch);
+                    if self.d.thread != 0
+                        && keys.len() == 1
+                        && self.d.main_tids.iter().any(|m| same_thread_id(m, &keys[0]))
+                    {
+                        st.main_ended = true;
+                    }
+                    // `pthread_join(t[2])` joins one of the threads a loop
+                    // created into `t[i]`, not all of them.
+                    let joins_all = all
+                        || !keys.is_empty()
+                            && !keys
+                                .iter()
+                                .all(|k| k.path.iter().any(|e| matches!(e, Elem::Index(Some(_)))));
+                    let index: Option<i64> = {
+                        let ix: Vec<Option<i64>> = keys
+                            .iter()
+                            .map(|k| {
+                                k.path.iter().rev().find_map(|e| match e {
+                                    Elem::Index(Some(i)) => Some(*i),
+                                    _ => None,
+                                })
+                            })
+                            .collect();
+                        match ix.first() {
+                            Some(&Some(i)) if ix.iter().all(|x| *x == Some(i)) => Some(i),
+                            _ => None,
+                        }
+                    };
+                    // A join loop covers a creation loop when their ranges
+                    // match (or are not known): `i < 9` joins some of the
+                    // threads `i < 10` created. With constant ranges, the
+                    // joined indices add up (`t[0]`, then `1 <= i < 4`).
+                    let join_bound = self.frame_loop().cloned().flatten();
+                    let mut matching: Vec<u32> = Vec::new();
+                    for (i, s) in self.d.sites.iter().enumerate() {
+                        let i = i as u32;
+                        if s.tid_escaped
+                            || !s
+                                .tid
+                                .iter()
+                                .any(|t| keys.iter().any(|k| same_thread_id(k, t)))
+                        {
+                            continue;
+                        }
+                        if s.tid.len() > 1 {
+                            // One site, several thread ids: joined once each is joined.
+                            for (n, t) in s.tid.iter().enumerate() {
+                                let n = n as u32;
+                                if keys.iter().any(|k| same_thread_id(k, t))
+                                    && !st.joined_tids.contains(&(i, n))
+                                {
+                                    st.joined_tids.push((i, n));
+                                    st.joined_tids.sort();
+                                }
+                            }
+                            let all =
+                                (0..s.tid.len() as u32).all(|n| st.joined_tids.contains(&(i, n)));
+                            if !all {
+                                continue;
+                            }
+                        }
+                        if !s.in_loop || all {
+                            matching.push(i);
+                            continue;
+                        }
+                        let created = s.loop_bound.as_deref().and_then(const_range);
+                        let part = match (joins_all, &join_bound) {
+                            (true, None) => None,
+                            (true, Some(j)) if Some(j) == s.loop_bound.as_ref() => None,
+                            (true, Some(j)) => match const_range(j) {
+                                Some(r) => Some(r),
+                                None if s.loop_bound.is_none() => None,
+                                None => continue,
+                            },
+                            (false, _) => match index {
+                                Some(k) => Some((k, k + 1)),
+                                None => continue,
+                            },
+                        };
+                        match (part, created) {
+                            (None, _) if joins_all => matching.push(i),
+                            // The creation loop's range is not known: a join
+                            // loop is taken to join all its threads.
+                            (Some(_), None) if joins_all && s.loop_bound.is_none() => {
+                                matching.push(i)
+                            }
+                            (Some((a, b)), Some((from, to))) => {
+                                if !st.joined_ix.contains(&(i, a, b)) {
+                                    st.joined_ix.push((i, a, b));
+                                    st.joined_ix.sort();
+                                }
+                                if covered(&st.joined_ix, i, from, to) {
+                                    matching.push(i);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    if matching.is_empty()
+                        && keys.len() == 1
+                        && matches!(keys[0].base, Base::Global(_) | Base::Heap { .. })
+                    {
+                        self.effect();
+                        self.d.pending_join_fns.insert(fr.fid);
+                        let pending = (self.d.thread, keys[0].clone(), st.clean.to_vec());
+                        if !self.d.pending_joins.contains(&pending) {
+                            self.d.pending_joins.push(pending);
+                        }
+                    }
+                    for s in matching {
+                        if st.active.contains(s) {
+                            let held: Vec<LocKey> = st
+                                .clean
+                                .iter()
+                                .filter(|(x, _)| *x == s)
+                                .map(|(_, l)| l.clone())
+                                .collect();
+                            let inside: Vec<(u32, LocKey)> = st
+                                .clean
+                                .iter()
+                                .filter(|(x, l)| *x != s && held.contains(l))
+                                .cloned()
+                                .collect();
+                            self.protect(s, held, inside);
+                        }
+                        st.clean.retain(|(x, _)| *x != s);
+                        st.active.remove(s);
+                    }
+                }
+                Some(st)
+            }
+            Some(CallModel::Once { func }) => {
+                let callee = c.args.get(func).cloned().unwrap_or(Expr::Other);
+                let targets = self.functions_of(fr, &Callee::Indirect(callee));
+                let (controls, resolved) = self.lock_keys(fr, c.args.first());
+                if !resolved || controls.len() != 1 || controls[0].is_weak_lock() {
+                    // Which `pthread_once_t` is meant is unknown: the init
+                    // function may run once per control, so it guards nothing.
+                    for f in targets {
+                        if let Some(e) = self.walk_fn(f, st.clone(), Vec::new()) {
+                            st.created = st.created.union(&e.created);
+                        }
+                    }
+                    return Some(st);
+                }
+                let key = controls[0].display();
+                let once = Held {
+                    lock: LocKey::new(Base::Synthetic(Name::from(format!("once:{key}")))),
+                    shared: false,
+                };
+                for f in targets {
+                    let mut s2 = st.clone();
+                    s2.must.insert(once.clone());
+                    s2.may.insert(once.clone());
+                    if let Some(e) = self.walk_fn(f, s2, Vec::new()) {
+                        st.created = st.created.union(&e.created);
+                    }
+                }
+                // Everything after `pthread_once` returns is ordered after the
+                // init function, whichever thread ran it.
+                let done = Held {
+                    lock: LocKey::new(Base::Synthetic(Name::from(format!("once-done:{key}")))),
+                    shared: true,
+                };
+                st.must.insert(done.clone());
+                st.may.insert(done);
+                Some(st)
+            }
+            Some(CallModel::Mem { write, read }) => {
+                for (idx, kind) in [(write, AccessKind::Write), (read, AccessKind::Read)] {
+                    if let Some(e) = idx.and_then(|i| c.args.get(i)) {
+                        let place = Expr::Deref(Box::new(e.clone()));
+                        self.record(fr, &place, kind, c.span, &st, false);
+                    }
+                }
+                Some(st)
+            }
+            Some(CallModel::Scan { from }) => {
+                for e in c.args.iter().skip(from) {
+                    let place = Expr::Deref(Box::new(e.clone()));
+                    self.record(fr, &place, AccessKind::Write, c.span, &st, false);
+                }
+                Some(st)
+            }
+            Some(CallModel::Unsafe) => {
+                if let Callee::Direct(n) = &c.callee {
+                    let key = LocKey::new(Base::Synthetic(Name::from(format!(
+                        "(static state of {})",
+                        hidden_state(n)
+                    ))));
+                    self.record_at(
+                        fr,
+                        &Expr::Other,
+                        vec![key],
+                        AccessKind::Write,
+                        c.span,
+                        &st,
+                        false,
+                    );
+                }
+                Some(st)
+            }
+            Some(CallModel::Exit) => None,
+            Some(CallModel::Barrier) => {
+                let key = c
+                    .args
+                    .first()
+                    .map(|a| self.lock_keys(fr, Some(a)).0)
+                    .unwrap_or_default()
+                    .first()
+                    .map(|k| Name::from(k.display()))
+                    .unwrap_or_else(|| Name::from("?"));
+                match st.phases.iter_mut().find(|p| p.0 == key) {
+                    Some(p) => {
+                        p.1 = p.1.saturating_add(1).min(4);
+                        p.2 = p.2.saturating_add(1).min(4);
+                    }
+                    None => {
+                        st.phases.push((key.clone(), 1, 1));
+                        st.phases.sort();
+                    }
+                }
+                if !self.d.threads[self.d.thread as usize]
+                    .barriers
+                    .contains(&key)
+                {
+                    self.effect();
+                    self.d.threads[self.d.thread as usize].barriers.push(key);
+                }
+                Some(st)
+            }
+            Some(CallModel::AtomicBegin) => {
+                st.must.insert(atomic_section());
+                st.may.insert(atomic_section());
+                Some(st)
+            }
+            Some(CallModel::AtomicEnd) => {
+                st.must.remove(&atomic_section().lock);
+                st.may.remove(&atomic_section().lock);
+                Some(st)
+            }
+            Some(CallModel::Realloc) => {
+                // The old object is freed (written) and a new one returned.
+                if let Some(e) = c.args.first() {
+                    let place = Expr::Deref(Box::new(e.clone()));
+                    self.record(fr, &place, AccessKind::Write, c.span, &st, false);
+                }
+                Some(st)
+            }
+            Some(CallModel::Alloc) => {
+                self.allocated_at(fr, c, &mut st);
+                Some(st)
+            }
+            Some(_) => Some(st),
+            None => {
+                if let Callee::Direct(n) = &c.callee {
+                    if fr.locals.contains_key(n) || self.prog.global(n).is_some() {
+                        self.record(
+                            fr,
+                            &Expr::Var(n.clone()),
+                            AccessKind::Read,
+                            c.span,
+                            &st,
+                            false,
+                        );
+                    }
+                }
+                let callees = self.functions_of(fr, &c.callee);
+                if callees.is_empty() {
+                    let keeps = match &c.callee {
+                        Callee::Direct(n) => !does_not_retain(n),
+                        Callee::Indirect(_) => true,
+                    };
+                    for a in &c.args {
+                        if keeps {
+                            self.escape(fr, a, &mut st);
+                        }
+                        // A thread id handed to unknown code may be overwritten.
+                        for v in self.eval(fr, a, 0) {
+                            if let Val::Target(k) = v {
+                                let hit = self.d.sites.iter().any(|site| {
+                                    !site.tid_escaped
+                                        && site.tid.iter().any(|t| same_thread_id(t, &k))
+                                });
+                                if hit {
+                                    self.effect();
+                                    self.d.sites_epoch = self.d.epoch;
+                                    for site in self.d.sites.iter_mut() {
+                                        if site.tid.iter().any(|t| same_thread_id(t, &k)) {
+                                            site.tid_escaped = true;
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    // An unknown function may call the functions it is given,
+                    // at any time: treat them as new threads.
+                    // Functions passed directly, or in a struct of callbacks.
+                    let mut vals: Vals = Vec::new();
+                    for a in &c.args {
+                        for v in self.eval(fr, a, 0) {
+                            if let Val::Target(k) = &v {
+                                if let Some(inner) = self.store_get(&k.without_indices()) {
+                                    add_vals(
+                                        &mut vals,
+                                        inner.iter().filter(|x| matches!(x, Val::Func(_))).cloned(),
+                                    );
+                                }
+                            }
+                            add_vals(&mut vals, [v]);
+                        }
+                    }
+                    let mut entries: Vec<FunctionId> = vals
+                        .into_iter()
+                        .filter_map(|v| {
+                            if let Val::Func(f) = v {
+                                self.prog.functions_named(&f).map(|d| d[0])
+                            } else {
+                                None
+                            }
+                        })
+                        .collect();
+                    entries.dedup();
+                    let name = callee_name(&c.callee);
+                    // Without any thread creation in the program, only callbacks
+                    // shaped like thread entries (`void *f(void *)`) count.
+                    if !self.d.has_threads {
+                        entries.retain(|f| self.looks_like_thread_entry(*f));
+                    }
+                    if !entries.is_empty()
+                        && self.prog.functions_named(&*name).is_none()
+                        && !NOT_ASYNC_CALLBACKS.contains(&&*name)
+                    {
+                        self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new(), true);
+                        // It may call them any number of times.
+                        if let Some(&s) = self.d.site_index.get(&(fr.fid, c.id)) {
+                            self.d.sites[s as usize].in_loop = true;
+                        }
+                    }
+                    return Some(st);
+                }
+                let mut acc = None;
+                for f in callees {
+                    let params: Vec<Name> = self
+                        .summary(f)
+                        .ir
+                        .params
+                        .iter()
+                        .map(|p| p.name.clone())
+                        .collect();
+                    let bindings: Vec<Vals> = (0..params.len())
+                        .map(|i| {
+                            c.args
+                                .get(i)
+                                .map(|a| self.eval(fr, a, 0))
+                                .unwrap_or_default()
+                        })
+                        .collect();
+                    // Symbolic locks follow pointer arguments into the callee and back.
+                    let arg_root: Vec<Option<(Name, Vec<Elem>)>> = (0..params.len())
+                        .map(|i| c.args.get(i).and_then(|a| self.lock_sym(fr, a)))
+                        .collect();
+                    let mut inner = st.clone();
+                    inner.syms = ThinVec::new();
+                    for (q, path, sh) in &st.syms {
+                        for (i, r) in arg_root.iter().enumerate() {
+                            if let Some((x, pre)) = r {
+                                if x == q && path.starts_with(pre) {
+                                    inner.syms.push((
+                                        params[i].clone(),
+                                        path[pre.len()..].to_vec(),
+                                        *sh,
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                    // Region tags follow pointer arguments into the callee.
+                    for (i, p) in params.iter().enumerate() {
+                        if let Some(a) = c.args.get(i) {
+                            for (tag, sh) in self.region_tags(fr, a, &st, 0) {
+                                inner.syms.push((p.clone(), tag, sh));
+                            }
+                        }
+                    }
+                    inner.syms.sort();
+                    inner.syms.dedup();
+                    // SV-COMP's `__VERIFIER_atomic_*` functions run atomically:
+                    // inside the global atomic section, unless already in it.
+                    let atomic = f.name(self.db).starts_with("__VERIFIER_atomic_")
+                        && !inner.must.0.iter().any(|h| h.lock == atomic_section().lock);
+                    if atomic {
+                        self.opaque();
+                        inner.must.insert(atomic_section());
+                        inner.may.insert(atomic_section());
+                    }
+                    let wrapper = self.is_alloc_wrapper(f);
+                    let e = self.walk_fn(f, inner, bindings).map(|mut e| {
+                        if atomic {
+                            e.must.remove(&atomic_section().lock);
+                            e.may.remove(&atomic_section().lock);
+                        }
+                        if wrapper {
+                            self.allocated_at(fr, c, &mut e);
+                        }
+                        let mut back = Vec::new();
+                        for (p, path, sh) in e.syms.iter().filter(|x| !is_region(&x.1)) {
+                            if let Some(i) = params.iter().position(|x| x == p) {
+                                if let Some(Some((x, pre))) = arg_root.get(i) {
+                                    let mut full = pre.clone();
+                                    full.extend(path.iter().cloned());
+                                    back.push((x.clone(), full, *sh));
+                                }
+                            }
+                        }
+                        // Caller symbols the callee could not see survive it.
+                        for x in &st.syms {
+                            let passed = arg_root
+                                .iter()
+                                .flatten()
+                                .any(|(v, pre)| *v == x.0 && x.1.starts_with(pre));
+                            // The callee cannot reassign the caller's locals.
+                            if !passed || is_region(&x.1) {
+                                back.push(x.clone());
+                            }
+                        }
+                        back.sort();
+                        back.dedup();
+                        e.syms = back.into();
+                        e
+                    });
+                    acc = join(acc, e);
+                }
+                acc
+            }
+        }
+    }
+
+    /// The object allocated at call `c` (by `malloc` or a wrapper) is new:
+    /// fresh until it escapes.
+    fn allocated_at(&mut self, fr: &Frame, c: &Call, st: &mut State) {
+        let b = Base::Heap {
+            func: fr.fname.clone(),
+            call: c.id,
+        };
+        if self.d.loop_depth > 0 && !self.d.heap_in_loop.contains_key(&b) {
+            self.effect();
+            self.d.heap_in_loop.insert(b.clone(), self.d.epoch);
+        }
+        self.observe_heap(&b);
+        if let Some(&n) = self.d.node_stack.last() {
+            self.d.nodes[n as usize].allocates = true;
+        }
+        if st.allocated.len() >= MAX_ALLOCATED {
+            // Too many sites to follow: no more freshness on this path.
+            return;
+        }
+        if !st.allocated.contains(&b) {
+            let mut v = st.allocated.to_vec();
+            v.push(b.clone());
+            v.sort();
+            st.allocated = v.into();
+        }
+        if !st.fresh.contains(&b) {
+            let mut v = st.fresh.to_vec();
+            v.push(b);
+            v.sort();
+            st.fresh = v.into();
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! Lock resolution: which lock objects a lock argument denotes
+//! ([`Walker::lock_keys`]), symbolic locks held through a pointer
+//! (`&q->lock` guards accesses through `q`), and index and region locks
+//! (`lock(&L[i])` guards `A[i]`, and what is derived from it).
+//!
+//! Owns no walker state; it reads the frame and the state's `syms`.
+//! Invariant: a symbolic lock is rooted at a plain pointer or index
+//! variable and dies when that variable is assigned ([`Walker::retag`]).
+
+use super::frames::Frame;
+use super::state::State;
+use super::wild::is_wild;
+use super::{common, targets, Walker, MAX_TRACKED};
+use crate::model::*;
+use racelens_syntax::{Expr, Name};
+
+/// `a[4].f` -> ("a", 0, Some(4)): the first index below a named array (a global or
+/// local, through fields: `c.slots[2]` is "c.slots"), its position in the
+/// path, and its constant value if it has one.
+fn first_index(k: &LocKey) -> Option<(String, usize, Option<i64>)> {
+    // Most locations have no index: no name to build then.
+    if !k.path.iter().any(|e| matches!(e, Elem::Index(_))) {
+        return None;
+    }
+    let mut name = match &k.base {
+        Base::Global(n) => n.to_string(),
+        Base::Local { var, .. } => var.to_string(),
+        _ => return None,
+    };
+    for (i, e) in k.path.iter().enumerate() {
+        match e {
+            Elem::Field(f) => {
+                name.push('.');
+                name.push_str(f);
+            }
+            Elem::Index(ix) => return Some((name, i, *ix)),
+        }
+    }
+    None
+}
+
+/// `a[4].f` -> ("a", 4, [f]): an element of a named array with a constant
+/// index, and the path below it.
+pub(super) fn const_indexed(k: &LocKey) -> Option<(String, i64, &[Elem])> {
+    match first_index(k)? {
+        (name, at, Some(ix)) => Some((name, ix, &k.path[at + 1..])),
+        _ => None,
+    }
+}
+
+/// `a[*].f` -> ("a", 0): a named array's unknown element, and the position
+/// of its index in the path.
+pub(super) fn any_indexed(k: &LocKey) -> Option<(String, usize)> {
+    match first_index(k)? {
+        (name, at, None) => Some((name, at)),
+        _ => None,
+    }
+}
+
+/// `a` or `c.slots`: the name of an array given as a variable or a field
+/// path over one.
+pub(super) fn array_path(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Var(a) => Some(a.to_string()),
+        Expr::Field {
+            base,
+            field,
+            arrow: false,
+        } => Some(format!("{}.{field}", array_path(base)?)),
+        _ => None,
+    }
+}
+
+/// Is a symbolic-lock path a region tag (see `State::syms`)?
+pub(super) fn is_region(path: &[Elem]) -> bool {
+    matches!(path.first(), Some(Elem::Field(f)) if f.starts_with('#'))
+}
+
+/// The lock a region tag `[#arr, @lock, [*], rest..]` stands for: the element
+/// of the lock array with the index of the data array.
+pub(super) fn region_lock(tag: &[Elem]) -> Option<LocKey> {
+    let (Some(Elem::Field(arr)), Some(Elem::Field(lock))) = (tag.first(), tag.get(1)) else {
+        return None;
+    };
+    Some(index_lock(
+        lock.strip_prefix('@')?,
+        arr.strip_prefix('#')?,
+        tag.get(3..).unwrap_or_default(),
+    ))
+}
+
+/// `L[index of A]` (then `rest`): the element of lock array `L` with the
+/// index of the element of data array `A` being accessed. Every way of
+/// holding such a lock (index variable, constant index, region tag, pointer
+/// to an element) must name it alike, so they all build it here.
+pub(super) fn index_lock(lock_array: &str, data_array: &str, rest: &[Elem]) -> LocKey {
+    LocKey {
+        base: Base::Synthetic(Name::from(format!("{lock_array}[index of {data_array}]"))),
+        path: rest.to_vec(),
+    }
+}
+
+impl<'a> Walker<'a> {
+    /// `q->a.b` -> (q, [a, b]); `*q` -> (q, []): the pointer variable an
+    /// lvalue goes through, and the path below its target.
+    /// Every symbolic root of an lvalue: the pointer variable itself first,
+    /// then, for `p = &a[i]`, the roots of `a[i]` (valid while `i` is unchanged).
+    pub(super) fn sym_roots(&self, fr: &Frame, e: &Expr, depth: u32) -> Vec<(Name, Vec<Elem>)> {
+        if depth > 16 {
+            return Vec::new();
+        }
+        let extend = |mut v: Vec<(Name, Vec<Elem>)>, el: Elem| {
+            for r in &mut v {
+                r.1.push(el.clone());
+            }
+            v
+        };
+        match e {
+            Expr::Field {
+                base,
+                field,
+                arrow: true,
+            } => {
+                let inner = match &**base {
+                    Expr::Cast { value, .. } => &**value,
+                    b => b,
+                };
+                match inner {
+                    Expr::Var(q) if fr.locals.contains_key(q) => {
+                        let mut v = vec![(q.clone(), vec![Elem::Field(field.clone())])];
+                        if let Some(Expr::AddrOf(place)) = fr.single_defs.get(q) {
+                            v.extend(extend(
+                                self.sym_roots(fr, place, depth + 1),
+                                Elem::Field(field.clone()),
+                            ));
+                        }
+                        v
+                    }
+                    _ => Vec::new(),
+                }
+            }
+            Expr::Field {
+                base,
+                field,
+                arrow: false,
+            } => extend(
+                self.sym_roots(fr, base, depth + 1),
+                Elem::Field(field.clone()),
+            ),
+            Expr::Index {
+                base,
+                index: Some(i),
+                ..
+            } if self.is_array(fr, base) => {
+                extend(self.sym_roots(fr, base, depth + 1), Elem::Index(Some(*i)))
+            }
+            // `a[i]` for an array `a` and a plain index variable `i`: the same
+            // element while `i` is unchanged. The root is the index variable;
+            // its path starts with a marker of the array that is dropped when
+            // the lock is instantiated.
+            Expr::Index {
+                base, var: Some(i), ..
+            } if self.is_array(fr, base) && fr.locals.contains_key(i) => match array_path(base) {
+                Some(a) => vec![(
+                    i.clone(),
+                    vec![Elem::Field(Name::from(format!("@{a}"))), Elem::Index(None)],
+                )],
+                None => Vec::new(),
+            },
+            Expr::Deref(v) => match &**v {
+                Expr::Var(q) if fr.locals.contains_key(q) => {
+                    let mut out = vec![(q.clone(), Vec::new())];
+                    if let Some(Expr::AddrOf(place)) = fr.single_defs.get(q) {
+                        out.extend(self.sym_roots(fr, place, depth + 1));
+                    }
+                    out
+                }
+                Expr::Cast { value, .. } => {
+                    self.sym_roots(fr, &Expr::Deref(value.clone()), depth + 1)
+                }
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// The region tags of a pointer value: `A[i]` (and anything read or
+    /// computed from it) while the index lock `L[i]` is held, or a local
+    /// pointer already tagged.
+    pub(super) fn region_tags(
+        &self,
+        fr: &Frame,
+        e: &Expr,
+        st: &State,
+        depth: u32,
+    ) -> Vec<(Vec<Elem>, bool)> {
+        if depth > 16 || st.syms.is_empty() {
+            return Vec::new();
+        }
+        match e {
+            Expr::Cast { value: b, .. }
+            | Expr::Offset(b)
+            | Expr::AddrOf(b)
+            | Expr::Deref(b)
+            | Expr::Field { base: b, .. } => self.region_tags(fr, b, st, depth + 1),
+            Expr::Index {
+                base, var: Some(v), ..
+            } if self.is_array(fr, base) => match array_path(base) {
+                Some(arr) => st
+                    .syms
+                    .iter()
+                    .filter(|x| &x.0 == v)
+                    .filter(|x| matches!(x.1.first(), Some(Elem::Field(l)) if l.starts_with('@')))
+                    .map(|x| {
+                        let mut tag = vec![Elem::Field(Name::from(format!("#{arr}")))];
+                        tag.extend(x.1.iter().cloned());
+                        (tag, x.2)
+                    })
+                    .collect(),
+                None => Vec::new(),
+            },
+            Expr::Index { base, .. } => self.region_tags(fr, base, st, depth + 1),
+            Expr::Var(q) if fr.locals.contains_key(q) => st
+                .syms
+                .iter()
+                .filter(|x| &x.0 == q && is_region(&x.1))
+                .map(|x| (x.1.clone(), x.2))
+                .collect(),
+            Expr::Choice(alts) => {
+                let mut all = alts.iter().map(|a| self.region_tags(fr, a, st, depth + 1));
+                let first = all.next().unwrap_or_default();
+                all.fold(first, |acc, t| common(&acc, &t))
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// `x = rhs` for a local `x`: the symbolic locks through `x` end, and
+    /// `x` takes the region tags of `rhs`.
+    pub(super) fn retag(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
+        let tags = self.region_tags(fr, rhs, st, 0);
+        st.syms.retain(|y| &y.0 != x);
+        for (tag, sh) in tags {
+            if st.syms.len() < MAX_TRACKED {
+                st.syms.push((x.clone(), tag, sh));
+            }
+        }
+        st.syms.sort();
+        st.syms.dedup();
+    }
+
+    /// The symbolic lock named by a lock call's pointer argument.
+    pub(super) fn lock_sym(&self, fr: &Frame, arg: &Expr) -> Option<(Name, Vec<Elem>)> {
+        self.lock_syms(fr, arg).into_iter().next()
+    }
+
+    pub(super) fn lock_syms(&self, fr: &Frame, arg: &Expr) -> Vec<(Name, Vec<Elem>)> {
+        match arg {
+            Expr::AddrOf(place) => self.sym_roots(fr, place, 0),
+            Expr::Cast { value, .. } => self.lock_syms(fr, value),
+            Expr::Var(_) => self.sym_roots(fr, &Expr::Deref(Box::new(arg.clone())), 0),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The locks an argument may denote; `false` when it is unresolved.
+    pub(super) fn lock_keys(&self, fr: &Frame, arg: Option<&Expr>) -> (Vec<LocKey>, bool) {
+        let Some(arg) = arg else {
+            return (Vec::new(), false);
+        };
+        let mut v = targets(self.eval(fr, arg, 0));
+        if v.is_empty() && is_wild(fr, arg) {
+            // A wild lock pointer may be any lock.
+            return (v, false);
+        }
+        if v.is_empty() {
+            // An unresolved lock pointer: name it by its expression's type or text.
+            v = self.deref(fr, arg, 0);
+            if v.is_empty() {
+                if let Expr::Var(x) = arg {
+                    v.push(
+                        LocKey::new(Base::Local {
+                            func: fr.fname.clone(),
+                            var: x.clone(),
+                        })
+                        .with(Elem::Field(Name::from("*"))),
+                    );
+                }
+                return (v, false);
+            }
+        }
+        (v, true)
+    }
+}
