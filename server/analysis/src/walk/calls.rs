@@ -13,10 +13,11 @@
 
 use super::frames::Frame;
 use super::locks::is_region;
+use super::spawn::same_thread_id;
 use super::state::{join, State, TryKey};
 use super::stmts::LONGJMP;
 use super::wild::{hidden_state, is_wild, wild_value, LIBRARY_POINTER_PARAMS};
-use super::{add_vals, same_thread_id, Val, Vals, Walker, MAX_ALLOCATED, MAX_HELD, MAX_TRACKED};
+use super::{add_vals, Val, Vals, Walker, MAX_ALLOCATED, MAX_HELD, MAX_TRACKED};
 use crate::config::CallModel;
 use crate::db::FunctionId;
 use crate::model::*;

@@ -9,19 +9,18 @@
 //! pointer arguments) and memoized. Budgets bound steps and contexts so that
 //! pathological programs end with a partial, flagged result.
 
-use crate::config::CallModel;
 use crate::db::{function_summary, program, FunctionId, FunctionSummary, Program, Workspace};
 use crate::facts::*;
 use crate::model::*;
-use crate::visit::{visit_calls, visit_stmts};
 use frames::{Frame, FrameBase};
 use memo::{MemoKey, Node};
-use racelens_syntax::{Call, Callee, Expr, Name, Stmt};
+use racelens_syntax::{Expr, Name};
 use record::{LastCtx, Recorded};
 use rustc_hash::{FxHashMap, FxHashSet};
 use state::{Ptrs, State};
 use std::sync::Arc;
 use stmts::JmpFrame;
+use threads::SiteLocks;
 
 mod calls;
 mod eval;
@@ -31,12 +30,15 @@ mod incremental;
 mod locks;
 mod memo;
 mod record;
+mod spawn;
 mod state;
 mod stmts;
 mod store;
+mod threads;
 mod wild;
 pub use incremental::{set_incremental, set_verify, stats as incremental_stats};
 pub use memo::{copies_made, set_copies};
+pub(crate) use spawn::same_thread_id;
 
 /// Statement visits allowed per thread before the walk gives up.
 const STEP_BUDGET: u64 = 3_000_000;
@@ -103,15 +105,6 @@ fn add_vals(into: &mut Vals, more: impl IntoIterator<Item = Val>) -> bool {
     changed
 }
 
-/// The name of a callback group's thread: its entry functions.
-fn group_name(roots: &[(Name, Vals)]) -> Name {
-    let mut names: Vec<&str> = roots.iter().take(3).map(|r| &*r.0).collect();
-    if roots.len() > 3 {
-        names.push("...");
-    }
-    Name::from(names.join(", "))
-}
-
 /// The value under any casts: `(T *) (U *) e` is `e`.
 fn uncast(mut e: &Expr) -> &Expr {
     while let Expr::Cast { value, .. } = e {
@@ -134,9 +127,6 @@ fn targets(vals: Vals) -> Vec<LocKey> {
 fn common<T: Clone + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
     a.iter().filter(|x| b.contains(x)).cloned().collect()
 }
-
-/// (site or thread, lock) pairs.
-type SiteLocks = Vec<(u32, LocKey)>;
 
 /// Everything a walk owns. It outlives the revision so that the next edit
 /// can update it instead of walking again from scratch.
@@ -481,143 +471,6 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Does some call of the program create a thread?
-    fn creates_threads(&self) -> bool {
-        self.prog.functions.values().flatten().any(|f| {
-            self.summary(*f)
-                .models
-                .values()
-                .any(|m| matches!(m, CallModel::Create { .. }))
-        })
-    }
-
-    /// Library mode: a program without `main` that takes locks is a library
-    /// (or a kernel module) whose functions its clients may call from any
-    /// number of threads at once.
-    fn is_library(&self) -> bool {
-        self.prog.functions_named("main").is_none() && self.uses_locks()
-    }
-
-    /// Can no thread ever start? Then the program has no races and is not
-    /// walked. `has_threads` and `library` are [`Self::creates_threads`] and
-    /// [`Self::is_library`], which the walk needs too.
-    fn single_threaded(&self, has_threads: bool, library: bool) -> bool {
-        !has_threads && !library && !self.thread_entry_escapes()
-    }
-
-    /// At the end of a thread, the sites it created and never joined keep the
-    /// locks that were never released (a lock held at exit is never released).
-    fn thread_ended(&mut self, exit: Option<State>) {
-        let t = self.d.thread as usize;
-        self.d.threads[t].leaks = exit.as_ref().map(|e| e.active.clone());
-        let Some(exit) = exit else { return };
-        for &s in &exit.created.0 {
-            if !exit.active.contains(s) {
-                continue;
-            }
-            let held: Vec<LocKey> = exit
-                .clean
-                .iter()
-                .filter(|(x, _)| *x == s)
-                .map(|(_, l)| l.clone())
-                .collect();
-            self.protect(s, held, Vec::new());
-        }
-    }
-
-    /// Locks acquired by this thread (tagged with its spawn site) and by its
-    /// ancestors before they created the next thread on the chain.
-    fn chain_acquired(&self, st: &State) -> Vec<(u32, LocKey)> {
-        if st.acquired.is_empty()
-            && self
-                .d
-                .thread_acquired
-                .get(self.d.thread as usize)
-                .map(|v| v.is_empty())
-                .unwrap_or(true)
-        {
-            return Vec::new();
-        }
-        let mut v = self
-            .d
-            .thread_acquired
-            .get(self.d.thread as usize)
-            .cloned()
-            .unwrap_or_default();
-        if let Some(site) = self.d.threads[self.d.thread as usize].site {
-            for l in &st.acquired {
-                v.push((site, l.clone()));
-            }
-        }
-        v.sort();
-        v.dedup();
-        v
-    }
-
-    /// Thread `t`'s protection by an ancestor that joined it: the ancestor
-    /// held a lock from before it created the child on `t`'s creation chain
-    /// until it joined `t` through a global thread id (`main` locks `m`,
-    /// creates `t2`, which creates `t3` into `id3`; `main` joins `id3`, then
-    /// unlocks). Returns `t`'s (joiner, lock) creation locks and its
-    /// (sibling site, lock) joined-inside pairs, as for a joined child.
-    /// Every such join counts, even one some paths of the joiner skip.
-    fn ancestor_joins(&self, t: u32) -> (SiteLocks, SiteLocks) {
-        let (mut locks, mut inside) = (Vec::new(), Vec::new());
-        let th = &self.d.threads[t as usize];
-        let (Some(site), Some(parent)) = (th.site, th.parent) else {
-            return (locks, inside);
-        };
-        let info = &self.d.sites[site as usize];
-        if info.in_loop || info.tid_escaped {
-            return (locks, inside);
-        }
-        for (joiner, key, clean) in &self.d.pending_joins {
-            if *joiner == parent || !info.tid.iter().any(|k| same_thread_id(k, key)) {
-                continue;
-            }
-            // The site on the chain that the joiner itself created.
-            let mut cur = parent;
-            let anc_site = loop {
-                let c = &self.d.threads[cur as usize];
-                match c.parent {
-                    Some(p) if p == *joiner => break c.site,
-                    Some(p) => cur = p,
-                    None => break None,
-                }
-            };
-            let Some(anc_site) = anc_site else { continue };
-            let held: Vec<&LocKey> = clean
-                .iter()
-                .filter(|(x, _)| *x == anc_site)
-                .map(|(_, l)| l)
-                .collect();
-            locks.extend(held.iter().map(|l| (*joiner, (*l).clone())));
-            inside.extend(
-                clean
-                    .iter()
-                    .filter(|(x, l)| *x != anc_site && held.contains(&l))
-                    .cloned(),
-            );
-        }
-        (locks, inside)
-    }
-
-    fn protect(&mut self, site: u32, held: Vec<LocKey>, inside: Vec<(u32, LocKey)>) {
-        self.effect();
-        match self.d.protected.get_mut(&site) {
-            Some(p) => p.retain(|l| held.contains(l)),
-            None => {
-                self.d.protected.insert(site, held);
-            }
-        }
-        match self.d.joined_inside.get_mut(&site) {
-            Some(p) => p.retain(|x| inside.contains(x)),
-            None => {
-                self.d.joined_inside.insert(site, inside);
-            }
-        }
-    }
-
     fn summary(&self, f: FunctionId) -> Arc<FunctionSummary> {
         // The query is read once per function (that records the dependency);
         // later calls skip salsa's bookkeeping.
@@ -627,102 +480,6 @@ impl<'a> Walker<'a> {
         let s = function_summary(self.db, f).clone();
         self.d.summaries.borrow_mut().insert(f, s.clone());
         s
-    }
-
-    /// Does some call of the program take or release a lock?
-    fn uses_locks(&self) -> bool {
-        self.prog.functions.values().flatten().any(|f| {
-            self.summary(*f).models.values().any(|m| {
-                matches!(
-                    m,
-                    CallModel::Lock { .. } | CallModel::TryLock { .. } | CallModel::Unlock { .. }
-                )
-            })
-        })
-    }
-
-    /// Library mode: every root function (one no other function calls
-    /// directly; its address may be taken, as handlers in an operations
-    /// table are) is the entry of a non-unique abstract thread without a
-    /// creator, which may run in parallel with itself and with every other
-    /// root. Functions handed to `pthread_create` or `pthread_once` are left
-    /// to those calls.
-    fn library_threads(&mut self, roots: Vec<(Name, FunctionId)>) {
-        for (name, f) in roots {
-            if self.d.threads.len() >= THREAD_BUDGET {
-                self.mark_incomplete(f, "too many threads");
-                break;
-            }
-            let t = self.d.threads.len() as u32;
-            self.d
-                .threads
-                .push(Thread::new(name.clone(), None, None, false));
-            self.d.thread_args.push(Vec::new());
-            self.d.thread_acquired.push(Vec::new());
-            // Unknown code registering the root as a callback starts this
-            // same abstract thread.
-            self.d.callback_index.insert(name, t);
-        }
-    }
-
-    /// The roots of a library: functions no other function calls directly
-    /// and that are not handed to `pthread_create` or `pthread_once`.
-    fn library_roots(&self) -> Vec<(Name, FunctionId)> {
-        self.not_called(&mut |caller, c, s, called| {
-            if let Callee::Direct(n) = &c.callee {
-                // Recursion alone does not make a function called.
-                if n != caller {
-                    called.insert(n.clone());
-                }
-            }
-            let func = match s.models.get(&c.id) {
-                Some(CallModel::Create { func, .. } | CallModel::Once { func }) => *func,
-                _ => return,
-            };
-            if let Some(n) = c.args.get(func).and_then(function_name) {
-                called.insert(n);
-            }
-        })
-    }
-
-    /// The roots of a program without `main`: functions no function calls
-    /// or passes as an argument.
-    fn uncalled_functions(&self) -> Vec<FunctionId> {
-        self.not_called(&mut |_, c, _, called| {
-            if let Callee::Direct(n) = &c.callee {
-                called.insert(n.clone());
-            }
-            for a in &c.args {
-                if let Expr::Var(n) = a {
-                    called.insert(n.clone());
-                }
-            }
-        })
-        .into_iter()
-        .map(|r| r.1)
-        .collect()
-    }
-
-    /// The functions (first definition of each name) that `mark`, shown
-    /// every call of every function with its caller's name and summary,
-    /// does not put in the called set.
-    fn not_called(
-        &self,
-        mark: &mut dyn FnMut(&Name, &Call, &FunctionSummary, &mut FxHashSet<Name>),
-    ) -> Vec<(Name, FunctionId)> {
-        let mut called: FxHashSet<Name> = FxHashSet::default();
-        for (name, fs) in &self.prog.functions {
-            for f in fs {
-                let s = self.summary(*f);
-                visit_calls(&s.ir.body, &mut |c| mark(name, c, &s, &mut called));
-            }
-        }
-        self.prog
-            .functions
-            .iter()
-            .filter(|(name, _)| !called.contains(*name))
-            .map(|(name, fs)| (name.clone(), fs[0]))
-            .collect()
     }
 
     fn mark_incomplete(&mut self, f: FunctionId, why: &'static str) {
@@ -737,325 +494,5 @@ impl<'a> Walker<'a> {
             .incomplete
             .entry(f)
             .or_insert_with(|| why.to_string());
-    }
-
-    fn looks_like_thread_entry(&self, f: FunctionId) -> bool {
-        let s = self.summary(f);
-        let ret = self.prog.returns.get(f.name(self.db));
-        s.ir.params.len() == 1
-            && s.ir.params[0].ty.pointer == 1
-            && ret
-                .map(|t| t.pointer == 1 && t.name.as_deref() == Some("void"))
-                .unwrap_or(false)
-    }
-
-    /// Without a thread creation in the program, only a function shaped like
-    /// a thread entry (`void *f(void *)`) and used as a value (handed to
-    /// unknown code, stored, returned) can start a thread, as a callback of
-    /// code without a body. Is there one? When there is not, the program is
-    /// single-threaded and its walk can be skipped.
-    fn thread_entry_escapes(&self) -> bool {
-        let entries: FxHashSet<&Name> = self
-            .prog
-            .functions
-            .iter()
-            .filter(|(_, fs)| fs.iter().any(|f| self.looks_like_thread_entry(*f)))
-            .map(|(n, _)| n)
-            .collect();
-        if entries.is_empty() {
-            return false;
-        }
-        if self
-            .prog
-            .global_inits
-            .values()
-            .flatten()
-            .any(|n| entries.contains(n))
-        {
-            return true;
-        }
-        let found = std::cell::Cell::new(false);
-        let mut see =
-            |e: &Expr| visit_names(e, &mut |n| found.set(found.get() | entries.contains(n)));
-        for f in self.prog.functions.values().flatten() {
-            visit_stmts(&self.summary(*f).ir.body, &mut |s| match s {
-                Stmt::Access(a) => see(&a.place),
-                Stmt::Assign { lhs, rhs } => {
-                    see(lhs);
-                    see(rhs);
-                }
-                Stmt::Call(c) => {
-                    if let Callee::Indirect(e) = &c.callee {
-                        see(e);
-                    }
-                    c.args.iter().for_each(&mut see);
-                }
-                Stmt::Return { value: Some(v), .. } => see(v),
-                _ => {}
-            });
-            if found.get() {
-                return true;
-            }
-        }
-        false
-    }
-
-    /// `main` keeps its own thread id in `lhs`: joining it elsewhere waits
-    /// for `main` to end.
-    #[inline(never)]
-    fn main_tid_at(&mut self, fr: &Frame, lhs: &Expr) {
-        for k in self.place(fr, lhs, 0) {
-            if !self.d.main_tids.contains(&k) && self.d.main_tids.len() < MAX_TRACKED {
-                self.effect();
-                self.d.sites_epoch = self.d.epoch;
-                self.d.main_tids.push(k);
-            }
-        }
-    }
-
-    /// Is call `id` `pthread_self()` (or C11 `thrd_current()`)?
-    fn is_self_id(&self, fr: &Frame, id: u32) -> bool {
-        matches!(fr.calls.get(&id), Some(Callee::Direct(n))
-            if matches!(&**n, "pthread_self" | "thrd_current") && !fr.locals.contains_key(n))
-    }
-
-    fn spawn(
-        &mut self,
-        fr: &Frame,
-        c: &Call,
-        st: &mut State,
-        tids: Vec<LocKey>,
-        entries: Vec<FunctionId>,
-        argv: Vals,
-        callback: bool,
-    ) {
-        self.effect();
-        self.d.sites_epoch = self.d.epoch;
-        let key = (fr.fid, c.id);
-        let mut tids_again = Vec::new();
-        let site = match self.d.site_index.get(&key) {
-            Some(&s) => {
-                tids_again = tids;
-                s
-            }
-            None => {
-                let s = self.d.sites.len() as u32;
-                let loop_bound = self.frame_loop().cloned().flatten();
-                self.d.sites.push(Site {
-                    func: fr.fid,
-                    call: c.id,
-                    span: c.span,
-                    tid: tids,
-                    in_loop: false,
-                    loop_bound,
-                    visits: 0,
-                    joined_before: None,
-                    created_before: SiteSet::default(),
-                    tid_escaped: false,
-                });
-                self.d.site_index.insert(key, s);
-                s
-            }
-        };
-        {
-            let info = &mut self.d.sites[site as usize];
-            for t in tids_again {
-                if info.tid.len() < MAX_TRACKED && !info.tid.contains(&t) {
-                    info.tid.push(t);
-                }
-            }
-            info.visits += 1;
-            info.in_loop |= self.d.loop_depth > 0;
-            let finished = SiteSet(
-                st.created
-                    .0
-                    .iter()
-                    .copied()
-                    .filter(|x| !st.active.contains(*x))
-                    .collect(),
-            );
-            info.created_before = info.created_before.union(&st.created);
-            info.joined_before = Some(match &info.joined_before {
-                None => finished,
-                Some(j) => j.intersect(&finished),
-            });
-        }
-        if let Some(top) = self.d.sites_stack.last_mut() {
-            top.push(site);
-        }
-        // The sites whose children this visit starts: the races' ordering
-        // checks ask only whether a thread's own creation site was passed.
-        let mut child_sites: Vec<u32> = Vec::new();
-        for f in entries {
-            let name = f.name(self.db).clone();
-            // A thread that (transitively) creates itself again is the same abstract thread.
-            let chain: Vec<u32> = {
-                let mut v = vec![self.d.thread];
-                let mut t = self.d.thread;
-                while let Some(p) = self.d.threads[t as usize].parent {
-                    v.push(p);
-                    t = p;
-                }
-                v
-            };
-            if let Some(&anc) = chain.iter().find(|&&t| {
-                self.d.threads[t as usize].site == Some(site)
-                    && self.d.threads[t as usize].entry == name
-            }) {
-                self.d.threads[anc as usize].unique = false;
-                continue;
-            }
-            let tkey = (self.d.thread, site, name.clone());
-            // A callback handed to unknown code is one abstract thread per
-            // function, wherever and by whichever thread it was registered:
-            // otherwise every thread that registers callbacks multiplies them.
-            let existing = match callback {
-                true => self.d.callback_index.get(&name).copied(),
-                false => self.d.thread_index.get(&tkey).copied(),
-            };
-            // Callbacks one thread hands to unknown code are the roots of one
-            // callback group, walked as one abstract thread (they reach the
-            // same code, an event loop's state machine, and are walked once).
-            let group = match (callback, existing) {
-                (true, None) => match self.d.group_roots.contains_key(&self.d.thread) {
-                    true => Some(self.d.thread),
-                    false => self.d.callback_group.get(&self.d.thread).copied(),
-                },
-                _ => None,
-            };
-            match (existing, group) {
-                (Some(t), _) => {
-                    if t != self.d.thread
-                        && self.d.threads[t as usize].parent != Some(self.d.thread)
-                    {
-                        self.d.threads[t as usize].unique = false;
-                    }
-                    match self.d.group_roots.get_mut(&t) {
-                        Some(roots) => {
-                            if let Some(r) = roots.iter_mut().find(|r| r.0 == name) {
-                                add_vals(&mut r.1, argv.clone());
-                            }
-                        }
-                        None => {
-                            add_vals(&mut self.d.thread_args[t as usize], argv.clone());
-                        }
-                    }
-                    let now = self.chain_acquired(st);
-                    self.d.thread_acquired[t as usize].retain(|x| now.contains(x));
-                    child_sites.extend(self.child_site(t));
-                }
-                (None, Some(g)) => {
-                    // Unknown code may run two callbacks on two threads.
-                    let th = &mut self.d.threads[g as usize];
-                    th.unique = false;
-                    let roots = self.d.group_roots.entry(g).or_default();
-                    roots.push((name.clone(), argv.clone()));
-                    th.entry = group_name(roots);
-                    self.d.callback_index.insert(name, g);
-                    if g != self.d.thread {
-                        let now = self.chain_acquired(st);
-                        self.d.thread_acquired[g as usize].retain(|x| now.contains(x));
-                    }
-                    child_sites.extend(self.child_site(g));
-                }
-                (None, None) => {
-                    if self.d.threads.len() >= THREAD_BUDGET {
-                        self.mark_incomplete(fr.fid, "too many threads");
-                        continue;
-                    }
-                    let t = self.d.threads.len() as u32;
-                    let name_for_index = name.clone();
-                    self.d
-                        .threads
-                        .push(Thread::new(name, Some(self.d.thread), Some(site), true));
-                    self.d.thread_args.push(argv.clone());
-                    let now = self.chain_acquired(st);
-                    self.d.thread_acquired.push(now);
-                    self.d.thread_index.insert(tkey, t);
-                    if callback {
-                        self.d
-                            .group_roots
-                            .insert(t, vec![(name_for_index.clone(), argv.clone())]);
-                        self.d.callback_group.insert(self.d.thread, t);
-                        self.d.callback_index.insert(name_for_index, t);
-                    }
-                    child_sites.push(site);
-                }
-            }
-        }
-        // A thread creation marks its own site. A callback registration
-        // marks the site of the callback's thread when this thread created
-        // it (a group's first registration), and nothing when the callback
-        // runs in another thread's group or in this very thread: no ordering
-        // check asks about that site, and keeping it out of the state stops
-        // an event loop's re-registrations from multiplying its contexts.
-        if !callback {
-            child_sites = vec![site];
-        }
-        child_sites.sort_unstable();
-        child_sites.dedup();
-        for site in child_sites {
-            st.created.insert(site);
-            st.active.insert(site);
-            st.joined_ix.retain(|j| j.0 != site);
-            st.joined_tids.retain(|j| j.0 != site);
-            st.guards.retain(|g| g.0 != site);
-            for (v, nz) in &st.conds {
-                st.guards.push((site, v.clone(), *nz));
-            }
-            st.clean.retain(|(x, _)| *x != site);
-            for h in &st.must.0 {
-                if !h.shared
-                    && !matches!(h.lock.base, Base::Synthetic(_))
-                    && st.clean.len() < MAX_TRACKED * 4
-                {
-                    st.clean.push((site, h.lock.clone()));
-                }
-            }
-            st.clean.sort();
-        }
-    }
-
-    /// The creation site of thread `t` when the current thread created it.
-    fn child_site(&self, t: u32) -> Option<u32> {
-        let th = &self.d.threads[t as usize];
-        match th.parent == Some(self.d.thread) {
-            true => th.site,
-            false => None,
-        }
-    }
-}
-
-/// May `a` and `b` name the same thread id? Equal up to indices, and
-/// constant indices equal.
-pub(crate) fn same_thread_id(a: &LocKey, b: &LocKey) -> bool {
-    a.base == b.base
-        && a.path.len() == b.path.len()
-        && a.path.iter().zip(&b.path).all(|(x, y)| match (x, y) {
-            (Elem::Index(Some(i)), Elem::Index(Some(j))) => i == j,
-            (Elem::Index(_), Elem::Index(_)) => true,
-            _ => x == y,
-        })
-}
-
-/// Visits every variable name an expression mentions.
-fn visit_names(e: &Expr, f: &mut dyn FnMut(&Name)) {
-    match e {
-        Expr::Var(n) => f(n),
-        Expr::Field { base, .. } | Expr::Index { base, .. } => visit_names(base, f),
-        Expr::Deref(v) | Expr::AddrOf(v) | Expr::Offset(v) | Expr::Cast { value: v, .. } => {
-            visit_names(v, f)
-        }
-        Expr::Choice(vs) => vs.iter().for_each(|v| visit_names(v, f)),
-        Expr::CallResult(_) | Expr::Int(_) | Expr::Str | Expr::Other => {}
-    }
-}
-
-/// The function an argument names: `f`, `&f` or `(void *(*)(void *))f`.
-fn function_name(e: &Expr) -> Option<Name> {
-    match e {
-        Expr::Var(n) => Some(n.clone()),
-        Expr::AddrOf(inner) | Expr::Cast { value: inner, .. } => function_name(inner),
-        _ => None,
     }
 }

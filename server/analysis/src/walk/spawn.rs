@@ -1,0 +1,265 @@
+//! Thread spawning and joining bookkeeping: a creation site becomes a
+//! thread of the table (one abstract thread per site, parent and entry,
+//! or a callback group for callbacks handed to unknown code), and `main`'s
+//! own thread id is remembered for joins of `main`.
+//!
+//! Owns `WalkData::sites`, `site_index`, `thread_index`, `callback_index`,
+//! `group_roots`, `callback_group` and `main_tids`. Invariants: every
+//! change to a site or to the thread table is an effect that moves
+//! `sites_epoch`; at most [`THREAD_BUDGET`](super::THREAD_BUDGET) threads.
+
+use super::frames::Frame;
+use super::state::State;
+use super::{add_vals, Vals, Walker, MAX_TRACKED, THREAD_BUDGET};
+use crate::db::FunctionId;
+use crate::facts::*;
+use crate::model::*;
+use racelens_syntax::{Call, Callee, Expr, Name};
+
+/// The name of a callback group's thread: its entry functions.
+fn group_name(roots: &[(Name, Vals)]) -> Name {
+    let mut names: Vec<&str> = roots.iter().take(3).map(|r| &*r.0).collect();
+    if roots.len() > 3 {
+        names.push("...");
+    }
+    Name::from(names.join(", "))
+}
+
+/// May `a` and `b` name the same thread id? Equal up to indices, and
+/// constant indices equal.
+pub(crate) fn same_thread_id(a: &LocKey, b: &LocKey) -> bool {
+    a.base == b.base
+        && a.path.len() == b.path.len()
+        && a.path.iter().zip(&b.path).all(|(x, y)| match (x, y) {
+            (Elem::Index(Some(i)), Elem::Index(Some(j))) => i == j,
+            (Elem::Index(_), Elem::Index(_)) => true,
+            _ => x == y,
+        })
+}
+
+impl<'a> Walker<'a> {
+    /// `main` keeps its own thread id in `lhs`: joining it elsewhere waits
+    /// for `main` to end.
+    #[inline(never)]
+    pub(super) fn main_tid_at(&mut self, fr: &Frame, lhs: &Expr) {
+        for k in self.place(fr, lhs, 0) {
+            if !self.d.main_tids.contains(&k) && self.d.main_tids.len() < MAX_TRACKED {
+                self.effect();
+                self.d.sites_epoch = self.d.epoch;
+                self.d.main_tids.push(k);
+            }
+        }
+    }
+
+    /// Is call `id` `pthread_self()` (or C11 `thrd_current()`)?
+    pub(super) fn is_self_id(&self, fr: &Frame, id: u32) -> bool {
+        matches!(fr.calls.get(&id), Some(Callee::Direct(n))
+            if matches!(&**n, "pthread_self" | "thrd_current") && !fr.locals.contains_key(n))
+    }
+
+    pub(super) fn spawn(
+        &mut self,
+        fr: &Frame,
+        c: &Call,
+        st: &mut State,
+        tids: Vec<LocKey>,
+        entries: Vec<FunctionId>,
+        argv: Vals,
+        callback: bool,
+    ) {
+        self.effect();
+        self.d.sites_epoch = self.d.epoch;
+        let key = (fr.fid, c.id);
+        let mut tids_again = Vec::new();
+        let site = match self.d.site_index.get(&key) {
+            Some(&s) => {
+                tids_again = tids;
+                s
+            }
+            None => {
+                let s = self.d.sites.len() as u32;
+                let loop_bound = self.frame_loop().cloned().flatten();
+                self.d.sites.push(Site {
+                    func: fr.fid,
+                    call: c.id,
+                    span: c.span,
+                    tid: tids,
+                    in_loop: false,
+                    loop_bound,
+                    visits: 0,
+                    joined_before: None,
+                    created_before: SiteSet::default(),
+                    tid_escaped: false,
+                });
+                self.d.site_index.insert(key, s);
+                s
+            }
+        };
+        {
+            let info = &mut self.d.sites[site as usize];
+            for t in tids_again {
+                if info.tid.len() < MAX_TRACKED && !info.tid.contains(&t) {
+                    info.tid.push(t);
+                }
+            }
+            info.visits += 1;
+            info.in_loop |= self.d.loop_depth > 0;
+            let finished = SiteSet(
+                st.created
+                    .0
+                    .iter()
+                    .copied()
+                    .filter(|x| !st.active.contains(*x))
+                    .collect(),
+            );
+            info.created_before = info.created_before.union(&st.created);
+            info.joined_before = Some(match &info.joined_before {
+                None => finished,
+                Some(j) => j.intersect(&finished),
+            });
+        }
+        if let Some(top) = self.d.sites_stack.last_mut() {
+            top.push(site);
+        }
+        // The sites whose children this visit starts: the races' ordering
+        // checks ask only whether a thread's own creation site was passed.
+        let mut child_sites: Vec<u32> = Vec::new();
+        for f in entries {
+            let name = f.name(self.db).clone();
+            // A thread that (transitively) creates itself again is the same abstract thread.
+            let chain: Vec<u32> = {
+                let mut v = vec![self.d.thread];
+                let mut t = self.d.thread;
+                while let Some(p) = self.d.threads[t as usize].parent {
+                    v.push(p);
+                    t = p;
+                }
+                v
+            };
+            if let Some(&anc) = chain.iter().find(|&&t| {
+                self.d.threads[t as usize].site == Some(site)
+                    && self.d.threads[t as usize].entry == name
+            }) {
+                self.d.threads[anc as usize].unique = false;
+                continue;
+            }
+            let tkey = (self.d.thread, site, name.clone());
+            // A callback handed to unknown code is one abstract thread per
+            // function, wherever and by whichever thread it was registered:
+            // otherwise every thread that registers callbacks multiplies them.
+            let existing = match callback {
+                true => self.d.callback_index.get(&name).copied(),
+                false => self.d.thread_index.get(&tkey).copied(),
+            };
+            // Callbacks one thread hands to unknown code are the roots of one
+            // callback group, walked as one abstract thread (they reach the
+            // same code, an event loop's state machine, and are walked once).
+            let group = match (callback, existing) {
+                (true, None) => match self.d.group_roots.contains_key(&self.d.thread) {
+                    true => Some(self.d.thread),
+                    false => self.d.callback_group.get(&self.d.thread).copied(),
+                },
+                _ => None,
+            };
+            match (existing, group) {
+                (Some(t), _) => {
+                    if t != self.d.thread
+                        && self.d.threads[t as usize].parent != Some(self.d.thread)
+                    {
+                        self.d.threads[t as usize].unique = false;
+                    }
+                    match self.d.group_roots.get_mut(&t) {
+                        Some(roots) => {
+                            if let Some(r) = roots.iter_mut().find(|r| r.0 == name) {
+                                add_vals(&mut r.1, argv.clone());
+                            }
+                        }
+                        None => {
+                            add_vals(&mut self.d.thread_args[t as usize], argv.clone());
+                        }
+                    }
+                    let now = self.chain_acquired(st);
+                    self.d.thread_acquired[t as usize].retain(|x| now.contains(x));
+                    child_sites.extend(self.child_site(t));
+                }
+                (None, Some(g)) => {
+                    // Unknown code may run two callbacks on two threads.
+                    let th = &mut self.d.threads[g as usize];
+                    th.unique = false;
+                    let roots = self.d.group_roots.entry(g).or_default();
+                    roots.push((name.clone(), argv.clone()));
+                    th.entry = group_name(roots);
+                    self.d.callback_index.insert(name, g);
+                    if g != self.d.thread {
+                        let now = self.chain_acquired(st);
+                        self.d.thread_acquired[g as usize].retain(|x| now.contains(x));
+                    }
+                    child_sites.extend(self.child_site(g));
+                }
+                (None, None) => {
+                    if self.d.threads.len() >= THREAD_BUDGET {
+                        self.mark_incomplete(fr.fid, "too many threads");
+                        continue;
+                    }
+                    let t = self.d.threads.len() as u32;
+                    let name_for_index = name.clone();
+                    self.d
+                        .threads
+                        .push(Thread::new(name, Some(self.d.thread), Some(site), true));
+                    self.d.thread_args.push(argv.clone());
+                    let now = self.chain_acquired(st);
+                    self.d.thread_acquired.push(now);
+                    self.d.thread_index.insert(tkey, t);
+                    if callback {
+                        self.d
+                            .group_roots
+                            .insert(t, vec![(name_for_index.clone(), argv.clone())]);
+                        self.d.callback_group.insert(self.d.thread, t);
+                        self.d.callback_index.insert(name_for_index, t);
+                    }
+                    child_sites.push(site);
+                }
+            }
+        }
+        // A thread creation marks its own site. A callback registration
+        // marks the site of the callback's thread when this thread created
+        // it (a group's first registration), and nothing when the callback
+        // runs in another thread's group or in this very thread: no ordering
+        // check asks about that site, and keeping it out of the state stops
+        // an event loop's re-registrations from multiplying its contexts.
+        if !callback {
+            child_sites = vec![site];
+        }
+        child_sites.sort_unstable();
+        child_sites.dedup();
+        for site in child_sites {
+            st.created.insert(site);
+            st.active.insert(site);
+            st.joined_ix.retain(|j| j.0 != site);
+            st.joined_tids.retain(|j| j.0 != site);
+            st.guards.retain(|g| g.0 != site);
+            for (v, nz) in &st.conds {
+                st.guards.push((site, v.clone(), *nz));
+            }
+            st.clean.retain(|(x, _)| *x != site);
+            for h in &st.must.0 {
+                if !h.shared
+                    && !matches!(h.lock.base, Base::Synthetic(_))
+                    && st.clean.len() < MAX_TRACKED * 4
+                {
+                    st.clean.push((site, h.lock.clone()));
+                }
+            }
+            st.clean.sort();
+        }
+    }
+
+    /// The creation site of thread `t` when the current thread created it.
+    fn child_site(&self, t: u32) -> Option<u32> {
+        let th = &self.d.threads[t as usize];
+        match th.parent == Some(self.d.thread) {
+            true => th.site,
+            false => None,
+        }
+    }
+}
