@@ -4,12 +4,13 @@
 //! pointers) and calls into functions with bodies, which go to the memo
 //! (`memo.rs`).
 //!
-//! Owns no state of its own beyond what the models change in the path's
-//! [`State`]. Invariants: the locks held are bounded by
-//! [`MAX_HELD`](super::MAX_HELD) (more is a budget overrun); an
-//! allocation makes its site fresh and an escape makes it stale, both
-//! through `observe_heap`; a call with a body is walked with the caller's
-//! frame-local facts stashed and restored.
+//! Owns no state of its own: the models change the path's [`State`], and
+//! the join model `WalkData::pending_joins` (and `pending_join_fns`).
+//! Invariants: the locks held are bounded by [`MAX_HELD`](super::MAX_HELD)
+//! (more is a budget overrun); an allocation makes its site fresh and an
+//! escape makes it stale, both after `observe_heap`; a change to a site
+//! (a thread id handed to unknown code) is an `effect` that moves
+//! `sites_epoch`, and a join `read`s it.
 
 use super::frames::Frame;
 use super::locks::is_region;

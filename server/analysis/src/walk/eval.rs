@@ -2,11 +2,12 @@
 //! lvalue denotes ([`Walker::place`]), what a pointer expression may point
 //! to ([`Walker::eval`]) and the functions a callee may be.
 //!
-//! Owns no state: it reads the frame, the pointer store and the current
-//! statement's flow-sensitive pointers (`WalkData::cur_ptrs`), and caches
-//! only through `Walker::untracked`. Invariant: results are bounded by
-//! [`MAX_VALS`](super::MAX_VALS) values (through `add_vals`) and by the
-//! recursion `depth` every method passes on.
+//! Owns no state: it reads the frame, the pointer store (`store.rs`) and
+//! the current statement's flow-sensitive pointers (`WalkData::cur_ptrs`,
+//! which take precedence over the frame's flow-insensitive points-to).
+//! Invariant: pointer values are bounded by [`MAX_VALS`](super::MAX_VALS)
+//! (everything goes through `add_vals`), and every method passes on a
+//! recursion `depth` that bounds its work.
 
 use super::frames::Frame;
 use super::wild::is_wild;

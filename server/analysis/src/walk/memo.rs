@@ -136,7 +136,7 @@ pub(super) struct Node {
     pub(super) sites: Vec<u32>,
     /// Spawn sites of the callees its own statements replayed from the
     /// memo (each makes those threads non-unique: `replayed_sites` is the
-    /// union of these over the reachable nodes and [`WalkData::root_replayed`]).
+    /// union of these over the reachable nodes and [`WalkData::root_replayed`](super::WalkData::root_replayed)).
     pub(super) replayed: Vec<u32>,
     /// Callee nodes, walked or replayed from the memo, in call order.
     pub(super) children: Vec<u32>,

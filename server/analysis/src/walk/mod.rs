@@ -8,6 +8,17 @@
 //! Functions are summarised per calling context (locks held, threads created,
 //! pointer arguments) and memoized. Budgets bound steps and contexts so that
 //! pathological programs end with a partial, flagged result.
+//!
+//! This module is the driver: [`analyse`] and `walk_all` (the walk over all
+//! threads), the budgets, the pointer values ([`Val`]) and [`WalkData`],
+//! everything a walk owns. [`Walker`] is one type whose methods live in the
+//! room of their concern: `threads` (thread table, library mode), `frames`
+//! (frames and bindings), `store` (pointer store), `eval` (expressions),
+//! `memo` (the node graph: memo, replays, copies), `stmts` (statements),
+//! `calls` and `locks` (call and lock models), `spawn` (thread creation),
+//! `record` (accesses), `finish` (the result); `state` holds the path
+//! state and its join, `incremental` the updates after an edit and `wild`
+//! the wild pointers.
 
 use crate::db::{function_summary, program, FunctionId, FunctionSummary, Program, Workspace};
 use crate::facts::*;
@@ -71,7 +82,7 @@ const MAX_LOOP_ITERS: usize = 4;
 /// Accesses kept per base object for the race check. The walk records
 /// every access (up to [`HARD_MAX_FACTS`]) and the cap is applied after it,
 /// in an order that does not depend on the order the walk found them
-/// ([`cap_facts`]), so that an incremental update keeps the same ones.
+/// ([`cap_facts`](finish::cap_facts)), so that an incremental update keeps the same ones.
 const MAX_FACTS: usize = 4096;
 
 /// Accesses (and struct prefixes) recorded per base object during the walk;
@@ -160,7 +171,7 @@ struct WalkData {
     /// nodes, in walk order.
     memo: FxHashMap<MemoKey, Vec<u32>>,
     /// The transparent nodes of every thread walked so far, by calling
-    /// context without its context fields (see [`copy_key`]). A copy
+    /// context without its context fields (see [`copy_key`](memo::copy_key)). A copy
     /// records in the copying thread, so other threads' nodes serve too.
     copies: FxHashMap<MemoKey, Vec<u32>>,
     /// Contexts copied instead of walked, and the statements that saved.

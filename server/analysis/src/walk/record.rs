@@ -4,7 +4,8 @@
 //! struct prefixes of its path.
 //!
 //! Owns `WalkData::facts`, `struct_prefixes`, `paths`, `ctxs` and
-//! `last_ctx`, and each node's own facts. Invariants: every fact goes
+//! `last_ctx`, each node's own facts, and the atomic/volatile cache
+//! `Walker::untracked`. Invariants: every fact goes
 //! through [`Walker::add_fact`], with its path interned in
 //! `WalkData::paths` (so that [`Recorded`] hashes paths by address); at
 //! most [`HARD_MAX_FACTS`](super::HARD_MAX_FACTS) per base, past which the
@@ -43,7 +44,7 @@ pub(super) struct Recorded {
 }
 
 /// Hashes the path by address: every recorded path is interned
-/// ([`WalkData::paths`]), so equal paths are one allocation and the many
+/// ([`WalkData::paths`](super::WalkData::paths)), so equal paths are one allocation and the many
 /// accesses recorded again in an equal context cost no path comparison.
 impl std::hash::Hash for Recorded {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {

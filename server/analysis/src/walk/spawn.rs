@@ -3,10 +3,13 @@
 //! or a callback group for callbacks handed to unknown code), and `main`'s
 //! own thread id is remembered for joins of `main`.
 //!
-//! Owns `WalkData::sites`, `site_index`, `thread_index`, `callback_index`,
-//! `group_roots`, `callback_group` and `main_tids`. Invariants: every
-//! change to a site or to the thread table is an effect that moves
-//! `sites_epoch`; at most [`THREAD_BUDGET`](super::THREAD_BUDGET) threads.
+//! Owns the creating side of `WalkData::sites`, `site_index`,
+//! `thread_index`, `callback_index`, `group_roots`, `callback_group`, the
+//! new threads' `thread_args` and `thread_acquired`, and `main_tids`.
+//! Invariants: every change to a site or to the thread table is an
+//! `effect` that moves `sites_epoch`; at most
+//! [`THREAD_BUDGET`](super::THREAD_BUDGET) threads, past which the
+//! creating function is marked incomplete.
 
 use super::frames::Frame;
 use super::state::State;
