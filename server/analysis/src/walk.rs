@@ -1222,7 +1222,7 @@ struct Walker<'a> {
     /// the function's summary, which the walker holds for its whole life):
     /// is it atomic or volatile ([`Walker::type_of`], which every access
     /// would otherwise ask again in every context)?
-    untracked: std::cell::RefCell<FxHashMap<(FunctionId, usize), bool>>,
+    untracked: std::cell::RefCell<FxHashMap<(FunctionId, usize), (bool, bool)>>,
 }
 
 impl<'a> Walker<'a> {
@@ -4072,6 +4072,10 @@ impl<'a> Walker<'a> {
                         }
                         let created = s.loop_bound.as_deref().and_then(const_range);
                         let part = match (joins_all, &join_bound) {
+                            // A join in a loop whose range is not known (a
+                            // stride, an early exit, a changed counter) may
+                            // skip threads: it joins none for sure.
+                            (true, None) if !all && self.frame_loop().is_some() => continue,
                             (true, None) => None,
                             (true, Some(j)) if Some(j) == s.loop_bound.as_ref() => None,
                             (true, Some(j)) => match const_range(j) {
@@ -4762,16 +4766,18 @@ impl<'a> Walker<'a> {
             true => self.untracked.borrow().get(&at).copied(),
             false => None,
         };
-        let untracked = cached.unwrap_or_else(|| {
+        // (atomic, volatile): an atomic access is not recorded; a volatile
+        // one is, unless the configuration keeps the old convention.
+        let (atomic, volatile) = cached.unwrap_or_else(|| {
             let u = self
                 .type_of(fr, place, 0)
-                .is_some_and(|t| t.atomic || t.is_volatile());
+                .map_or((false, false), |t| (t.atomic, t.is_volatile()));
             if stable {
                 self.untracked.borrow_mut().insert(at, u);
             }
             u
         });
-        if untracked {
+        if atomic || volatile && fr.fid.ws(self.db).config(self.db).volatile_is_sync {
             return;
         }
         let weak = keys.len() > 1;
@@ -4933,6 +4939,7 @@ impl<'a> Walker<'a> {
                 kind,
                 direct_local,
                 weak: weak || k.is_weak(),
+                volatile,
                 ctx,
             };
             let n = self.d.node_stack.last().copied();
@@ -5188,6 +5195,7 @@ fn with_copies(
                     kind: f.kind,
                     direct_local: f.direct_local,
                     weak: true,
+                    volatile: f.volatile,
                     ctx: f.ctx.clone(),
                 });
             }
