@@ -166,6 +166,25 @@ impl Default for Config {
                 ok_nonzero: false,
             },
         );
+        // A compare-and-swap loop that swaps in a constant is a spin lock
+        // too (`while (!CAS(&l, &zero, 1))`): it succeeds on a nonzero
+        // result. The walk takes a CAS that swaps in a computed value for an
+        // atomic update, and an atomic store into a held word for a release.
+        put(
+            &[
+                "__sync_bool_compare_and_swap",
+                "__atomic_compare_exchange_n",
+                "atomic_compare_exchange_strong",
+                "atomic_compare_exchange_weak",
+                "atomic_compare_exchange_strong_explicit",
+                "atomic_compare_exchange_weak_explicit",
+            ],
+            TryLock {
+                arg: 0,
+                shared: false,
+                ok_nonzero: true,
+            },
+        );
         put(
             &[
                 "__sync_lock_release",
