@@ -79,6 +79,10 @@ pub struct Config {
     pub atomic_prefixes: Vec<String>,
     /// Diagnostics severity for may-races: "information", "warning" or "hint".
     pub may_severity: String,
+    /// `[analysis] volatile_is_sync = true`: accesses to `volatile` objects
+    /// are not reported (an old convention some code bases rely on; C11 and
+    /// POSIX give `volatile` no ordering). Off by default.
+    pub volatile_is_sync: bool,
 }
 
 /// A problem in a configuration file.
@@ -144,6 +148,51 @@ impl Default for Config {
                 shared: false,
                 ok_nonzero: false,
             },
+        );
+        // Hand-made spin locks: `while (__sync_lock_test_and_set(&l, 1)) ;`
+        // acquires `l` when the call returns zero (the flag was clear), and
+        // `__sync_lock_release(&l)` releases it. GCC documents the pair as
+        // the acquire and release of a lock; C11's `atomic_flag` is the same.
+        put(
+            &[
+                "__sync_lock_test_and_set",
+                "__atomic_test_and_set",
+                "atomic_flag_test_and_set",
+                "atomic_flag_test_and_set_explicit",
+            ],
+            TryLock {
+                arg: 0,
+                shared: false,
+                ok_nonzero: false,
+            },
+        );
+        // A compare-and-swap loop that swaps in a constant is a spin lock
+        // too (`while (!CAS(&l, &zero, 1))`): it succeeds on a nonzero
+        // result. The walk takes a CAS that swaps in a computed value for an
+        // atomic update, and an atomic store into a held word for a release.
+        put(
+            &[
+                "__sync_bool_compare_and_swap",
+                "__atomic_compare_exchange_n",
+                "atomic_compare_exchange_strong",
+                "atomic_compare_exchange_weak",
+                "atomic_compare_exchange_strong_explicit",
+                "atomic_compare_exchange_weak_explicit",
+            ],
+            TryLock {
+                arg: 0,
+                shared: false,
+                ok_nonzero: true,
+            },
+        );
+        put(
+            &[
+                "__sync_lock_release",
+                "__atomic_clear",
+                "atomic_flag_clear",
+                "atomic_flag_clear_explicit",
+            ],
+            Unlock { arg: 0 },
         );
         put(
             &["pthread_rwlock_tryrdlock"],
@@ -264,6 +313,7 @@ impl Default for Config {
                 "__c11_atomic_".into(),
             ],
             may_severity: "information".into(),
+            volatile_is_sync: false,
         }
     }
 }
@@ -499,6 +549,14 @@ struct FileConfig {
     macros: LockSection,
     #[serde(default)]
     diagnostics: DiagSection,
+    #[serde(default)]
+    analysis: AnalysisSection,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct AnalysisSection {
+    volatile_is_sync: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -624,6 +682,9 @@ impl FileConfig {
             cfg.models.insert(n, CallModel::Atomic);
         }
         cfg.atomic_prefixes.extend(self.atomics.prefixes);
+        if let Some(v) = self.analysis.volatile_is_sync {
+            cfg.volatile_is_sync = v;
+        }
         if let Some(s) = self.diagnostics.may_severity {
             if matches!(s.as_str(), "information" | "warning" | "hint" | "error") {
                 cfg.may_severity = s;

@@ -87,6 +87,9 @@ pub struct AccessFact {
     pub direct_local: bool,
     /// The location is one of several the access may touch.
     pub weak: bool,
+    /// The accessed object is `volatile` (which orders nothing: reported
+    /// like any other, and said so in the message).
+    pub volatile: bool,
     /// Locksets and thread facts at the access, shared between accesses made
     /// in the same state (most are), which keeps large programs small.
     pub ctx: Arc<FactCtx>,
@@ -135,6 +138,7 @@ impl AccessFact {
         self.kind.hash(h);
         self.direct_local.hash(h);
         self.weak.hash(h);
+        self.volatile.hash(h);
     }
 }
 

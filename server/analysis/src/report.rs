@@ -55,6 +55,8 @@ pub struct RaceReport {
     /// Set when the bounded interleaving check refuted the candidate: what
     /// orders the accesses. Such a report is downgraded to a may race.
     pub refuted: Option<String>,
+    /// The object is `volatile`: the message says so (volatile orders nothing).
+    pub volatile: bool,
 }
 
 impl RaceReport {
@@ -73,13 +75,18 @@ impl RaceReport {
             "thread"
         };
         format!(
-            "{} data race on `{}`: {} in {} {} holding {}",
+            "{} data race on `{}`{}: {} in {} {} holding {}",
             if self.confidence == Confidence::Must {
                 ""
             } else {
                 "possible"
             },
             self.var,
+            if self.volatile {
+                " (volatile, which does not synchronise)"
+            } else {
+                ""
+            },
             kind,
             plural,
             threads,
@@ -155,6 +162,8 @@ pub struct Fragment {
     conflicts: Vec<FragmentConflict>,
     /// The threads of the conflicting accesses, distinct, in pair order.
     others: Vec<u32>,
+    /// Any of its facts here accesses a `volatile` object.
+    volatile: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -202,6 +211,7 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
                     threads: Vec::new(),
                     conflicts: Vec::new(),
                     others: Vec::new(),
+                    volatile: x.volatile,
                 });
                 out.len() - 1
             });
@@ -212,6 +222,7 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
             if p.confidence == Confidence::Must {
                 f.confidence = Confidence::Must;
             }
+            f.volatile |= x.volatile;
             push_new(&mut f.threads, x.thread);
             if f.conflicts.len() < 2 * MAX_CONFLICTS
                 && seen.insert((i, y.func, y.span, y.kind, y.thread))
@@ -294,6 +305,7 @@ fn collect_races(
                         conflicts: Vec::new(),
                         creations: Vec::new(),
                         refuted: None,
+                        volatile: f.volatile,
                     });
                     index.insert((f.func, f.span), i);
                     i
@@ -306,6 +318,7 @@ fn collect_races(
             if f.confidence == Confidence::Must {
                 r.confidence = Confidence::Must;
             }
+            r.volatile |= f.volatile;
             for &t in &f.threads {
                 let tn = name_of(t);
                 if r.threads.len() < 16 && !r.threads.iter().any(|x| x == tn) {

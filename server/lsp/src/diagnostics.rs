@@ -370,6 +370,7 @@ mod tests {
             conflicts: vec![],
             creations: vec![creation],
             refuted: None,
+            volatile: false,
         };
         let d = race_diagnostic(&report, DiagnosticSeverity::HINT, &mut files).unwrap();
         assert_eq!(d.severity, Some(DiagnosticSeverity::HINT));

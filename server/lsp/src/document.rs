@@ -147,9 +147,9 @@ impl Document {
 /// Parses the rope, reusing `old_tree` (already edited) when given.
 fn parse_rope(rope: &Rope, old_tree: Option<&Tree>, parser: &mut Parser) -> (Option<Tree>, Parsed) {
     let text: Arc<str> = Arc::from(String::from(rope));
-    // Line directives read as blanks, as in every other parse
-    // (`racelens_syntax::parse::mask_line_directives`).
-    let masked = racelens_syntax::parse::mask_line_directives(&text);
+    // Line directives and initializer attributes read as blanks, as in
+    // every other parse (`racelens_syntax::parse::mask_for_parse`).
+    let masked = racelens_syntax::parse::mask_for_parse(&text);
     let parsed = parser.parse(masked.as_deref().unwrap_or(&text), old_tree);
     match parsed {
         Some(tree) => (

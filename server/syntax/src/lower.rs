@@ -241,7 +241,7 @@ impl<'s> Lowerer<'s> {
                         body,
                         do_while: false,
                         infinite,
-                        bound: None,
+                        bound: while_bound(n, self.src),
                     },
                 );
             }
@@ -1179,7 +1179,120 @@ fn loop_bound(n: Node, src: &str) -> Option<Name> {
     if !ones.contains(&step) {
         return None;
     }
+    if leaves_early(n.field("body")?, var, None, src) {
+        return None;
+    }
     Some(Name::from(format!("{start}<{end}")))
+}
+
+/// The range of a counting `while` loop, as [`loop_bound`] gives it for a
+/// `for` loop: `i = START; while (i < END) { ...; i++; }`, the counter set
+/// by the statement just before the loop and stepped by one as the body's
+/// last statement (the shape CIL and hand-written C give counting loops).
+fn while_bound(n: Node, src: &str) -> Option<Name> {
+    let squash = |n: Node| -> String { text(n, src).split_whitespace().collect() };
+    let prev = n.prev_named_sibling()?;
+    if prev.kind() != "expression_statement" {
+        return None;
+    }
+    let init = unparen(prev.named_child(0)?);
+    if init.kind() != "assignment_expression" || text(init.field("operator")?, src) != "=" {
+        return None;
+    }
+    let l = init.field("left")?;
+    if l.kind() != "identifier" {
+        return None;
+    }
+    let var = text(l, src);
+    let start = squash(init.field("right")?);
+    let cond = unparen(n.field("condition")?);
+    if cond.kind() != "binary_expression" {
+        return None;
+    }
+    let left = unparen(cond.field("left")?);
+    if left.kind() != "identifier" || text(left, src) != var {
+        return None;
+    }
+    let right = squash(cond.field("right")?);
+    let end = match text(cond.field("operator")?, src) {
+        "<" | "!=" => right,
+        "<=" => match right.parse::<i64>() {
+            Ok(k) => (k + 1).to_string(),
+            Err(_) => format!("{right}+1"),
+        },
+        _ => return None,
+    };
+    let body = n.field("body")?;
+    if body.kind() != "compound_statement" {
+        return None;
+    }
+    let last = body.named_child((body.named_child_count() as u32).checked_sub(1)?)?;
+    if last.kind() != "expression_statement" {
+        return None;
+    }
+    let step: String = squash(last.named_child(0)?);
+    let ones = [
+        format!("{var}++"),
+        format!("++{var}"),
+        format!("{var}+=1"),
+        format!("{var}={var}+1"),
+    ];
+    if !ones.contains(&step) {
+        return None;
+    }
+    if leaves_early(body, var, Some(last), src) {
+        return None;
+    }
+    Some(Name::from(format!("{start}<{end}")))
+}
+
+/// Can the loop body `n` leave its loop before the range is done, or change
+/// the counter `var` other than by its step (`skip`)? A `break` of this loop
+/// (not of an inner loop or `switch`), a `goto`, or an assignment to `var`.
+/// Such a loop has no range: a join loop that may stop early joins only some
+/// threads.
+fn leaves_early(n: Node, var: &str, skip: Option<Node>, src: &str) -> bool {
+    if Some(n) == skip {
+        return false;
+    }
+    match n.kind() {
+        "break_statement" | "goto_statement" => return true,
+        "for_statement" | "while_statement" | "do_statement" | "switch_statement" => {
+            // Their own `break`s stay inside; a goto or counter change does not.
+            let mut cur = n.walk();
+            return n
+                .named_children(&mut cur)
+                .any(|c| inner_leaves(c, var, src));
+        }
+        "assignment_expression" | "update_expression" => {
+            let target = n.field("left").or_else(|| n.field("argument"));
+            if target.is_some_and(|t| text(unparen(t), src) == var) {
+                return true;
+            }
+        }
+        _ => {}
+    }
+    let mut cur = n.walk();
+    let kids: Vec<Node> = n.named_children(&mut cur).collect();
+    kids.into_iter().any(|c| leaves_early(c, var, skip, src))
+}
+
+/// [`leaves_early`] inside a nested loop or switch: only a `goto` or a
+/// change of the counter leaves the outer loop's range.
+fn inner_leaves(n: Node, var: &str, src: &str) -> bool {
+    match n.kind() {
+        "goto_statement" => return true,
+        "assignment_expression" | "update_expression" => {
+            let target = n.field("left").or_else(|| n.field("argument"));
+            if target.is_some_and(|t| text(unparen(t), src) == var) {
+                return true;
+            }
+        }
+        _ => {}
+    }
+    let mut cur = n.walk();
+    let kids: Vec<Node> = n.named_children(&mut cur).collect();
+    kids.into_iter().any(|c| inner_leaves(c, var, src))
 }
 
 #[cfg(test)]

@@ -51,7 +51,7 @@ thread_local! {
 /// Parses `text` from scratch. Never fails: tree-sitter recovers from errors.
 /// Line directives are read as blanks ([`mask_line_directives`]).
 pub fn parse_text(text: &str) -> Tree {
-    let masked = mask_line_directives(text);
+    let masked = mask_for_parse(text);
     let input = masked.as_deref().unwrap_or(text);
     PARSER.with(|p| {
         let mut p = p.borrow_mut();
@@ -121,6 +121,74 @@ pub fn mask_line_directives(text: &str) -> Option<String> {
             continued = line.trim_ascii_end().ends_with(b"\\");
         }
         offset += line.len();
+    }
+    // Only ASCII bytes were replaced by ASCII spaces: still UTF-8.
+    out.map(|b| String::from_utf8(b).expect("masking keeps UTF-8"))
+}
+
+/// `text` as tree-sitter-c should read it, or `None` when that is `text`:
+/// line directives ([`mask_line_directives`]) and attributes between a
+/// declarator and its initializer ([`mask_initializer_attributes`]) become
+/// blanks. Every byte offset and line break stays where it was.
+pub fn mask_for_parse(text: &str) -> Option<String> {
+    match mask_line_directives(text) {
+        Some(m) => Some(mask_initializer_attributes(&m).map_or(m, |c| c)),
+        None => mask_initializer_attributes(text),
+    }
+}
+
+/// `text` with every `__attribute__((...))` that stands right before an
+/// initializer's `=` replaced by spaces, or `None` when it has none.
+///
+/// GCC accepts `static T t[36] __attribute__((__aligned__)) = {...};`, but
+/// tree-sitter-c does not: its error recovery then swallows the definitions
+/// that follow, `main` included. The attribute (alignment, `unused`,
+/// `section`) says nothing the analysis reads.
+pub fn mask_initializer_attributes(text: &str) -> Option<String> {
+    const KW: &[u8] = b"__attribute__";
+    let b = text.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let mut from = 0;
+    while let Some(at) = text[from..].find("__attribute__").map(|i| i + from) {
+        from = at + KW.len();
+        let mut j = from;
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if j >= b.len() || b[j] != b'(' {
+            continue;
+        }
+        // The matching `)` of the attribute's outer parenthesis.
+        let mut depth = 0usize;
+        let mut end = None;
+        for (k, &c) in b.iter().enumerate().skip(j) {
+            match c {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(k + 1);
+                        break;
+                    }
+                }
+                b';' | b'{' | b'}' => break,
+                _ => {}
+            }
+        }
+        let Some(end) = end else { continue };
+        let mut k = end;
+        while k < b.len() && b[k].is_ascii_whitespace() {
+            k += 1;
+        }
+        if k < b.len() && b[k] == b'=' && b.get(k + 1) != Some(&b'=') {
+            let buf = out.get_or_insert_with(|| b.to_vec());
+            for x in &mut buf[at..end] {
+                if !matches!(*x, b'\n' | b'\r') {
+                    *x = b' ';
+                }
+            }
+        }
+        from = end;
     }
     // Only ASCII bytes were replaced by ASCII spaces: still UTF-8.
     out.map(|b| String::from_utf8(b).expect("masking keeps UTF-8"))
@@ -202,6 +270,30 @@ mod tests {
             "x = 1; # 2\n",
         ] {
             assert_eq!(mask_line_directives(keep), None, "{keep}");
+        }
+    }
+
+    #[test]
+    fn an_attribute_before_an_initializer_no_longer_hides_what_follows() {
+        let src = "static signed char const t[3] __attribute__((__aligned__)) = { (signed char const)2, 3, 4 };\nint main(void) { return t[0]; }\n";
+        let masked = mask_for_parse(src).expect("one attribute");
+        assert_eq!(masked.len(), src.len());
+        assert!(!masked.contains("__attribute__"));
+        let tree = parse_text(src);
+        assert!(
+            !tree.root_node().has_error(),
+            "{}",
+            tree.root_node().to_sexp()
+        );
+        let raw = new_parser().parse(src, None).unwrap();
+        assert!(raw.root_node().has_error(), "tree-sitter alone fails here");
+        // Elsewhere attributes stay: they may say `thread`.
+        for keep in [
+            "int f(void) __attribute__((noreturn));\n",
+            "static __thread int x __attribute__((unused));\n",
+            "int a __attribute__((x)) == 1;\n",
+        ] {
+            assert_eq!(mask_initializer_attributes(keep), None, "{keep}");
         }
     }
 

@@ -18,11 +18,11 @@ use super::spawn::same_thread_id;
 use super::state::{join, State, TryKey};
 use super::stmts::LONGJMP;
 use super::wild::{hidden_state, is_wild, wild_value, LIBRARY_POINTER_PARAMS};
-use super::{add_vals, Val, Vals, Walker, MAX_ALLOCATED, MAX_HELD, MAX_TRACKED};
+use super::{add_vals, uncast, Val, Vals, Walker, MAX_ALLOCATED, MAX_HELD, MAX_TRACKED};
 use crate::config::CallModel;
 use crate::db::FunctionId;
 use crate::model::*;
-use racelens_syntax::{AccessKind, Call, Callee, Expr, Name};
+use racelens_syntax::{AccessKind, Call, Callee, Expr, Name, Stmt, Test};
 use thin_vec::ThinVec;
 
 /// Library functions that call their function arguments synchronously (or
@@ -221,7 +221,30 @@ impl<'a> Walker<'a> {
                 return None;
             }
         }
-        let model = fr.summary.models.get(&c.id).cloned();
+        let model = match fr.summary.models.get(&c.id).cloned() {
+            // A compare-and-swap is a trylock only when it swaps in a
+            // constant (`CAS(&l, &zero, 1)`): one that swaps in a computed
+            // value (`CAS(&n, &old, old + 1)`) updates a counter, and taking
+            // it for a lock would order what follows it in every thread.
+            Some(CallModel::TryLock { .. })
+                if is_cas(c) && !matches!(c.args.get(2).map(uncast), Some(Expr::Int(_))) =>
+            {
+                Some(CallModel::Atomic)
+            }
+            // An atomic store into a lock word this path holds releases it
+            // (`__atomic_store_n(&l, 0, __ATOMIC_RELEASE)` after a CAS loop).
+            Some(CallModel::Atomic) if is_atomic_store(c) => {
+                let (keys, resolved) = self.lock_keys(fr, c.args.first());
+                match resolved
+                    && !keys.is_empty()
+                    && keys.iter().all(|k| st.may.0.iter().any(|h| &h.lock == k))
+                {
+                    true => Some(CallModel::Unlock { arg: 0 }),
+                    false => Some(CallModel::Atomic),
+                }
+            }
+            m => m,
+        };
         if c.args.iter().any(|a| is_wild(fr, a)) {
             self.wild_call(fr, c, model.as_ref(), &st);
         }
@@ -483,6 +506,10 @@ impl<'a> Walker<'a> {
                         }
                         let created = s.loop_bound.as_deref().and_then(const_range);
                         let part = match (joins_all, &join_bound) {
+                            // A join in a loop whose range is not known (a
+                            // stride, an early exit, a changed counter) may
+                            // skip threads: it joins none for sure.
+                            (true, None) if !all && self.frame_loop().is_some() => continue,
                             (true, None) => None,
                             (true, Some(j)) if Some(j) == s.loop_bound.as_ref() => None,
                             (true, Some(j)) => match const_range(j) {
@@ -814,10 +841,28 @@ impl<'a> Walker<'a> {
                         inner.may.insert(atomic_section());
                     }
                     let wrapper = self.is_alloc_wrapper(f);
+                    let word = match atomic {
+                        true => verifier_lock(&self.summary(f).ir.body)
+                            .filter(|(m, _)| self.prog.global(m).is_some()),
+                        false => None,
+                    };
                     let e = self.walk_fn(f, inner, bindings).map(|mut e| {
                         if atomic {
                             e.must.remove(&atomic_section().lock);
                             e.may.remove(&atomic_section().lock);
+                        }
+                        if let Some((m, acquires)) = &word {
+                            let h = Held {
+                                lock: LocKey::new(Base::Global(m.clone())),
+                                shared: false,
+                            };
+                            if *acquires {
+                                e.must.insert(h.clone());
+                                e.may.insert(h);
+                            } else {
+                                e.must.remove(&h.lock);
+                                e.may.remove(&h.lock);
+                            }
                         }
                         if wrapper {
                             self.allocated_at(fr, c, &mut e);
@@ -886,5 +931,52 @@ impl<'a> Walker<'a> {
             v.sort();
             st.fresh = v.into();
         }
+    }
+}
+
+/// Is `c` a compare-and-swap (GCC's builtins, C11's generic functions)?
+/// The value swapped in is its third argument in every form.
+fn is_cas(c: &Call) -> bool {
+    matches!(&c.callee, Callee::Direct(n) if n.contains("compare_exchange") || n.contains("compare_and_swap"))
+}
+
+/// Is `c` an atomic store (`__atomic_store_n`, `atomic_store[_explicit]`)?
+fn is_atomic_store(c: &Call) -> bool {
+    matches!(&c.callee, Callee::Direct(n) if matches!(&**n,
+        "__atomic_store_n" | "__atomic_store" | "atomic_store" | "atomic_store_explicit"))
+}
+
+/// SV-COMP's lock idiom inside a `__VERIFIER_atomic_*` function: a body
+/// that assumes a global `m` is zero and then sets it to a nonzero constant
+/// acquires `m` (`assume(m == 0); m = 1;`); one that only sets it to zero
+/// releases it. Returns the global and whether the function acquires it.
+fn verifier_lock(body: &[Stmt]) -> Option<(Name, bool)> {
+    let mut waits: Vec<&Name> = Vec::new();
+    let mut sets: Vec<(&Name, i64)> = Vec::new();
+    for s in body {
+        match s {
+            Stmt::If {
+                test:
+                    Test::VarZero {
+                        var,
+                        zero_on_true: true,
+                    },
+                then,
+                els,
+                ..
+            } if then.is_empty() && els.is_empty() => waits.push(var),
+            Stmt::Assign {
+                lhs: Expr::Var(x),
+                rhs: Expr::Int(k),
+            } => sets.push((x, *k)),
+            Stmt::Access(_) | Stmt::Decl(_) => {}
+            Stmt::Call(_) => {}
+            _ => return None,
+        }
+    }
+    match (&waits[..], &sets[..]) {
+        ([w], [(x, k)]) if *w == *x && *k != 0 => Some(((*x).clone(), true)),
+        ([], [(x, 0)]) => Some(((*x).clone(), false)),
+        _ => None,
     }
 }

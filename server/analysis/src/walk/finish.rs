@@ -117,6 +117,7 @@ fn with_copies(
                     kind: f.kind,
                     direct_local: f.direct_local,
                     weak: true,
+                    volatile: f.volatile,
                     ctx: f.ctx.clone(),
                 });
             }

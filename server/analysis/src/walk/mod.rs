@@ -117,7 +117,7 @@ fn add_vals(into: &mut Vals, more: impl IntoIterator<Item = Val>) -> bool {
 }
 
 /// The value under any casts: `(T *) (U *) e` is `e`.
-fn uncast(mut e: &Expr) -> &Expr {
+pub(super) fn uncast(mut e: &Expr) -> &Expr {
     while let Expr::Cast { value, .. } = e {
         e = value;
     }
@@ -466,7 +466,7 @@ struct Walker<'a> {
     /// the function's summary, which the walker holds for its whole life):
     /// is it atomic or volatile ([`Walker::type_of`], which every access
     /// would otherwise ask again in every context)?
-    untracked: std::cell::RefCell<FxHashMap<(FunctionId, usize), bool>>,
+    untracked: std::cell::RefCell<FxHashMap<(FunctionId, usize), (bool, bool)>>,
 }
 
 impl<'a> Walker<'a> {

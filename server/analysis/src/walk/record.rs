@@ -192,16 +192,18 @@ impl<'a> Walker<'a> {
             true => self.untracked.borrow().get(&at).copied(),
             false => None,
         };
-        let untracked = cached.unwrap_or_else(|| {
+        // (atomic, volatile): an atomic access is not recorded; a volatile
+        // one is, unless the configuration keeps the old convention.
+        let (atomic, volatile) = cached.unwrap_or_else(|| {
             let u = self
                 .type_of(fr, place, 0)
-                .is_some_and(|t| t.atomic || t.is_volatile());
+                .map_or((false, false), |t| (t.atomic, t.is_volatile()));
             if stable {
                 self.untracked.borrow_mut().insert(at, u);
             }
             u
         });
-        if untracked {
+        if atomic || volatile && fr.fid.ws(self.db).config(self.db).volatile_is_sync {
             return;
         }
         let weak = keys.len() > 1;
@@ -363,6 +365,7 @@ impl<'a> Walker<'a> {
                 kind,
                 direct_local,
                 weak: weak || k.is_weak(),
+                volatile,
                 ctx,
             };
             let n = self.d.node_stack.last().copied();

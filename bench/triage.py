@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Precision of racelens on real programs, measured against hand labels.
+
+The ledger is `bench/triage/labels/<program>.tsv`: one file per program, with
+the header `file line variable verdict reason cause`. `file` is relative to
+`../shared/bench`; `verdict` is `true`, `false` or `unclear`; `reason` names
+the code that decides it (the lock held, the join, the allocation); `cause`
+classifies a false alarm (alloc-site-merge, stack-local, callback-thread,
+lock-wrapper, missed-ordering, type-merge, value-guard, other; `none` for a
+true race). A program `proj-NAME` is the project folder `projects/NAME`; any
+other name is the file `realworld/*/NAME.c`.
+
+    python3 bench/triage.py [--bin target/release/racelens] [--shared ../shared]
+
+runs `racelens check --format json` on every labelled program and prints,
+per program and in total: the reports, how many carry a label, and the
+precision over the labelled ones (true / (true + false); `unclear` counts in
+neither), for must reports and for all. Labels whose report is gone are
+counted too: a label is evidence about the code, and stays valid.
+"""
+import argparse, collections, csv, glob, json, os, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load_labels():
+    labels = {}
+    for path in sorted(glob.glob(os.path.join(HERE, "triage", "labels", "*.tsv"))):
+        prog = os.path.basename(path)[:-4]
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f, delimiter="\t"):
+                key = (row["file"], int(row["line"]), row["variable"])
+                labels.setdefault(prog, {})[key] = row
+    return labels
+
+
+def target(shared, prog):
+    bench = os.path.join(shared, "bench")
+    if prog.startswith("proj-"):
+        return os.path.join("projects", prog[5:])
+    hits = glob.glob(os.path.join(bench, "realworld", "*", prog + ".c"))
+    if not hits:
+        sys.exit(f"triage: no program {prog} under {bench}/realworld")
+    return os.path.relpath(hits[0], bench)
+
+
+def reports(binary, shared, rel):
+    bench = os.path.join(shared, "bench")
+    p = subprocess.run([binary, "check", "--format", "json", rel], cwd=bench,
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode not in (0, 1):
+        sys.exit(f"triage: check {rel} failed ({p.returncode}): {p.stderr.strip()}")
+    out = []
+    for r in json.loads(p.stdout).get("races", []):
+        loc = r["location"]
+        f = os.path.relpath(os.path.join(bench, loc["file"]), bench) if not os.path.isabs(loc["file"]) \
+            else os.path.relpath(loc["file"], bench)
+        out.append(((f, loc["line"], r["variable"]), r.get("confidence", "may")))
+    return out
+
+
+def precision(c):
+    d = c["true"] + c["false"]
+    return f"{c['true'] / d:.2f}" if d else "-"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "racelens"))
+    ap.add_argument("--shared", default=os.path.join(HERE, "..", "..", "shared"))
+    ap.add_argument("--json", help="also write the totals here")
+    a = ap.parse_args()
+    labels = load_labels()
+    tot = {"reports": 0, "labelled": 0, "unlabelled": 0,
+           "must": collections.Counter(), "all": collections.Counter(),
+           "causes": collections.Counter(), "ledger": collections.Counter()}
+    print(f"{'program':<18} {'reports':>8} {'labelled':>8} {'unlab.':>7} {'prec must':>9} {'prec all':>9}")
+    for prog in sorted(labels):
+        rel = target(a.shared, prog)
+        rs = reports(os.path.abspath(a.bin), os.path.abspath(a.shared), rel)
+        must, every = collections.Counter(), collections.Counter()
+        labelled = 0
+        for key, conf in rs:
+            row = labels[prog].get(key)
+            if row is None:
+                continue
+            labelled += 1
+            every[row["verdict"]] += 1
+            if conf == "must":
+                must[row["verdict"]] += 1
+            if row["verdict"] != "true":
+                tot["causes"][row.get("cause", "other")] += 1
+        for row in labels[prog].values():
+            tot["ledger"][row["verdict"]] += 1
+        tot["reports"] += len(rs)
+        tot["labelled"] += labelled
+        tot["unlabelled"] += len(rs) - labelled
+        tot["must"] += must
+        tot["all"] += every
+        print(f"{prog:<18} {len(rs):>8} {labelled:>8} {len(rs) - labelled:>7} {precision(must):>9} {precision(every):>9}")
+    print(f"{'total':<18} {tot['reports']:>8} {tot['labelled']:>8} {tot['unlabelled']:>7} "
+          f"{precision(tot['must']):>9} {precision(tot['all']):>9}")
+    print(f"ledger: {sum(tot['ledger'].values())} labels ({dict(tot['ledger'])}); "
+          f"still reported: all {dict(tot['all'])}, must {dict(tot['must'])}")
+    print(f"false or unclear reports still shown, by cause: {dict(tot['causes'].most_common())}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({k: (dict(v) if isinstance(v, collections.Counter) else v) for k, v in tot.items()}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
