@@ -164,6 +164,12 @@ impl AccessFact {
 pub struct ThreadTable {
     pub threads: Vec<Thread>,
     pub sites: Vec<Site>,
+    /// Non-static locals whose address may reach another thread: stored
+    /// into memory outside a frame (a global, a heap object, a struct another
+    /// thread is handed), or passed as a thread's argument. Sorted. A local
+    /// not in here is one object per frame, so two threads running its
+    /// function touch two objects (`int len; parse(&len);`).
+    pub escaped_locals: Vec<Base>,
 }
 
 impl ThreadTable {

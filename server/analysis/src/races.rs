@@ -251,6 +251,11 @@ fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) ->
     {
         return None;
     }
+    // Two threads running one function have two frames: its local is shared
+    // only when its address escaped to another thread.
+    if matches!(base, Base::Local { .. }) && table.escaped_locals.binary_search(base).is_err() {
+        return None;
+    }
     // Concurrent calls into a library are assumed to pass it distinct
     // objects: what two roots reach only through unresolved pointers (their
     // parameters) is the callers' business. The library's own state

@@ -710,7 +710,12 @@ impl<'a> Walker<'a> {
                         );
                     }
                 }
-                let callees = self.functions_of(fr, &c.callee);
+                let mut callees = self.functions_of(fr, &c.callee);
+                for f in self.thread_callees(fr, &c.callee) {
+                    if !callees.contains(&f) {
+                        callees.push(f);
+                    }
+                }
                 if callees.is_empty() {
                     let keeps = match &c.callee {
                         Callee::Direct(n) => !does_not_retain(n),

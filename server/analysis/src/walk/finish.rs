@@ -11,7 +11,7 @@
 //! shared with `incremental.rs`, which must produce the same result for a
 //! base as a full walk: both go through [`cap_facts`] and [`with_copies`].
 
-use super::{Walker, MAX_FACTS, MAX_PREFIXES};
+use super::{Val, Vals, Walker, MAX_FACTS, MAX_PREFIXES};
 use crate::db::FunctionId;
 use crate::facts::*;
 use crate::model::*;
@@ -227,6 +227,37 @@ fn fact_order(a: &AccessFact, b: &AccessFact) -> std::cmp::Ordering {
 impl<'a> Walker<'a> {
     /// The analysis result. Consumes the facts; the rest of the data stays
     /// for an incremental update.
+    /// The locals whose address may reach another thread (see
+    /// `ThreadTable::escaped_locals`): targets of the pointer store (which
+    /// holds every pointer stored outside a frame), of thread and callback
+    /// arguments, and of the function cells threads were handed.
+    fn escaped_locals(&self) -> Vec<Base> {
+        let mut out: Vec<Base> = Vec::new();
+        let mut add = |vals: &Vals| {
+            for v in vals {
+                if let Val::Target(k) = v {
+                    if matches!(k.base, Base::Local { .. }) {
+                        out.push(k.base.clone());
+                    }
+                }
+            }
+        };
+        for v in self.d.store.values() {
+            add(v);
+        }
+        for v in &self.d.thread_args {
+            add(v);
+        }
+        for roots in self.d.group_roots.values() {
+            for (_, v) in roots {
+                add(v);
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
     pub(super) fn finish(&mut self) -> ThreadAnalysis {
         let facts = std::mem::take(&mut self.d.facts);
         let mut threads = self.d.threads.clone();
@@ -331,10 +362,12 @@ impl<'a> Walker<'a> {
         for (k, v) in located {
             locations.insert(k, Arc::new(v));
         }
+        let escaped_locals = self.escaped_locals();
         ThreadAnalysis {
             table: Arc::new(ThreadTable {
                 threads,
                 sites: self.d.sites.clone(),
+                escaped_locals,
             }),
             locations,
             incomplete: {

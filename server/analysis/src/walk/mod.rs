@@ -156,6 +156,15 @@ struct WalkData {
     /// The callback group of each registering thread.
     callback_group: FxHashMap<u32, u32>,
     thread_args: Vec<Vals>,
+    /// Function values that walked assignments stored into memory outside
+    /// the frame from what the calling context bound (`capsule->probe = fn`
+    /// with `fn` a parameter): the pointer store, built before the walk,
+    /// holds only function names assigned directly. Weakly updated.
+    fn_cells: FxHashMap<LocKey, Vals>,
+    /// Per thread: the cells of `fn_cells` that its argument reaches at its
+    /// creation (a launcher's trampoline calls `capsule->probe(...)`). Only
+    /// the thread that received them sees them: other pools do not.
+    thread_fns: FxHashMap<u32, FxHashMap<LocKey, Vals>>,
     /// Per thread: (ancestor site, lock) acquired along the creation chain.
     thread_acquired: Vec<Vec<(u32, LocKey)>>,
     facts: FxHashMap<Base, FxHashSet<Recorded>>,

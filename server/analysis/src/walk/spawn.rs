@@ -13,11 +13,12 @@
 
 use super::frames::Frame;
 use super::state::State;
-use super::{add_vals, Vals, Walker, MAX_TRACKED, THREAD_BUDGET};
+use super::{add_vals, Val, Vals, Walker, MAX_TRACKED, THREAD_BUDGET};
 use crate::db::FunctionId;
 use crate::facts::*;
 use crate::model::*;
 use racelens_syntax::{Call, Callee, Expr, Name};
+use rustc_hash::FxHashMap;
 
 /// The name of a callback group's thread: its entry functions.
 fn group_name(roots: &[(Name, Vals)]) -> Name {
@@ -179,6 +180,9 @@ impl<'a> Walker<'a> {
                         }
                         None => {
                             add_vals(&mut self.d.thread_args[t as usize], argv.clone());
+                            if !callback {
+                                self.add_thread_functions(t, &argv);
+                            }
                         }
                     }
                     let now = self.chain_acquired(st);
@@ -210,6 +214,9 @@ impl<'a> Walker<'a> {
                         .threads
                         .push(Thread::new(name, Some(self.d.thread), Some(site), true));
                     self.d.thread_args.push(argv.clone());
+                    if !callback {
+                        self.add_thread_functions(t, &argv);
+                    }
                     let now = self.chain_acquired(st);
                     self.d.thread_acquired.push(now);
                     self.d.thread_index.insert(tkey, t);
@@ -264,5 +271,134 @@ impl<'a> Walker<'a> {
             true => th.site,
             false => None,
         }
+    }
+}
+
+impl<'a> Walker<'a> {
+    /// Keeps the function values `lhs = rhs` stores into memory outside the
+    /// frame, by calling context (see `WalkData::fn_cells`).
+    pub(super) fn store_functions(&mut self, fr: &Frame, lhs: &Expr, rhs: &Expr) {
+        let funcs: Vals = self
+            .eval(fr, rhs, 0)
+            .into_iter()
+            .filter(|v| matches!(v, Val::Func(_)))
+            .collect();
+        if funcs.is_empty() {
+            return;
+        }
+        let mut changed = false;
+        for k in self.place(fr, lhs, 0) {
+            let k = k.without_indices();
+            let known = self.store_get(&k);
+            let new: Vals = funcs
+                .iter()
+                .filter(|f| known.is_none_or(|v| !v.contains(f)))
+                .cloned()
+                .collect();
+            if !new.is_empty() {
+                changed |= add_vals(self.d.fn_cells.entry(k).or_default(), new);
+            }
+        }
+        if changed {
+            self.effect();
+        }
+    }
+
+    /// Gives thread `t` the function cells its argument `argv` reaches now.
+    fn add_thread_functions(&mut self, t: u32, argv: &Vals) {
+        let cells = self.functions_reached(argv);
+        if cells.is_empty() {
+            return;
+        }
+        let into = self.d.thread_fns.entry(t).or_default();
+        for (k, v) in cells {
+            add_vals(into.entry(k).or_default(), v);
+        }
+    }
+
+    /// The cells of `fn_cells` that a thread argument `argv` reaches:
+    /// through its targets and the data pointers the store holds in them,
+    /// a few levels deep (`w->pl->func`).
+    pub(super) fn functions_reached(&self, argv: &Vals) -> FxHashMap<LocKey, Vals> {
+        let mut out = FxHashMap::default();
+        if self.d.fn_cells.is_empty() {
+            return out;
+        }
+        let mut bases: Vec<Base> = Vec::new();
+        for v in argv {
+            if let Val::Target(k) = v {
+                if !bases.contains(&k.base) {
+                    bases.push(k.base.clone());
+                }
+            }
+        }
+        let mut i = 0;
+        while i < bases.len() && bases.len() < 64 {
+            let b = bases[i].clone();
+            i += 1;
+            for (k, vals) in self.d.store.iter() {
+                if k.base != b {
+                    continue;
+                }
+                for v in vals {
+                    if let Val::Target(t) = v {
+                        if !bases.contains(&t.base) {
+                            bases.push(t.base.clone());
+                        }
+                    }
+                }
+            }
+        }
+        for (k, v) in &self.d.fn_cells {
+            if bases.contains(&k.base) {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        out
+    }
+
+    /// The functions a call through memory may reach in this thread because
+    /// its creator stored them where its argument leads (`capsule->probe`).
+    pub(super) fn thread_callees(&mut self, fr: &Frame, callee: &Callee) -> Vec<FunctionId> {
+        let Callee::Indirect(e) = callee else {
+            return Vec::new();
+        };
+        let Some(cells) = self.d.thread_fns.get(&self.d.thread) else {
+            return Vec::new();
+        };
+        let e = match e {
+            Expr::Deref(inner) => &**inner,
+            e => e,
+        };
+        let mut names: Vec<Name> = Vec::new();
+        for k in self.place(fr, e, 0) {
+            if let Some(v) = cells.get(&k.without_indices()) {
+                for x in v {
+                    if let Val::Func(f) = x {
+                        if !names.contains(f) {
+                            names.push(f.clone());
+                        }
+                    }
+                }
+            }
+        }
+        if names.is_empty() {
+            return Vec::new();
+        }
+        // What this thread's context decided cannot be copied elsewhere.
+        self.opaque();
+        let file = fr.fid.file(self.db);
+        names
+            .iter()
+            .filter_map(|n| {
+                let defs = self.prog.functions_named(n)?;
+                Some(
+                    defs.iter()
+                        .find(|d| d.file(self.db) == file)
+                        .copied()
+                        .unwrap_or(defs[0]),
+                )
+            })
+            .collect()
     }
 }

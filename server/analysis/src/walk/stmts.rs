@@ -416,10 +416,11 @@ impl<'a> Walker<'a> {
                 self.assign_ptr(fr, x, rhs, &mut state);
                 Some(state)
             }
-            Stmt::Assign { rhs, .. } => {
+            Stmt::Assign { lhs, rhs } => {
                 // Storing a pointer anywhere but a local publishes it.
                 let mut state = state;
                 self.escape(fr, rhs, &mut state);
+                self.store_functions(fr, lhs, rhs);
                 Some(state)
             }
             Stmt::Decl(_) | Stmt::Goto => Some(state),
