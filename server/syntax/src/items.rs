@@ -8,7 +8,7 @@
 //! This room owns the item types ([`FileItems`] and its parts) and the
 //! top-level walk; `recovery` finds functions in broken regions, `decls`
 //! extracts one declaration-like node, `types` reads declared types.
-//! Items come out sorted by their start offset.
+//! Functions and globals come out sorted by their start offset.
 
 use crate::ir::{Name, TypeInfo};
 use tree_sitter::{Node, Tree};
