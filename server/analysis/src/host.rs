@@ -4,6 +4,8 @@
 //! [`Analysis`] is a cheap snapshot (a db clone) that answers queries on
 //! another thread. A snapshot's query unwinds with `salsa::Cancelled` when
 //! the host changes an input; callers catch it and retry or drop the result.
+//! [`Analysis`] itself is defined in [`crate::snapshot`], below the layers
+//! the host calls; the queries here that need those layers extend it.
 
 use crate::config::Config;
 use crate::db::{file_items, function_offset, RootDb, SourceFile, Workspace};
