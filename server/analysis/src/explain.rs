@@ -30,10 +30,10 @@ mod search;
 
 use crate::db::FunctionId;
 use crate::facts::AccessFact;
-use crate::host::Analysis;
 use crate::locate::{locate, short_path, LocateIndex, Located};
 use crate::races::{races_at, thread_analysis};
 use crate::report::{site_of, RaceReport, SiteRef};
+use crate::snapshot::Analysis;
 use model::{Model, Op};
 use racelens_syntax::{AccessKind, LineIndex, Span};
 use rustc_hash::{FxHashMap, FxHashSet};

@@ -4,12 +4,15 @@
 //! [`Analysis`] is a cheap snapshot (a db clone) that answers queries on
 //! another thread. A snapshot's query unwinds with `salsa::Cancelled` when
 //! the host changes an input; callers catch it and retry or drop the result.
+//! [`Analysis`] itself is defined in [`crate::snapshot`], below the layers
+//! the host calls; the queries here that need those layers extend it.
 
 use crate::config::Config;
 use crate::db::{file_items, function_offset, RootDb, SourceFile, Workspace};
 use crate::explain::{self, Budget, Verdict};
 use crate::races::thread_analysis;
 use crate::report::{all_races, races_in_files, RaceReport, SiteRef};
+use crate::snapshot::Analysis;
 use racelens_syntax::{parse, Parsed};
 use rustc_hash::FxHashSet;
 use salsa::Setter;
@@ -101,14 +104,6 @@ impl AnalysisHost {
     pub fn db(&self) -> &RootDb {
         &self.db
     }
-}
-
-/// A read-only view of the analysis at one revision.
-#[derive(Clone)]
-pub struct Analysis {
-    db: RootDb,
-    ws: Workspace,
-    files: BTreeMap<PathBuf, SourceFile>,
 }
 
 /// A function whose analysis was cut short.
@@ -239,33 +234,6 @@ impl Analysis {
                 }
             })
             .collect()
-    }
-
-    /// The input of a file, for queries that need its syntax tree.
-    pub fn file(&self, path: &Path) -> Option<SourceFile> {
-        self.files.get(path).copied()
-    }
-
-    pub fn file_text(&self, path: &Path) -> Option<Arc<str>> {
-        self.files
-            .get(path)
-            .map(|f| f.parsed(&self.db).text.clone())
-    }
-
-    /// Number of syntax errors in a file.
-    pub fn syntax_errors(&self, path: &Path) -> u32 {
-        self.files
-            .get(path)
-            .map(|f| file_items(&self.db, *f).error_count)
-            .unwrap_or(0)
-    }
-
-    pub fn db(&self) -> &RootDb {
-        &self.db
-    }
-
-    pub fn workspace(&self) -> Workspace {
-        self.ws
     }
 }
 

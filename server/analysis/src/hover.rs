@@ -11,10 +11,10 @@ use crate::db::{
     file_functions, function_offset, function_summary, program, FunctionId, SourceFile, Workspace,
 };
 use crate::facts::AccessFact;
-use crate::host::Analysis;
 use crate::locate::{fact_site, line_number, short_path, thread_label};
 use crate::model::{Base, Elem, LocKey};
 use crate::races::{location_accesses, locations, races_at, thread_analysis, Confidence, Location};
+use crate::snapshot::Analysis;
 use racelens_syntax::{AccessKind, Stmt};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -22,13 +22,15 @@ pub mod model;
 pub mod prefetch;
 pub mod races;
 pub mod report;
+pub mod snapshot;
 pub mod visit;
 pub mod walk;
 
 pub use config::{Config, ConfigError};
 pub use explain::{Explanation, Step, Verdict};
 pub use fixes::{FileEdit, Fix};
-pub use host::{Analysis, AnalysisHost, CheckLimits, CheckedRaces, Incomplete};
+pub use host::{AnalysisHost, CheckLimits, CheckedRaces, Incomplete};
 pub use races::Confidence;
 pub use report::{Conflict, Creation, RaceReport, SiteRef};
 pub use salsa::Cancelled;
+pub use snapshot::Analysis;

@@ -16,7 +16,7 @@
 //! downgraded to the may severity with the reason in the message.
 
 use crate::convert::{Encoding, Files};
-use crate::state::Snapshot;
+use crate::snapshot::Snapshot;
 use racelens_analysis::explain::{Budget, Checker};
 use racelens_analysis::host::{settle, Settled};
 use racelens_analysis::report::{kind_word, locks_text};

@@ -19,6 +19,7 @@ mod middleware;
 pub mod requests;
 pub mod server;
 pub mod session;
+pub mod snapshot;
 pub mod state;
 mod transport;
 pub mod workspace;

@@ -7,7 +7,7 @@
 
 use crate::convert::Files;
 use crate::diagnostics::{conflict_message, race_diagnostic, SOURCE};
-use crate::state::Snapshot;
+use crate::snapshot::Snapshot;
 use racelens_analysis::fixes::{quick_fixes, Fix};
 use racelens_analysis::{explain, hover, RaceReport};
 use serde_json::{json, Value};

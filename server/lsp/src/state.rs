@@ -3,16 +3,17 @@
 //!
 //! Every change to the inputs goes through a method here, called with the
 //! state's lock held and without awaiting, so edits apply in arrival order.
-//! Each change bumps the revision; readers take an [`Analysis`] snapshot
-//! together with the open files' texts, so what they compute matches the
-//! versions they report.
+//! Each change bumps the revision; readers take a [`Snapshot`] (the
+//! analysis together with the open files' texts), so what they compute
+//! matches the versions they report.
 
 use crate::config::{parse_severity, Settings};
 use crate::convert::{path_to_uri, Encoding, LineCol, OpenFile};
 use crate::diagnostics::{config_diagnostics, DiagnosticsJob, FileDiagnostics};
 use crate::document::{Document, TextChange};
+use crate::snapshot::Snapshot;
 use crate::workspace;
-use racelens_analysis::{Analysis, AnalysisHost, Config};
+use racelens_analysis::{AnalysisHost, Config};
 use racelens_syntax::{LineIndex, Parsed};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -46,15 +47,6 @@ pub struct State {
     encoding: Encoding,
     config: ConfigFile,
     revision: Arc<AtomicU64>,
-}
-
-/// What a request needs to answer off the lock: a snapshot and the open
-/// files it was taken with.
-pub struct Snapshot {
-    pub analysis: Analysis,
-    pub open: BTreeMap<PathBuf, OpenFile>,
-    pub encoding: Encoding,
-    pub may_severity: DiagnosticSeverity,
 }
 
 /// Threads the first analysis after a workspace load uses at most.

@@ -9,8 +9,8 @@
 
 use super::syntax::{free_identifiers, node_at};
 use super::FileEdit;
-use crate::host::Analysis;
 use crate::model::{Base, LocKey};
+use crate::snapshot::Analysis;
 use racelens_syntax::{Parsed, TypeInfo};
 use std::path::PathBuf;
 use tree_sitter::Node;

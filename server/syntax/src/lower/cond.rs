@@ -1,0 +1,77 @@
+//! Branch conditions: lowering a condition and deriving its [`Test`].
+//!
+//! A condition's calls are remembered in `Lowerer::cond_calls` only while
+//! the condition is lowered (cleared before and after), so a [`Test`] can
+//! name the call whose result it compares with zero.
+
+use super::{unparen, Lowerer};
+use crate::fields::Field;
+use crate::ir::*;
+use crate::items::{name, text};
+use tree_sitter::Node;
+
+impl<'s> Lowerer<'s> {
+    /// Lowers a branch condition and derives its [`Test`].
+    pub(super) fn condition(&mut self, c: Node, out: &mut Vec<Stmt>, depth: u32) -> Test {
+        self.cond_calls.clear();
+        let inner = unparen(c);
+        self.value(inner, out, depth + 1);
+        let test = self.test_of(inner, true, false, 0);
+        self.cond_calls.clear();
+        test
+    }
+
+    /// The [`Test`] of a condition; `null_is_zero` also takes `NULL` for zero
+    /// (in assumptions, where it is not a macro this file defines).
+    pub(super) fn test_of(&self, n: Node, positive: bool, null_is_zero: bool, depth: u32) -> Test {
+        if depth > 8 {
+            return Test::Other;
+        }
+        let n = unparen(n);
+        match n.kind() {
+            "call_expression" => match self.cond_calls.iter().find(|(id, _)| *id == n.id()) {
+                Some(&(_, id)) => Test::CallZero {
+                    id,
+                    zero_on_true: !positive,
+                },
+                None => Test::Other,
+            },
+            "identifier" => Test::VarZero {
+                var: name(n, self.src),
+                zero_on_true: !positive,
+            },
+            "unary_expression" if n.field("operator").map(|o| text(o, self.src)) == Some("!") => {
+                match n.field("argument") {
+                    Some(a) => self.test_of(a, !positive, null_is_zero, depth + 1),
+                    None => Test::Other,
+                }
+            }
+            "binary_expression" => {
+                let op = n.field("operator").map(|o| text(o, self.src)).unwrap_or("");
+                let (Some(l), Some(r)) = (n.field("left"), n.field("right")) else {
+                    return Test::Other;
+                };
+                let zero = |x: Node| {
+                    let t = text(unparen(x), self.src);
+                    t == "0" || (null_is_zero && t == "NULL")
+                };
+                let (subject, konst) = if zero(r) {
+                    (l, true)
+                } else if zero(l) {
+                    (r, true)
+                } else {
+                    (l, false)
+                };
+                if !konst {
+                    return Test::Other;
+                }
+                match op {
+                    "==" => self.test_of(subject, !positive, null_is_zero, depth + 1),
+                    "!=" => self.test_of(subject, positive, null_is_zero, depth + 1),
+                    _ => Test::Other,
+                }
+            }
+            _ => Test::Other,
+        }
+    }
+}

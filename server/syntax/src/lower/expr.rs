@@ -1,0 +1,317 @@
+//! Expressions: values and places (lvalues).
+//!
+//! `value` evaluates an expression and emits the reads and writes it
+//! performs; `place` returns the object an lvalue designates and emits only
+//! the reads needed to find it (pointers, indices). Every access is recorded
+//! in evaluation order with the span of its own syntax (or of the macro call
+//! being expanded).
+
+use super::{parse_int, type_name, Lowerer, MAX_DEPTH};
+use crate::fields::Field;
+use crate::ir::*;
+use crate::items::{name, text};
+use tree_sitter::Node;
+
+impl<'s> Lowerer<'s> {
+    /// Evaluates an expression for its value, emitting the accesses it performs.
+    pub(super) fn value(&mut self, n: Node, out: &mut Vec<Stmt>, depth: u32) -> Expr {
+        if depth > MAX_DEPTH {
+            self.ir.truncated = true;
+            return Expr::Other;
+        }
+        match n.kind() {
+            "identifier" => {
+                let id = text(n, self.src);
+                if let Some(e) = self.object_macro(n, id, out, depth) {
+                    return e;
+                }
+                let place = Expr::Var(Name::from(id));
+                let span = self.span(n);
+                self.access(out, &place, AccessKind::Read, span);
+                place
+            }
+            "field_expression" | "subscript_expression" => {
+                let place = self.place(n, out, depth + 1);
+                let span = self.span(n);
+                self.access(out, &place, AccessKind::Read, span);
+                place
+            }
+            "pointer_expression" => {
+                let op = n.field("operator").map(|o| text(o, self.src)).unwrap_or("");
+                let Some(arg) = n.field("argument") else {
+                    return Expr::Other;
+                };
+                if op == "&" {
+                    let p = self.place(arg, out, depth + 1);
+                    if let Expr::Var(v) = &p {
+                        self.ir.address_taken.push(v.clone());
+                    }
+                    Expr::AddrOf(Box::new(p))
+                } else {
+                    let place = self.place(n, out, depth + 1);
+                    let span = self.span(n);
+                    self.access(out, &place, AccessKind::Read, span);
+                    place
+                }
+            }
+            "parenthesized_expression" => match n.named_child(0) {
+                Some(c) => self.value(c, out, depth + 1),
+                None => Expr::Other,
+            },
+            "number_literal" => parse_int(text(n, self.src))
+                .map(Expr::Int)
+                .unwrap_or(Expr::Other),
+            "string_literal" | "concatenated_string" | "char_literal" => Expr::Str,
+            "null" | "true" | "false" => Expr::Int(0),
+            "cast_expression" => {
+                let ty = n.field("type").map(|t| type_name(text(t, self.src)));
+                match n.field("value") {
+                    Some(v) => {
+                        let value = self.value(v, out, depth + 1);
+                        Expr::Cast {
+                            ty,
+                            value: Box::new(value),
+                        }
+                    }
+                    None => Expr::Other,
+                }
+            }
+            "assignment_expression" => {
+                let op = n
+                    .field("operator")
+                    .map(|o| text(o, self.src))
+                    .unwrap_or("=");
+                let rhs = match n.field("right") {
+                    Some(r) => self.value(r, out, depth + 1),
+                    None => Expr::Other,
+                };
+                let Some(l) = n.field("left") else {
+                    return Expr::Other;
+                };
+                let place = self.place(l, out, depth + 1);
+                let span = self.span(l);
+                if op != "=" {
+                    self.access(out, &place, AccessKind::Read, span);
+                }
+                self.access(out, &place, AccessKind::Write, span);
+                let rhs = if op == "=" {
+                    rhs
+                } else {
+                    Expr::Offset(Box::new(place.clone()))
+                };
+                self.push(
+                    out,
+                    Stmt::Assign {
+                        lhs: place.clone(),
+                        rhs: rhs.clone(),
+                    },
+                );
+                rhs
+            }
+            "update_expression" => {
+                let Some(a) = n.field("argument") else {
+                    return Expr::Other;
+                };
+                let place = self.place(a, out, depth + 1);
+                let span = self.span(a);
+                self.access(out, &place, AccessKind::Read, span);
+                self.access(out, &place, AccessKind::Write, span);
+                self.push(
+                    out,
+                    Stmt::Assign {
+                        lhs: place.clone(),
+                        rhs: Expr::Offset(Box::new(place.clone())),
+                    },
+                );
+                Expr::Offset(Box::new(place))
+            }
+            "call_expression" => self.call(n, out, depth),
+            "binary_expression" => {
+                let op = n.field("operator").map(|o| text(o, self.src)).unwrap_or("");
+                let l = n.field("left").map(|l| self.value(l, out, depth + 1));
+                let r = n.field("right").map(|r| self.value(r, out, depth + 1));
+                match (op, l, r) {
+                    (
+                        "+" | "-",
+                        Some(
+                            l @ (Expr::Var(_)
+                            | Expr::Field { .. }
+                            | Expr::AddrOf(_)
+                            | Expr::Cast { .. }
+                            | Expr::CallResult(_)
+                            | Expr::Offset(_)),
+                        ),
+                        _,
+                    ) => Expr::Offset(Box::new(l)),
+                    ("+", _, Some(r @ (Expr::Var(_) | Expr::AddrOf(_)))) => {
+                        Expr::Offset(Box::new(r))
+                    }
+                    _ => Expr::Other,
+                }
+            }
+            "unary_expression" => {
+                if let Some(a) = n.field("argument") {
+                    self.value(a, out, depth + 1);
+                }
+                Expr::Other
+            }
+            "conditional_expression" => {
+                if let Some(c) = n.field("condition") {
+                    self.value(c, out, depth + 1);
+                }
+                let mut alts = Vec::new();
+                for f in ["consequence", "alternative"] {
+                    if let Some(c) = n.field(f) {
+                        alts.push(self.value(c, out, depth + 1));
+                    }
+                }
+                Expr::Choice(alts)
+            }
+            "comma_expression" => {
+                if let Some(l) = n.field("left") {
+                    self.value(l, out, depth + 1);
+                }
+                match n.field("right") {
+                    Some(r) => self.value(r, out, depth + 1),
+                    None => Expr::Other,
+                }
+            }
+            "initializer_list" => {
+                self.initializer(n, out, depth + 1);
+                Expr::Other
+            }
+            "compound_literal_expression" => {
+                if let Some(v) = n.field("value") {
+                    self.initializer(v, out, depth + 1);
+                }
+                Expr::Other
+            }
+            "sizeof_expression" => {
+                // `sizeof(int[n])` evaluates the length of a variable-length array.
+                if let Some(t) = n.field("type") {
+                    let mut stack = vec![t];
+                    let mut cur = t.walk();
+                    while let Some(x) = stack.pop() {
+                        if x.kind() == "abstract_array_declarator" {
+                            if let Some(size) = x.field("size") {
+                                self.value(size, out, depth + 1);
+                            }
+                        }
+                        stack.extend(x.named_children(&mut cur));
+                    }
+                }
+                Expr::Other
+            }
+            "alignof_expression" | "offsetof_expression" | "gnu_asm_expression" => Expr::Other,
+            "compound_statement" => {
+                // GNU statement expression `({ ...; e; })`: its value is `e`.
+                let mut cur = n.walk();
+                let children: Vec<Node> = n.named_children(&mut cur).collect();
+                let mut value = Expr::Other;
+                for (i, c) in children.iter().enumerate() {
+                    if i + 1 == children.len() && c.kind() == "expression_statement" {
+                        if let Some(e) = c.named_child(0) {
+                            value = self.value(e, out, depth + 1);
+                        }
+                    } else {
+                        self.stmt(*c, out, depth + 1);
+                    }
+                }
+                value
+            }
+            _ => {
+                let mut cur = n.walk();
+                let children: Vec<Node> = n.named_children(&mut cur).collect();
+                for c in children {
+                    if c.kind().ends_with("expression") || c.kind() == "identifier" {
+                        self.value(c, out, depth + 1);
+                    }
+                }
+                Expr::Other
+            }
+        }
+    }
+
+    /// Evaluates an expression as an lvalue: returns the object it designates
+    /// and emits the reads needed to find it (pointers, indices).
+    pub(super) fn place(&mut self, n: Node, out: &mut Vec<Stmt>, depth: u32) -> Expr {
+        if depth > MAX_DEPTH {
+            self.ir.truncated = true;
+            return Expr::Other;
+        }
+        match n.kind() {
+            "identifier" => {
+                let id = text(n, self.src);
+                if let Some(def) = self.macros.get(id) {
+                    if def.params.is_none() && !self.active.iter().any(|a| &**a == id) {
+                        if let Some(e) = self.macro_place(id, &def.body.clone(), out, depth) {
+                            return e;
+                        }
+                    }
+                }
+                Expr::Var(Name::from(id))
+            }
+            "parenthesized_expression" => match n.named_child(0) {
+                Some(c) => self.place(c, out, depth + 1),
+                None => Expr::Other,
+            },
+            "field_expression" => {
+                let arrow = n
+                    .field("operator")
+                    .map(|o| text(o, self.src) == "->")
+                    .unwrap_or(false);
+                let field = n
+                    .field("field")
+                    .map(|f| name(f, self.src))
+                    .unwrap_or_else(|| Name::from("?"));
+                let Some(a) = n.field("argument") else {
+                    return Expr::Other;
+                };
+                let base = if arrow {
+                    self.value(a, out, depth + 1)
+                } else {
+                    self.place(a, out, depth + 1)
+                };
+                Expr::Field {
+                    base: Box::new(base),
+                    field,
+                    arrow,
+                }
+            }
+            "subscript_expression" => {
+                let Some(a) = n.field("argument") else {
+                    return Expr::Other;
+                };
+                let base = self.place(a, out, depth + 1);
+                let index = n.field("index").map(|i| self.value(i, out, depth + 1));
+                let (index, var) = match index {
+                    Some(Expr::Int(k)) => (Some(k), None),
+                    Some(Expr::Var(v)) => (None, Some(v)),
+                    _ => (None, None),
+                };
+                Expr::Index {
+                    base: Box::new(base),
+                    index,
+                    var,
+                }
+            }
+            "pointer_expression" => {
+                let op = n.field("operator").map(|o| text(o, self.src)).unwrap_or("");
+                let Some(a) = n.field("argument") else {
+                    return Expr::Other;
+                };
+                if op == "*" {
+                    let v = self.value(a, out, depth + 1);
+                    Expr::Deref(Box::new(v))
+                } else {
+                    self.value(n, out, depth + 1)
+                }
+            }
+            "cast_expression" => match n.field("value") {
+                Some(v) => self.place(v, out, depth + 1),
+                None => Expr::Other,
+            },
+            _ => self.value(n, out, depth + 1),
+        }
+    }
+}

@@ -1,0 +1,553 @@
+//! Statements and declarations: the control-flow skeleton of the IR.
+//!
+//! Turns C statements (blocks, `if`, loops, `switch`, `goto` targets, local
+//! declarations with their initializers) into [`Stmt`] trees and recognizes
+//! the range of counting `for` loops. Owns no state beyond the shared
+//! [`Lowerer`]; every recursion checks [`MAX_DEPTH`] and marks the function
+//! `truncated` instead of descending further.
+
+use super::{unparen, Lowerer, MAX_DEPTH};
+use crate::fields::Field;
+use crate::ir::*;
+use crate::items::{base_type, declarator, name, text};
+use tree_sitter::Node;
+
+impl<'s> Lowerer<'s> {
+    fn stmts_of(&mut self, n: Node, out: &mut Vec<Stmt>, depth: u32) {
+        let mut cur = n.walk();
+        let children: Vec<Node> = n.named_children(&mut cur).collect();
+        for c in children {
+            self.stmt(c, out, depth + 1);
+        }
+    }
+
+    fn block(&mut self, n: Option<Node>, depth: u32) -> Vec<Stmt> {
+        let mut v = Vec::new();
+        if let Some(n) = n {
+            self.stmt(n, &mut v, depth + 1);
+        }
+        v
+    }
+
+    pub(super) fn stmt(&mut self, n: Node, out: &mut Vec<Stmt>, depth: u32) {
+        if depth > MAX_DEPTH {
+            self.ir.truncated = true;
+            return;
+        }
+        match n.kind() {
+            "compound_statement" | "translation_unit" => self.stmts_of(n, out, depth),
+            "declaration" => self.declaration(n, out, depth),
+            "expression_statement" => {
+                let saved = self.stmt_span;
+                self.stmt_span = self.span(n);
+                if let Some(e) = n.named_child(0) {
+                    self.value(e, out, depth + 1);
+                }
+                self.stmt_span = saved;
+            }
+            "if_statement" => {
+                let mut cond = Vec::new();
+                let test = match n.field("condition") {
+                    Some(c) => self.condition(c, &mut cond, depth),
+                    None => Test::Other,
+                };
+                let then = self.block(n.field("consequence"), depth);
+                let els = match n.field("alternative") {
+                    Some(a) => {
+                        let mut v = Vec::new();
+                        self.stmts_of(a, &mut v, depth);
+                        v
+                    }
+                    None => Vec::new(),
+                };
+                self.push(
+                    out,
+                    Stmt::If {
+                        cond,
+                        test,
+                        then,
+                        els,
+                    },
+                );
+            }
+            "while_statement" => {
+                let mut cond = Vec::new();
+                let c = n.field("condition");
+                let infinite = c
+                    .map(|c| matches!(text(unparen(c), self.src), "1" | "true"))
+                    .unwrap_or(false);
+                let test = match c {
+                    Some(c) => self.condition(c, &mut cond, depth),
+                    None => Test::Other,
+                };
+                let body = self.block(n.field("body"), depth);
+                self.push(
+                    out,
+                    Stmt::Loop {
+                        cond,
+                        test,
+                        body,
+                        do_while: false,
+                        infinite,
+                        bound: while_bound(n, self.src),
+                    },
+                );
+            }
+            "do_statement" => {
+                let body = self.block(n.field("body"), depth);
+                let mut cond = Vec::new();
+                let c = n.field("condition");
+                let infinite = c
+                    .map(|c| matches!(text(unparen(c), self.src), "1" | "true"))
+                    .unwrap_or(false);
+                let test = match c {
+                    Some(c) => self.condition(c, &mut cond, depth),
+                    None => Test::Other,
+                };
+                let zero = c
+                    .map(|c| text(unparen(c), self.src) == "0")
+                    .unwrap_or(false);
+                if zero {
+                    // `do { ... } while (0)`: a plain block.
+                    out.extend(body);
+                    out.extend(cond);
+                } else {
+                    self.push(
+                        out,
+                        Stmt::Loop {
+                            cond,
+                            test,
+                            body,
+                            do_while: true,
+                            infinite,
+                            bound: None,
+                        },
+                    );
+                }
+            }
+            "for_statement" => {
+                if let Some(init) = n.field("initializer") {
+                    if init.kind() == "declaration" {
+                        self.declaration(init, out, depth);
+                    } else {
+                        self.value(init, out, depth + 1);
+                    }
+                }
+                let mut cond = Vec::new();
+                let c = n.field("condition");
+                let test = match c {
+                    Some(c) => self.condition(c, &mut cond, depth),
+                    None => Test::Other,
+                };
+                let mut body = self.block(n.field("body"), depth);
+                if let Some(u) = n.field("update") {
+                    self.value(u, &mut body, depth + 1);
+                }
+                let bound = loop_bound(n, self.src);
+                self.push(
+                    out,
+                    Stmt::Loop {
+                        cond,
+                        test,
+                        body,
+                        do_while: false,
+                        infinite: c.is_none(),
+                        bound,
+                    },
+                );
+            }
+            "switch_statement" => {
+                let mut cond = Vec::new();
+                if let Some(c) = n.field("condition") {
+                    self.value(c, &mut cond, depth + 1);
+                }
+                let mut arms: Vec<Vec<Stmt>> = Vec::new();
+                let mut zero = None;
+                let mut pre = Vec::new();
+                if let Some(body) = n.field("body") {
+                    let mut cur = body.walk();
+                    let children: Vec<Node> = body.named_children(&mut cur).collect();
+                    for c in children {
+                        if c.kind() == "case_statement" {
+                            let mut arm = Vec::new();
+                            let mut c2 = c.walk();
+                            let value = c.field("value");
+                            if value.is_some_and(|v| {
+                                v.kind() == "number_literal" && text(v, self.src).trim() == "0"
+                            }) {
+                                zero = Some(arms.len());
+                            }
+                            let value = value.map(|v| v.id());
+                            let parts: Vec<Node> = c
+                                .named_children(&mut c2)
+                                .filter(|x| Some(x.id()) != value)
+                                .collect();
+                            for p in parts {
+                                self.stmt(p, &mut arm, depth + 1);
+                            }
+                            arms.push(arm);
+                        } else if let Some(last) = arms.last_mut() {
+                            let mut v = Vec::new();
+                            self.stmt(c, &mut v, depth + 1);
+                            last.extend(v);
+                        } else {
+                            self.stmt(c, &mut pre, depth + 1);
+                        }
+                    }
+                }
+                if arms.is_empty() {
+                    arms.push(pre);
+                }
+                self.push(out, Stmt::Switch { cond, arms, zero });
+            }
+            "return_statement" => {
+                let value = n.named_child(0).map(|e| self.value(e, out, depth + 1));
+                let span = self.span(n);
+                self.push(out, Stmt::Return { span, value });
+            }
+            "break_statement" => self.push(out, Stmt::Break),
+            "continue_statement" => self.push(out, Stmt::Continue),
+            "goto_statement" => self.push(out, Stmt::Goto),
+            "labeled_statement" | "attributed_statement" => {
+                let mut cur = n.walk();
+                let children: Vec<Node> = n
+                    .named_children(&mut cur)
+                    .filter(|c| {
+                        c.kind() != "statement_identifier" && c.kind() != "attribute_declaration"
+                    })
+                    .collect();
+                for c in children {
+                    self.stmt(c, out, depth + 1);
+                }
+            }
+            "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_else"
+            | "preproc_elifdef" => {
+                let alt = n.field("alternative");
+                let cond_id = n
+                    .field("condition")
+                    .or_else(|| n.field("name"))
+                    .map(|c| c.id());
+                let mut then = Vec::new();
+                let mut cur = n.walk();
+                let children: Vec<Node> = n
+                    .named_children(&mut cur)
+                    .filter(|c| Some(c.id()) != cond_id && Some(c.id()) != alt.map(|a| a.id()))
+                    .collect();
+                for c in children {
+                    self.stmt(c, &mut then, depth + 1);
+                }
+                let els = match alt {
+                    Some(a) => {
+                        let mut v = Vec::new();
+                        self.stmt(a, &mut v, depth + 1);
+                        v
+                    }
+                    None => Vec::new(),
+                };
+                if n.kind() == "preproc_else" {
+                    out.extend(then);
+                } else {
+                    self.push(
+                        out,
+                        Stmt::If {
+                            cond: Vec::new(),
+                            test: Test::Other,
+                            then,
+                            els,
+                        },
+                    );
+                }
+            }
+            "ERROR" => {
+                let mut cur = n.walk();
+                let children: Vec<Node> = n.named_children(&mut cur).collect();
+                for c in children {
+                    if is_statement_kind(c.kind()) {
+                        self.stmt(c, out, depth + 1);
+                    } else if c.kind().ends_with("expression") || c.kind() == "identifier" {
+                        self.value(c, out, depth + 1);
+                    }
+                }
+            }
+            "function_definition"
+            | "comment"
+            | "type_definition"
+            | "preproc_def"
+            | "preproc_function_def"
+            | "preproc_call"
+            | "preproc_include" => {}
+            k if k.ends_with("expression") => {
+                self.value(n, out, depth + 1);
+            }
+            _ => {}
+        }
+    }
+
+    fn declaration(&mut self, n: Node, out: &mut Vec<Stmt>, depth: u32) {
+        let base = base_type(n, self.src);
+        let mut cur = n.walk();
+        let decls: Vec<Node> = n.children_by_field_name("declarator", &mut cur).collect();
+        for d in decls {
+            let mut ty = base.clone();
+            let Some(nn) = declarator(d, &mut ty) else {
+                continue;
+            };
+            if ty.is_function {
+                continue;
+            }
+            let name = name(nn, self.src);
+            let span = self.span(nn);
+            self.array_sizes(d, out, depth);
+            self.push(
+                out,
+                Stmt::Decl(LocalDecl {
+                    name: name.clone(),
+                    ty: ty.clone(),
+                    span,
+                }),
+            );
+            if d.kind() == "init_declarator" {
+                if let Some(v) = d.field("value") {
+                    let saved = self.stmt_span;
+                    self.stmt_span = self.span(n);
+                    let rhs = if v.kind() == "initializer_list" {
+                        self.initializer(v, out, depth + 1);
+                        Expr::Other
+                    } else {
+                        self.value(v, out, depth + 1)
+                    };
+                    self.stmt_span = saved;
+                    if !ty.is_static {
+                        self.access(out, &Expr::Var(name.clone()), AccessKind::Write, span);
+                        self.push(
+                            out,
+                            Stmt::Assign {
+                                lhs: Expr::Var(name),
+                                rhs,
+                            },
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Evaluates the size expressions of (variable-length) array declarators.
+    fn array_sizes(&mut self, d: Node, out: &mut Vec<Stmt>, depth: u32) {
+        let mut n = d;
+        for _ in 0..16 {
+            if n.kind() == "array_declarator" {
+                if let Some(size) = n.field("size") {
+                    if !matches!(size.kind(), "number_literal") {
+                        self.value(size, out, depth + 1);
+                    }
+                }
+            }
+            match n.field("declarator") {
+                Some(c) => n = c,
+                None => break,
+            }
+        }
+    }
+
+    pub(super) fn initializer(&mut self, n: Node, out: &mut Vec<Stmt>, depth: u32) {
+        if depth > MAX_DEPTH {
+            self.ir.truncated = true;
+            return;
+        }
+        let mut cur = n.walk();
+        let children: Vec<Node> = n.named_children(&mut cur).collect();
+        for c in children {
+            match c.kind() {
+                "initializer_list" => self.initializer(c, out, depth + 1),
+                "initializer_pair" => {
+                    if let Some(v) = c.field("value") {
+                        if v.kind() == "initializer_list" {
+                            self.initializer(v, out, depth + 1);
+                        } else {
+                            self.value(v, out, depth + 1);
+                        }
+                    }
+                }
+                _ => {
+                    self.value(c, out, depth + 1);
+                }
+            }
+        }
+    }
+}
+
+fn is_statement_kind(k: &str) -> bool {
+    k.ends_with("_statement") || k == "declaration" || k == "compound_statement"
+}
+
+/// The range of a counting `for` loop in normal form, `START<END` (`0<n`,
+/// `0<10`; `i <= 9` is `0<10`), when it starts at a value, tests its counter
+/// against a bound with `<`, `<=` or `!=`, and steps it by one. Joins in one
+/// loop cover the threads created in another only when the ranges match.
+fn loop_bound(n: Node, src: &str) -> Option<Name> {
+    let squash = |n: Node| -> String { text(n, src).split_whitespace().collect() };
+    let init = n.field("initializer")?;
+    let (var, start) = match init.kind() {
+        "assignment_expression" => {
+            let l = init.field("left")?;
+            if l.kind() != "identifier" || text(init.field("operator")?, src) != "=" {
+                return None;
+            }
+            (text(l, src), squash(init.field("right")?))
+        }
+        "declaration" => {
+            let d = init.field("declarator")?;
+            if d.kind() != "init_declarator" {
+                return None;
+            }
+            let v = d.field("declarator")?;
+            if v.kind() != "identifier" {
+                return None;
+            }
+            (text(v, src), squash(d.field("value")?))
+        }
+        _ => return None,
+    };
+    let cond = unparen(n.field("condition")?);
+    if cond.kind() != "binary_expression" {
+        return None;
+    }
+    let left = unparen(cond.field("left")?);
+    if left.kind() != "identifier" || text(left, src) != var {
+        return None;
+    }
+    let right = squash(cond.field("right")?);
+    let end = match text(cond.field("operator")?, src) {
+        "<" | "!=" => right,
+        "<=" => match right.parse::<i64>() {
+            Ok(k) => (k + 1).to_string(),
+            Err(_) => format!("{right}+1"),
+        },
+        _ => return None,
+    };
+    let step: String = squash(n.field("update")?);
+    let ones = [
+        format!("{var}++"),
+        format!("++{var}"),
+        format!("{var}+=1"),
+        format!("{var}={var}+1"),
+    ];
+    if !ones.contains(&step) {
+        return None;
+    }
+    if leaves_early(n.field("body")?, var, None, src) {
+        return None;
+    }
+    Some(Name::from(format!("{start}<{end}")))
+}
+
+/// The range of a counting `while` loop, as [`loop_bound`] gives it for a
+/// `for` loop: `i = START; while (i < END) { ...; i++; }`, the counter set
+/// by the statement just before the loop and stepped by one as the body's
+/// last statement (the shape CIL and hand-written C give counting loops).
+fn while_bound(n: Node, src: &str) -> Option<Name> {
+    let squash = |n: Node| -> String { text(n, src).split_whitespace().collect() };
+    let prev = n.prev_named_sibling()?;
+    if prev.kind() != "expression_statement" {
+        return None;
+    }
+    let init = unparen(prev.named_child(0)?);
+    if init.kind() != "assignment_expression" || text(init.field("operator")?, src) != "=" {
+        return None;
+    }
+    let l = init.field("left")?;
+    if l.kind() != "identifier" {
+        return None;
+    }
+    let var = text(l, src);
+    let start = squash(init.field("right")?);
+    let cond = unparen(n.field("condition")?);
+    if cond.kind() != "binary_expression" {
+        return None;
+    }
+    let left = unparen(cond.field("left")?);
+    if left.kind() != "identifier" || text(left, src) != var {
+        return None;
+    }
+    let right = squash(cond.field("right")?);
+    let end = match text(cond.field("operator")?, src) {
+        "<" | "!=" => right,
+        "<=" => match right.parse::<i64>() {
+            Ok(k) => (k + 1).to_string(),
+            Err(_) => format!("{right}+1"),
+        },
+        _ => return None,
+    };
+    let body = n.field("body")?;
+    if body.kind() != "compound_statement" {
+        return None;
+    }
+    let last = body.named_child((body.named_child_count() as u32).checked_sub(1)?)?;
+    if last.kind() != "expression_statement" {
+        return None;
+    }
+    let step: String = squash(last.named_child(0)?);
+    let ones = [
+        format!("{var}++"),
+        format!("++{var}"),
+        format!("{var}+=1"),
+        format!("{var}={var}+1"),
+    ];
+    if !ones.contains(&step) {
+        return None;
+    }
+    if leaves_early(body, var, Some(last), src) {
+        return None;
+    }
+    Some(Name::from(format!("{start}<{end}")))
+}
+
+/// Can the loop body `n` leave its loop before the range is done, or change
+/// the counter `var` other than by its step (`skip`)? A `break` of this loop
+/// (not of an inner loop or `switch`), a `goto`, or an assignment to `var`.
+/// Such a loop has no range: a join loop that may stop early joins only some
+/// threads.
+fn leaves_early(n: Node, var: &str, skip: Option<Node>, src: &str) -> bool {
+    if Some(n) == skip {
+        return false;
+    }
+    match n.kind() {
+        "break_statement" | "goto_statement" => return true,
+        "for_statement" | "while_statement" | "do_statement" | "switch_statement" => {
+            // Their own `break`s stay inside; a goto or counter change does not.
+            let mut cur = n.walk();
+            return n
+                .named_children(&mut cur)
+                .any(|c| inner_leaves(c, var, src));
+        }
+        "assignment_expression" | "update_expression" => {
+            let target = n.field("left").or_else(|| n.field("argument"));
+            if target.is_some_and(|t| text(unparen(t), src) == var) {
+                return true;
+            }
+        }
+        _ => {}
+    }
+    let mut cur = n.walk();
+    let kids: Vec<Node> = n.named_children(&mut cur).collect();
+    kids.into_iter().any(|c| leaves_early(c, var, skip, src))
+}
+
+/// [`leaves_early`] inside a nested loop or switch: only a `goto` or a
+/// change of the counter leaves the outer loop's range.
+fn inner_leaves(n: Node, var: &str, src: &str) -> bool {
+    match n.kind() {
+        "goto_statement" => return true,
+        "assignment_expression" | "update_expression" => {
+            let target = n.field("left").or_else(|| n.field("argument"));
+            if target.is_some_and(|t| text(unparen(t), src) == var) {
+                return true;
+            }
+        }
+        _ => {}
+    }
+    let mut cur = n.walk();
+    let kids: Vec<Node> = n.named_children(&mut cur).collect();
+    kids.into_iter().any(|c| inner_leaves(c, var, src))
+}
