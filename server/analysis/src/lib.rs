@@ -20,6 +20,7 @@ pub mod model;
 pub mod prefetch;
 pub mod races;
 pub mod report;
+pub mod suppress;
 pub mod walk;
 
 pub use config::{Config, ConfigError};
