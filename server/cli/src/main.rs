@@ -116,6 +116,7 @@ every race on that variable. Output formats: docs/output.md.";
 pub struct CheckArgs {
     /// C files or folders (a folder is one program); defaults to the current folder.
     pub paths: Vec<PathBuf>,
+    /// Output format (see docs/output.md).
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
     /// A racelens.toml to use instead of the one found upward from the first path.
@@ -155,7 +156,8 @@ pub struct CheckArgs {
     /// Report only races whose fingerprint is not in this SARIF file.
     #[arg(long, value_name = "FILE.sarif")]
     pub baseline: Option<PathBuf>,
-    /// Write every current race to FILE (SARIF) as a baseline, then exit 0.
+    /// Write the current races to FILE (SARIF) as a baseline; the report
+    /// follows as usual, and the exit code is 0.
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
 }
