@@ -232,6 +232,16 @@ pub fn summary(text: &str, color: bool) -> Vec<u8> {
     out.into_inner()
 }
 
+/// A report's thread creation sites, each once, in file and offset order.
+pub fn creations(r: &RaceReport) -> Vec<&racelens_analysis::Creation> {
+    let mut list: Vec<&racelens_analysis::Creation> = r.creations.iter().collect();
+    list.sort_by(|a, b| {
+        (&a.site.file, a.site.start, &a.thread).cmp(&(&b.site.file, b.site.start, &b.thread))
+    });
+    list.dedup_by(|a, b| a.site.file == b.site.file && a.site.start == b.site.start && a.thread == b.thread);
+    list
+}
+
 /// `path` relative to `base` (both absolute), with `..` where needed.
 pub fn relative(path: &Path, base: &Path) -> String {
     use std::path::Component;

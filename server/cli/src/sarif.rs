@@ -165,7 +165,7 @@ pub fn render(
             l["message"] = json!({ "text": format!("conflicting {} in thread `{}`, holding {}", racelens_analysis::report::kind_word(c.kind), c.thread, racelens_analysis::report::locks_text(&c.locks)) });
             related.push(l);
         }
-        for cr in &r.creations {
+        for cr in crate::render::creations(r) {
             let mut l = ctx.location(&cr.site);
             l["id"] = json!(related.len());
             l["message"] = json!({ "text": format!("thread `{}` is created here", cr.thread) });
