@@ -460,25 +460,40 @@ fn baseline_round_trip_reports_exactly_the_new_race() {
     let o = run(&dir, &["--baseline", "base.sarif", "race.c"]);
     assert_eq!(o.status.code(), Some(0), "nothing new: {}", stdout(&o));
     assert!(stdout(&o).contains("0 racy accesses in 1 file, 2 in the baseline"), "{}", stdout(&o));
-    // An unrelated edit above and one new race.
+    // An unrelated edit above and one new racy access: main writes
+    // `counter` once more, unguarded.
     let grown = format!(
         "#include <stdio.h>\nint other;\n{}",
-        RACY.replace("    pthread_join(t, 0);", "    other = 1;\n    pthread_join(t, 0);")
-            .replace("    counter++;\n    pthread_mutex_unlock", "    counter++;\n    other = 2;\n    pthread_mutex_unlock")
+        RACY.replace("    pthread_join(t, 0);", "    counter = 5;\n    pthread_join(t, 0);")
     );
-    std::fs::write(dir.join("race.c"), grown).unwrap();
+    std::fs::write(dir.join("race.c"), &grown).unwrap();
     let (code, s) = sarif(&dir, &["--baseline", "base.sarif", "race.c"]);
     assert_eq!(code, 1);
     validate(&s);
-    let vars: Vec<&str> = results(&s)
-        .iter()
-        .map(|r| r["properties"]["variable"].as_str().unwrap())
-        .collect();
-    // `other` is written in main and in the worker: two racy accesses, one race each side.
-    assert!(vars.iter().all(|v| *v == "other"), "{vars:?}");
-    assert!(results(&s).iter().all(|r| r["baselineState"] == "new"));
+    assert_eq!(results(&s).len(), 1, "exactly one new result: {s}");
+    let new = &results(&s)[0];
+    assert_eq!(new["baselineState"], "new");
+    assert_eq!(new["properties"]["variable"], "counter");
+    let line = grown.lines().position(|l| l.contains("counter = 5")).unwrap() + 1;
+    assert_eq!(
+        new["locations"][0]["physicalLocation"]["region"]["startLine"],
+        line
+    );
     let (_, all) = sarif(&dir, &["race.c"]);
-    assert_eq!(results(&all).len(), 2 + vars.len());
+    assert_eq!(results(&all).len(), 3);
+    // Human and JSON agree.
+    let o = run(&dir, &["--baseline", "base.sarif", "race.c"]);
+    assert!(
+        stdout(&o).contains("1 racy access in 1 file, 2 in the baseline"),
+        "{}",
+        stdout(&o)
+    );
+    let (_, j) = json(&dir, &["--baseline", "base.sarif", "race.c"]);
+    assert_eq!(j["races"].as_array().unwrap().len(), 1);
+    assert_eq!(j["summary"]["inBaseline"], 2);
+    // A missing baseline is an error.
+    let o = run(&dir, &["--baseline", "missing.sarif", "race.c"]);
+    assert_eq!(o.status.code(), Some(2));
 }
 
 // ---------------------------------------------------------------------------
