@@ -335,6 +335,16 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
                 .iter()
                 .filter(|n| n.kind == notices::Kind::SyntaxError)
                 .count();
+            let partial = notices
+                .iter()
+                .filter(|n| n.kind == notices::Kind::Incomplete)
+                .count();
+            if partial > 0 {
+                line.push_str(&format!(
+                    ", {partial} function{} analysed in part",
+                    if partial == 1 { "" } else { "s" }
+                ));
+            }
             if bad > 0 {
                 line.push_str(&format!(
                     ", {bad} file{} with syntax errors",

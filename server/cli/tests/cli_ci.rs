@@ -263,6 +263,12 @@ fn incomplete_analyses_are_notifications_not_results() {
             .any(|n| n["kind"] == "analysis-incomplete" && n["function"] == "worker"),
         "{j}"
     );
+    let o = run(&dir, &["--quiet", "deep.c"]);
+    assert!(
+        stdout(&o).contains("1 function analysed in part"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
