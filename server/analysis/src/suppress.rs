@@ -140,7 +140,8 @@ impl Suppressions {
             return false;
         }
         let (base, fields) = split_var(&r.var);
-        base.is_some_and(|b| self.vars.contains(b)) || fields.iter().any(|f| self.fields.contains(*f))
+        base.is_some_and(|b| self.vars.contains(b))
+            || fields.iter().any(|f| self.fields.contains(*f))
     }
 
     /// True when no comment suppresses anything.

@@ -9,7 +9,7 @@ use crate::notices::{self, Notice};
 use crate::render::{self, Sources};
 use crate::sarif;
 use crate::{CheckArgs, ColorChoice, ConfidenceFilter, Format};
-use racelens_analysis::{AnalysisHost, CheckLimits, Config, Confidence, Explanation, RaceReport};
+use racelens_analysis::{AnalysisHost, CheckLimits, Confidence, Config, Explanation, RaceReport};
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -129,8 +129,8 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
     let workers = args
         .jobs
         .map_or_else(|| racelens_syntax::par::workers(4), |j| j as usize);
-    let progress = (std::io::stderr().is_terminal() && (total > 2_000_000 || n_files > 50))
-        .then(|| {
+    let progress =
+        (std::io::stderr().is_terminal() && (total > 2_000_000 || n_files > 50)).then(|| {
             let pb = indicatif::ProgressBar::new(loaded.len() as u64);
             pb.set_style(
                 indicatif::ProgressStyle::with_template(
@@ -226,7 +226,8 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
     let prints = fingerprint::fingerprints(&all, &sources);
     let mut schedules = checked.schedules.into_iter();
     let mut findings: Vec<Finding> = Vec::new();
-    for ((report, fingerprint), suppressed) in checked.races.into_iter().zip(prints).zip(suppressed) {
+    for ((report, fingerprint), suppressed) in checked.races.into_iter().zip(prints).zip(suppressed)
+    {
         let schedule = schedules.next().flatten().filter(|_| explain);
         let keep = match args.confidence {
             ConfidenceFilter::All => true,
@@ -283,9 +284,10 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
 
     let (mut out, dest): (Box<dyn Write>, String) = match &args.output {
         Some(p) => (
-            Box::new(std::io::BufWriter::new(std::fs::File::create(p).map_err(
-                |e| format!("cannot create `{}`: {e}", p.display()),
-            )?)),
+            Box::new(std::io::BufWriter::new(
+                std::fs::File::create(p)
+                    .map_err(|e| format!("cannot create `{}`: {e}", p.display()))?,
+            )),
             format!("`{}`", p.display()),
         ),
         None => (
@@ -450,8 +452,16 @@ fn json(
         }
         v
     };
-    let races: Vec<_> = findings.iter().filter(|f| !f.suppressed).map(finding).collect();
-    let suppressed: Vec<_> = findings.iter().filter(|f| f.suppressed).map(finding).collect();
+    let races: Vec<_> = findings
+        .iter()
+        .filter(|f| !f.suppressed)
+        .map(finding)
+        .collect();
+    let suppressed: Vec<_> = findings
+        .iter()
+        .filter(|f| f.suppressed)
+        .map(finding)
+        .collect();
     let notices: Vec<_> = notices
         .iter()
         .map(|n| {
@@ -476,7 +486,11 @@ fn json(
     if !refuted.is_empty() {
         v["refuted"] = json!(refuted
             .iter()
-            .map(|(r, why)| { let mut x = race(r); x["reason"] = json!(why); x })
+            .map(|(r, why)| {
+                let mut x = race(r);
+                x["reason"] = json!(why);
+                x
+            })
             .collect::<Vec<_>>());
     }
     let mut s = serde_json::to_string_pretty(&v).expect("json");

@@ -42,7 +42,10 @@ fn hash(r: &RaceReport, src: &Sources) -> String {
         h.update(part.as_bytes());
         h.update([0]);
     }
-    h.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect()
+    h.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The fingerprint of each report, in the order given.
@@ -52,7 +55,11 @@ pub fn fingerprints(reports: &[&RaceReport], src: &Sources) -> Vec<String> {
     let mut order: Vec<usize> = (0..reports.len()).collect();
     order.sort_by(|&a, &b| {
         let (ra, rb) = (reports[a], reports[b]);
-        (&ra.site.file, ra.site.start, ra.site.end).cmp(&(&rb.site.file, rb.site.start, rb.site.end))
+        (&ra.site.file, ra.site.start, ra.site.end).cmp(&(
+            &rb.site.file,
+            rb.site.start,
+            rb.site.end,
+        ))
     });
     let mut seen: HashMap<&str, usize> = HashMap::new();
     let mut out = vec![String::new(); reports.len()];

@@ -66,7 +66,8 @@ fn exclude_set(globs: &[String]) -> Result<globset::GlobSet, String> {
     for g in globs {
         b.add(globset::Glob::new(g).map_err(|e| format!("invalid --exclude glob `{g}`: {e}"))?);
     }
-    b.build().map_err(|e| format!("invalid --exclude glob: {e}"))
+    b.build()
+        .map_err(|e| format!("invalid --exclude glob: {e}"))
 }
 
 /// Does a glob match the path relative to the folder given, relative to

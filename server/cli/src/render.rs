@@ -1,11 +1,11 @@
 //! Human output: code frames for each racy access and its conflicts,
 //! rendered with codespan-reporting.
 
+use crate::check::Finding;
+use crate::notices::{Kind, Notice};
 use codespan_reporting::diagnostic::{Diagnostic, Label};
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term;
-use crate::check::Finding;
-use crate::notices::{Kind, Notice};
 use racelens_analysis::{Confidence, RaceReport};
 use racelens_syntax::LineIndex;
 use std::collections::BTreeMap;
@@ -238,7 +238,9 @@ pub fn creations(r: &RaceReport) -> Vec<&racelens_analysis::Creation> {
     list.sort_by(|a, b| {
         (&a.site.file, a.site.start, &a.thread).cmp(&(&b.site.file, b.site.start, &b.thread))
     });
-    list.dedup_by(|a, b| a.site.file == b.site.file && a.site.start == b.site.start && a.thread == b.thread);
+    list.dedup_by(|a, b| {
+        a.site.file == b.site.file && a.site.start == b.site.start && a.thread == b.thread
+    });
     list
 }
 

@@ -222,8 +222,7 @@ pub fn render(
 /// An argument as a POSIX shell would need it.
 fn shell_quote(a: &str) -> String {
     if !a.is_empty()
-        && a
-            .bytes()
+        && a.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
     {
         a.to_string()

@@ -140,7 +140,10 @@ fn validate(v: &Value) {
         .iter_errors(v)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
-    assert!(errors.is_empty(), "SARIF violates the 2.1.0 schema: {errors:#?}");
+    assert!(
+        errors.is_empty(),
+        "SARIF violates the 2.1.0 schema: {errors:#?}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -218,7 +221,11 @@ fn non_c_input_is_reported_not_counted_as_clean() {
         "{}",
         stderr(&o)
     );
-    assert!(stderr(&o).contains("no C source to analyse"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no C source to analyse"),
+        "{}",
+        stderr(&o)
+    );
     let o = run(&dir, &["blob.c"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("binary"), "{}", stderr(&o));
@@ -280,8 +287,16 @@ fn help_lists_the_exit_codes() {
         assert!(h.contains(code), "{h}");
     }
     for opt in [
-        "--color", "--jobs", "--quiet", "--output", "--confidence", "--exclude",
-        "--build-path", "--sarif-root", "--baseline", "--write-baseline",
+        "--color",
+        "--jobs",
+        "--quiet",
+        "--output",
+        "--confidence",
+        "--exclude",
+        "--build-path",
+        "--sarif-root",
+        "--baseline",
+        "--write-baseline",
     ] {
         assert!(h.contains(opt), "{opt} missing from {h}");
     }
@@ -328,7 +343,10 @@ fn sarif_is_valid_relative_and_described() {
         serde_json::json!(["concurrency", "correctness"])
     );
     let inv = &run["invocations"][0];
-    assert!(inv["commandLine"].as_str().unwrap().contains("check"), "{inv}");
+    assert!(
+        inv["commandLine"].as_str().unwrap().contains("check"),
+        "{inv}"
+    );
     assert_eq!(inv["executionSuccessful"], true);
     assert_eq!(
         inv["workingDirectory"]["uri"],
@@ -418,13 +436,20 @@ fn suppression_comments_on_the_line_above_and_on_the_line() {
     );
     let dir = project(
         "suppress",
-        &[("above.c", &above), ("same.c", &same), ("other.c", &other_rule)],
+        &[
+            ("above.c", &above),
+            ("same.c", &same),
+            ("other.c", &other_rule),
+        ],
     );
     for f in ["above.c", "same.c"] {
         let o = run(&dir, &[f]);
         assert_eq!(o.status.code(), Some(1), "the worker's access remains");
         let out = stdout(&o);
-        assert!(out.contains("1 racy access in 1 file, 1 suppressed"), "{out}");
+        assert!(
+            out.contains("1 racy access in 1 file, 1 suppressed"),
+            "{out}"
+        );
         let (_, s) = sarif(&dir, &[f]);
         let sup: Vec<&Value> = results(&s)
             .iter()
@@ -460,17 +485,29 @@ fn baseline_round_trip_reports_exactly_the_new_race() {
     let dir = project("baseline", &[("race.c", RACY)]);
     let o = run(&dir, &["--write-baseline", "base.sarif", "race.c"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stderr(&o).contains("wrote a baseline of 2 races"), "{}", stderr(&o));
-    let base: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("base.sarif")).unwrap()).unwrap();
+    assert!(
+        stderr(&o).contains("wrote a baseline of 2 races"),
+        "{}",
+        stderr(&o)
+    );
+    let base: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("base.sarif")).unwrap()).unwrap();
     validate(&base);
     let o = run(&dir, &["--baseline", "base.sarif", "race.c"]);
     assert_eq!(o.status.code(), Some(0), "nothing new: {}", stdout(&o));
-    assert!(stdout(&o).contains("0 racy accesses in 1 file, 2 in the baseline"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("0 racy accesses in 1 file, 2 in the baseline"),
+        "{}",
+        stdout(&o)
+    );
     // An unrelated edit above and one new racy access: main writes
     // `counter` once more, unguarded.
     let grown = format!(
         "#include <stdio.h>\nint other;\n{}",
-        RACY.replace("    pthread_join(t, 0);", "    counter = 5;\n    pthread_join(t, 0);")
+        RACY.replace(
+            "    pthread_join(t, 0);",
+            "    counter = 5;\n    pthread_join(t, 0);"
+        )
     );
     std::fs::write(dir.join("race.c"), &grown).unwrap();
     let (code, s) = sarif(&dir, &["--baseline", "base.sarif", "race.c"]);
@@ -480,7 +517,11 @@ fn baseline_round_trip_reports_exactly_the_new_race() {
     let new = &results(&s)[0];
     assert_eq!(new["baselineState"], "new");
     assert_eq!(new["properties"]["variable"], "counter");
-    let line = grown.lines().position(|l| l.contains("counter = 5")).unwrap() + 1;
+    let line = grown
+        .lines()
+        .position(|l| l.contains("counter = 5"))
+        .unwrap()
+        + 1;
     assert_eq!(
         new["locations"][0]["physicalLocation"]["region"]["startLine"],
         line
@@ -607,7 +648,11 @@ fn human_output_details() {
     assert!(!out.contains("in `main`)"), "no nested backticks: {out}");
     // From the parent folder, paths are relative to it.
     let o = run(&dir, &["src/two.c"]);
-    assert!(stdout(&o).contains("is created at src/two.c:13"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("is created at src/two.c:13"),
+        "{}",
+        stdout(&o)
+    );
     assert!(stdout(&o).contains("┌─ src/two.c:"), "{}", stdout(&o));
 }
 

@@ -858,10 +858,7 @@ fn suppressed_races_get_no_diagnostic_and_a_quick_fix_suppresses() {
     let edits = suppress["edit"]["changes"][uri(&file)].as_array().unwrap();
     assert_eq!(edits.len(), 1);
     assert_eq!(edits[0]["range"]["start"]["line"], main_access);
-    assert_eq!(
-        edits[0]["newText"],
-        "    // racelens: ignore[data-race]\n"
-    );
+    assert_eq!(edits[0]["newText"], "    // racelens: ignore[data-race]\n");
     // The client applies the edit (the server never writes files).
     let fixed = apply_edits(RACY, edits);
     assert_eq!(std::fs::read_to_string(&file).ok(), None);
