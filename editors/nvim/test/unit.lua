@@ -121,10 +121,43 @@ test('setup defines the user commands and the FileType autocommand', function()
   assert(cmds.RacelensExplain, 'RacelensExplain defined')
   assert(cmds.RacelensRestart, 'RacelensRestart defined')
   local aus = vim.api.nvim_get_autocmds({ group = 'racelens', event = 'FileType' })
-  eq(#aus, 1, 'FileType autocommands')
-  eq(aus[1].pattern, 'c')
+  local patterns = {}
+  for _, au in ipairs(aus) do
+    table.insert(patterns, au.pattern)
+  end
+  table.sort(patterns)
+  eq(patterns, { 'c', 'cpp' }, 'FileType autocommand patterns (cpp for C headers)')
   eq(racelens.config.settings.racelens.enable, true)
   eq(racelens.config.cmd, { '/nonexistent/racelens', 'lsp' })
+end)
+
+test('cpp buffers attach only for .h files of C projects', function()
+  local function project(files)
+    local dir = vim.fn.tempname()
+    vim.fn.mkdir(dir .. '/sub', 'p')
+    for _, f in ipairs(files) do
+      vim.fn.writefile({ 'int x;' }, dir .. '/' .. f)
+    end
+    vim.fn.writefile({}, dir .. '/racelens.toml')
+    return dir
+  end
+  racelens.setup({ cmd = { '/nonexistent/racelens', 'lsp' }, autostart = false })
+  local c_proj = project({ 'main.c', 'sub/util.h' })
+  local cpp_proj = project({ 'main.cpp', 'sub/util.h', 'legacy.c' })
+  eq(racelens.is_c_project(c_proj), true, 'C project')
+  eq(racelens.is_c_project(cpp_proj), false, 'C++ project')
+  local function buffer(path, ft)
+    local buf = vim.api.nvim_create_buf(true, false)
+    vim.api.nvim_buf_set_name(buf, path)
+    vim.bo[buf].filetype = ft
+    return buf
+  end
+  eq(racelens.wants_buffer(buffer(c_proj .. '/sub/util.h', 'cpp')), true, '.h in a C project')
+  eq(racelens.wants_buffer(buffer(cpp_proj .. '/sub/util.h', 'cpp')), false, '.h in a C++ project')
+  eq(racelens.wants_buffer(buffer(c_proj .. '/x.cpp', 'cpp')), false, 'a real C++ source')
+  eq(racelens.wants_buffer(buffer(c_proj .. '/y.c', 'c')), true, 'a C source')
+  racelens.setup({ cmd = { '/nonexistent/racelens', 'lsp' }, autostart = false, c_headers = false })
+  eq(racelens.wants_buffer(buffer(c_proj .. '/sub/other.h', 'cpp')), false, 'c_headers = false')
 end)
 
 test('a missing binary is reported once and starts nothing', function()

@@ -107,6 +107,6 @@ export function resolveServerBinary(opts: ResolveOptions): Resolution {
     tried,
     message:
       'racelens: could not find the `racelens` binary on PATH. ' +
-      'Install it (cargo install --path server/cli) or set "racelens.path" to its location.',
+      'Install it (cargo install --locked --path server/cli) or set "racelens.path" to its location.',
   };
 }

@@ -10,6 +10,7 @@ import {
   State,
 } from 'vscode-languageclient/node';
 import { resolveServerBinary } from './binary';
+import { CPP_GLOB, documentSelector, isCWorkspace, isServedDocument } from './selector';
 import { explainRequest, formatExplain, isExplainResult, noRaceMessage } from './explain';
 import { rewriteConfigurationResult, settingsFromGetter } from './settings';
 import { StatusModel, type ProgressValue } from './status';
@@ -21,6 +22,19 @@ export interface RacelensApi {
   readonly client: LanguageClient | undefined;
   readonly status: StatusModel;
   restart(): Promise<void>;
+}
+
+/** Does the workspace hold C (some .c file, no C++ source)? */
+async function detectCWorkspace(): Promise<boolean> {
+  if (vscode.workspace.workspaceFolders === undefined) {
+    return false;
+  }
+  const exclude = '**/{node_modules,.git,target}/**';
+  const [c, cpp] = await Promise.all([
+    vscode.workspace.findFiles('**/*.c', exclude, 1),
+    vscode.workspace.findFiles(CPP_GLOB, exclude, 1),
+  ]);
+  return isCWorkspace(c.length > 0, cpp.length > 0);
 }
 
 function firstWorkspaceFolder(): string | undefined {
@@ -35,6 +49,8 @@ class Controller implements RacelensApi, vscode.Disposable {
   private readonly log: vscode.LogOutputChannel;
   private readonly explainChannel: vscode.OutputChannel;
   private starting: Promise<void> | undefined;
+  /** Whether `.h` files typed `cpp` are C headers here (decided at start). */
+  private cWorkspace = false;
 
   constructor() {
     this.statusItem = vscode.window.createStatusBarItem('racelens.status', vscode.StatusBarAlignment.Left, 0);
@@ -84,8 +100,10 @@ class Controller implements RacelensApi, vscode.Disposable {
       args: ['lsp'],
       options: workspaceFolder !== undefined ? { cwd: workspaceFolder } : {},
     };
+    this.cWorkspace = await detectCWorkspace();
+    await vscode.commands.executeCommand('setContext', 'racelens.cWorkspace', this.cWorkspace);
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ scheme: 'file', language: 'c' }],
+      documentSelector: documentSelector(this.cWorkspace),
       initializationOptions: settingsFromGetter((key) => config.get(key), expandCtx),
       outputChannel: this.log,
       synchronize: { configurationSection: 'racelens' },
@@ -169,7 +187,10 @@ class Controller implements RacelensApi, vscode.Disposable {
 
   async explainAtCursor(): Promise<void> {
     const editor = vscode.window.activeTextEditor;
-    if (editor === undefined || editor.document.languageId !== 'c') {
+    if (
+      editor === undefined ||
+      !isServedDocument(editor.document.languageId, editor.document.fileName, this.cWorkspace)
+    ) {
       void vscode.window.showInformationMessage('racelens: put the cursor on a C file to explain a race.');
       return;
     }

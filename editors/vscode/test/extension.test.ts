@@ -129,6 +129,9 @@ class Harness {
   channels: FakeChannel[] = [];
   configListeners: AnyFn[] = [];
   workspaceFolders: Array<{ uri: { fsPath: string } }> | undefined;
+  /** Files `workspace.findFiles` finds (relative paths). */
+  files: string[] = [];
+  contexts: Record<string, unknown> = {};
   activeTextEditor: unknown;
   startError: Error | undefined;
   explainAnswer: unknown = null;
@@ -183,6 +186,10 @@ const vscodeStub = {
       return { dispose: () => h.commands.delete(id) };
     },
     executeCommand(...args: unknown[]) {
+      if (args[0] === 'setContext') {
+        h.contexts[args[1] as string] = args[2];
+        return Promise.resolve(undefined);
+      }
       h.executed.push(args);
       return Promise.resolve(undefined);
     },
@@ -202,6 +209,11 @@ const vscodeStub = {
     },
     get workspaceFolders() {
       return h.workspaceFolders;
+    },
+    findFiles(include: string, _exclude?: string, max?: number) {
+      const exts = include === '**/*.c' ? ['c'] : include.replace(/^.*\{|\}$/g, '').split(',');
+      const found = h.files.filter((f) => exts.includes(f.split('.').pop() ?? ''));
+      return Promise.resolve(found.slice(0, max ?? found.length).map((f) => ({ fsPath: f })));
     },
   },
 };
@@ -472,4 +484,19 @@ test('deactivate stops the client', async () => {
   await ext.deactivate();
   assert.equal(h.clients[0].disposed, true);
   assert.equal(h.statusItem.text, 'racelens: stopped');
+});
+
+test('.h files typed cpp are served in a C workspace, not in a C++ one', async () => {
+  h.config = { path: fakeBinary };
+  h.files = ['main.c', 'util.h'];
+  const api = await activate();
+  assert.deepEqual(h.clients[0].clientOptions.documentSelector, [
+    { scheme: 'file', language: 'c' },
+    { scheme: 'file', language: 'cpp', pattern: '**/*.h' },
+  ]);
+  assert.equal(h.contexts['racelens.cWorkspace'], true);
+  h.files = ['main.c', 'util.h', 'app.cpp'];
+  await api.restart();
+  assert.deepEqual(h.clients[1].clientOptions.documentSelector, [{ scheme: 'file', language: 'c' }]);
+  assert.equal(h.contexts['racelens.cWorkspace'], false);
 });

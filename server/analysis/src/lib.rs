@@ -23,6 +23,7 @@ pub mod prefetch;
 pub mod races;
 pub mod report;
 pub mod snapshot;
+pub mod suppress;
 pub mod visit;
 pub mod walk;
 

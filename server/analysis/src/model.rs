@@ -109,7 +109,7 @@ impl LocKey {
         let mut s = match &self.base {
             Base::Global(n) => n.rsplit("::").next().unwrap_or(n).to_string(),
             Base::Local { var, .. } => var.to_string(),
-            Base::Heap { func, .. } => format!("(heap object allocated in `{func}`)"),
+            Base::Heap { func, .. } => format!("(heap object allocated in {func})"),
             Base::Type(t) => format!("(struct {t})"),
             Base::Synthetic(n) => n.to_string(),
             Base::Unknown => "(memory behind a wild pointer)".to_string(),

@@ -3,29 +3,50 @@
 //! Exit codes: 0 when no race is found, 1 when races are found, 2 for usage
 //! or IO errors (with a message on stderr).
 
+use crate::fingerprint;
 use crate::inputs;
+use crate::notices::{self, Notice};
 use crate::render::{self, Sources};
 use crate::sarif;
-use crate::Format;
-use racelens_analysis::{AnalysisHost, CheckLimits, Config};
+use crate::{CheckArgs, ColorChoice, ConfidenceFilter, Format};
+use racelens_analysis::{AnalysisHost, CheckLimits, Confidence, Config, Explanation, RaceReport};
+use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-pub fn run(
-    paths: Vec<PathBuf>,
-    format: Format,
-    config: Option<PathBuf>,
-    explain: bool,
-) -> ExitCode {
+/// One race as reported: the report, its schedule (with `--explain`), its
+/// fingerprint and whether a comment suppresses it.
+pub struct Finding {
+    pub report: RaceReport,
+    pub schedule: Option<Explanation>,
+    pub fingerprint: String,
+    pub suppressed: bool,
+}
+
+pub fn run(args: CheckArgs) -> ExitCode {
     // One analysis, no edits: no walk is kept for incremental updates.
     racelens_analysis::walk::set_incremental(false);
-    match run_inner(paths, format, config, explain) {
+    match run_inner(args) {
         Ok(code) => code,
         Err(msg) => {
             eprintln!("racelens: error: {msg}");
             ExitCode::from(2)
+        }
+    }
+}
+
+/// Colour for the human output: `always`, `never`, or (auto) when the
+/// output is a terminal and `NO_COLOR` is unset or empty.
+fn use_color(choice: ColorChoice, to_terminal: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            to_terminal
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
         }
     }
 }
@@ -57,19 +78,43 @@ pub fn config_for(explicit: Option<PathBuf>, first: Option<&PathBuf>) -> Result<
     Ok(cfg)
 }
 
-fn run_inner(
-    mut paths: Vec<PathBuf>,
-    format: Format,
-    config: Option<PathBuf>,
-    explain: bool,
-) -> Result<ExitCode, String> {
+fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
+    let start_time = std::time::SystemTime::now();
+    let mut paths = args.paths.clone();
     if paths.is_empty() {
         paths.push(PathBuf::from("."));
     }
-    let files = inputs::collect(&paths)?;
-    if files.is_empty() {
+    let format = args.format;
+    let explain = args.explain;
+    let collected = inputs::collect(&paths, args.build_path.as_deref(), &args.exclude)?;
+    let mut notices: Vec<Notice> = collected
+        .not_c
+        .into_iter()
+        .map(|(f, why)| notices::not_c(f, why))
+        .collect();
+    let files = collected.files;
+    let cfg = config_for(args.config.clone(), paths.first())?;
+    let mut loaded = Vec::new();
+    let mut total = 0usize;
+    for f in &files {
+        let text = inputs::read_lossy(f)?;
+        if text.contains('\0') {
+            notices.push(notices::not_c(
+                f.clone(),
+                "not a C source file (binary content), skipped".to_string(),
+            ));
+            continue;
+        }
+        total += text.len();
+        loaded.push((f.clone(), Arc::<str>::from(text)));
+    }
+    if loaded.is_empty() {
+        let cwd = Sources::new();
+        for n in &notices {
+            eprintln!("racelens: warning: {}: {}", cwd.shown(&n.file), n.message);
+        }
         return Err(format!(
-            "no .c or .h files found in {}",
+            "no C source to analyse in {}",
             paths
                 .iter()
                 .map(|p| format!("`{}`", p.display()))
@@ -77,16 +122,15 @@ fn run_inner(
                 .join(", ")
         ));
     }
-    let cfg = config_for(config, paths.first())?;
-    let mut loaded = Vec::new();
-    let mut total = 0usize;
-    for f in &files {
-        let text = inputs::read_lossy(f)?;
-        total += text.len();
-        loaded.push((f.clone(), Arc::<str>::from(text)));
-    }
-    let progress = (std::io::stderr().is_terminal() && (total > 2_000_000 || files.len() > 50))
-        .then(|| {
+    let n_files = loaded.len();
+    let parse_workers = args
+        .jobs
+        .map_or_else(|| racelens_syntax::par::workers(8), |j| j as usize);
+    let workers = args
+        .jobs
+        .map_or_else(|| racelens_syntax::par::workers(4), |j| j as usize);
+    let progress =
+        (std::io::stderr().is_terminal() && (total > 2_000_000 || n_files > 50)).then(|| {
             let pb = indicatif::ProgressBar::new(loaded.len() as u64);
             pb.set_style(
                 indicatif::ProgressStyle::with_template(
@@ -104,7 +148,9 @@ fn run_inner(
             let t_load = std::time::Instant::now();
             let mut host = AnalysisHost::new(cfg);
             let mut sources = Sources::new();
-            for (p, parsed) in parse_all(&loaded, progress.as_ref()) {
+            let mut syntax = Vec::new();
+            for (p, parsed) in parse_all(&loaded, progress.as_ref(), parse_workers) {
+                syntax.extend(notices::syntax_error(&p, &parsed.tree));
                 sources.add(&p, parsed.text.clone());
                 host.set_file(&p, parsed);
             }
@@ -129,7 +175,6 @@ fn run_inner(
             }
             // Lowering and the location checks spread over the cores; the
             // walk between them runs here.
-            let workers = racelens_syntax::par::workers(4);
             analysis.prefetch(None, workers);
             if timing {
                 eprintln!(
@@ -148,6 +193,12 @@ fn run_inner(
             };
             let checked = analysis.races_checked_on(limits, workers);
             let incomplete = analysis.incomplete();
+            let suppressions = racelens_analysis::suppress::Suppressions::of(&analysis);
+            let suppressed: Vec<bool> = checked
+                .races
+                .iter()
+                .map(|r| suppressions.suppresses(r))
+                .collect();
             if timing {
                 eprintln!(
                     "racelens: races done after {:?}, peak RSS {} KB",
@@ -158,44 +209,187 @@ fn run_inner(
             if let Some(pb) = progress {
                 pb.finish_and_clear();
             }
-            (checked, incomplete, sources)
+            (checked, incomplete, sources, syntax, suppressed)
         })
         .map_err(|e| format!("cannot start analysis thread: {e}"))?
         .join();
-    let (checked, incomplete, sources) = match result {
+    let (checked, incomplete, sources, syntax, suppressed) = match result {
         Ok(r) => r,
         Err(_) => return Err("internal error during analysis (please report this bug)".into()),
     };
-    let races = &checked.races;
-    // Schedules are printed with --explain only.
-    let schedules: &[Option<racelens_analysis::Explanation>] =
-        if explain { &checked.schedules } else { &[] };
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let _ = match format {
-        Format::Sarif => sarif::render(races, schedules, &incomplete, &sources, &mut out),
-        Format::Json => out.write_all(json(races, &sources).as_bytes()),
+    notices.extend(syntax);
+    notices.extend(incomplete.iter().map(notices::incomplete));
+
+    // Fingerprints are computed over every race, so that neither
+    // --confidence nor suppressions change the others' numbering.
+    let all: Vec<&RaceReport> = checked.races.iter().collect();
+    let prints = fingerprint::fingerprints(&all, &sources);
+    let mut schedules = checked.schedules.into_iter();
+    let mut findings: Vec<Finding> = Vec::new();
+    for ((report, fingerprint), suppressed) in checked.races.into_iter().zip(prints).zip(suppressed)
+    {
+        let schedule = schedules.next().flatten().filter(|_| explain);
+        let keep = match args.confidence {
+            ConfidenceFilter::All => true,
+            ConfidenceFilter::May => report.refuted.is_none(),
+            ConfidenceFilter::Must => report.confidence == Confidence::Must,
+        };
+        if keep {
+            findings.push(Finding {
+                report,
+                schedule,
+                fingerprint,
+                suppressed,
+            });
+        }
+    }
+    let mut known = 0usize;
+    if let Some(b) = &args.baseline {
+        let base = read_baseline(b)?;
+        let before = findings.len();
+        findings.retain(|f| !base.contains(&f.fingerprint));
+        known = before - findings.len();
+    }
+    let root = sarif_root(&args, &paths)?;
+    let working_dir = std::env::current_dir()
+        .map(|c| std::fs::canonicalize(&c).unwrap_or(c))
+        .unwrap_or_default();
+    let command_line: Vec<String> = std::env::args().collect();
+    let reported: Vec<&Finding> = findings.iter().filter(|f| !f.suppressed).collect();
+    let n_suppressed = findings.len() - reported.len();
+    let mut exit = if reported.is_empty() { 0 } else { 1 };
+    if let Some(path) = &args.write_baseline {
+        let all: Vec<&Finding> = reported.clone();
+        let run = sarif::Run {
+            root: root.clone(),
+            notices: &notices,
+            command_line: command_line.clone(),
+            working_dir: working_dir.clone(),
+            start: start_time,
+            exit_code: 0,
+            baseline: false,
+        };
+        let mut buf = Vec::new();
+        sarif::render(&all, &sources, &run, &mut buf).map_err(|e| e.to_string())?;
+        std::fs::write(path, buf)
+            .map_err(|e| format!("cannot write the baseline `{}`: {e}", path.display()))?;
+        eprintln!(
+            "racelens: wrote a baseline of {} race{} to {}",
+            all.len(),
+            if all.len() == 1 { "" } else { "s" },
+            path.display()
+        );
+        exit = 0;
+    }
+
+    let (mut out, dest): (Box<dyn Write>, String) = match &args.output {
+        Some(p) => (
+            Box::new(std::io::BufWriter::new(
+                std::fs::File::create(p)
+                    .map_err(|e| format!("cannot create `{}`: {e}", p.display()))?,
+            )),
+            format!("`{}`", p.display()),
+        ),
+        None => (
+            Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+            "standard output".to_string(),
+        ),
+    };
+    let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
+    let color = use_color(args.color, to_terminal);
+    let written = match format {
+        Format::Sarif => {
+            let run = sarif::Run {
+                root,
+                notices: &notices,
+                command_line,
+                working_dir,
+                start: start_time,
+                exit_code: exit,
+                baseline: args.baseline.is_some(),
+            };
+            let all: Vec<&Finding> = findings.iter().collect();
+            sarif::render(&all, &sources, &run, &mut out)
+        }
+        Format::Json => {
+            let refuted: &[(RaceReport, String)] = if explain { &checked.refuted } else { &[] };
+            out.write_all(json(&findings, &notices, refuted, &sources, n_files, known).as_bytes())
+        }
         Format::Human => {
-            let mut s = render::render(races, &incomplete, &sources, schedules);
-            if explain && !checked.refuted.is_empty() {
-                s.push_str(&render::refuted(&checked.refuted, &sources));
+            let mut s = render::render(&reported, &notices, &sources, color, args.quiet);
+            if explain && !args.quiet && !checked.refuted.is_empty() {
+                s.extend(render::refuted(&checked.refuted, &sources).into_bytes());
             }
-            s.push_str(&format!(
-                "racelens: {} racy access{} in {} file{}\n",
-                races.len(),
-                if races.len() == 1 { "" } else { "es" },
-                files.len(),
-                if files.len() == 1 { "" } else { "s" }
-            ));
-            out.write_all(s.as_bytes())
+            let mut line = format!(
+                "racelens: {} racy access{} in {} file{}",
+                reported.len(),
+                if reported.len() == 1 { "" } else { "es" },
+                n_files,
+                if n_files == 1 { "" } else { "s" }
+            );
+            if n_suppressed > 0 {
+                line.push_str(&format!(", {n_suppressed} suppressed"));
+            }
+            if known > 0 {
+                line.push_str(&format!(", {known} in the baseline"));
+            }
+            let bad = notices
+                .iter()
+                .filter(|n| n.kind == notices::Kind::SyntaxError)
+                .count();
+            let partial = notices
+                .iter()
+                .filter(|n| n.kind == notices::Kind::Incomplete)
+                .count();
+            if partial > 0 {
+                line.push_str(&format!(
+                    ", {partial} function{} analysed in part",
+                    if partial == 1 { "" } else { "s" }
+                ));
+            }
+            if bad > 0 {
+                line.push_str(&format!(
+                    ", {bad} file{} with syntax errors",
+                    if bad == 1 { "" } else { "s" }
+                ));
+            }
+            s.extend(render::summary(&line, color));
+            out.write_all(&s)
         }
     };
-    let _ = out.flush();
-    Ok(if races.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    written
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("cannot write the report to {dest}: {e}"))?;
+    Ok(ExitCode::from(exit as u8))
+}
+
+/// `%SRCROOT%`: `--sarif-root`, else the one folder given, else the
+/// current folder.
+fn sarif_root(args: &CheckArgs, paths: &[PathBuf]) -> Result<PathBuf, String> {
+    let dir = match &args.sarif_root {
+        Some(d) => d.clone(),
+        None if paths.len() == 1 && paths[0].is_dir() => paths[0].clone(),
+        None => std::env::current_dir().map_err(|e| format!("no current folder: {e}"))?,
+    };
+    std::fs::canonicalize(&dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))
+}
+
+/// The fingerprints of a baseline: every result's `partialFingerprints`
+/// entry of a SARIF log written by `--write-baseline` (or `--format sarif`).
+fn read_baseline(path: &Path) -> Result<HashSet<String>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the baseline `{}`: {e}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("the baseline `{}` is not JSON: {e}", path.display()))?;
+    let runs = v["runs"]
+        .as_array()
+        .ok_or_else(|| format!("the baseline `{}` is not a SARIF log", path.display()))?;
+    Ok(runs
+        .iter()
+        .flat_map(|r| r["results"].as_array().into_iter().flatten())
+        .filter_map(|r| r["partialFingerprints"][fingerprint::KEY].as_str())
+        .map(str::to_string)
+        .collect())
 }
 
 /// Peak resident set size of this process, from /proc (0 where unavailable).
@@ -211,37 +405,108 @@ pub fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
-fn json(races: &[racelens_analysis::RaceReport], src: &Sources) -> String {
-    let site = |s: &racelens_analysis::SiteRef| {
-        let (l, c) = src.position(&s.file, s.start);
-        serde_json::json!({ "file": s.file, "line": l + 1, "column": c + 1, "function": s.func })
+/// The JSON report (documented in docs/output.md).
+fn json(
+    findings: &[Finding],
+    notices: &[Notice],
+    refuted: &[(RaceReport, String)],
+    src: &Sources,
+    files: usize,
+    known: usize,
+) -> String {
+    use serde_json::json;
+    let place = |file: &Path, start: usize, end: usize| {
+        let (l, c) = src.position(file, start);
+        let (el, ec) = src.position(file, end);
+        json!({ "file": file, "line": l + 1, "column": c + 1, "endLine": el + 1, "endColumn": ec + 1 })
     };
-    let v: Vec<serde_json::Value> = races
+    let site = |s: &racelens_analysis::SiteRef| {
+        let mut v = place(&s.file, s.start, s.end);
+        v["function"] = json!(s.func);
+        v
+    };
+    let race = |r: &RaceReport| {
+        json!({
+            "variable": r.var,
+            "access": racelens_analysis::report::kind_word(r.kind),
+            "confidence": if r.confidence == Confidence::Must { "must" } else { "may" },
+            "location": site(&r.site),
+            "threads": r.threads,
+            "locks": r.locks,
+            "message": r.message(),
+            "conflicts": r.conflicts.iter().map(|c| json!({ "location": site(&c.site), "access": racelens_analysis::report::kind_word(c.kind), "thread": c.thread, "locks": c.locks })).collect::<Vec<_>>(),
+            "creations": render::creations(r).into_iter().map(|c| json!({ "thread": c.thread, "location": site(&c.site) })).collect::<Vec<_>>(),
+            "refutedBy": r.refuted,
+        })
+    };
+    let finding = |f: &Finding| {
+        let mut v = race(&f.report);
+        v["fingerprint"] = json!(f.fingerprint);
+        if let Some(e) = &f.schedule {
+            v["schedule"] = json!(e
+                .steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| json!({ "step": i + 1, "thread": s.thread, "message": s.message, "location": site(&s.site) }))
+                .collect::<Vec<_>>());
+        }
+        v
+    };
+    let races: Vec<_> = findings
         .iter()
-        .map(|r| {
-            serde_json::json!({
-                "variable": r.var,
-                "access": racelens_analysis::report::kind_word(r.kind),
-                "confidence": if r.confidence == racelens_analysis::Confidence::Must { "must" } else { "may" },
-                "location": site(&r.site),
-                "threads": r.threads,
-                "locks": r.locks,
-                "message": r.message(),
-                "conflicts": r.conflicts.iter().map(|c| serde_json::json!({ "location": site(&c.site), "access": racelens_analysis::report::kind_word(c.kind), "thread": c.thread, "locks": c.locks })).collect::<Vec<_>>(),
-            })
+        .filter(|f| !f.suppressed)
+        .map(finding)
+        .collect();
+    let suppressed: Vec<_> = findings
+        .iter()
+        .filter(|f| f.suppressed)
+        .map(finding)
+        .collect();
+    let notices: Vec<_> = notices
+        .iter()
+        .map(|n| {
+            let mut v = json!({ "kind": n.kind.id(), "level": n.kind.level(), "message": n.message, "file": n.file });
+            if let Some((s, e)) = n.span {
+                v["location"] = place(&n.file, s, e);
+            }
+            if let Some(f) = &n.func {
+                v["function"] = json!(f);
+            }
+            v
         })
         .collect();
-    serde_json::to_string_pretty(&serde_json::json!({ "races": v })).expect("json")
+    let mut v = json!({
+        "version": 1,
+        "columnKind": "utf16CodeUnits",
+        "races": races,
+        "suppressed": suppressed,
+        "notices": notices,
+        "summary": { "files": files, "races": races.len(), "suppressed": suppressed.len(), "inBaseline": known },
+    });
+    if !refuted.is_empty() {
+        v["refuted"] = json!(refuted
+            .iter()
+            .map(|(r, why)| {
+                let mut x = race(r);
+                x["reason"] = json!(why);
+                x
+            })
+            .collect::<Vec<_>>());
+    }
+    let mut s = serde_json::to_string_pretty(&v).expect("json");
+    s.push('\n');
+    s
 }
 
 /// Parses the files on all cores, the largest first, keeping their order.
 fn parse_all(
     loaded: &[(PathBuf, Arc<str>)],
     progress: Option<&indicatif::ProgressBar>,
+    workers: usize,
 ) -> Vec<(PathBuf, racelens_syntax::Parsed)> {
     use racelens_syntax::par;
     let order = par::largest_first(loaded.iter().map(|l| l.1.len() as u64));
-    par::run(&order, vec![(); par::workers(8)], |(), next| {
+    par::run(&order, vec![(); workers.max(1)], |(), next| {
         let mut done = Vec::new();
         while let Some(i) = next() {
             done.push((i, racelens_syntax::parse::parse(loaded[i].1.clone())));

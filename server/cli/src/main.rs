@@ -53,7 +53,9 @@ static TUNE_ALLOCATOR: extern "C" fn() = tune_allocator;
 
 mod bench;
 mod check;
+mod fingerprint;
 mod inputs;
+mod notices;
 mod render;
 mod sarif;
 
@@ -72,31 +74,105 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
 pub enum Format {
     Human,
     Json,
     Sarif,
 }
 
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Which races are reported (and decide the exit code).
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+pub enum ConfidenceFilter {
+    /// Only races that happen on every run that reaches the accesses.
+    Must,
+    /// Must races and may races that the interleaving check did not refute.
+    May,
+    /// Every reported race, including candidates downgraded by the
+    /// interleaving check.
+    All,
+}
+
+const CHECK_AFTER_HELP: &str = "\
+Exit codes:
+  0  no race reported (suppressed races, races in the baseline and races
+     below --confidence do not count)
+  1  races reported
+  2  usage error, unreadable input, no C file to analyse, or output that
+     could not be written (with a message on stderr)
+
+Suppress one race with `// racelens: ignore` (or `// racelens: ignore[data-race]`)
+on the access's line or the line above; on a declaration it suppresses
+every race on that variable. Output formats: docs/output.md.";
+
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    /// C files or folders (a folder is one program); defaults to the current folder.
+    pub paths: Vec<PathBuf>,
+    /// Output format (see docs/output.md).
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: Format,
+    /// A racelens.toml to use instead of the one found upward from the first path.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Run the interleaving check without a budget and print a schedule
+    /// that exhibits each race (SARIF: codeFlows) and the refuted candidates.
+    #[arg(long)]
+    pub explain: bool,
+    /// Colour the human output (`auto`: on a terminal, unless NO_COLOR is set).
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub color: ColorChoice,
+    /// Threads for parsing and checking (default: the available cores).
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+    /// Print the summary line and notices only (human format).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Which races to report; also decides the exit code.
+    #[arg(long, value_enum, default_value = "all")]
+    pub confidence: ConfidenceFilter,
+    /// Leave out files matching GLOB (relative to a folder given, to the
+    /// current folder, or a file name; repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Folder that holds compile_commands.json (default: each folder given,
+    /// then its `build/`).
+    #[arg(short = 'p', long = "build-path", value_name = "BUILD_DIR")]
+    pub build_path: Option<PathBuf>,
+    /// Base of the relative SARIF URIs (%SRCROOT%); default: the folder
+    /// given, else the current folder.
+    #[arg(long, value_name = "DIR")]
+    pub sarif_root: Option<PathBuf>,
+    /// Report only races whose fingerprint is not in this SARIF file.
+    #[arg(long, value_name = "FILE.sarif")]
+    pub baseline: Option<PathBuf>,
+    /// Write the current races to FILE (SARIF) as a baseline; the report
+    /// follows as usual, and the exit code is 0.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Analyse files or folders (each folder is one program) and report races.
-    Check {
-        /// C files or folders; defaults to the current folder.
-        paths: Vec<PathBuf>,
-        #[arg(long, value_enum, default_value = "human")]
-        format: Format,
-        /// A racelens.toml to use instead of the one found upward from the first path.
+    #[command(after_help = CHECK_AFTER_HELP)]
+    Check(CheckArgs),
+    /// Run the language server (over stdio, the only transport).
+    Lsp {
+        /// Accepted for editors that pass it; stdio is the only transport.
         #[arg(long)]
-        config: Option<PathBuf>,
-        /// Run the interleaving check without a budget and print a schedule
-        /// that exhibits each race (SARIF: codeFlows) and the refuted candidates.
-        #[arg(long)]
-        explain: bool,
+        stdio: bool,
     },
-    /// Run the language server over stdio.
-    Lsp,
     /// Measure the language server's edit and load latencies.
     Bench {
         #[command(subcommand)]
@@ -107,14 +183,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Check {
-            paths,
-            format,
-            config,
-            explain,
-        } => check::run(paths, format, config, explain),
+        Command::Check(args) => check::run(args),
         Command::Bench { which } => bench::run(which),
-        Command::Lsp => {
+        Command::Lsp { stdio: _ } => {
             tracing_subscriber::fmt()
                 .with_writer(std::io::stderr)
                 .with_ansi(false)

@@ -1,10 +1,12 @@
 //! Human output: code frames for each racy access and its conflicts,
 //! rendered with codespan-reporting.
 
+use crate::check::Finding;
+use crate::notices::{Kind, Notice};
 use codespan_reporting::diagnostic::{Diagnostic, Label};
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term;
-use racelens_analysis::{Confidence, Explanation, Incomplete, RaceReport};
+use racelens_analysis::{Confidence, RaceReport};
 use racelens_syntax::LineIndex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,15 +24,14 @@ impl Sources {
         Sources {
             files: BTreeMap::new(),
             simple: SimpleFiles::new(),
-            cwd: std::env::current_dir().ok(),
+            cwd: std::env::current_dir()
+                .ok()
+                .map(|c| std::fs::canonicalize(&c).unwrap_or(c)),
         }
     }
 
     pub fn add(&mut self, path: &Path, text: Arc<str>) {
-        let shown = match &self.cwd {
-            Some(c) => path.strip_prefix(c).unwrap_or(path).display().to_string(),
-            None => path.display().to_string(),
-        };
+        let shown = self.shown(path);
         let id = self.simple.add(shown, text.clone());
         let li = LineIndex::new(&text);
         self.files.insert(path.to_path_buf(), (text, li, id));
@@ -40,6 +41,32 @@ impl Sources {
     pub fn position(&self, path: &Path, offset: usize) -> (u32, u32) {
         match self.files.get(path) {
             Some((t, li, _)) => li.position(t, offset, true),
+            None => (0, 0),
+        }
+    }
+
+    /// A path as shown to people: relative to the current folder (with
+    /// `..` where needed), absolute when they share no folder but the root.
+    pub fn shown(&self, path: &Path) -> String {
+        match &self.cwd {
+            Some(c) => relative(path, c),
+            None => path.display().to_string(),
+        }
+    }
+
+    /// The text of an analysed file.
+    pub fn text(&self, path: &Path) -> Option<&str> {
+        self.files.get(path).map(|f| &*f.0)
+    }
+
+    /// One-based line and column in code points of a byte offset (the
+    /// unit of the human output, as in codespan's code frames).
+    pub fn line_col_chars(&self, path: &Path, offset: usize) -> (u32, u32) {
+        match self.files.get(path) {
+            Some((t, li, _)) => {
+                let (l, c) = li.position(t, offset.min(t.len()), false);
+                (l + 1, c + 1)
+            }
             None => (0, 0),
         }
     }
@@ -63,15 +90,29 @@ impl Sources {
     }
 }
 
+/// The human report: a code frame per race and per incomplete analysis,
+/// one line per other notice. With `quiet`, the notice lines only.
 pub fn render(
-    reports: &[RaceReport],
-    incomplete: &[Incomplete],
+    findings: &[&Finding],
+    notices: &[Notice],
     src: &Sources,
-    schedules: &[Option<Explanation>],
-) -> String {
+    color: bool,
+    quiet: bool,
+) -> Vec<u8> {
     let config = term::Config::default();
-    let mut out = Vec::new();
-    for (i, r) in reports.iter().enumerate() {
+    let mut out = if color {
+        termcolor::Buffer::ansi()
+    } else {
+        termcolor::Buffer::no_color()
+    };
+    for n in notices.iter().filter(|n| n.kind != Kind::Incomplete) {
+        notice_line(&mut out, n, src);
+    }
+    if quiet {
+        return out.into_inner();
+    }
+    for f in findings {
+        let r = &f.report;
         let Some(id) = src.id(&r.site.file) else {
             continue;
         };
@@ -111,25 +152,26 @@ pub fn render(
                 "may"
             }
         )];
-        for cr in &r.creations {
-            let (l, _) = src.position(&cr.site.file, cr.site.start);
-            notes.push(format!(
-                "thread `{}` is created at {}:{}",
-                cr.thread,
-                cr.site
-                    .file
-                    .file_name()
-                    .map(|f| f.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                l + 1
-            ));
+        // One note per thread and creation site, in file and line order.
+        let mut created: Vec<(String, u32, &str)> = r
+            .creations
+            .iter()
+            .map(|cr| {
+                let (l, _) = src.line_col_chars(&cr.site.file, cr.site.start);
+                (src.shown(&cr.site.file), l, cr.thread.as_str())
+            })
+            .collect();
+        created.sort();
+        created.dedup();
+        for (file, line, thread) in created {
+            notes.push(format!("thread `{thread}` is created at {file}:{line}"));
         }
         if let Some(why) = &r.refuted {
             notes.push(format!(
                 "the bounded interleaving check found no schedule: {why}"
             ));
         }
-        if let Some(Some(e)) = schedules.get(i) {
+        if let Some(e) = &f.schedule {
             notes.push(format!("schedule:\n{}", e.text()));
         }
         let diag = diag
@@ -137,24 +179,88 @@ pub fn render(
             .with_code("data-race")
             .with_labels(labels)
             .with_notes(notes);
-        let _ = term::emit_to_io_write(&mut out, &config, &src.simple, &diag);
+        let _ = term::emit_to_write_style(&mut out, &config, &src.simple, &diag);
     }
-    for inc in incomplete {
-        if let Some(id) = src.id(&inc.site.file) {
+    for inc in notices.iter().filter(|n| n.kind == Kind::Incomplete) {
+        if let (Some(id), Some((s, e))) = (src.id(&inc.file), inc.span) {
             let diag = Diagnostic::note()
-                .with_message(format!(
-                    "analysis incomplete for `{}`: {}",
-                    inc.site.func, inc.reason
-                ))
+                .with_message(inc.message.clone())
                 .with_code("analysis-incomplete")
-                .with_labels(vec![Label::primary(
-                    id,
-                    src.range(&inc.site.file, inc.site.start, inc.site.end),
-                )]);
-            let _ = term::emit_to_io_write(&mut out, &config, &src.simple, &diag);
+                .with_labels(vec![Label::primary(id, src.range(&inc.file, s, e))]);
+            let _ = term::emit_to_write_style(&mut out, &config, &src.simple, &diag);
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    out.into_inner()
+}
+
+/// `warning: FILE:LINE:COL: message`, "warning:" coloured as gcc does.
+fn notice_line(out: &mut termcolor::Buffer, n: &Notice, src: &Sources) {
+    use std::io::Write;
+    use termcolor::{Color, ColorSpec, WriteColor};
+    let level = n.kind.level();
+    let color = if level == "warning" {
+        Color::Magenta
+    } else {
+        Color::Cyan
+    };
+    let _ = out.set_color(ColorSpec::new().set_fg(Some(color)).set_bold(true));
+    let _ = write!(out, "{level}:");
+    let _ = out.reset();
+    let place = match n.span {
+        Some((s, _)) => {
+            let (l, c) = src.line_col_chars(&n.file, s);
+            format!("{}:{l}:{c}", src.shown(&n.file))
+        }
+        None => src.shown(&n.file),
+    };
+    let _ = writeln!(out, " {place}: {}", n.message);
+}
+
+/// The summary line, its count in bold when coloured.
+pub fn summary(text: &str, color: bool) -> Vec<u8> {
+    use std::io::Write;
+    use termcolor::{ColorSpec, WriteColor};
+    let mut out = if color {
+        termcolor::Buffer::ansi()
+    } else {
+        termcolor::Buffer::no_color()
+    };
+    let _ = out.set_color(ColorSpec::new().set_bold(true));
+    let _ = write!(out, "{text}");
+    let _ = out.reset();
+    let _ = writeln!(out);
+    out.into_inner()
+}
+
+/// A report's thread creation sites, each once, in file and offset order.
+pub fn creations(r: &RaceReport) -> Vec<&racelens_analysis::Creation> {
+    let mut list: Vec<&racelens_analysis::Creation> = r.creations.iter().collect();
+    list.sort_by(|a, b| {
+        (&a.site.file, a.site.start, &a.thread).cmp(&(&b.site.file, b.site.start, &b.thread))
+    });
+    list.dedup_by(|a, b| {
+        a.site.file == b.site.file && a.site.start == b.site.start && a.thread == b.thread
+    });
+    list
+}
+
+/// `path` relative to `base` (both absolute), with `..` where needed.
+pub fn relative(path: &Path, base: &Path) -> String {
+    use std::path::Component;
+    let p: Vec<Component> = path.components().collect();
+    let b: Vec<Component> = base.components().collect();
+    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    if common <= 1 || !path.is_absolute() {
+        return path.display().to_string();
+    }
+    let mut out = PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &p[common..] {
+        out.push(c.as_os_str());
+    }
+    out.display().to_string()
 }
 
 /// With `--explain`: the candidates the interleaving check refuted, one
@@ -165,11 +271,7 @@ pub fn refuted(refuted: &[(RaceReport, String)], src: &Sources) -> String {
         let (l, _) = src.position(&r.site.file, r.site.start);
         s.push_str(&format!(
             "racelens: refuted candidate: {}:{}: {} of `{}`: {why}\n",
-            r.site
-                .file
-                .file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            src.shown(&r.site.file),
             l + 1,
             racelens_analysis::report::kind_word(r.kind),
             r.var

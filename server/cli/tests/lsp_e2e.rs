@@ -816,3 +816,56 @@ fn applying_the_first_quick_fix_removes_the_race() {
     );
     assert_eq!(c.shutdown(), 0);
 }
+
+#[test]
+fn lsp_accepts_the_stdio_flag() {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_racelens"));
+    cmd.args(["lsp", "--stdio"]).stderr(Stdio::null());
+    let (child, stdin, incoming) = common::spawn(cmd);
+    let mut c = Client {
+        child,
+        stdin,
+        incoming,
+        next_id: 0,
+        seen: Vec::new(),
+        settings: json!({}),
+    };
+    let caps = c.initialize(json!({}), None, json!({}));
+    assert!(caps["capabilities"].is_object(), "{caps}");
+    assert_eq!(c.shutdown(), 0);
+}
+
+#[test]
+fn suppressed_races_get_no_diagnostic_and_a_quick_fix_suppresses() {
+    let dir = project("suppress", &[]);
+    let file = dir.join("s.c");
+    let mut c = Client::spawn(None);
+    c.initialize(json!({}), None, json!({}));
+    c.open(&file, RACY);
+    let diags = c.races(&file, 2);
+    let main_access = line_of(RACY, "pthread_create") + 1;
+    let d = diags
+        .iter()
+        .find(|d| d["range"]["start"]["line"] == main_access)
+        .unwrap();
+    let actions = c.request("textDocument/codeAction", json!({"textDocument": {"uri": uri(&file)}, "range": d["range"], "context": {"diagnostics": [d]}}));
+    let list = actions["result"].as_array().expect("code actions");
+    let suppress = list
+        .iter()
+        .find(|a| a["title"] == "Suppress this race")
+        .unwrap_or_else(|| panic!("no suppress action in {actions}"));
+    assert_eq!(suppress["kind"], "quickfix");
+    let edits = suppress["edit"]["changes"][uri(&file)].as_array().unwrap();
+    assert_eq!(edits.len(), 1);
+    assert_eq!(edits[0]["range"]["start"]["line"], main_access);
+    assert_eq!(edits[0]["newText"], "    // racelens: ignore[data-race]\n");
+    // The client applies the edit (the server never writes files).
+    let fixed = apply_edits(RACY, edits);
+    assert_eq!(std::fs::read_to_string(&file).ok(), None);
+    c.change(&file, 2, json!([{"text": fixed}]));
+    c.races(&file, 1);
+    // On the declaration: every race on the variable.
+    let decl = RACY.replace("int counter;", "int counter; // racelens: ignore");
+    c.change(&file, 3, json!([{"text": decl}]));
+    c.races(&file, 0);
+}

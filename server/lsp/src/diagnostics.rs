@@ -99,7 +99,11 @@ impl DiagnosticsJob {
                 .filter(|l| l.races > 0 && !races.is_empty())
                 .map(|l| (l, Checker::new(&snap.analysis)));
             let mut checked = 0usize;
+            let suppressions = racelens_analysis::suppress::Suppressions::of(&snap.analysis);
             for report in races {
+                if suppressions.suppresses(&report) {
+                    continue;
+                }
                 let Some(list) = per_file.get_mut(report.site.file.as_path()) else {
                     continue;
                 };

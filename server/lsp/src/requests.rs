@@ -9,6 +9,7 @@ use crate::convert::Files;
 use crate::diagnostics::{conflict_message, race_diagnostic, SOURCE};
 use crate::snapshot::Snapshot;
 use racelens_analysis::fixes::{quick_fixes, Fix};
+use racelens_analysis::suppress::{suppress_fix, Suppressions};
 use racelens_analysis::{explain, hover, RaceReport};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -43,13 +44,18 @@ pub fn code_actions(
 ) -> Vec<CodeActionOrCommand> {
     let mut files = Files::new(&snap.analysis, &snap.open, snap.encoding);
     let mut actions = Vec::new();
+    let suppressions = Suppressions::of(&snap.analysis);
+    let text = snap.analysis.file_text(path);
     for report in snap
         .analysis
         .races_in([path])
         .iter()
         .filter(|r| r.site.start <= end && start <= r.site.end)
+        .filter(|r| !suppressions.suppresses(r))
     {
-        let fixes = quick_fixes(&snap.analysis, report);
+        let mut fixes = quick_fixes(&snap.analysis, report);
+        // Last: a comment that suppresses the race (never preferred).
+        fixes.extend(text.as_deref().map(|t| suppress_fix(t, report)));
         if fixes.is_empty() {
             continue;
         }

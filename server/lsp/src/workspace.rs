@@ -32,6 +32,12 @@ pub fn scan(roots: &[PathBuf]) -> BTreeSet<PathBuf> {
 /// The .c/.h files of one folder: from `compile_commands.json` if present
 /// (plus every header), otherwise every file not ignored by `.gitignore`.
 pub fn folder_files(dir: &Path) -> Vec<PathBuf> {
+    folder_files_with(dir, dir)
+}
+
+/// [`folder_files`] with `compile_commands.json` looked up in `build`
+/// (the CLI's `-p BUILD_DIR`, or the folder's `build/`).
+pub fn folder_files_with(dir: &Path, build: &Path) -> Vec<PathBuf> {
     let walked = ignore::WalkBuilder::new(dir)
         .hidden(true)
         .git_ignore(true)
@@ -40,7 +46,7 @@ pub fn folder_files(dir: &Path) -> Vec<PathBuf> {
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && is_c(e.path()))
         .map(|e| canonical(e.path()));
-    let Some(listed) = compile_commands(dir) else {
+    let Some(listed) = compile_commands(build) else {
         return walked.collect();
     };
     let mut files: Vec<PathBuf> = walked

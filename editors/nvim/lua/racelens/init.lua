@@ -5,6 +5,7 @@
 --     cmd = { 'racelens', 'lsp' },
 --     settings = { racelens = { maySeverity = 'warning' } },
 --     filetypes = { 'c' },
+--     c_headers = true,   -- also `cpp` buffers of .h files in C projects
 --     root_markers = { 'racelens.toml', 'compile_commands.json', '.git' },
 --   })
 --
@@ -22,6 +23,10 @@ M.explain_command = 'racelens.explain'
 M.defaults = {
   cmd = { 'racelens', 'lsp' },
   filetypes = { 'c' },
+  -- Neovim 0.7 (and VS Code) give `.h` files the filetype `cpp`. When the
+  -- filetypes include `c`, attach to `cpp` buffers too, but only for `.h`
+  -- files in a C project: one whose root has .c files and no C++ sources.
+  c_headers = true,
   root_markers = { 'racelens.toml', 'compile_commands.json', '.git' },
   settings = {
     racelens = {
@@ -334,8 +339,77 @@ function M.attach(bufnr)
   return id
 end
 
+-- File extensions of C++ sources and headers (a project with any is C++).
+M.cpp_extensions = { 'cc', 'cpp', 'cxx', 'c++', 'C', 'hpp', 'hh', 'hxx', 'h++', 'ipp', 'tpp' }
+
+-- Folders not searched when classifying a project.
+local skip_dirs = { ['.git'] = true, node_modules = true, target = true }
+
+-- Root directory -> boolean (is it a C project), computed once per root.
+M._c_projects = {}
+
+--- Does `root` hold a C project: some .c file and no C++ source? Searches
+--- at most `limit` directory entries (default 20000), hidden folders excluded.
+function M.is_c_project(root, limit)
+  if M._c_projects[root] ~= nil then
+    return M._c_projects[root]
+  end
+  local cpp = {}
+  for _, e in ipairs(M.cpp_extensions) do
+    cpp[e] = true
+  end
+  local budget = limit or 20000
+  local has_c, has_cpp = false, false
+  local queue = { root }
+  while #queue > 0 and budget > 0 and not has_cpp do
+    local dir = table.remove(queue)
+    local handle = uv.fs_scandir(dir)
+    while handle and budget > 0 do
+      local name, kind = uv.fs_scandir_next(handle)
+      if name == nil then
+        break
+      end
+      budget = budget - 1
+      if kind == 'directory' then
+        if name:sub(1, 1) ~= '.' and not skip_dirs[name] then
+          table.insert(queue, dir .. '/' .. name)
+        end
+      else
+        local ext = name:match('%.([^.]+)$')
+        if ext == 'c' then
+          has_c = true
+        elseif ext and cpp[ext] then
+          has_cpp = true
+          break
+        end
+      end
+    end
+  end
+  local result = has_c and not has_cpp
+  M._c_projects[root] = result
+  return result
+end
+
+--- Should buffer `bufnr` get the server? Buffers of the configured
+--- filetypes do; with `c_headers`, so do `cpp` buffers of `.h` files in a
+--- C project (see `is_c_project`).
+function M.wants_buffer(bufnr)
+  local ft = vim.bo[bufnr].filetype
+  if vim.tbl_contains(M.config.filetypes, ft) then
+    return true
+  end
+  if ft ~= 'cpp' or not M.config.c_headers or not vim.tbl_contains(M.config.filetypes, 'c') then
+    return false
+  end
+  local name = api.nvim_buf_get_name(bufnr)
+  if not name:match('%.h$') then
+    return false
+  end
+  return M.is_c_project(M.find_root(name, M.config.root_markers))
+end
+
 local function matches_filetype(bufnr)
-  return vim.tbl_contains(M.config.filetypes, vim.bo[bufnr].filetype)
+  return M.wants_buffer(bufnr)
 end
 
 ---------------------------------------------------------------------------
@@ -452,11 +526,17 @@ function M.setup(opts)
 
   local group = api.nvim_create_augroup('racelens', { clear = true })
   if cfg.autostart then
+    local patterns = vim.deepcopy(cfg.filetypes)
+    if cfg.c_headers and vim.tbl_contains(patterns, 'c') and not vim.tbl_contains(patterns, 'cpp') then
+      table.insert(patterns, 'cpp')
+    end
     api.nvim_create_autocmd('FileType', {
       group = group,
-      pattern = cfg.filetypes,
+      pattern = patterns,
       callback = function(args)
-        M.attach(args.buf)
+        if M.wants_buffer(args.buf) then
+          M.attach(args.buf)
+        end
       end,
       desc = 'racelens: attach the language server',
     })
