@@ -241,6 +241,8 @@ impl Default for Config {
                 "aligned_alloc",
                 "valloc",
                 "xmalloc",
+                "alloca",
+                "__builtin_alloca",
                 "xcalloc",
                 "g_malloc",
                 "g_new0",

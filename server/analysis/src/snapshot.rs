@@ -39,6 +39,20 @@ impl Analysis {
             .unwrap_or(0)
     }
 
+    /// Does the file's item list define a function of this name? (A
+    /// definition that tree-sitter's error recovery tore apart is missing.)
+    pub fn defines(&self, path: &Path, name: &str) -> bool {
+        self.files
+            .get(path)
+            .map(|f| {
+                file_items(&self.db, *f)
+                    .functions
+                    .iter()
+                    .any(|g| &*g.name == name)
+            })
+            .unwrap_or(false)
+    }
+
     pub fn db(&self) -> &RootDb {
         &self.db
     }

@@ -149,8 +149,10 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
             let mut host = AnalysisHost::new(cfg);
             let mut sources = Sources::new();
             let mut syntax = Vec::new();
+            let mut texts = Vec::new();
             for (p, parsed) in parse_all(&loaded, progress.as_ref(), parse_workers) {
                 syntax.extend(notices::syntax_error(&p, &parsed.tree));
+                texts.push((p.clone(), parsed.text.clone()));
                 sources.add(&p, parsed.text.clone());
                 host.set_file(&p, parsed);
             }
@@ -163,6 +165,9 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
             }
             let t0 = std::time::Instant::now();
             let analysis = host.snapshot();
+            for (p, text) in &texts {
+                syntax.extend(notices::lost_main(p, text, analysis.defines(p, "main")));
+            }
             if timing {
                 let db = analysis.db();
                 let ws = analysis.workspace();

@@ -16,6 +16,9 @@ pub enum Kind {
     NotC,
     /// A function's analysis stopped at a budget.
     Incomplete,
+    /// The text defines `main`, but the parse lost the definition: the file
+    /// was analysed without it (as a library when nothing else has `main`).
+    LostMain,
 }
 
 impl Kind {
@@ -25,13 +28,14 @@ impl Kind {
             Kind::SyntaxError => "syntax-error",
             Kind::NotC => "not-c-source",
             Kind::Incomplete => "analysis-incomplete",
+            Kind::LostMain => "main-lost",
         }
     }
 
     /// SARIF notification level.
     pub fn level(self) -> &'static str {
         match self {
-            Kind::SyntaxError | Kind::NotC => "warning",
+            Kind::SyntaxError | Kind::NotC | Kind::LostMain => "warning",
             Kind::Incomplete => "note",
         }
     }
@@ -42,6 +46,9 @@ impl Kind {
             Kind::NotC => "An input named on the command line is not C source and was skipped.",
             Kind::Incomplete => {
                 "The analysis of a function stopped at a budget; races involving it may be missed."
+            }
+            Kind::LostMain => {
+                "The file defines main, but the parser lost the definition; the program was analysed without it."
             }
         }
     }
@@ -92,6 +99,60 @@ pub fn syntax_error(file: &Path, tree: &Tree) -> Option<Notice> {
     })
 }
 
+/// Where the text defines `main` (`int main(...) {`), if it does: a word
+/// `main` after a type word on its line, a parameter list, then `{`.
+pub fn main_in_text(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut from = 0;
+    while let Some(at) = text[from..].find("main").map(|i| i + from) {
+        from = at + 4;
+        if at > 0 && word(b[at - 1]) || b.get(at + 4).is_some_and(|&c| word(c)) {
+            continue;
+        }
+        let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let mut line = &text[start..at];
+        if line.trim().is_empty() && start > 0 {
+            // GNU style: the type on the line above (`int\nmain (void)`).
+            let above = text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
+            line = &text[above..start - 1];
+        }
+        let typed = line
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| matches!(w, "int" | "void"));
+        if !typed || line.contains(['=', ';', '(', '"']) {
+            continue;
+        }
+        let rest = text[at + 4..].trim_start();
+        if !rest.starts_with('(') {
+            continue;
+        }
+        let Some(close) = rest.find(')') else {
+            continue;
+        };
+        if rest[close + 1..].trim_start().starts_with('{') {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// A warning when `text` defines `main` but the parsed items do not.
+pub fn lost_main(file: &Path, text: &str, defined: bool) -> Option<Notice> {
+    if defined {
+        return None;
+    }
+    let at = main_in_text(text)?;
+    Some(Notice {
+        kind: Kind::LostMain,
+        file: file.to_path_buf(),
+        span: Some((at, at + 4)),
+        message: "`main` is defined here but the parser lost its definition; analysed without it"
+            .to_string(),
+        func: None,
+    })
+}
+
 pub fn not_c(file: PathBuf, why: String) -> Notice {
     Notice {
         kind: Kind::NotC,
@@ -112,5 +173,27 @@ pub fn incomplete(inc: &Incomplete) -> Notice {
             inc.site.func, inc.reason
         ),
         func: Some(inc.site.func.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_a_definition_of_main_not_its_mentions() {
+        let src = "// call main() later\nint x = main_count;\nstatic int main_(void);\nint\nmain(int argc, char **argv)\n{ return 0; }\n";
+        assert_eq!(main_in_text(src).map(|at| &src[at..at + 4]), Some("main"));
+        assert!(main_in_text(src).unwrap() > src.find("int\n").unwrap());
+        for none in [
+            "int main(void);\n",
+            "x = main(1);\n",
+            "void *worker(void *p) { return p; }\n",
+        ] {
+            assert_eq!(main_in_text(none), None, "{none}");
+        }
+        assert!(lost_main(Path::new("a.c"), "int main(void) { }", true).is_none());
+        let n = lost_main(Path::new("a.c"), "int main(void) { }", false).unwrap();
+        assert_eq!(n.kind, Kind::LostMain);
     }
 }

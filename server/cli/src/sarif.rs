@@ -98,7 +98,7 @@ fn rules() -> Value {
 
 fn notification_descriptors() -> Value {
     Value::Array(
-        [Kind::SyntaxError, Kind::NotC, Kind::Incomplete]
+        [Kind::SyntaxError, Kind::NotC, Kind::Incomplete, Kind::LostMain]
             .iter()
             .map(|k| json!({ "id": k.id(), "shortDescription": { "text": k.description() }, "helpUri": format!("{DOCS}#notices"), "defaultConfiguration": { "level": k.level() } }))
             .collect(),
@@ -114,6 +114,7 @@ fn notification(ctx: &Ctx, n: &Notice) -> Value {
         Kind::SyntaxError => 0,
         Kind::NotC => 1,
         Kind::Incomplete => 2,
+        Kind::LostMain => 3,
     };
     json!({
         "level": n.kind.level(),

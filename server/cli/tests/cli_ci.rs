@@ -208,6 +208,41 @@ fn syntax_errors_are_reported_in_every_format() {
 }
 
 #[test]
+fn a_main_the_parser_lost_is_warned_about() {
+    // tree-sitter's recovery swallows the definitions after this initializer.
+    let src = "#include <pthread.h>\nstatic int t[2] = { ((int (*)[ 1, 2 };\nint\nmain(void)\n{\n    return 0;\n}\n";
+    let dir = project("lostmain", &[("lost.c", src)]);
+    let o = run(&dir, &["lost.c"]);
+    assert!(
+        stdout(&o).contains(
+            "warning: lost.c:4:1: `main` is defined here but the parser lost its definition"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    let (_, j) = json(&dir, &["lost.c"]);
+    let kinds: Vec<&str> = j["notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"main-lost"), "{j}");
+    let (_, s) = sarif(&dir, &["lost.c"]);
+    assert!(
+        notifications(&s)
+            .iter()
+            .any(|n| n["descriptor"]["id"] == "main-lost"),
+        "{s}"
+    );
+    validate(&s);
+    // A file whose main the parser keeps gets no such notice.
+    let dir = project("keptmain", &[("kept.c", "int main(void) { return 0; }\n")]);
+    let (_, j) = json(&dir, &["kept.c"]);
+    assert!(!j.to_string().contains("main-lost"), "{j}");
+}
+
+#[test]
 fn non_c_input_is_reported_not_counted_as_clean() {
     let dir = project(
         "nonc",

@@ -2,7 +2,9 @@
 //!
 //! Runs `../shared/score/score.py` (beside the repository, as in CI) with the
 //! `racelens` binary of this build and fails when line accuracy or race
-//! recall drops below the floors, or when any program errors.
+//! recall drops below the floors, or when any program errors. Lines whose
+//! expectation holds only under the test's own non-default Goblint settings
+//! are scored apart (`--exclude ../shared/score/goblint-config-specific.txt`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -11,8 +13,12 @@ use std::process::Command;
 /// striping (session 5): that change fixed 7 `NORACE` lines and lost 2 `RACE`
 /// lines where Goblint's region analysis sees a node linked into two buckets
 /// (`09-regions/12`, `23`), so the recall floor stepped down once, on purpose.
+/// With `--exclude` (session 14): races on `volatile` objects are reported
+/// since then, as C11 demands, which turns the 11 NORACE lines of
+/// `04-mutex/99-volatile.c` (expected only under its `--disable
+/// ana.race.volatile` setting, a list the exclude file lacks) wrong: 0.9193.
 const ACCURACY_FLOOR: f64 = 0.919;
-const RECALL_FLOOR: f64 = 0.935;
+const RECALL_FLOOR: f64 = 0.96;
 
 fn shared() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
@@ -33,6 +39,8 @@ fn goblint_suite_score_does_not_drop() {
         .arg(&script)
         .args(["--bin", env!("CARGO_BIN_EXE_racelens"), "--suite"])
         .arg(&suite)
+        .arg("--exclude")
+        .arg(shared.join("score/goblint-config-specific.txt"))
         .arg("--json")
         .arg(&json)
         .arg("--quiet")
