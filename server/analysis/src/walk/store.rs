@@ -270,6 +270,16 @@ impl<'a> Walker<'a> {
             return w;
         }
         let s = self.summary(f);
+        // A function that also starts threads (storing their ids into the
+        // new object, handing it to them) is no mere allocator: the object
+        // keeps the site inside it, where those stores name it.
+        if s.models
+            .values()
+            .any(|m| matches!(m, CallModel::Create { .. }))
+        {
+            self.d.wrappers.borrow_mut().insert(f, false);
+            return false;
+        }
         let allocates = |e: &Expr| {
             matches!(uncast(e), Expr::CallResult(id)
                 if matches!(s.models.get(id), Some(CallModel::Alloc | CallModel::Realloc)))
