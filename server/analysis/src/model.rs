@@ -110,6 +110,28 @@ impl LocKey {
             Base::Global(n) => n.rsplit("::").next().unwrap_or(n).to_string(),
             Base::Local { var, .. } => var.to_string(),
             Base::Heap { func, .. } => format!("(heap object allocated in {func})"),
+            // A type-based location: any object of that type that an
+            // unresolved pointer may reach. Scalars are not structs.
+            Base::Type(t)
+                if t.split_whitespace().all(|w| {
+                    matches!(
+                        w,
+                        "int"
+                            | "long"
+                            | "short"
+                            | "char"
+                            | "signed"
+                            | "unsigned"
+                            | "float"
+                            | "double"
+                            | "_Bool"
+                            | "bool"
+                            | "void"
+                    )
+                }) =>
+            {
+                format!("(some {t} behind an unresolved pointer)")
+            }
             Base::Type(t) => format!("(struct {t})"),
             Base::Synthetic(n) => n.to_string(),
             Base::Unknown => "(memory behind a wild pointer)".to_string(),

@@ -8,10 +8,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// Found / injected over the realworld programs (80 of 81 in session 14:
-/// klib's `kt_for` runs inside a pipeline step called through a pointer
-/// that an alloca'd worker array leads to).
-const RECALL_FLOOR: f64 = 0.987;
+/// Found / injected over the realworld programs: 81 of 81 in session 14,
+/// the target is 0.99.
+const RECALL_FLOOR: f64 = 0.99;
 
 fn shared() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")

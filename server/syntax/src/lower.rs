@@ -67,6 +67,33 @@ pub fn lower_definition(def: Node, src: &str, macros: &MacroTable) -> FnIr {
     if let Some(b) = def.field("body") {
         lw.stmt(b, &mut body, 0);
     }
+    // SV-COMP's lock idiom: the function's effect on its lock word, as a
+    // call that the lock models classify (in the function's own IR, so an
+    // edit of the function changes it like any other statement).
+    let name = def.field("declarator").and_then(|d| {
+        let mut ty = crate::ir::TypeInfo::default();
+        declarator(d, &mut ty).map(|n| crate::items::text(n, src))
+    });
+    if name.is_some_and(|n| n.starts_with("__VERIFIER_atomic_")) {
+        if let Some((m, acquires)) = verifier_lock(&body) {
+            let end = def.end_byte().saturating_sub(lw.base);
+            let span = Span::new(end.saturating_sub(1), end);
+            let id = lw.ir.ncalls;
+            lw.ir.ncalls += 1;
+            let f = if acquires {
+                "pthread_mutex_lock"
+            } else {
+                "pthread_mutex_unlock"
+            };
+            body.push(Stmt::Call(Call {
+                id,
+                callee: Callee::Direct(Name::from(f)),
+                args: vec![Expr::AddrOf(Box::new(Expr::Var(m)))],
+                span,
+                stmt_span: span,
+            }));
+        }
+    }
     lw.ir.body = body;
     lw.ir.address_taken.sort();
     lw.ir.address_taken.dedup();
@@ -317,5 +344,40 @@ mod loop_bound_tests {
         );
         let s = |x: &str| Some(Name::from(x));
         assert_eq!(b, vec![s("0<10"), s("0<10"), s("0<n->cap"), None, None]);
+    }
+}
+
+/// SV-COMP's lock idiom inside a `__VERIFIER_atomic_*` function: a body
+/// that assumes a global `m` is zero and then sets it to a nonzero constant
+/// acquires `m` (`assume(m == 0); m = 1;`); one that only sets it to zero
+/// releases it. Returns the global and whether the function acquires it.
+pub(crate) fn verifier_lock(body: &[Stmt]) -> Option<(Name, bool)> {
+    let mut waits: Vec<&Name> = Vec::new();
+    let mut sets: Vec<(&Name, i64)> = Vec::new();
+    for s in body {
+        match s {
+            Stmt::If {
+                test:
+                    Test::VarZero {
+                        var,
+                        zero_on_true: true,
+                    },
+                then,
+                els,
+                ..
+            } if then.is_empty() && els.is_empty() => waits.push(var),
+            Stmt::Assign {
+                lhs: Expr::Var(x),
+                rhs: Expr::Int(k),
+            } => sets.push((x, *k)),
+            Stmt::Access(_) | Stmt::Decl(_) => {}
+            Stmt::Call(_) => {}
+            _ => return None,
+        }
+    }
+    match (&waits[..], &sets[..]) {
+        ([w], [(x, k)]) if *w == *x && *k != 0 => Some(((*x).clone(), true)),
+        ([], [(x, 0)]) => Some(((*x).clone(), false)),
+        _ => None,
     }
 }

@@ -22,7 +22,7 @@ use super::{add_vals, uncast, Val, Vals, Walker, MAX_ALLOCATED, MAX_HELD, MAX_TR
 use crate::config::CallModel;
 use crate::db::FunctionId;
 use crate::model::*;
-use racelens_syntax::{AccessKind, Call, Callee, Expr, Name, Stmt, Test};
+use racelens_syntax::{AccessKind, Call, Callee, Expr, Name};
 use thin_vec::ThinVec;
 
 /// Library functions that call their function arguments synchronously (or
@@ -234,6 +234,8 @@ impl<'a> Walker<'a> {
             // An atomic store into a lock word this path holds releases it
             // (`__atomic_store_n(&l, 0, __ATOMIC_RELEASE)` after a CAS loop).
             Some(CallModel::Atomic) if is_atomic_store(c) => {
+                // The answer reads the held locks: a context field.
+                self.opaque();
                 let (keys, resolved) = self.lock_keys(fr, c.args.first());
                 match resolved
                     && !keys.is_empty()
@@ -846,28 +848,10 @@ impl<'a> Walker<'a> {
                         inner.may.insert(atomic_section());
                     }
                     let wrapper = self.is_alloc_wrapper(f);
-                    let word = match atomic {
-                        true => verifier_lock(&self.summary(f).ir.body)
-                            .filter(|(m, _)| self.prog.global(m).is_some()),
-                        false => None,
-                    };
                     let e = self.walk_fn(f, inner, bindings).map(|mut e| {
                         if atomic {
                             e.must.remove(&atomic_section().lock);
                             e.may.remove(&atomic_section().lock);
-                        }
-                        if let Some((m, acquires)) = &word {
-                            let h = Held {
-                                lock: LocKey::new(Base::Global(m.clone())),
-                                shared: false,
-                            };
-                            if *acquires {
-                                e.must.insert(h.clone());
-                                e.may.insert(h);
-                            } else {
-                                e.must.remove(&h.lock);
-                                e.may.remove(&h.lock);
-                            }
                         }
                         if wrapper {
                             self.allocated_at(fr, c, &mut e);
@@ -949,39 +933,4 @@ fn is_cas(c: &Call) -> bool {
 fn is_atomic_store(c: &Call) -> bool {
     matches!(&c.callee, Callee::Direct(n) if matches!(&**n,
         "__atomic_store_n" | "__atomic_store" | "atomic_store" | "atomic_store_explicit"))
-}
-
-/// SV-COMP's lock idiom inside a `__VERIFIER_atomic_*` function: a body
-/// that assumes a global `m` is zero and then sets it to a nonzero constant
-/// acquires `m` (`assume(m == 0); m = 1;`); one that only sets it to zero
-/// releases it. Returns the global and whether the function acquires it.
-fn verifier_lock(body: &[Stmt]) -> Option<(Name, bool)> {
-    let mut waits: Vec<&Name> = Vec::new();
-    let mut sets: Vec<(&Name, i64)> = Vec::new();
-    for s in body {
-        match s {
-            Stmt::If {
-                test:
-                    Test::VarZero {
-                        var,
-                        zero_on_true: true,
-                    },
-                then,
-                els,
-                ..
-            } if then.is_empty() && els.is_empty() => waits.push(var),
-            Stmt::Assign {
-                lhs: Expr::Var(x),
-                rhs: Expr::Int(k),
-            } => sets.push((x, *k)),
-            Stmt::Access(_) | Stmt::Decl(_) => {}
-            Stmt::Call(_) => {}
-            _ => return None,
-        }
-    }
-    match (&waits[..], &sets[..]) {
-        ([w], [(x, k)]) if *w == *x && *k != 0 => Some(((*x).clone(), true)),
-        ([], [(x, 0)]) => Some(((*x).clone(), false)),
-        _ => None,
-    }
 }

@@ -192,7 +192,19 @@ impl<'a> Walker<'a> {
 
     /// Does this pointer value come from a call to a function without a body?
     fn from_unknown_call(&self, fr: &Frame, v: &Expr) -> bool {
+        /// Library functions that return a pointer to the calling thread's
+        /// own object: what is accessed through the result is not shared.
+        const THREAD_LOCAL_RESULTS: &[&str] = &[
+            "__errno_location",
+            "__error",
+            "___errno",
+            "__errno",
+            "__h_errno_location",
+        ];
         let is_unknown = |id: &u32| match fr.calls.get(id) {
+            // `errno` is `*__errno_location()` (glibc; `__error()` on the
+            // BSDs, `___errno()` on Solaris): each thread has its own.
+            Some(Callee::Direct(n)) if THREAD_LOCAL_RESULTS.contains(&&**n) => false,
             Some(Callee::Direct(n)) => {
                 self.prog.functions_named(n).is_none() && fr.summary.models.get(id).is_none()
             }

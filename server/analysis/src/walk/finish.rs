@@ -231,7 +231,7 @@ impl<'a> Walker<'a> {
     /// `ThreadTable::escaped_locals`): targets of the pointer store (which
     /// holds every pointer stored outside a frame), of thread and callback
     /// arguments, and of the function cells threads were handed.
-    fn escaped_locals(&self) -> Vec<Base> {
+    pub(super) fn escaped_locals(&self) -> Vec<Base> {
         let mut out: Vec<Base> = Vec::new();
         let mut add = |vals: &Vals| {
             for v in vals {

@@ -239,8 +239,17 @@ pub(super) fn update(
     w.d.facts.clear();
     w.d.struct_prefixes.clear();
     let t1 = std::time::Instant::now();
+    let old_fn_cells = w.d.fn_cells.clone();
     for &n in &fnodes {
         rewalk(&mut w, n)?;
+    }
+    // Walk-wide facts that only grow during a walk: an update that changed
+    // them would keep stale entries a walk from scratch drops.
+    if w.d.fn_cells != old_fn_cells {
+        return Err("function values stored into memory changed");
+    }
+    if w.escaped_locals() != snap.result.table.escaped_locals {
+        return Err("locals escaping to other threads changed");
     }
     let t_walk = t1.elapsed();
     w.d.rewalk = None;

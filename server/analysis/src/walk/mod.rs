@@ -301,10 +301,48 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
             Ok((result, snap)) => {
                 if incremental::verifying() {
                     let (full, _) = walk_all(db, &prog);
-                    assert!(
-                        full == result,
-                        "racelens: incremental walk differs from a full walk"
-                    );
+                    if full != result {
+                        let part = if full.table.threads != result.table.threads {
+                            "threads"
+                        } else if full.table.sites != result.table.sites {
+                            "sites"
+                        } else if full.table.escaped_locals != result.table.escaped_locals {
+                            "escaped locals"
+                        } else if full.locations != result.locations {
+                            "locations"
+                        } else {
+                            "incomplete"
+                        };
+                        if std::env::var_os("RACELENS_VERIFY_DUMP").is_some() {
+                            for (b, f) in &full.locations {
+                                let r = result.locations.get(b);
+                                if r != Some(f) {
+                                    eprintln!(
+                                        "base {b:?}: full {} facts, incremental {:?}",
+                                        f.len(),
+                                        r.map(|r| r.len())
+                                    );
+                                    for x in f.iter() {
+                                        if !r.is_some_and(|r| r.contains(x)) {
+                                            eprintln!(
+                                                "  only full: {:?} {:?} t{} must {:?} may {:?}",
+                                                x.span, x.kind, x.thread, x.must, x.may
+                                            );
+                                        }
+                                    }
+                                    for x in r.into_iter().flat_map(|r| r.iter()) {
+                                        if !f.contains(x) {
+                                            eprintln!(
+                                                "  only incr: {:?} {:?} t{} must {:?} may {:?}",
+                                                x.span, x.kind, x.thread, x.must, x.may
+                                            );
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        panic!("racelens: incremental walk differs from a full walk ({part})");
+                    }
                 }
                 incremental::keep(snap);
                 incremental::count(true);
