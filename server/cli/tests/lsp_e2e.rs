@@ -869,3 +869,17 @@ fn suppressed_races_get_no_diagnostic_and_a_quick_fix_suppresses() {
     c.change(&file, 3, json!([{"text": decl}]));
     c.races(&file, 0);
 }
+
+#[test]
+fn a_dollar_request_gets_method_not_found_and_a_dollar_notification_nothing() {
+    let mut c = Client::spawn(None);
+    c.initialize(json!({}), None, json!({}));
+    c.notify("$/setTrace", json!({"value": "off"}));
+    let resp = c.request("$/racelens/unknown", json!({}));
+    assert_eq!(resp["error"]["code"], -32601, "{resp}");
+    // The notification got no answer: the next message with an id is the
+    // response to the next request.
+    let shutdown = c.request("shutdown", Value::Null);
+    assert!(shutdown.get("error").is_none(), "{shutdown}");
+    c.notify("exit", Value::Null);
+}
