@@ -883,3 +883,37 @@ fn a_dollar_request_gets_method_not_found_and_a_dollar_notification_nothing() {
     assert!(shutdown.get("error").is_none(), "{shutdown}");
     c.notify("exit", Value::Null);
 }
+
+#[test]
+fn a_lone_surrogate_in_did_open_becomes_a_replacement_character() {
+    let dir = project("surrogate", &[]);
+    let file = dir.join("s.c");
+    let mut c = Client::spawn(None);
+    c.initialize(json!({}), None, json!({}));
+    let text = format!("/* broken: SURROGATE */\n{RACY}");
+    let msg = json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri(&file), "languageId": "c", "version": 1, "text": text}}});
+    let body = serde_json::to_string(&msg)
+        .unwrap()
+        .replace("SURROGATE", r"\ud800");
+    c.send_raw(&body);
+    let diags = c.races(&file, 2);
+    let main_access = line_of(RACY, "pthread_create") + 2;
+    assert!(
+        diags
+            .iter()
+            .any(|d| d["range"]["start"]["line"] == main_access),
+        "{diags:#?}"
+    );
+    // The document is open: an edit to it applies.
+    c.change(&file, 2, json!([{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}, "text": ""}]));
+    c.diagnostics_where(&file, |d| {
+        d.iter()
+            .any(|d| d["range"]["start"]["line"] == main_access - 1)
+    });
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri(&file)}, "position": {"line": 0, "character": 12}}),
+    );
+    assert!(hover.get("error").is_none(), "{hover}");
+    assert_eq!(c.shutdown(), 0);
+}
