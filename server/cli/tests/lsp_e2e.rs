@@ -917,3 +917,34 @@ fn a_lone_surrogate_in_did_open_becomes_a_replacement_character() {
     assert!(hover.get("error").is_none(), "{hover}");
     assert_eq!(c.shutdown(), 0);
 }
+
+#[test]
+fn documents_in_other_languages_are_not_analysed_and_headers_called_cpp_are() {
+    let dir = project("language", &[]);
+    let script = dir.join("script.py");
+    let header = dir.join("racy.h");
+    let mut c = Client::spawn(None);
+    c.initialize(json!({}), None, json!({}));
+    // Racy C text in a Python document: if it were analysed, it would
+    // publish races and clash with the header's definitions.
+    c.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri(&script), "languageId": "python", "version": 1, "text": RACY}}));
+    c.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri(&header), "languageId": "cpp", "version": 1, "text": RACY}}));
+    c.races(&header, 2);
+    // The diagnostics of one revision are published together; drain a little.
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while c.recv(deadline).is_some() {}
+    let script_uri = uri(&script);
+    assert!(
+        !c.seen
+            .iter()
+            .any(|m| m["params"]["uri"] == script_uri.as_str()),
+        "{:#?}",
+        c.seen
+    );
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": script_uri}, "position": {"line": line_of(RACY, "pthread_create") + 1, "character": 5}}),
+    );
+    assert_eq!(hover["result"], Value::Null, "{hover}");
+    assert_eq!(c.shutdown(), 0);
+}

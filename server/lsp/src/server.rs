@@ -153,10 +153,18 @@ impl LanguageServer for Server {
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let doc = params.text_document;
         let path = uri_to_path(&doc.uri);
-        let revision = self
-            .session
-            .lock()
-            .open(doc.uri, path, doc.version, &doc.text);
+        let revision = {
+            let mut state = self.session.lock();
+            if !state.wants(&path, &doc.language_id) {
+                tracing::info!(
+                    "ignoring `{}`: language `{}` is not C",
+                    doc.uri.as_str(),
+                    doc.language_id
+                );
+                return;
+            }
+            state.open(doc.uri, path, doc.version, &doc.text)
+        };
         self.session.schedule_diagnostics(revision);
     }
 

@@ -105,6 +105,15 @@ impl State {
         self.config.path.as_deref() == Some(path) || workspace::is_config(path)
     }
 
+    /// Whether a document the editor opens with this `languageId` is ours:
+    /// C, or C++ for a `.h` file (editors call C headers `cpp`), or the
+    /// configuration file whatever its language. Others (a `.py` file) are
+    /// not opened at all: no analysis, no diagnostics.
+    pub fn wants(&self, path: &Path, language_id: &str) -> bool {
+        let header = path.extension().is_some_and(|e| e == "h");
+        language_id == "c" || (language_id == "cpp" && header) || self.is_config(path)
+    }
+
     /// `didOpen`: the editor's text replaces the disk contents.
     pub fn open(&mut self, uri: Uri, path: PathBuf, version: i32, text: &str) -> u64 {
         // A file the workspace load already parsed, opened with the same
