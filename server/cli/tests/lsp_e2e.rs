@@ -948,3 +948,69 @@ fn documents_in_other_languages_are_not_analysed_and_headers_called_cpp_are() {
     assert_eq!(hover["result"], Value::Null, "{hover}");
     assert_eq!(c.shutdown(), 0);
 }
+
+/// `config.stop` races, `config` has other fields, and `strerror` writes
+/// the library's hidden state in both threads.
+const CONFIG: &str = "#include <pthread.h>
+#include <string.h>
+#include <errno.h>
+struct config { int stop; int verbose; int level; } config;
+void *worker(void *arg) {
+    while (!config.stop) { config.verbose = 1; }
+    const char *m = strerror(errno);
+    return (void *)m;
+}
+int main(void) {
+    pthread_t t;
+    pthread_create(&t, 0, worker, 0);
+    config.stop = 1;
+    config.level = 2;
+    strerror(errno);
+    pthread_join(t, 0);
+    return 0;
+}
+";
+
+#[test]
+fn hover_at_a_race_diagnostic_describes_its_object() {
+    let dir = project("hover-race", &[]);
+    let file = dir.join("config.c");
+    let mut c = Client::spawn(None);
+    c.initialize(json!({}), None, json!({}));
+    c.open(&file, CONFIG);
+    let diags = c.diagnostics_where(&file, |d| {
+        d.iter().any(|d| {
+            d["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("static state of strerror"))
+        }) && d.iter().any(|d| {
+            d["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("`config.stop`"))
+        })
+    });
+    let mut hovered = 0;
+    for d in diags.iter().filter(|d| d["code"] == "data-race") {
+        let message = d["message"].as_str().unwrap();
+        let hover = c.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&file)}, "position": d["range"]["start"]}),
+        );
+        let text = hover["result"]["contents"]["value"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no hover at {d}: {hover}"));
+        if message.contains("`config.stop`") {
+            assert!(text.contains("**`config.stop`**"), "{text}");
+            assert!(!text.contains("more"), "{text}");
+            assert!(!text.contains("config.level"), "{text}");
+            hovered += 1;
+        }
+        if message.contains("static state of strerror") {
+            assert!(text.contains("(static state of strerror)"), "{text}");
+            assert!(text.contains("hidden static state"), "{text}");
+            hovered += 1;
+        }
+    }
+    assert!(hovered >= 3, "{diags:#?}");
+    assert_eq!(c.shutdown(), 0);
+}
