@@ -6,6 +6,11 @@
 //! facts the race check uses. The name under the cursor is found on the
 //! file's tree-sitter tree; an access is matched to its facts by span, and a
 //! declaration by name (globals, static locals) or by struct and field.
+//!
+//! Inside a racy access (a race diagnostic's range) the hover describes the
+//! objects that access races on, whatever name is under the cursor: at the
+//! start of `config.stop` that is `config.stop`, not every field of
+//! `config`; on a `strerror(...)` call, the library's hidden state.
 
 use crate::db::{
     file_functions, function_offset, function_summary, program, FunctionId, SourceFile, Workspace,
@@ -13,9 +18,12 @@ use crate::db::{
 use crate::facts::AccessFact;
 use crate::locate::{fact_site, line_number, short_path, thread_label};
 use crate::model::{Base, Elem, LocKey};
-use crate::races::{location_accesses, locations, races_at, thread_analysis, Confidence, Location};
+use crate::races::{
+    location_accesses, locations, locations_in, races_at, thread_analysis, Confidence, Location,
+};
 use crate::snapshot::Analysis;
 use racelens_syntax::{AccessKind, Stmt};
+use rustc_hash::FxHashSet;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -31,29 +39,83 @@ pub fn hover(analysis: &Analysis, path: &Path, offset: usize) -> Option<String> 
     let db = analysis.db();
     let ws = analysis.workspace();
     let file = analysis.file(path)?;
-    let parsed = file.parsed(db);
-    let root = parsed.tree.root_node();
-    let node = [offset, offset.saturating_sub(1)]
-        .into_iter()
-        .filter_map(|o| root.descendant_for_byte_range(o, o))
-        .find(|n| matches!(n.kind(), "identifier" | "field_identifier"))?;
-    let name = parsed.text.get(node.byte_range())?.to_string();
-    let target = Target {
-        db,
-        ws,
-        file,
-        path,
-        node,
-        name: name.clone(),
-    };
-    let locs = target.by_access().or_else(|| target.by_declaration())?;
-    if locs.is_empty() {
-        if let Some(text) = target.lock_key().and_then(|k| lock_summary(analysis, &k)) {
-            return Some(text);
+    let racy = racy_at(analysis, file, path, offset);
+    let locs = if racy.is_empty() {
+        let parsed = file.parsed(db);
+        let root = parsed.tree.root_node();
+        let node = [offset, offset.saturating_sub(1)]
+            .into_iter()
+            .filter_map(|o| root.descendant_for_byte_range(o, o))
+            .find(|n| matches!(n.kind(), "identifier" | "field_identifier"))?;
+        let name = parsed.text.get(node.byte_range())?.to_string();
+        let target = Target {
+            db,
+            ws,
+            file,
+            path,
+            node,
+            name: name.clone(),
+        };
+        let locs = target.by_access().or_else(|| target.by_declaration())?;
+        if locs.is_empty() {
+            if let Some(text) = target.lock_key().and_then(|k| lock_summary(analysis, &k)) {
+                return Some(text);
+            }
+            return target
+                .is_shared_name()
+                .then(|| format!("**`{name}`**: no thread accesses it"));
         }
-        return target
-            .is_shared_name()
-            .then(|| format!("**`{name}`**: no thread accesses it"));
+        locs
+    } else {
+        racy
+    };
+    render_all(analysis, &locs)
+}
+
+/// The locations of the narrowest racy access in `path` that contains
+/// `offset` (the range of its race diagnostic), in the order the race
+/// reports meet them (so the object the diagnostic names comes first).
+fn racy_at(analysis: &Analysis, file: SourceFile, path: &Path, offset: usize) -> Vec<Shown> {
+    let db = analysis.db();
+    let files: FxHashSet<SourceFile> = [file].into_iter().collect();
+    let mut best: Option<usize> = None;
+    let mut out: Vec<Shown> = Vec::new();
+    for loc in locations_in(db, analysis.workspace(), Some(&files)) {
+        let pairs = races_at(db, loc);
+        if pairs.is_empty() {
+            continue;
+        }
+        let facts = location_accesses(db, loc);
+        let base = loc.key(db);
+        for i in pairs.iter().flat_map(|p| [p.a, p.b]) {
+            let f = &facts[i as usize];
+            if f.func.file(db) != file {
+                continue;
+            }
+            let s = fact_site(db, f);
+            if s.file != path || !(s.start <= offset && offset < s.end.max(s.start + 1)) {
+                continue;
+            }
+            let width = s.end - s.start;
+            if best.is_some_and(|b| width > b) {
+                continue;
+            }
+            if best.is_some_and(|b| width < b) {
+                out.clear();
+            }
+            best = Some(width);
+            let key = f.key(base);
+            if !out.iter().any(|s| s.key == key) {
+                out.push(Shown { loc, key });
+            }
+        }
+    }
+    out
+}
+
+fn render_all(analysis: &Analysis, locs: &[Shown]) -> Option<String> {
+    if locs.is_empty() {
+        return None;
     }
     let mut out = String::new();
     for (i, shown) in locs.iter().take(MAX_LOCATIONS).enumerate() {
@@ -363,6 +425,13 @@ fn describe_base(k: &LocKey) -> String {
         Base::Local { .. } => "local whose address escapes",
         Base::Heap { .. } => "heap object",
         Base::Type(_) => "object reached through a pointer",
+        Base::Synthetic(n) if n.starts_with("(static state of ") => {
+            return format!(
+                "hidden static state of the C library's `{}`, written by every call",
+                n.trim_start_matches("(static state of ")
+                    .trim_end_matches(')')
+            )
+        }
         Base::Synthetic(_) => "synthetic",
         Base::Unknown => "object behind a wild pointer",
     };

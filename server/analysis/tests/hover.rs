@@ -99,3 +99,53 @@ fn unaccessed_global() {
 fn lock_lists_what_it_guards() {
     insta::assert_snapshot!(at("stats_mu);\n    stats.hits++"));
 }
+
+/// `config.stop` races; `config` has other fields, and `strerror` writes
+/// the library's hidden state in both threads.
+const CONFIG: &str = r#"#include <pthread.h>
+#include <string.h>
+#include <errno.h>
+struct config { int stop; int verbose; int level; } config;
+void *worker(void *arg) {
+    while (!config.stop) { config.verbose = 1; }
+    const char *m = strerror(errno);
+    return (void *)m;
+}
+int main(void) {
+    pthread_t t;
+    pthread_create(&t, 0, worker, 0);
+    config.stop = 1;
+    config.level = 2;
+    strerror(errno);
+    pthread_join(t, 0);
+    return 0;
+}
+"#;
+
+fn config_at(marker_after: &str) -> String {
+    let i = CONFIG.find(marker_after).expect("marker in CONFIG");
+    let mut s = CONFIG.to_string();
+    s.insert_str(i, "$0");
+    check(&s)
+}
+
+#[test]
+fn at_a_race_diagnostics_start_the_raced_field_is_described() {
+    let text = config_at("config.stop = 1");
+    assert!(text.contains("**`config.stop`**"), "{text}");
+    assert!(
+        !text.contains("config.level") && !text.contains("config.verbose"),
+        "{text}"
+    );
+}
+
+#[test]
+fn on_a_racy_library_call_its_hidden_state_is_described() {
+    let text = config_at("strerror(errno);\n    pthread_join");
+    assert!(text.contains("(static state of strerror)"), "{text}");
+    assert!(text.contains("hidden static state"), "{text}");
+    assert!(text.contains("data race"), "{text}");
+    // Inside the call's range too, on its argument.
+    let inner = config_at("errno);\n    pthread_join");
+    assert_eq!(inner, text);
+}

@@ -869,3 +869,148 @@ fn suppressed_races_get_no_diagnostic_and_a_quick_fix_suppresses() {
     c.change(&file, 3, json!([{"text": decl}]));
     c.races(&file, 0);
 }
+
+#[test]
+fn a_dollar_request_gets_method_not_found_and_a_dollar_notification_nothing() {
+    let mut c = Client::spawn(None);
+    c.initialize(json!({}), None, json!({}));
+    c.notify("$/setTrace", json!({"value": "off"}));
+    let resp = c.request("$/racelens/unknown", json!({}));
+    assert_eq!(resp["error"]["code"], -32601, "{resp}");
+    // The notification got no answer: the next message with an id is the
+    // response to the next request.
+    let shutdown = c.request("shutdown", Value::Null);
+    assert!(shutdown.get("error").is_none(), "{shutdown}");
+    c.notify("exit", Value::Null);
+}
+
+#[test]
+fn a_lone_surrogate_in_did_open_becomes_a_replacement_character() {
+    let dir = project("surrogate", &[]);
+    let file = dir.join("s.c");
+    let mut c = Client::spawn(None);
+    c.initialize(json!({}), None, json!({}));
+    let text = format!("/* broken: SURROGATE */\n{RACY}");
+    let msg = json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri(&file), "languageId": "c", "version": 1, "text": text}}});
+    let body = serde_json::to_string(&msg)
+        .unwrap()
+        .replace("SURROGATE", r"\ud800");
+    c.send_raw(&body);
+    let diags = c.races(&file, 2);
+    let main_access = line_of(RACY, "pthread_create") + 2;
+    assert!(
+        diags
+            .iter()
+            .any(|d| d["range"]["start"]["line"] == main_access),
+        "{diags:#?}"
+    );
+    // The document is open: an edit to it applies.
+    c.change(&file, 2, json!([{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}, "text": ""}]));
+    c.diagnostics_where(&file, |d| {
+        d.iter()
+            .any(|d| d["range"]["start"]["line"] == main_access - 1)
+    });
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri(&file)}, "position": {"line": 0, "character": 12}}),
+    );
+    assert!(hover.get("error").is_none(), "{hover}");
+    assert_eq!(c.shutdown(), 0);
+}
+
+#[test]
+fn documents_in_other_languages_are_not_analysed_and_headers_called_cpp_are() {
+    let dir = project("language", &[]);
+    let script = dir.join("script.py");
+    let header = dir.join("racy.h");
+    let mut c = Client::spawn(None);
+    c.initialize(json!({}), None, json!({}));
+    // Racy C text in a Python document: if it were analysed, it would
+    // publish races and clash with the header's definitions.
+    c.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri(&script), "languageId": "python", "version": 1, "text": RACY}}));
+    c.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri(&header), "languageId": "cpp", "version": 1, "text": RACY}}));
+    c.races(&header, 2);
+    // The diagnostics of one revision are published together; drain a little.
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while c.recv(deadline).is_some() {}
+    let script_uri = uri(&script);
+    assert!(
+        !c.seen
+            .iter()
+            .any(|m| m["params"]["uri"] == script_uri.as_str()),
+        "{:#?}",
+        c.seen
+    );
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": script_uri}, "position": {"line": line_of(RACY, "pthread_create") + 1, "character": 5}}),
+    );
+    assert_eq!(hover["result"], Value::Null, "{hover}");
+    assert_eq!(c.shutdown(), 0);
+}
+
+/// `config.stop` races, `config` has other fields, and `strerror` writes
+/// the library's hidden state in both threads.
+const CONFIG: &str = "#include <pthread.h>
+#include <string.h>
+#include <errno.h>
+struct config { int stop; int verbose; int level; } config;
+void *worker(void *arg) {
+    while (!config.stop) { config.verbose = 1; }
+    const char *m = strerror(errno);
+    return (void *)m;
+}
+int main(void) {
+    pthread_t t;
+    pthread_create(&t, 0, worker, 0);
+    config.stop = 1;
+    config.level = 2;
+    strerror(errno);
+    pthread_join(t, 0);
+    return 0;
+}
+";
+
+#[test]
+fn hover_at_a_race_diagnostic_describes_its_object() {
+    let dir = project("hover-race", &[]);
+    let file = dir.join("config.c");
+    let mut c = Client::spawn(None);
+    c.initialize(json!({}), None, json!({}));
+    c.open(&file, CONFIG);
+    let diags = c.diagnostics_where(&file, |d| {
+        d.iter().any(|d| {
+            d["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("static state of strerror"))
+        }) && d.iter().any(|d| {
+            d["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("`config.stop`"))
+        })
+    });
+    let mut hovered = 0;
+    for d in diags.iter().filter(|d| d["code"] == "data-race") {
+        let message = d["message"].as_str().unwrap();
+        let hover = c.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&file)}, "position": d["range"]["start"]}),
+        );
+        let text = hover["result"]["contents"]["value"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no hover at {d}: {hover}"));
+        if message.contains("`config.stop`") {
+            assert!(text.contains("**`config.stop`**"), "{text}");
+            assert!(!text.contains("more"), "{text}");
+            assert!(!text.contains("config.level"), "{text}");
+            hovered += 1;
+        }
+        if message.contains("static state of strerror") {
+            assert!(text.contains("(static state of strerror)"), "{text}");
+            assert!(text.contains("hidden static state"), "{text}");
+            hovered += 1;
+        }
+    }
+    assert!(hovered >= 3, "{diags:#?}");
+    assert_eq!(c.shutdown(), 0);
+}

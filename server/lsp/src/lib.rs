@@ -60,8 +60,10 @@ pub fn run_stdio() {
         let (service, socket) = tower_lsp_server::LspService::build(server::Server::new)
             .custom_method(transport::INVALID_MESSAGE, server::Server::invalid_message)
             .finish();
-        let service =
-            middleware::TrackExit::new(middleware::CatchPanics::new(service), lifecycle.clone());
+        let service = middleware::TrackExit::new(
+            middleware::AnswerDollarRequests::new(middleware::CatchPanics::new(service)),
+            lifecycle.clone(),
+        );
         let input = transport::filter(tokio::io::stdin());
         tower_lsp_server::Server::new(input, tokio::io::stdout(), socket)
             .serve(service)

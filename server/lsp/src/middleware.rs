@@ -3,7 +3,10 @@
 //! handler from ending the server (a request gets an internal error, a
 //! notification nothing); [`TrackExit`] notes `shutdown` and `exit`, so that
 //! the process can exit with 1 after an `exit` that no `shutdown` preceded,
-//! as the specification asks.
+//! as the specification asks; [`AnswerDollarRequests`] answers a request
+//! whose method starts with `$/` with `MethodNotFound`, which the
+//! `LspService` drops (the specification lets a server ignore only
+//! `$/` notifications).
 
 use crate::session::panic_message;
 use futures::future::BoxFuture;
@@ -14,6 +17,51 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use tower::Service;
 use tower_lsp_server::jsonrpc::{Error, Request, Response};
+
+/// Answers the `$/` requests the inner service leaves unanswered.
+pub struct AnswerDollarRequests<S> {
+    inner: S,
+}
+
+impl<S> AnswerDollarRequests<S> {
+    pub fn new(inner: S) -> Self {
+        AnswerDollarRequests { inner }
+    }
+}
+
+impl<S> Service<Request> for AnswerDollarRequests<S>
+where
+    S: Service<Request, Response = Option<Response>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = Option<Response>;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, Result<Option<Response>, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let id = req.id().filter(|_| req.method().starts_with("$/")).cloned();
+        let method = req.method().to_string();
+        let fut = self.inner.call(req);
+        Box::pin(async move {
+            let response = fut.await?;
+            Ok(match (response, id) {
+                (None, Some(id)) => {
+                    let error = Error {
+                        message: format!("method not found: `{method}`").into(),
+                        ..Error::method_not_found()
+                    };
+                    Some(Response::from_error(id, error))
+                }
+                (response, _) => response,
+            })
+        })
+    }
+}
 
 pub struct CatchPanics<S> {
     inner: S,
@@ -181,6 +229,52 @@ mod tests {
                 .map(|id| Response::from_ok(id, serde_json::Value::Null));
             Box::pin(async move { Ok(response) })
         }
+    }
+
+    /// A service that answers nothing, like the `LspService` on `$/` methods.
+    struct Silent;
+
+    impl Service<Request> for Silent {
+        type Response = Option<Response>;
+        type Error = Infallible;
+        type Future = BoxFuture<'static, Result<Option<Response>, Infallible>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _: Request) -> Self::Future {
+            Box::pin(async { Ok(None) })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_dollar_request_gets_method_not_found_and_a_dollar_notification_nothing() {
+        let mut service = AnswerDollarRequests::new(Silent);
+        let response = service
+            .call(Request::build("$/unknown").id(3).finish())
+            .await
+            .unwrap()
+            .expect("a response");
+        let (id, result) = response.into_parts();
+        assert_eq!(id, tower_lsp_server::jsonrpc::Id::Number(3));
+        assert_eq!(
+            result.unwrap_err().code,
+            tower_lsp_server::jsonrpc::ErrorCode::MethodNotFound
+        );
+        assert!(service
+            .call(Request::build("$/setTrace").finish())
+            .await
+            .unwrap()
+            .is_none());
+        let mut answered = AnswerDollarRequests::new(Answers);
+        let (_, result) = answered
+            .call(Request::build("$/handled").id(4).finish())
+            .await
+            .unwrap()
+            .expect("a response")
+            .into_parts();
+        assert!(result.is_ok());
     }
 
     #[tokio::test]

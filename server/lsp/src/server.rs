@@ -89,6 +89,14 @@ fn capabilities(encoding: Encoding) -> ServerCapabilities {
     }
 }
 
+/// `ContentModified` when a document's version moved while a request ran.
+fn unchanged(before: Option<i32>, after: Option<i32>) -> Result<()> {
+    match before == after {
+        true => Ok(()),
+        false => Err(Error::content_modified()),
+    }
+}
+
 /// The argument of `racelens.explain`.
 #[derive(Deserialize)]
 struct ExplainArgs {
@@ -153,10 +161,18 @@ impl LanguageServer for Server {
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let doc = params.text_document;
         let path = uri_to_path(&doc.uri);
-        let revision = self
-            .session
-            .lock()
-            .open(doc.uri, path, doc.version, &doc.text);
+        let revision = {
+            let mut state = self.session.lock();
+            if !state.wants(&path, &doc.language_id) {
+                tracing::info!(
+                    "ignoring `{}`: language `{}` is not C",
+                    doc.uri.as_str(),
+                    doc.language_id
+                );
+                return;
+            }
+            state.open(doc.uri, path, doc.version, &doc.text)
+        };
         self.session.schedule_diagnostics(revision);
     }
 
@@ -305,15 +321,38 @@ impl LanguageServer for Server {
             Error::invalid_params(format!("racelens.explain expects [{{uri, position}}]: {e}"))
         })?;
         let path = uri_to_path(&args.uri);
-        let (snapshot, offset) = {
+        let (snapshot, offset, version) = {
             let state = self.session.lock();
             let Some(offset) = state.offset(&path, line_col(args.position)) else {
                 return Ok(None);
             };
-            (state.snapshot(), offset)
+            (state.snapshot(), offset, state.version(&path))
         };
-        run_blocking(move || requests::explain(&snapshot, &path, offset))
+        let explain_path = path.clone();
+        let answer = run_blocking(move || requests::explain(&snapshot, &explain_path, offset))
             .await
-            .map_err(|f| f.into_rpc())
+            .map_err(|f| f.into_rpc())?;
+        // An edit that came while the explanation ran without cancelling it
+        // (after its last query) makes its ranges stale.
+        unchanged(version, self.session.lock().version(&path))?;
+        Ok(answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tower_lsp_server::jsonrpc::ErrorCode;
+
+    #[test]
+    fn an_answer_computed_on_an_older_version_is_content_modified() {
+        assert!(unchanged(Some(3), Some(3)).is_ok());
+        assert!(unchanged(None, None).is_ok());
+        for (before, after) in [(Some(3), Some(4)), (Some(3), None), (None, Some(1))] {
+            assert_eq!(
+                unchanged(before, after).unwrap_err().code,
+                ErrorCode::ContentModified
+            );
+        }
     }
 }

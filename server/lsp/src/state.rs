@@ -6,6 +6,15 @@
 //! Each change bumps the revision; readers take a [`Snapshot`] (the
 //! analysis together with the open files' texts), so what they compute
 //! matches the versions they report.
+//!
+//! A salsa input write (in [`State::change`] and the other edits) waits
+//! until every outstanding snapshot has unwound, and it runs under the
+//! session's lock, so a request that arrives meanwhile waits for the lock.
+//! That wait is inherent, not an artefact of the lock: a request needs the
+//! offsets of the new text and a snapshot of the new revision, which exists
+//! only after the write (a snapshot taken before it would be cancelled by
+//! it). The write itself is short once the running queries unwind, which
+//! they do at their next query boundary.
 
 use crate::config::{parse_severity, Settings};
 use crate::convert::{path_to_uri, Encoding, LineCol, OpenFile};
@@ -103,6 +112,15 @@ impl State {
 
     fn is_config(&self, path: &Path) -> bool {
         self.config.path.as_deref() == Some(path) || workspace::is_config(path)
+    }
+
+    /// Whether a document the editor opens with this `languageId` is ours:
+    /// C, or C++ for a `.h` file (editors call C headers `cpp`), or the
+    /// configuration file whatever its language. Others (a `.py` file) are
+    /// not opened at all: no analysis, no diagnostics.
+    pub fn wants(&self, path: &Path, language_id: &str) -> bool {
+        let header = path.extension().is_some_and(|e| e == "h");
+        language_id == "c" || (language_id == "cpp" && header) || self.is_config(path)
     }
 
     /// `didOpen`: the editor's text replaces the disk contents.
@@ -315,6 +333,11 @@ impl State {
             workers: racelens_syntax::par::workers(MAX_LOAD_WORKERS),
             ..self.diagnostics_job()
         }
+    }
+
+    /// The version of an open document.
+    pub fn version(&self, path: &Path) -> Option<i32> {
+        self.docs.get(path).map(|o| o.doc.version())
     }
 
     /// Byte offset of a position in a file, clamped: through the rope for an

@@ -6,6 +6,12 @@
 //! itself and passes on only decodable ones: a broken message becomes a
 //! request to [`INVALID_MESSAGE`] with the original id (or `null`), which
 //! the server answers with the JSON-RPC error the client is owed.
+//!
+//! One repair comes first: a `\uXXXX` escape of a lone UTF-16 surrogate
+//! (valid JSON, but no Unicode scalar, so serde_json refuses it in a
+//! string) becomes `\ufffd`, as a lossy UTF-16 decoder would make it.
+//! Editors send such text when a buffer holds a broken surrogate pair, and
+//! the document must still open.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -114,8 +120,14 @@ async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option<O
 
 /// The body itself when the server can decode it, else a stand-in request.
 fn sanitize(body: Vec<u8>) -> Vec<u8> {
-    if std::str::from_utf8(&body).is_ok() && serde_json::from_slice::<Incoming>(&body).is_ok() {
+    let decodes =
+        |b: &[u8]| std::str::from_utf8(b).is_ok() && serde_json::from_slice::<Incoming>(b).is_ok();
+    if decodes(&body) {
         return body;
+    }
+    if let Some(repaired) = replace_lone_surrogates(&body).filter(|b| decodes(b)) {
+        tracing::warn!("replaced lone UTF-16 surrogate escapes with U+FFFD");
+        return repaired;
     }
     let (id, code, message) = match serde_json::from_slice::<Value>(&body) {
         Err(e) => (
@@ -147,12 +159,94 @@ fn sanitize(body: Vec<u8>) -> Vec<u8> {
     .unwrap_or_default()
 }
 
+/// The 4 hex digits at the start of `b`, as a UTF-16 code unit.
+fn hex4(b: &[u8]) -> Option<u16> {
+    let digits = std::str::from_utf8(b.get(..4)?).ok()?;
+    if !digits.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    u16::from_str_radix(digits, 16).ok()
+}
+
+/// `body` with every `\uXXXX` escape of a lone surrogate replaced by
+/// `\ufffd`; `None` when it has none. Backslashes only occur in JSON
+/// strings, each starting an escape, so a scan over escapes suffices.
+fn replace_lone_surrogates(body: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(body.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < body.len() {
+        if body[i] != b'\\' {
+            out.push(body[i]);
+            i += 1;
+            continue;
+        }
+        let unit = (body.get(i + 1) == Some(&b'u'))
+            .then(|| hex4(&body[i + 2..]))
+            .flatten();
+        let Some(unit) = unit else {
+            // Another escape (`\\`, `\"`, ...): copy it whole.
+            out.extend_from_slice(&body[i..(i + 2).min(body.len())]);
+            i += 2;
+            continue;
+        };
+        let len = match unit {
+            0xD800..=0xDBFF => {
+                let low = (body.get(i + 6..i + 8) == Some(&b"\\u"[..]))
+                    .then(|| hex4(&body[i + 8..]))
+                    .flatten();
+                match low {
+                    Some(0xDC00..=0xDFFF) => 12,
+                    _ => 0,
+                }
+            }
+            0xDC00..=0xDFFF => 0,
+            _ => 6,
+        };
+        if len == 0 {
+            out.extend_from_slice(b"\\ufffd");
+            changed = true;
+            i += 6;
+        } else {
+            out.extend_from_slice(&body[i..i + len]);
+            i += len;
+        }
+    }
+    changed.then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn frame(body: &str) -> String {
         format!("Content-Length: {}\r\n\r\n{body}", body.len())
+    }
+
+    #[test]
+    fn lone_surrogates_become_replacement_characters_and_pairs_stay() {
+        let fix =
+            |s: &str| replace_lone_surrogates(s.as_bytes()).map(|b| String::from_utf8(b).unwrap());
+        assert_eq!(fix(r#""a\ud800b""#).as_deref(), Some(r#""a\ufffdb""#));
+        assert_eq!(
+            fix(r#""\uDC00\ud800""#).as_deref(),
+            Some(r#""\ufffd\ufffd""#)
+        );
+        assert_eq!(
+            fix(r#""\ud800\u0041""#).as_deref(),
+            Some(r#""\ufffd\u0041""#)
+        );
+        assert_eq!(fix(r#""x\ud800""#).as_deref(), Some(r#""x\ufffd""#));
+        // A valid pair, an escaped backslash before `ud800`, plain escapes.
+        assert_eq!(fix(r#""\ud83d\ude00 \\ud800 \u00e9 \" \n""#), None);
+        assert_eq!(
+            fix(r#""\ud800\\udc00""#).as_deref(),
+            Some(r#""\ufffd\\udc00""#)
+        );
+        let body = br#"{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"text":"int x; // \ud800!"}}"#;
+        let v: Value = serde_json::from_slice(&sanitize(body.to_vec())).unwrap();
+        assert_eq!(v["method"], "textDocument/didOpen");
+        assert_eq!(v["params"]["text"], "int x; // \u{fffd}!");
     }
 
     #[tokio::test]
