@@ -12,7 +12,8 @@ other name is the file `realworld/*/NAME.c`.
 
     python3 bench/triage.py [--bin target/release/racelens] [--shared ../shared]
 
-runs `racelens check --format json` on every labelled program and prints,
+runs `racelens check --format json` on every labelled program (or, with
+`--saved DIR`, reads its earlier output `DIR/PROGRAM.json`) and prints,
 per program and in total: the reports, how many carry a label, and the
 precision over the labelled ones (true / (true + false); `unclear` counts in
 neither), for must reports and for all. Labels whose report is gone are
@@ -44,18 +45,26 @@ def target(shared, prog):
     return os.path.relpath(hits[0], bench)
 
 
-def reports(binary, shared, rel):
+def reports(binary, shared, rel, saved=None, prog=None):
     bench = os.path.join(shared, "bench")
-    p = subprocess.run([binary, "check", "--format", "json", rel], cwd=bench,
-                       capture_output=True, text=True, timeout=600)
-    if p.returncode not in (0, 1):
-        sys.exit(f"triage: check {rel} failed ({p.returncode}): {p.stderr.strip()}")
+    if saved:
+        with open(os.path.join(saved, prog + ".json")) as f:
+            text = f.read()
+    else:
+        p = subprocess.run([binary, "check", "--format", "json", rel], cwd=bench,
+                           capture_output=True, text=True, timeout=600)
+        if p.returncode not in (0, 1):
+            sys.exit(f"triage: check {rel} failed ({p.returncode}): {p.stderr.strip()}")
+        text = p.stdout
     out = []
-    for r in json.loads(p.stdout).get("races", []):
+    for r in json.loads(text).get("races", []):
         loc = r["location"]
         f = os.path.relpath(os.path.join(bench, loc["file"]), bench) if not os.path.isabs(loc["file"]) \
             else os.path.relpath(loc["file"], bench)
-        out.append(((f, loc["line"], r["variable"]), r.get("confidence", "may")))
+        # Names as racelens prints them today (older outputs quoted heap
+        # objects' functions in backticks).
+        var = r["variable"].replace("`", "")
+        out.append(((f, loc["line"], var), r.get("confidence", "may")))
     return out
 
 
@@ -69,6 +78,8 @@ def main():
     ap.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "racelens"))
     ap.add_argument("--shared", default=os.path.join(HERE, "..", "..", "shared"))
     ap.add_argument("--json", help="also write the totals here")
+    ap.add_argument("--saved", help="read PROGRAM.json from this folder instead of running check "
+                    "(`check --format json` outputs saved earlier, e.g. of another binary)")
     a = ap.parse_args()
     labels = load_labels()
     tot = {"reports": 0, "labelled": 0, "unlabelled": 0,
@@ -77,7 +88,7 @@ def main():
     print(f"{'program':<18} {'reports':>8} {'labelled':>8} {'unlab.':>7} {'prec must':>9} {'prec all':>9}")
     for prog in sorted(labels):
         rel = target(a.shared, prog)
-        rs = reports(os.path.abspath(a.bin), os.path.abspath(a.shared), rel)
+        rs = reports(os.path.abspath(a.bin), os.path.abspath(a.shared), rel, a.saved, prog)
         must, every = collections.Counter(), collections.Counter()
         labelled = 0
         for key, conf in rs:
