@@ -244,13 +244,15 @@ pub fn creations(r: &RaceReport) -> Vec<&racelens_analysis::Creation> {
     list
 }
 
-/// `path` relative to `base` (both absolute), with `..` where needed.
+/// `path` relative to `base` (both absolute), with `..` where needed; a
+/// path that would climb more than two levels (a file in `/tmp` seen from
+/// a project folder) stays absolute, as it is easier to read.
 pub fn relative(path: &Path, base: &Path) -> String {
     use std::path::Component;
     let p: Vec<Component> = path.components().collect();
     let b: Vec<Component> = base.components().collect();
     let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    if common <= 1 || !path.is_absolute() {
+    if common <= 1 || !path.is_absolute() || b.len() - common > 2 {
         return path.display().to_string();
     }
     let mut out = PathBuf::new();
@@ -278,4 +280,23 @@ pub fn refuted(refuted: &[(RaceReport, String)], src: &Sources) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative;
+    use std::path::Path;
+
+    #[test]
+    fn paths_are_relative_to_the_current_folder_unless_far_away() {
+        let base = Path::new("/home/u/proj");
+        assert_eq!(relative(Path::new("/home/u/proj/src/a.c"), base), "src/a.c");
+        assert_eq!(
+            relative(Path::new("/home/u/other/a.c"), base),
+            "../other/a.c"
+        );
+        assert_eq!(relative(Path::new("/home/x/a.c"), base), "../../x/a.c");
+        assert_eq!(relative(Path::new("/tmp/a.c"), base), "/tmp/a.c");
+        assert_eq!(relative(Path::new("a.c"), base), "a.c");
+    }
 }

@@ -13,6 +13,32 @@ use crate::items::{base_type, declarator, name, text};
 use tree_sitter::Node;
 
 impl<'s> Lowerer<'s> {
+    /// A loop range with object-like macros that stand for integer constants
+    /// replaced by their values (`0<N` with `#define N 8` is `0<8`), so that
+    /// join ranges add up numerically (`t[0]`, then `1 <= i < N`).
+    fn numeric_bound(&self, b: Option<Name>) -> Option<Name> {
+        let b = b?;
+        let (lo, hi) = b.split_once('<')?;
+        let value = |t: &str| -> String {
+            match self.macros.get(t) {
+                Some(d) if d.params.is_none() => {
+                    let v = d
+                        .body
+                        .trim()
+                        .trim_start_matches('(')
+                        .trim_end_matches(')')
+                        .trim();
+                    match v.parse::<i64>() {
+                        Ok(k) => k.to_string(),
+                        Err(_) => t.to_string(),
+                    }
+                }
+                _ => t.to_string(),
+            }
+        };
+        Some(Name::from(format!("{}<{}", value(lo), value(hi))))
+    }
+
     fn stmts_of(&mut self, n: Node, out: &mut Vec<Stmt>, depth: u32) {
         let mut cur = n.walk();
         let children: Vec<Node> = n.named_children(&mut cur).collect();
@@ -89,7 +115,7 @@ impl<'s> Lowerer<'s> {
                         body,
                         do_while: false,
                         infinite,
-                        bound: while_bound(n, self.src),
+                        bound: self.numeric_bound(while_bound(n, self.src)),
                     },
                 );
             }
@@ -143,7 +169,7 @@ impl<'s> Lowerer<'s> {
                 if let Some(u) = n.field("update") {
                     self.value(u, &mut body, depth + 1);
                 }
-                let bound = loop_bound(n, self.src);
+                let bound = self.numeric_bound(loop_bound(n, self.src));
                 self.push(
                     out,
                     Stmt::Loop {
