@@ -365,6 +365,12 @@ impl<'a> Walker<'a> {
                     .collect()
             }
         };
+        self.definitions(fr, &names)
+    }
+
+    /// The definitions of the functions `names`, as called from `fr`: one
+    /// each, the one in the caller's own file when several files define it.
+    pub(super) fn definitions(&self, fr: &Frame, names: &[Name]) -> Vec<FunctionId> {
         let file = fr.fid.file(self.db);
         names
             .iter()

@@ -387,18 +387,6 @@ impl<'a> Walker<'a> {
         }
         // What this thread's context decided cannot be copied elsewhere.
         self.opaque();
-        let file = fr.fid.file(self.db);
-        names
-            .iter()
-            .filter_map(|n| {
-                let defs = self.prog.functions_named(n)?;
-                Some(
-                    defs.iter()
-                        .find(|d| d.file(self.db) == file)
-                        .copied()
-                        .unwrap_or(defs[0]),
-                )
-            })
-            .collect()
+        self.definitions(fr, &names)
     }
 }

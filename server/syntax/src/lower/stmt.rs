@@ -407,12 +407,51 @@ fn is_statement_kind(k: &str) -> bool {
     k.ends_with("_statement") || k == "declaration" || k == "compound_statement"
 }
 
+/// The end of a counting loop's range from its condition on the counter
+/// `var` (`var < END`, `var != END`, `var <= END` as `END+1`), squashed.
+fn range_end(cond: Node, var: &str, src: &str) -> Option<String> {
+    let cond = unparen(cond);
+    if cond.kind() != "binary_expression" {
+        return None;
+    }
+    let left = unparen(cond.field("left")?);
+    if left.kind() != "identifier" || text(left, src) != var {
+        return None;
+    }
+    let right = squash(cond.field("right")?, src);
+    match text(cond.field("operator")?, src) {
+        "<" | "!=" => Some(right),
+        "<=" => Some(match right.parse::<i64>() {
+            Ok(k) => (k + 1).to_string(),
+            Err(_) => format!("{right}+1"),
+        }),
+        _ => None,
+    }
+}
+
+/// Does the expression `e` step `var` by one (`var++`, `++var`, `var += 1`,
+/// `var = var + 1`)?
+fn steps_by_one(e: Node, var: &str, src: &str) -> bool {
+    let step = squash(e, src);
+    [
+        format!("{var}++"),
+        format!("++{var}"),
+        format!("{var}+=1"),
+        format!("{var}={var}+1"),
+    ]
+    .contains(&step)
+}
+
+/// The node's text without whitespace.
+fn squash(n: Node, src: &str) -> String {
+    text(n, src).split_whitespace().collect()
+}
+
 /// The range of a counting `for` loop in normal form, `START<END` (`0<n`,
 /// `0<10`; `i <= 9` is `0<10`), when it starts at a value, tests its counter
 /// against a bound with `<`, `<=` or `!=`, and steps it by one. Joins in one
 /// loop cover the threads created in another only when the ranges match.
 fn loop_bound(n: Node, src: &str) -> Option<Name> {
-    let squash = |n: Node| -> String { text(n, src).split_whitespace().collect() };
     let init = n.field("initializer")?;
     let (var, start) = match init.kind() {
         "assignment_expression" => {
@@ -420,7 +459,7 @@ fn loop_bound(n: Node, src: &str) -> Option<Name> {
             if l.kind() != "identifier" || text(init.field("operator")?, src) != "=" {
                 return None;
             }
-            (text(l, src), squash(init.field("right")?))
+            (text(l, src), squash(init.field("right")?, src))
         }
         "declaration" => {
             let d = init.field("declarator")?;
@@ -431,35 +470,12 @@ fn loop_bound(n: Node, src: &str) -> Option<Name> {
             if v.kind() != "identifier" {
                 return None;
             }
-            (text(v, src), squash(d.field("value")?))
+            (text(v, src), squash(d.field("value")?, src))
         }
         _ => return None,
     };
-    let cond = unparen(n.field("condition")?);
-    if cond.kind() != "binary_expression" {
-        return None;
-    }
-    let left = unparen(cond.field("left")?);
-    if left.kind() != "identifier" || text(left, src) != var {
-        return None;
-    }
-    let right = squash(cond.field("right")?);
-    let end = match text(cond.field("operator")?, src) {
-        "<" | "!=" => right,
-        "<=" => match right.parse::<i64>() {
-            Ok(k) => (k + 1).to_string(),
-            Err(_) => format!("{right}+1"),
-        },
-        _ => return None,
-    };
-    let step: String = squash(n.field("update")?);
-    let ones = [
-        format!("{var}++"),
-        format!("++{var}"),
-        format!("{var}+=1"),
-        format!("{var}={var}+1"),
-    ];
-    if !ones.contains(&step) {
+    let end = range_end(n.field("condition")?, var, src)?;
+    if !steps_by_one(n.field("update")?, var, src) {
         return None;
     }
     if leaves_early(n.field("body")?, var, None, src) {
@@ -473,7 +489,6 @@ fn loop_bound(n: Node, src: &str) -> Option<Name> {
 /// by the statement just before the loop and stepped by one as the body's
 /// last statement (the shape CIL and hand-written C give counting loops).
 fn while_bound(n: Node, src: &str) -> Option<Name> {
-    let squash = |n: Node| -> String { text(n, src).split_whitespace().collect() };
     let prev = n.prev_named_sibling()?;
     if prev.kind() != "expression_statement" {
         return None;
@@ -487,24 +502,8 @@ fn while_bound(n: Node, src: &str) -> Option<Name> {
         return None;
     }
     let var = text(l, src);
-    let start = squash(init.field("right")?);
-    let cond = unparen(n.field("condition")?);
-    if cond.kind() != "binary_expression" {
-        return None;
-    }
-    let left = unparen(cond.field("left")?);
-    if left.kind() != "identifier" || text(left, src) != var {
-        return None;
-    }
-    let right = squash(cond.field("right")?);
-    let end = match text(cond.field("operator")?, src) {
-        "<" | "!=" => right,
-        "<=" => match right.parse::<i64>() {
-            Ok(k) => (k + 1).to_string(),
-            Err(_) => format!("{right}+1"),
-        },
-        _ => return None,
-    };
+    let start = squash(init.field("right")?, src);
+    let end = range_end(n.field("condition")?, var, src)?;
     let body = n.field("body")?;
     if body.kind() != "compound_statement" {
         return None;
@@ -513,14 +512,7 @@ fn while_bound(n: Node, src: &str) -> Option<Name> {
     if last.kind() != "expression_statement" {
         return None;
     }
-    let step: String = squash(last.named_child(0)?);
-    let ones = [
-        format!("{var}++"),
-        format!("++{var}"),
-        format!("{var}+=1"),
-        format!("{var}={var}+1"),
-    ];
-    if !ones.contains(&step) {
+    if !steps_by_one(last.named_child(0)?, var, src) {
         return None;
     }
     if leaves_early(body, var, Some(last), src) {
@@ -547,12 +539,7 @@ fn leaves_early(n: Node, var: &str, skip: Option<Node>, src: &str) -> bool {
                 .named_children(&mut cur)
                 .any(|c| inner_leaves(c, var, src));
         }
-        "assignment_expression" | "update_expression" => {
-            let target = n.field("left").or_else(|| n.field("argument"));
-            if target.is_some_and(|t| text(unparen(t), src) == var) {
-                return true;
-            }
-        }
+        "assignment_expression" | "update_expression" if assigns(n, var, src) => return true,
         _ => {}
     }
     let mut cur = n.walk();
@@ -560,17 +547,18 @@ fn leaves_early(n: Node, var: &str, skip: Option<Node>, src: &str) -> bool {
     kids.into_iter().any(|c| leaves_early(c, var, skip, src))
 }
 
+/// Is `n` (an assignment or update expression) a change of `var`?
+fn assigns(n: Node, var: &str, src: &str) -> bool {
+    let target = n.field("left").or_else(|| n.field("argument"));
+    target.is_some_and(|t| text(unparen(t), src) == var)
+}
+
 /// [`leaves_early`] inside a nested loop or switch: only a `goto` or a
 /// change of the counter leaves the outer loop's range.
 fn inner_leaves(n: Node, var: &str, src: &str) -> bool {
     match n.kind() {
         "goto_statement" => return true,
-        "assignment_expression" | "update_expression" => {
-            let target = n.field("left").or_else(|| n.field("argument"));
-            if target.is_some_and(|t| text(unparen(t), src) == var) {
-                return true;
-            }
-        }
+        "assignment_expression" | "update_expression" if assigns(n, var, src) => return true,
         _ => {}
     }
     let mut cur = n.walk();
