@@ -5,6 +5,7 @@
 //! comparable values that the salsa layer can memoize. All spans produced by
 //! [`lower`] are relative to the start of the function they belong to.
 
+pub mod cpp;
 pub mod fields;
 pub mod ir;
 pub mod items;

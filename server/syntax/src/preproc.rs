@@ -165,7 +165,7 @@ fn is_false(cond: &str) -> bool {
 
 /// Whether a block comment is still open at the end of `line`, given whether
 /// one was open at its start. Strings and character literals are skipped.
-fn scan_comments(line: &[u8], mut in_comment: bool) -> bool {
+pub(crate) fn scan_comments(line: &[u8], mut in_comment: bool) -> bool {
     let mut i = 0;
     while i < line.len() {
         if in_comment {
