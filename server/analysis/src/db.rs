@@ -8,6 +8,7 @@
 //! re-executes only that body's summary.
 
 use crate::config::{CallModel, Config};
+use crate::units::{file_view, is_unit, Universe};
 use racelens_syntax::{self as syntax, FileItems, FnIr, MacroTable, Name, Parsed, TypeInfo};
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,13 +24,18 @@ pub struct SourceFile {
     pub parsed: Parsed,
 }
 
-/// The whole program: its files and the configuration.
+/// One program (see [`crate::programs`]): its files, the configuration,
+/// the universe of all files it was formed from, and its name.
 #[salsa::input(debug)]
 pub struct Workspace {
     #[returns(ref)]
     pub files: Vec<SourceFile>,
     #[returns(ref)]
     pub config: Arc<Config>,
+    #[returns(copy)]
+    pub universe: Universe,
+    #[returns(ref)]
+    pub name: Arc<str>,
 }
 
 /// A function definition, identified by file, name and ordinal among
@@ -102,19 +108,19 @@ impl salsa::Database for RootDb {}
 /// The broken regions of a file with syntax errors, parsed again once for
 /// both `file_items` and `file_lowered`.
 #[salsa::tracked(returns(ref))]
-pub fn file_recovery(db: &dyn salsa::Database, file: SourceFile) -> Arc<syntax::Recovery> {
-    let p = file.parsed(db);
+pub fn file_recovery(db: &dyn salsa::Database, u: Universe, file: SourceFile) -> Arc<syntax::Recovery> {
+    let p = file_view(db, u, file);
     Arc::new(syntax::recover(&p.tree, &p.text))
 }
 
-/// Top-level items of a file.
+/// Top-level items of a file, as the compiler sees it ([`file_view`]).
 #[salsa::tracked(returns(ref))]
-pub fn file_items(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileItems> {
-    let p = file.parsed(db);
+pub fn file_items(db: &dyn salsa::Database, u: Universe, file: SourceFile) -> Arc<FileItems> {
+    let p = file_view(db, u, file);
     Arc::new(syntax::extract_items_in(
         &p.tree,
         &p.text,
-        file_recovery(db, file),
+        file_recovery(db, u, file),
     ))
 }
 
@@ -125,7 +131,7 @@ pub fn file_functions(
     ws: Workspace,
     file: SourceFile,
 ) -> Vec<FunctionId> {
-    let items = file_items(db, file);
+    let items = file_items(db, ws.universe(db), file);
     let mut seen: FxHashMap<&str, u32> = FxHashMap::default();
     items
         .functions
@@ -163,7 +169,7 @@ fn function_index(db: &dyn salsa::Database, f: FunctionId) -> Option<usize> {
 }
 
 fn function_item(db: &dyn salsa::Database, f: FunctionId) -> Option<syntax::FunctionItem> {
-    let items = file_items(db, f.file(db));
+    let items = file_items(db, f.ws(db).universe(db), f.file(db));
     function_index(db, f)
         .and_then(|i| items.functions.get(i))
         .cloned()
@@ -173,7 +179,7 @@ fn function_item(db: &dyn salsa::Database, f: FunctionId) -> Option<syntax::Func
 /// what keeps other functions' summaries valid across edits.
 #[salsa::tracked(returns(ref))]
 pub fn function_text(db: &dyn salsa::Database, f: FunctionId) -> Arc<str> {
-    let p = f.file(db).parsed(db);
+    let p = file_view(db, f.ws(db).universe(db), f.file(db));
     match function_item(db, f) {
         Some(i) => Arc::from(p.text.get(i.start as usize..i.end as usize).unwrap_or("")),
         None => Arc::from(""),
@@ -191,7 +197,9 @@ pub fn function_offset(db: &dyn salsa::Database, f: FunctionId) -> u32 {
 pub fn macro_table(db: &dyn salsa::Database, ws: Workspace) -> Arc<MacroTable> {
     let files = ws.files(db);
     Arc::new(MacroTable::new(
-        files.iter().flat_map(|f| file_items(db, *f).macros.iter()),
+        files
+            .iter()
+            .flat_map(|f| file_items(db, ws.universe(db), *f).macros.iter()),
     ))
 }
 
@@ -212,10 +220,11 @@ pub fn file_lowered(
     ws: Workspace,
     file: SourceFile,
 ) -> Arc<Vec<Arc<FnIr>>> {
-    let p = file.parsed(db);
+    let u = ws.universe(db);
+    let p = file_view(db, u, file);
     let macros = macro_table(db, ws);
     let mut v: Vec<(usize, Arc<FnIr>)> = Vec::new();
-    let recovery = file_recovery(db, file);
+    let recovery = file_recovery(db, u, file);
     syntax::for_each_function_in(&p.tree, &p.text, recovery, &mut |n, text, offset| {
         v.push((
             offset + n.start_byte(),
@@ -232,8 +241,65 @@ pub fn file_lowered(
 pub fn function_ir(db: &dyn salsa::Database, f: FunctionId) -> Arc<FnIr> {
     let idx = function_index(db, f);
     let lowered = file_lowered(db, f.ws(db), f.file(db));
-    idx.and_then(|i| lowered.get(i).cloned())
-        .unwrap_or_default()
+    let ir = idx.and_then(|i| lowered.get(i).cloned()).unwrap_or_default();
+    match static_renames(db, f.ws(db)).get(&f.file(db)) {
+        Some(map) => Arc::new(syntax::rename::rename(&ir, map)),
+        None => ir,
+    }
+}
+
+/// For each unit of a program, its file-scope statics whose names another
+/// file of the program also defines, renamed `name@unit` (see
+/// [`syntax::rename`]). Empty for a program of one unit.
+#[salsa::tracked(returns(ref))]
+pub fn static_renames(
+    db: &dyn salsa::Database,
+    ws: Workspace,
+) -> Arc<FxHashMap<SourceFile, FxHashMap<Name, Name>>> {
+    let u = ws.universe(db);
+    let files = ws.files(db);
+    if files.iter().filter(|f| is_unit(f.path(db))).count() < 2 {
+        return Arc::default();
+    }
+    // How many files define each name, statically or not.
+    let mut count: FxHashMap<&Name, usize> = FxHashMap::default();
+    let mut statics: Vec<(SourceFile, Vec<&Name>)> = Vec::new();
+    for f in files {
+        let items = file_items(db, u, *f);
+        let mut mine: Vec<&Name> = Vec::new();
+        let names = items
+            .functions
+            .iter()
+            .map(|g| (&g.name, g.is_static))
+            .chain(items.globals.iter().filter(|g| !g.is_extern).map(|g| (&g.name, g.ty.is_static)));
+        let mut seen = BTreeSet::new();
+        for (n, is_static) in names {
+            if seen.insert(n) {
+                *count.entry(n).or_default() += 1;
+                if is_static && is_unit(f.path(db)) {
+                    mine.push(n);
+                }
+            }
+        }
+        statics.push((*f, mine));
+    }
+    let mut out = FxHashMap::default();
+    for (f, mine) in statics {
+        let unit = f
+            .path(db)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let map: FxHashMap<Name, Name> = mine
+            .into_iter()
+            .filter(|n| count[n] > 1)
+            .map(|n| (n.clone(), Name::from(format!("{n}@{unit}#{}", salsa::plumbing::AsId::as_id(&f).index()))))
+            .collect();
+        if !map.is_empty() {
+            out.insert(f, map);
+        }
+    }
+    Arc::new(out)
 }
 
 /// The per-function summary: the lowered body plus the meaning of each call
@@ -340,15 +406,19 @@ impl Program {
 #[salsa::tracked(returns(ref))]
 pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
     let mut p = Program::default();
+    let renames = static_renames(db, ws);
+    let none = FxHashMap::default();
     for &file in ws.files(db) {
-        let items = file_items(db, file);
+        let items = file_items(db, ws.universe(db), file);
+        let map = renames.get(&file).unwrap_or(&none);
+        let named = |n: &Name| map.get(n).unwrap_or(n).clone();
         for f in file_functions(db, ws, file) {
-            p.functions.entry(f.name(db).clone()).or_default().push(*f);
+            p.functions.entry(named(f.name(db))).or_default().push(*f);
         }
         for g in &items.globals {
             let e = p
                 .globals
-                .entry(g.name.clone())
+                .entry(named(&g.name))
                 .or_insert_with(|| g.ty.clone());
             if !g.is_extern {
                 let (a, t) = (e.atomic || g.ty.atomic, e.thread_local || g.ty.thread_local);
@@ -358,9 +428,9 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
             }
             if !g.init_refs.is_empty() {
                 p.global_inits
-                    .entry(g.name.clone())
+                    .entry(named(&g.name))
                     .or_default()
-                    .extend(g.init_refs.iter().cloned());
+                    .extend(g.init_refs.iter().map(named));
             }
         }
         for s in &items.structs {
@@ -380,7 +450,7 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
             p.returns.entry(n.clone()).or_insert_with(|| t.clone());
         }
         for f in &items.functions {
-            p.returns.insert(f.name.clone(), f.ret.clone());
+            p.returns.insert(named(&f.name), f.ret.clone());
         }
     }
     p.function_index = p

@@ -152,6 +152,7 @@ impl std::fmt::Display for Refutation {
 
 /// A schedule reaching the race, when the bounded search finds one.
 pub fn explain(analysis: &Analysis, report: &RaceReport) -> Option<Explanation> {
+    let analysis = &analysis.for_report(report);
     match check(analysis, report) {
         Verdict::Witness(e) => Some(e),
         _ => None,
@@ -166,27 +167,43 @@ pub fn check(analysis: &Analysis, report: &RaceReport) -> Verdict {
 /// [`check`] within `budget`: a check that runs out of it is
 /// [`Verdict::Unknown`].
 pub fn check_within(analysis: &Analysis, report: &RaceReport, budget: Budget) -> Verdict {
+    let analysis = &analysis.for_report(report);
     let located = locate(analysis.db(), analysis.workspace(), report);
     check_located(analysis, report, &located, budget)
 }
 
-/// Checks many reports of one snapshot, locating them all at once.
+/// Checks many reports of one snapshot, locating them all at once (per
+/// program, on the first report of that program).
 pub struct Checker<'a> {
     analysis: &'a Analysis,
-    index: LocateIndex,
+    indexes: Vec<std::cell::OnceCell<(Analysis, LocateIndex)>>,
 }
 
 impl<'a> Checker<'a> {
     pub fn new(analysis: &'a Analysis) -> Self {
         Checker {
             analysis,
-            index: LocateIndex::new(analysis.db(), analysis.workspace()),
+            indexes: analysis.programs().iter().map(|_| Default::default()).collect(),
         }
     }
 
     /// [`check_within`] for a report of this snapshot.
     pub fn check(&self, report: &RaceReport, budget: Budget) -> Verdict {
-        check_located(self.analysis, report, self.index.get(report), budget)
+        let scoped = self.analysis.for_report(report);
+        let k = self
+            .analysis
+            .programs()
+            .iter()
+            .position(|p| p.ws == scoped.workspace())
+            .unwrap_or(0);
+        let Some(cell) = self.indexes.get(k) else {
+            return check_within(self.analysis, report, budget);
+        };
+        let (a, index) = cell.get_or_init(|| {
+            let index = LocateIndex::new(scoped.db(), scoped.workspace());
+            (scoped, index)
+        });
+        check_located(a, report, index.get(report), budget)
     }
 }
 

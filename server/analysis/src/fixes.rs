@@ -49,6 +49,8 @@ pub struct Fix {
 
 /// The quick fixes offered for one race report, the preferred one first.
 pub fn quick_fixes(analysis: &Analysis, report: &RaceReport) -> Vec<Fix> {
+    // Only the program that has the race: its files are the ones edited.
+    let analysis = &analysis.for_report(report);
     let Some(ctx) = Ctx::new(analysis, report) else {
         return Vec::new();
     };
@@ -573,8 +575,8 @@ impl<'a> Ctx<'a> {
 
     fn after_global(&self, g: &str, name_base: &str) -> Option<NewLock> {
         for &file in self.ws.files(self.db) {
-            let items = crate::db::file_items(self.db, file);
-            if let Some(gi) = items.globals.iter().find(|x| &*x.name == g && !x.is_extern) {
+            let items = crate::db::file_items(self.db, self.ws.universe(self.db), file);
+            if let Some(gi) = items.globals.iter().find(|x| *x.name == *racelens_syntax::rename::source_name(g) && !x.is_extern) {
                 let p = file.parsed(self.db);
                 let end = gi.decl_end as usize;
                 let at = syntax::trivia_to_eol(&p.text, end).unwrap_or(end);

@@ -9,6 +9,9 @@
 
 use crate::config::Config;
 use crate::db::{file_items, function_offset, RootDb, SourceFile, Workspace};
+use crate::programs::partition;
+use crate::snapshot::ProgramRef;
+use crate::units::{BuildConfig, Universe};
 use crate::explain::{self, Budget, Verdict};
 use crate::races::thread_analysis;
 use crate::report::{all_races, races_in_files, RaceReport, SiteRef};
@@ -23,7 +26,10 @@ use std::sync::Arc;
 /// Owner of the database and its inputs.
 pub struct AnalysisHost {
     db: RootDb,
-    ws: Workspace,
+    universe: Universe,
+    config: Arc<Config>,
+    /// One input per program of the current partition, in its order.
+    programs: Vec<Workspace>,
     files: BTreeMap<PathBuf, SourceFile>,
 }
 
@@ -36,12 +42,16 @@ impl Default for AnalysisHost {
 impl AnalysisHost {
     pub fn new(config: Config) -> Self {
         let db = RootDb::default();
-        let ws = Workspace::new(&db, Vec::new(), Arc::new(config));
-        AnalysisHost {
+        let universe = Universe::new(&db, Vec::new(), Arc::new(BuildConfig::default()));
+        let mut host = AnalysisHost {
             db,
-            ws,
+            universe,
+            config: Arc::new(config),
+            programs: Vec::new(),
             files: BTreeMap::new(),
-        }
+        };
+        host.sync();
+        host
     }
 
     /// Sets a file's text, parsing it from scratch.
@@ -52,6 +62,19 @@ impl AnalysisHost {
 
     /// Sets a file's parse (for example one made incrementally by the editor layer).
     pub fn set_file(&mut self, path: &Path, parsed: Parsed) {
+        self.put_file(path, parsed);
+        self.sync();
+    }
+
+    /// Sets many files at once; the programs are formed once, at the end.
+    pub fn set_files(&mut self, files: impl IntoIterator<Item = (PathBuf, Parsed)>) {
+        for (p, parsed) in files {
+            self.put_file(&p, parsed);
+        }
+        self.sync();
+    }
+
+    fn put_file(&mut self, path: &Path, parsed: Parsed) {
         match self.files.get(path) {
             Some(f) => {
                 let old = f.set_parsed(&mut self.db).to(parsed);
@@ -61,7 +84,7 @@ impl AnalysisHost {
                 let f = SourceFile::new(&self.db, path.to_path_buf(), parsed);
                 self.files.insert(path.to_path_buf(), f);
                 let list: Vec<SourceFile> = self.files.values().copied().collect();
-                self.ws.set_files(&mut self.db).to(list);
+                self.universe.set_files(&mut self.db).to(list);
             }
         }
     }
@@ -69,7 +92,8 @@ impl AnalysisHost {
     pub fn remove_file(&mut self, path: &Path) {
         if self.files.remove(path).is_some() {
             let list: Vec<SourceFile> = self.files.values().copied().collect();
-            self.ws.set_files(&mut self.db).to(list);
+            self.universe.set_files(&mut self.db).to(list);
+            self.sync();
         }
     }
 
@@ -87,15 +111,69 @@ impl AnalysisHost {
     }
 
     pub fn set_config(&mut self, config: Config) {
-        if **self.ws.config(&self.db) != config {
-            self.ws.set_config(&mut self.db).to(Arc::new(config));
+        if *self.config != config {
+            self.config = Arc::new(config);
+            for ws in self.programs.clone() {
+                ws.set_config(&mut self.db).to(self.config.clone());
+            }
+        }
+    }
+
+    /// How units are compiled and which programs are declared.
+    pub fn set_build(&mut self, build: BuildConfig) {
+        if **self.universe.build(&self.db) != build {
+            self.universe.set_build(&mut self.db).to(Arc::new(build));
+            self.sync();
+        }
+    }
+
+    /// Brings the program inputs in line with the partition. A program
+    /// keeps its input (and so its memos) while its name is unchanged.
+    fn sync(&mut self) {
+        let part = partition(&self.db, self.universe).clone();
+        let mut old: Vec<Workspace> = std::mem::take(&mut self.programs);
+        for spec in &part.programs {
+            let k = old
+                .iter()
+                .position(|ws| **ws.name(&self.db) == *spec.name);
+            let ws = match k {
+                Some(k) => {
+                    let ws = old.remove(k);
+                    if *ws.files(&self.db) != spec.files {
+                        ws.set_files(&mut self.db).to(spec.files.clone());
+                    }
+                    ws
+                }
+                None => Workspace::new(
+                    &self.db,
+                    spec.files.clone(),
+                    self.config.clone(),
+                    self.universe,
+                    Arc::from(spec.name.as_str()),
+                ),
+            };
+            self.programs.push(ws);
         }
     }
 
     pub fn snapshot(&self) -> Analysis {
+        let part = partition(&self.db, self.universe);
+        let programs: Vec<ProgramRef> = self
+            .programs
+            .iter()
+            .zip(part.programs.iter())
+            .map(|(ws, spec)| ProgramRef {
+                ws: *ws,
+                name: Arc::from(spec.name.as_str()),
+                library: spec.library,
+                files: spec.files.iter().copied().collect(),
+            })
+            .collect();
         Analysis {
             db: self.db.clone(),
-            ws: self.ws,
+            ws: self.programs[0],
+            universe: self.universe,
+            programs: Arc::new(programs),
             files: self.files.clone(),
         }
     }
@@ -114,16 +192,59 @@ pub struct Incomplete {
 }
 
 impl Analysis {
-    /// Every race, one report per racy access.
+    /// Every race, one report per racy access, over every program.
     pub fn races(&self) -> Vec<RaceReport> {
-        all_races(&self.db, self.ws)
+        self.merge(
+            self.programs
+                .iter()
+                .map(|p| (p, all_races(&self.db, p.ws)))
+                .collect(),
+        )
     }
 
     /// The races whose access lies in one of these files, exactly as
     /// [`races`](Self::races) reports them, checking only the locations
-    /// these files access. Unknown paths are ignored.
+    /// these files access, in the programs that contain them. Unknown
+    /// paths are ignored.
     pub fn races_in<'a>(&self, paths: impl IntoIterator<Item = &'a Path>) -> Vec<RaceReport> {
-        races_in_files(&self.db, self.ws, &self.source_files(paths))
+        let files = self.source_files(paths);
+        self.merge(
+            self.programs
+                .iter()
+                .filter(|p| files.iter().any(|f| p.files.contains(f)))
+                .map(|p| (p, races_in_files(&self.db, p.ws, &files)))
+                .collect(),
+        )
+    }
+
+    /// The union of the programs' reports. With one program, its reports
+    /// unchanged; with several, each names its programs, and a report that
+    /// several programs make (a shared file) is shown once.
+    fn merge(&self, per_program: Vec<(&ProgramRef, Vec<RaceReport>)>) -> Vec<RaceReport> {
+        if self.programs.len() <= 1 {
+            return per_program.into_iter().flat_map(|(_, r)| r).collect();
+        }
+        let mut out: Vec<RaceReport> = Vec::new();
+        let mut index: std::collections::HashMap<(PathBuf, usize, usize, String), usize> =
+            Default::default();
+        for (p, reports) in per_program {
+            for mut r in reports {
+                let key = (r.site.file.clone(), r.site.start, r.site.end, r.var.clone());
+                match index.get(&key) {
+                    Some(&i) => out[i].programs.push(p.name.to_string()),
+                    None => {
+                        r.programs = vec![p.name.to_string()];
+                        index.insert(key, out.len());
+                        out.push(r);
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| {
+            (&a.site.file, a.site.start, a.site.end, &a.var)
+                .cmp(&(&b.site.file, b.site.start, b.site.end, &b.var))
+        });
+        out
     }
 
     /// The inputs of these paths; unknown paths are left out.
@@ -138,9 +259,14 @@ impl Analysis {
     /// `paths` (of every file when `None`) will ask for: see
     /// [`crate::prefetch`]. Worth it on a cold start only.
     pub fn prefetch(&self, paths: Option<&[&Path]>, workers: usize) {
-        let all: Vec<SourceFile> = self.files.values().copied().collect();
         let files = paths.map(|ps| self.source_files(ps.iter().copied()));
-        crate::prefetch::prefetch(&self.db, self.ws, &all, files.as_ref(), workers);
+        for p in self.programs.iter() {
+            if files.as_ref().is_some_and(|fs| !fs.iter().any(|f| p.files.contains(f))) {
+                continue;
+            }
+            let all: Vec<SourceFile> = p.ws.files(&self.db).clone();
+            crate::prefetch::prefetch(&self.db, p.ws, &all, files.as_ref(), workers);
+        }
     }
 
     /// Every race after the layered check: the bounded interleaving check
@@ -155,8 +281,56 @@ impl Analysis {
     /// `workers` threads, each with its own snapshot. The verdicts, and so
     /// the result, do not depend on the number of workers.
     pub fn races_checked_on(&self, limits: CheckLimits, workers: usize) -> CheckedRaces {
+        if self.programs.len() <= 1 {
+            return self.checked_program(limits, workers);
+        }
+        // Each program on its own, then the union (see `merge`).
         let mut out = CheckedRaces::default();
-        let races = self.races();
+        let mut per: Vec<(&ProgramRef, CheckedRaces)> = Vec::new();
+        for p in self.programs.iter() {
+            per.push((p, self.for_program(p.ws).checked_program(limits, workers)));
+        }
+        let mut kept = Vec::new();
+        let mut schedules: std::collections::HashMap<(PathBuf, usize, String), Option<explain::Explanation>> =
+            Default::default();
+        for (p, c) in per {
+            for (r, s) in c.races.into_iter().zip(c.schedules) {
+                schedules
+                    .entry((r.site.file.clone(), r.site.start, r.var.clone()))
+                    .or_insert(s);
+                kept.push((p, r));
+            }
+            for (mut r, why) in c.refuted {
+                r.programs = vec![p.name.to_string()];
+                out.refuted.push((r, why));
+            }
+        }
+        let mut by_program: Vec<(&ProgramRef, Vec<RaceReport>)> = Vec::new();
+        for (p, r) in kept {
+            match by_program.iter_mut().find(|(q, _)| std::ptr::eq(*q, p)) {
+                Some((_, v)) => v.push(r),
+                None => by_program.push((p, vec![r])),
+            }
+        }
+        out.races = self.merge(by_program);
+        out.schedules = out
+            .races
+            .iter()
+            .map(|r| {
+                schedules
+                    .get(&(r.site.file.clone(), r.site.start, r.var.clone()))
+                    .cloned()
+                    .flatten()
+            })
+            .collect();
+        out
+    }
+
+    /// [`races_checked_on`](Self::races_checked_on) for the program this
+    /// snapshot looks at.
+    fn checked_program(&self, limits: CheckLimits, workers: usize) -> CheckedRaces {
+        let mut out = CheckedRaces::default();
+        let races = all_races(&self.db, self.ws);
         let n = limits.races.min(races.len());
         let order: Vec<usize> = (0..n).collect();
         let verdicts = match n {
@@ -194,10 +368,22 @@ impl Analysis {
 
     /// Functions whose analysis hit a budget.
     pub fn incomplete(&self) -> Vec<Incomplete> {
+        let mut out: Vec<Incomplete> = Vec::new();
+        for p in self.programs.iter() {
+            for i in self.for_program(p.ws).incomplete_program() {
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+            }
+        }
+        out
+    }
+
+    fn incomplete_program(&self) -> Vec<Incomplete> {
         let ta = thread_analysis(&self.db, self.ws);
         // Functions lowered only in part (nesting or size budget) come first.
         let mut list: Vec<(crate::db::FunctionId, String)> = Vec::new();
-        for file in self.files.values() {
+        for file in self.ws.files(&self.db) {
             for &f in crate::db::file_functions(&self.db, self.ws, *file) {
                 if crate::db::function_ir(&self.db, f).truncated {
                     list.push((
@@ -215,7 +401,7 @@ impl Analysis {
         list.iter()
             .map(|(f, why)| {
                 let off = function_offset(&self.db, *f) as usize;
-                let items = file_items(&self.db, f.file(&self.db));
+                let items = file_items(&self.db, self.universe, f.file(&self.db));
                 let name_len = f.name(&self.db).len();
                 let start = items
                     .functions

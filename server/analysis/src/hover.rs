@@ -36,6 +36,7 @@ const MAX_RACY_SITES: usize = 8;
 
 /// Markdown describing the shared variable under `offset`, if any.
 pub fn hover(analysis: &Analysis, path: &Path, offset: usize) -> Option<String> {
+    let analysis = &analysis.for_file(path);
     let db = analysis.db();
     let ws = analysis.workspace();
     let file = analysis.file(path)?;

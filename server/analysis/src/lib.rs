@@ -20,10 +20,12 @@ mod locate;
 mod lower_cache;
 pub mod model;
 pub mod prefetch;
+pub mod programs;
 pub mod races;
 pub mod report;
 pub mod snapshot;
 pub mod suppress;
+pub mod units;
 pub mod visit;
 pub mod walk;
 

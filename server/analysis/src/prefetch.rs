@@ -43,7 +43,7 @@ pub fn prefetch(
     // lowering a file before they exist computes them all alone while the
     // others wait for it.
     in_parallel(db, workers, &order, |db, i| {
-        file_items(db, all[i]);
+        file_items(db, ws.universe(db), all[i]);
     });
     let ta = std::time::Instant::now();
     in_parallel(db, workers, &order, |db, i| {

@@ -57,6 +57,8 @@ pub struct RaceReport {
     pub refuted: Option<String>,
     /// The object is `volatile`: the message says so (volatile orders nothing).
     pub volatile: bool,
+    /// The programs the race was found in, when the workspace has several.
+    pub programs: Vec<String>,
 }
 
 impl RaceReport {
@@ -94,6 +96,23 @@ impl RaceReport {
         )
         .trim_start()
         .to_string()
+            + &self.program_suffix()
+    }
+
+    /// " (program `server`)", when the workspace has several programs.
+    pub fn program_suffix(&self) -> String {
+        match self.programs.len() {
+            0 => String::new(),
+            1 => format!(" (program `{}`)", self.programs[0]),
+            _ => format!(
+                " (programs {})",
+                self.programs
+                    .iter()
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
     }
 }
 
@@ -306,6 +325,7 @@ fn collect_races(
                         creations: Vec::new(),
                         refuted: None,
                         volatile: f.volatile,
+                        programs: Vec::new(),
                     });
                     index.insert((f.func, f.span), i);
                     i

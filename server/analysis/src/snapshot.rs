@@ -7,19 +7,80 @@
 //! layers (races, checks) are in `host`, the raw accessors here.
 
 use crate::db::{file_items, RootDb, SourceFile, Workspace};
+use crate::units::Universe;
+use rustc_hash::FxHashSet;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// A read-only view of the analysis at one revision.
+/// A read-only view of the analysis at one revision. Queries about one
+/// program (hover, fixes, explanations) use the program `ws`; see
+/// [`Analysis::for_file`] and [`Analysis::for_report`].
 #[derive(Clone)]
 pub struct Analysis {
     pub(crate) db: RootDb,
+    /// The program the single-program queries look at.
     pub(crate) ws: Workspace,
+    pub(crate) universe: Universe,
+    pub(crate) programs: Arc<Vec<ProgramRef>>,
     pub(crate) files: BTreeMap<PathBuf, SourceFile>,
 }
 
+/// One program of the snapshot.
+#[derive(Clone, Debug)]
+pub struct ProgramRef {
+    pub ws: Workspace,
+    pub name: Arc<str>,
+    pub library: bool,
+    pub files: FxHashSet<SourceFile>,
+}
+
 impl Analysis {
+    /// Every program, in partition order.
+    pub fn programs(&self) -> &[ProgramRef] {
+        &self.programs
+    }
+
+    /// The same snapshot looking at program `ws`.
+    pub fn for_program(&self, ws: Workspace) -> Analysis {
+        Analysis {
+            ws,
+            ..self.clone()
+        }
+    }
+
+    /// The programs that contain a file.
+    pub fn programs_of(&self, path: &Path) -> Vec<&ProgramRef> {
+        match self.files.get(path) {
+            Some(f) => self.programs.iter().filter(|p| p.files.contains(f)).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The snapshot looking at the first program that contains `path`.
+    pub fn for_file(&self, path: &Path) -> Analysis {
+        match self.programs_of(path).first() {
+            Some(p) => self.for_program(p.ws),
+            None => self.clone(),
+        }
+    }
+
+    /// The snapshot looking at the (first) program a report came from.
+    pub fn for_report(&self, r: &crate::report::RaceReport) -> Analysis {
+        let named = r
+            .programs
+            .first()
+            .and_then(|n| self.programs.iter().find(|p| *p.name == **n));
+        match named {
+            Some(p) => self.for_program(p.ws),
+            None => self.for_file(&r.site.file),
+        }
+    }
+
+    pub fn universe(&self) -> Universe {
+        self.universe
+    }
+
     /// The input of a file, for queries that need its syntax tree.
     pub fn file(&self, path: &Path) -> Option<SourceFile> {
         self.files.get(path).copied()
@@ -35,7 +96,7 @@ impl Analysis {
     pub fn syntax_errors(&self, path: &Path) -> u32 {
         self.files
             .get(path)
-            .map(|f| file_items(&self.db, *f).error_count)
+            .map(|f| file_items(&self.db, self.universe, *f).error_count)
             .unwrap_or(0)
     }
 
@@ -45,7 +106,7 @@ impl Analysis {
         self.files
             .get(path)
             .map(|f| {
-                file_items(&self.db, *f)
+                file_items(&self.db, self.universe, *f)
                     .functions
                     .iter()
                     .any(|g| &*g.name == name)

@@ -46,7 +46,7 @@ impl Suppressions {
     pub fn of(analysis: &Analysis) -> Suppressions {
         let db = analysis.db();
         let mut out = Suppressions::default();
-        for f in analysis.workspace().files(db) {
+        for f in analysis.universe().files(db) {
             let parsed = f.parsed(db);
             out.add_file(f.path(db).clone(), parsed.text.clone(), &parsed.tree);
         }

@@ -16,6 +16,7 @@ pub mod memo;
 pub mod par;
 pub mod parse;
 pub mod preproc;
+pub mod rename;
 
 pub use ir::*;
 pub use items::{

@@ -218,6 +218,61 @@ pub fn parse(text: Arc<str>) -> Parsed {
     }
 }
 
+/// Parses `text` reusing `old`, the parse of a similar text: the one
+/// changed region between the two texts (common prefix and suffix) is
+/// told to tree-sitter as an edit, so that only it is parsed again.
+pub fn reparse(old: &Parsed, text: Arc<str>) -> Parsed {
+    let (a, b) = (old.text.as_bytes(), text.as_bytes());
+    if a == b {
+        return Parsed {
+            text,
+            tree: old.tree.clone(),
+        };
+    }
+    let mut pre = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let max_suf = a.len().min(b.len()) - pre;
+    let suf = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(max_suf)
+        .take_while(|(x, y)| x == y)
+        .count();
+    // Keep edit boundaries on character boundaries.
+    while pre > 0 && !text.is_char_boundary(pre) {
+        pre -= 1;
+    }
+    let point = |t: &[u8], at: usize| {
+        let row = t[..at].iter().filter(|&&c| c == b'\n').count();
+        let col = at - t[..at].iter().rposition(|&c| c == b'\n').map_or(0, |k| k + 1);
+        tree_sitter::Point { row, column: col }
+    };
+    let edit = tree_sitter::InputEdit {
+        start_byte: pre,
+        old_end_byte: a.len() - suf,
+        new_end_byte: b.len() - suf,
+        start_position: point(a, pre),
+        old_end_position: point(a, a.len() - suf),
+        new_end_position: point(b, b.len() - suf),
+    };
+    let mut tree = (*old.tree).clone();
+    tree.edit(&edit);
+    let masked = mask_for_parse(&text);
+    let input = masked.as_deref().unwrap_or(&text);
+    let tree = PARSER.with(|p| {
+        let mut p = p.borrow_mut();
+        p.reset();
+        p.parse(input, Some(&tree))
+    });
+    match tree {
+        Some(tree) => Parsed {
+            text,
+            tree: Arc::new(tree),
+        },
+        None => parse(text),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +302,17 @@ mod tests {
             parse_text(&long).root_node().to_sexp()
         );
         assert!(EXPANSIONS.with(|c| !c.borrow().contains_key(long.as_str())));
+    }
+
+    #[test]
+    fn a_reparse_is_a_fresh_parse() {
+        let a = "int x;\nvoid f(void) {\n  x = 1;\n}\n";
+        let b = "int x;\nvoid f(void) {\n  x = 1; y();\n  if (x) x--;\n}\nint z;\n";
+        let old = parse(Arc::from(a));
+        let new = reparse(&old, Arc::from(b));
+        assert_eq!(new.tree.root_node().to_sexp(), parse_text(b).root_node().to_sexp());
+        let back = reparse(&new, Arc::from(a));
+        assert_eq!(back.tree.root_node().to_sexp(), parse_text(a).root_node().to_sexp());
     }
 
     const CIL: &str = "int pl_number = 2;\n#line 462 \"parser.c\"\nstatic int const table[3] =\n#line 462 \"parser.c\"\n  {0, 2, 2};\nint f(void) { return table[1]; }\n";

@@ -81,7 +81,7 @@ pub(super) fn flag_candidates(
 /// it is an integer literal, unknown otherwise.
 fn global_init(db: &dyn salsa::Database, ws: Workspace, name: &str) -> Option<i64> {
     for &file in ws.files(db) {
-        let items = crate::db::file_items(db, file);
+        let items = crate::db::file_items(db, ws.universe(db), file);
         if let Some(g) = items
             .globals
             .iter()
