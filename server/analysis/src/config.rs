@@ -83,6 +83,10 @@ pub struct Config {
     /// are not reported (an old convention some code bases rely on; C11 and
     /// POSIX give `volatile` no ordering). Off by default.
     pub volatile_is_sync: bool,
+    /// `[[program]]` tables: programs declared by name and file globs
+    /// (relative to the configuration file's folder), for the cases the
+    /// link-based heuristic of [`crate::programs`] gets wrong.
+    pub programs: Vec<(String, Vec<String>)>,
 }
 
 /// A problem in a configuration file.
@@ -316,6 +320,7 @@ impl Default for Config {
             ],
             may_severity: "information".into(),
             volatile_is_sync: false,
+            programs: Vec::new(),
         }
     }
 }
@@ -553,6 +558,16 @@ struct FileConfig {
     diagnostics: DiagSection,
     #[serde(default)]
     analysis: AnalysisSection,
+    #[serde(default)]
+    program: Vec<ProgramSection>,
+}
+
+/// `[[program]] name = "server"  files = ["src/server/*.c", "src/common.c"]`
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProgramSection {
+    name: String,
+    files: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -633,6 +648,9 @@ struct CreateFun {
 
 impl FileConfig {
     fn apply(self, cfg: &mut Config, errors: &mut Vec<ConfigError>) {
+        for p in &self.program {
+            cfg.programs.push((p.name.clone(), p.files.clone()));
+        }
         for sec in [self.locks, self.macros] {
             for f in &sec.lock {
                 let (n, arg) = f.parts();

@@ -247,6 +247,42 @@ impl Analysis {
         out
     }
 
+    /// Link ambiguities and duplicate definitions met while forming the
+    /// programs: (file, message).
+    pub fn link_notes(&self) -> Vec<(PathBuf, String)> {
+        partition(&self.db, self.universe).notes.clone()
+    }
+
+    /// What the conditional compilation decided for a file: blanked
+    /// ranges, decided and undecided conditionals.
+    pub fn conditions(&self, path: &Path) -> Option<racelens_syntax::cpp::FileBlanks> {
+        let f = self.files.get(path)?;
+        Some((**crate::units::file_blanks(&self.db, self.universe, *f)).clone())
+    }
+
+    /// Quoted includes of a unit that are not in the workspace.
+    pub fn missing_includes(&self, path: &Path) -> Vec<String> {
+        match self.files.get(path) {
+            Some(f) if crate::units::is_unit(path) => {
+                crate::units::unit_conditions(&self.db, self.universe, *f).missing.clone()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The flags a unit is compiled with, and whether they came from the
+    /// compilation database.
+    pub fn unit_flags(&self, path: &Path) -> (racelens_syntax::cpp::Flags, bool) {
+        let build = self.universe.build(&self.db);
+        (build.flags_of(path).clone(), build.per_file.contains_key(path))
+    }
+
+    /// The text of a file as the compiler sees it (inactive branches blanked).
+    pub fn view_text(&self, path: &Path) -> Option<Arc<str>> {
+        let f = self.files.get(path)?;
+        Some(crate::units::file_view(&self.db, self.universe, *f).text.clone())
+    }
+
     /// The inputs of these paths; unknown paths are left out.
     fn source_files<'a>(&self, paths: impl IntoIterator<Item = &'a Path>) -> FxHashSet<SourceFile> {
         paths

@@ -51,8 +51,12 @@ fn use_color(choice: ColorChoice, to_terminal: bool) -> bool {
     }
 }
 
-/// Loads the configuration, reporting problems on stderr.
-pub fn config_for(explicit: Option<PathBuf>, first: Option<&PathBuf>) -> Result<Config, String> {
+/// Loads the configuration, reporting problems on stderr; returns it with
+/// the file it came from.
+fn config_and_path(
+    explicit: Option<PathBuf>,
+    first: Option<&PathBuf>,
+) -> Result<(Config, Option<PathBuf>), String> {
     let path = match explicit {
         Some(p) => {
             if !p.is_file() {
@@ -63,7 +67,7 @@ pub fn config_for(explicit: Option<PathBuf>, first: Option<&PathBuf>) -> Result<
         None => first.and_then(|p| inputs::find_config(p)),
     };
     let Some(path) = path else {
-        return Ok(Config::default());
+        return Ok((Config::default(), None));
     };
     let (cfg, errors) = inputs::load_config(&path)?;
     for e in errors {
@@ -75,7 +79,28 @@ pub fn config_for(explicit: Option<PathBuf>, first: Option<&PathBuf>) -> Result<
             e.message
         );
     }
-    Ok(cfg)
+    Ok((cfg, Some(path)))
+}
+
+/// The command line's own `-D`, `-U` and `-I`, for every unit.
+fn extra_flags(args: &CheckArgs) -> racelens_syntax::cpp::Flags {
+    use racelens_syntax::cpp::MacroOp;
+    let mut f = racelens_syntax::cpp::Flags::default();
+    for d in &args.define {
+        match d.split_once('=') {
+            Some((n, v)) => f.macros.push((n.to_string(), MacroOp::Define(Some(v.to_string())))),
+            None => f.macros.push((d.clone(), MacroOp::Define(None))),
+        }
+    }
+    for u in &args.undefine {
+        f.macros.push((u.clone(), MacroOp::Undef));
+    }
+    f.include_dirs = args
+        .include
+        .iter()
+        .map(|i| std::fs::canonicalize(i).unwrap_or_else(|_| i.clone()))
+        .collect();
+    f
 }
 
 fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
@@ -86,6 +111,7 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
     }
     let format = args.format;
     let explain = args.explain;
+    let list_programs = args.list_programs;
     let collected = inputs::collect(&paths, args.build_path.as_deref(), &args.exclude)?;
     let mut notices: Vec<Notice> = collected
         .not_c
@@ -93,7 +119,22 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
         .map(|(f, why)| notices::not_c(f, why))
         .collect();
     let files = collected.files;
-    let cfg = config_for(args.config.clone(), paths.first())?;
+    let (cfg, cfg_path) = config_and_path(args.config.clone(), paths.first())?;
+    let extra = extra_flags(&args);
+    let (build, build_warnings) = racelens_lsp::build::build_config(
+        &paths
+            .iter()
+            .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+            .collect::<Vec<_>>(),
+        args.build_path.as_deref(),
+        &cfg,
+        cfg_path.as_deref().and_then(Path::parent),
+        &extra,
+        &files,
+    );
+    for w in build_warnings {
+        notices.push(notices::build(w));
+    }
     let mut loaded = Vec::new();
     let mut total = 0usize;
     for f in &files {
@@ -147,15 +188,18 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
         .spawn(move || {
             let t_load = std::time::Instant::now();
             let mut host = AnalysisHost::new(cfg);
+            host.set_build(build);
             let mut sources = Sources::new();
             let mut syntax = Vec::new();
             let mut texts = Vec::new();
+            let mut batch = Vec::new();
             for (p, parsed) in parse_all(&loaded, progress.as_ref(), parse_workers) {
                 syntax.extend(notices::syntax_error(&p, &parsed.tree));
-                texts.push((p.clone(), parsed.text.clone()));
+                texts.push(p.clone());
                 sources.add(&p, parsed.text.clone());
-                host.set_file(&p, parsed);
+                batch.push((p, parsed));
             }
+            host.set_files(batch);
             if let Some(pb) = &progress {
                 pb.set_message("analysing");
             }
@@ -165,9 +209,14 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
             }
             let t0 = std::time::Instant::now();
             let analysis = host.snapshot();
-            for (p, text) in &texts {
-                syntax.extend(notices::lost_main(p, text, analysis.defines(p, "main")));
+            if list_programs {
+                return Err(crate::programs::listing(&analysis, &sources));
             }
+            for p in &texts {
+                let text = analysis.view_text(p).unwrap_or_default();
+                syntax.extend(notices::lost_main(p, &text, analysis.defines(p, "main")));
+            }
+            syntax.extend(crate::programs::notices(&analysis));
             if timing {
                 let db = analysis.db();
                 let ws = analysis.workspace();
@@ -214,12 +263,17 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
             if let Some(pb) = progress {
                 pb.finish_and_clear();
             }
-            (checked, incomplete, sources, syntax, suppressed)
+            let programs = crate::programs::summary(&analysis);
+            Ok((checked, incomplete, sources, syntax, suppressed, programs))
         })
         .map_err(|e| format!("cannot start analysis thread: {e}"))?
         .join();
-    let (checked, incomplete, sources, syntax, suppressed) = match result {
-        Ok(r) => r,
+    let (checked, incomplete, sources, syntax, suppressed, programs) = match result {
+        Ok(Ok(r)) => r,
+        Ok(Err(listing)) => {
+            print!("{listing}");
+            return Ok(ExitCode::SUCCESS);
+        }
         Err(_) => return Err("internal error during analysis (please report this bug)".into()),
     };
     notices.extend(syntax);
@@ -332,6 +386,9 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
                 n_files,
                 if n_files == 1 { "" } else { "s" }
             );
+            if let Some(p) = &programs {
+                line.push_str(&format!(" ({p})"));
+            }
             if n_suppressed > 0 {
                 line.push_str(&format!(", {n_suppressed} suppressed"));
             }

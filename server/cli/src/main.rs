@@ -56,6 +56,7 @@ mod check;
 mod fingerprint;
 mod inputs;
 mod notices;
+mod programs;
 mod render;
 mod sarif;
 
@@ -114,7 +115,8 @@ every race on that variable. Output formats: docs/output.md.";
 
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
-    /// C files or folders (a folder is one program); defaults to the current folder.
+    /// C files or folders; defaults to the current folder. The files form
+    /// programs as a linker would (see `--list-programs`).
     pub paths: Vec<PathBuf>,
     /// Output format (see docs/output.md).
     #[arg(long, value_enum, default_value = "human")]
@@ -149,6 +151,19 @@ pub struct CheckArgs {
     /// then its `build/`).
     #[arg(short = 'p', long = "build-path", value_name = "BUILD_DIR")]
     pub build_path: Option<PathBuf>,
+    /// Define a macro for every file (after compile_commands.json's flags).
+    #[arg(short = 'D', value_name = "MACRO[=VALUE]")]
+    pub define: Vec<String>,
+    /// Undefine a macro for every file.
+    #[arg(short = 'U', value_name = "MACRO")]
+    pub undefine: Vec<String>,
+    /// Add a folder to the include path of every file.
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Print the programs found (their files, and the flags each unit is
+    /// analysed with) instead of analysing them.
+    #[arg(long)]
+    pub list_programs: bool,
     /// Base of the relative SARIF URIs (%SRCROOT%); default: the folder
     /// given, else the current folder.
     #[arg(long, value_name = "DIR")]
@@ -164,7 +179,7 @@ pub struct CheckArgs {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Analyse files or folders (each folder is one program) and report races.
+    /// Analyse files or folders (their programs, as a linker would form them) and report races.
     #[command(after_help = CHECK_AFTER_HELP)]
     Check(CheckArgs),
     /// Run the language server (over stdio, the only transport).

@@ -19,6 +19,16 @@ pub enum Kind {
     /// The text defines `main`, but the parse lost the definition: the file
     /// was analysed without it (as a library when nothing else has `main`).
     LostMain,
+    /// The build configuration (compile_commands.json, declared programs)
+    /// has a problem; the defaults are used for what it could not say.
+    Build,
+    /// A name two units define: programs were formed once per definition.
+    Link,
+    /// Units that no program uses, analysed as a library.
+    Library,
+    /// Conditionals whose condition racelens could not decide: all their
+    /// branches were analysed.
+    Conditional,
 }
 
 impl Kind {
@@ -29,14 +39,18 @@ impl Kind {
             Kind::NotC => "not-c-source",
             Kind::Incomplete => "analysis-incomplete",
             Kind::LostMain => "main-lost",
+            Kind::Build => "build-config",
+            Kind::Link => "link-ambiguity",
+            Kind::Library => "library-mode",
+            Kind::Conditional => "conditional-undecided",
         }
     }
 
     /// SARIF notification level.
     pub fn level(self) -> &'static str {
         match self {
-            Kind::SyntaxError | Kind::NotC | Kind::LostMain => "warning",
-            Kind::Incomplete => "note",
+            Kind::SyntaxError | Kind::NotC | Kind::LostMain | Kind::Build => "warning",
+            Kind::Incomplete | Kind::Link | Kind::Library | Kind::Conditional => "note",
         }
     }
 
@@ -49,6 +63,12 @@ impl Kind {
             }
             Kind::LostMain => {
                 "The file defines main, but the parser lost the definition; the program was analysed without it."
+            }
+            Kind::Build => "The build configuration has a problem; defaults were used where it could not be read.",
+            Kind::Link => "Two units define one name; each program using it was analysed once per definition.",
+            Kind::Library => "Units that no program uses were analysed in library mode.",
+            Kind::Conditional => {
+                "Conditionals whose condition could not be decided; every branch was analysed."
             }
         }
     }
@@ -151,6 +171,17 @@ pub fn lost_main(file: &Path, text: &str, defined: bool) -> Option<Notice> {
             .to_string(),
         func: None,
     })
+}
+
+/// A problem with the build configuration (no file of its own).
+pub fn build(message: String) -> Notice {
+    Notice {
+        kind: Kind::Build,
+        file: PathBuf::new(),
+        span: None,
+        message,
+        func: None,
+    }
 }
 
 pub fn not_c(file: PathBuf, why: String) -> Notice {

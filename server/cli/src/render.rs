@@ -211,6 +211,10 @@ fn notice_line(out: &mut termcolor::Buffer, n: &Notice, src: &Sources) {
             let (l, c) = src.line_col_chars(&n.file, s);
             format!("{}:{l}:{c}", src.shown(&n.file))
         }
+        None if n.file.as_os_str().is_empty() => {
+            let _ = writeln!(out, " {}", n.message);
+            return;
+        }
         None => src.shown(&n.file),
     };
     let _ = writeln!(out, " {place}: {}", n.message);

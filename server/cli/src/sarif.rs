@@ -98,30 +98,40 @@ fn rules() -> Value {
 
 fn notification_descriptors() -> Value {
     Value::Array(
-        [Kind::SyntaxError, Kind::NotC, Kind::Incomplete, Kind::LostMain]
+        ALL_KINDS
             .iter()
             .map(|k| json!({ "id": k.id(), "shortDescription": { "text": k.description() }, "helpUri": format!("{DOCS}#notices"), "defaultConfiguration": { "level": k.level() } }))
             .collect(),
     )
 }
 
+/// Every notice kind, in descriptor order.
+const ALL_KINDS: [Kind; 8] = [
+    Kind::SyntaxError,
+    Kind::NotC,
+    Kind::Incomplete,
+    Kind::LostMain,
+    Kind::Build,
+    Kind::Link,
+    Kind::Library,
+    Kind::Conditional,
+];
+
 fn notification(ctx: &Ctx, n: &Notice) -> Value {
-    let mut phys = json!({ "artifactLocation": ctx.artifact(&n.file) });
-    if let Some((s, e)) = n.span {
-        phys["region"] = ctx.region(&n.file, s, e);
-    }
-    let index = match n.kind {
-        Kind::SyntaxError => 0,
-        Kind::NotC => 1,
-        Kind::Incomplete => 2,
-        Kind::LostMain => 3,
-    };
-    json!({
+    let index = ALL_KINDS.iter().position(|k| *k == n.kind).unwrap_or(0);
+    let mut v = json!({
         "level": n.kind.level(),
         "message": { "text": n.message },
-        "locations": [{ "physicalLocation": phys }],
         "descriptor": { "id": n.kind.id(), "index": index },
-    })
+    });
+    if !n.file.as_os_str().is_empty() {
+        let mut phys = json!({ "artifactLocation": ctx.artifact(&n.file) });
+        if let Some((s, e)) = n.span {
+            phys["region"] = ctx.region(&n.file, s, e);
+        }
+        v["locations"] = json!([{ "physicalLocation": phys }]);
+    }
+    v
 }
 
 /// Writes the SARIF log, one result at a time so that huge result sets do

@@ -375,6 +375,7 @@ mod tests {
             creations: vec![creation],
             refuted: None,
             volatile: false,
+            programs: vec![],
         };
         let d = race_diagnostic(&report, DiagnosticSeverity::HINT, &mut files).unwrap();
         assert_eq!(d.severity, Some(DiagnosticSeverity::HINT));

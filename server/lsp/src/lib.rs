@@ -11,6 +11,7 @@
 //! The `racelens bench` command drives [`state::State`] directly, through
 //! the same methods the handlers call.
 
+pub mod build;
 pub mod config;
 pub mod convert;
 pub mod diagnostics;

@@ -62,10 +62,11 @@ fn compile_commands(dir: &Path) -> Option<Vec<PathBuf>> {
     let entries: Vec<serde_json::Value> = serde_json::from_str(&text).ok()?;
     let files = entries.iter().filter_map(|e| {
         let file = e.get("file")?.as_str()?;
+        // A relative `directory` is relative to the database's folder.
         let base = e
             .get("directory")
             .and_then(|d| d.as_str())
-            .map(PathBuf::from)
+            .map(|d| dir.join(d))
             .unwrap_or_else(|| dir.to_path_buf());
         Some(canonical(&base.join(file)))
     });

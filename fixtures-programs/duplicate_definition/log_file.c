@@ -1,0 +1,5 @@
+int logged;
+
+void log_event(void) {
+    logged++; // RACE
+}

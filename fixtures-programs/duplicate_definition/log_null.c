@@ -1,0 +1,2 @@
+void log_event(void) {
+}

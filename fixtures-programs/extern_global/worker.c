@@ -1,0 +1,6 @@
+extern int hits;
+
+void *worker(void *arg) {
+    hits++; // RACE
+    return arg;
+}

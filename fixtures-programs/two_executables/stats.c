@@ -1,0 +1,5 @@
+int requests;
+
+void bump(void) {
+    requests++; // RACE
+}
