@@ -52,6 +52,13 @@ pub struct FunctionId {
     pub ordinal: u32,
 }
 
+impl Workspace {
+    /// The input's id, as query-execution logs print it.
+    pub fn key(self) -> salsa::Id {
+        salsa::plumbing::AsId::as_id(&self)
+    }
+}
+
 impl FunctionId {
     /// A stable sort key.
     pub fn key(self) -> salsa::Id {

@@ -499,6 +499,7 @@ fn json(
             "conflicts": r.conflicts.iter().map(|c| json!({ "location": site(&c.site), "access": racelens_analysis::report::kind_word(c.kind), "thread": c.thread, "locks": c.locks })).collect::<Vec<_>>(),
             "creations": render::creations(r).into_iter().map(|c| json!({ "thread": c.thread, "location": site(&c.site) })).collect::<Vec<_>>(),
             "refutedBy": r.refuted,
+            "programs": r.programs,
         })
     };
     let finding = |f: &Finding| {

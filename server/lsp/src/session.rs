@@ -283,6 +283,7 @@ impl Session {
             watchers: vec![
                 watcher("**/*.{c,h}"),
                 watcher(&format!("**/{}", workspace::CONFIG_FILE)),
+                watcher(&format!("**/{}", workspace::DATABASE_FILE)),
             ],
         };
         let registration = Registration {

@@ -40,6 +40,9 @@ struct OpenDocument {
 #[derive(Default)]
 struct ConfigFile {
     path: Option<PathBuf>,
+    /// The configuration read from it (programs declared there shape the
+    /// build configuration).
+    config: Config,
     may_severity: Option<DiagnosticSeverity>,
     /// Diagnostics of the file, already in LSP terms.
     diagnostics: Vec<Diagnostic>,
@@ -231,9 +234,34 @@ impl State {
             may_severity: parse_severity(&config.may_severity),
             path,
             diagnostics,
+            config: config.clone(),
         };
         self.host.set_config(config);
+        self.reload_build();
         self.bump()
+    }
+
+    /// Re-reads `compile_commands.json` and the programs the configuration
+    /// declares, and hands them to the analysis.
+    pub fn reload_build(&mut self) {
+        let files: Vec<PathBuf> = self
+            .disk_files
+            .iter()
+            .chain(self.docs.keys())
+            .cloned()
+            .collect();
+        let (build, warnings) = crate::build::build_config(
+            &self.roots,
+            None,
+            &self.config.config,
+            self.config.path.as_deref().and_then(Path::parent),
+            &racelens_syntax::cpp::Flags::default(),
+            &files,
+        );
+        for w in warnings {
+            tracing::warn!("{w}");
+        }
+        self.host.set_build(build);
     }
 
     /// Adds files read from disk (skipping open ones: the editor's text wins)
@@ -243,12 +271,16 @@ impl State {
         files: BTreeSet<PathBuf>,
         loaded: Vec<(PathBuf, Parsed)>,
     ) -> u64 {
-        for (path, parsed) in loaded {
-            if !self.docs.contains_key(&path) {
-                self.host.set_file(&path, parsed);
-            }
-        }
+        let fresh: Vec<(PathBuf, Parsed)> = loaded
+            .into_iter()
+            .filter(|(p, _)| !self.docs.contains_key(p))
+            .collect();
+        self.host.set_files(fresh);
         self.disk_files.extend(files);
+        // Declared programs name files by glob: match the new list.
+        if !self.config.config.programs.is_empty() {
+            self.reload_build();
+        }
         self.bump()
     }
 
@@ -270,6 +302,8 @@ impl State {
     pub fn disk_file_changed(&mut self, path: &Path) -> u64 {
         if self.is_config(path) {
             self.reload_config();
+        } else if path.file_name().and_then(|n| n.to_str()) == Some(workspace::DATABASE_FILE) {
+            self.reload_build();
         } else if self.disk_files.contains(path) && !self.docs.contains_key(path) {
             self.load_from_disk(path);
         }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub const CONFIG_FILE: &str = "racelens.toml";
+pub const DATABASE_FILE: &str = "compile_commands.json";
 
 pub fn is_c(p: &Path) -> bool {
     matches!(p.extension().and_then(|e| e.to_str()), Some("c" | "h"))
@@ -135,9 +136,17 @@ pub fn config_path(configured: &str, roots: &[PathBuf]) -> Option<PathBuf> {
             _ => canonical(&p),
         });
     }
+    // In a root, else upward from the first root, as the CLI does.
     roots
         .iter()
         .map(|r| r.join(CONFIG_FILE))
+        .chain(
+            roots
+                .first()
+                .into_iter()
+                .flat_map(|r| r.ancestors().skip(1))
+                .map(|d| d.join(CONFIG_FILE)),
+        )
         .find(|p| p.is_file())
         .map(|p| canonical(&p))
 }
@@ -178,6 +187,12 @@ mod tests {
             Some(root.join("x.toml"))
         );
         assert_eq!(config_path("", std::slice::from_ref(&root)), None);
+        // One folder above the root.
+        std::fs::write(dir.join(CONFIG_FILE), "").unwrap();
+        assert_eq!(
+            config_path("", std::slice::from_ref(&root)),
+            Some(canonical(&dir.join(CONFIG_FILE)))
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -169,3 +169,69 @@ fn opening_a_loaded_file_reuses_its_parse() {
     assert_eq!(msgs(&da), msgs(&db));
     assert_eq!(msgs(&da).len(), 2, "{da:#?}");
 }
+
+/// Two programs in one workspace (`server` = server.c + stats.c, `tool` =
+/// tool.c): an edit in tool.c re-runs queries of `tool` only, as salsa's
+/// execution events show, and `server`'s diagnostics are unchanged.
+#[test]
+fn an_edit_rechecks_only_the_program_that_contains_the_file() {
+    const SERVER: &str = "#include <pthread.h>\nvoid bump(void);\nstatic void *serve(void *a) { bump(); return a; }\nint main(void) {\n    pthread_t x, y;\n    pthread_create(&x, 0, serve, 0);\n    pthread_create(&y, 0, serve, 0);\n    pthread_join(x, 0);\n    pthread_join(y, 0);\n    return 0;\n}\n";
+    const STATS: &str = "int requests;\nvoid bump(void) {\n    requests++;\n}\n";
+    const TOOL: &str = "#include <pthread.h>\nint level;\nstatic void *w(void *a) { level = 1; return a; }\nint main(void) {\n    pthread_t t;\n    pthread_create(&t, 0, w, 0);\n    level = 2;\n    pthread_join(t, 0);\n    return 0;\n}\n";
+    let mut state = State::new(Encoding::Utf16, Settings::default());
+    let files = [("server.c", SERVER), ("stats.c", STATS), ("tool.c", TOOL)];
+    for (i, (name, text)) in files.iter().enumerate() {
+        let uri = format!("file:///virtual/two/{name}").parse().unwrap();
+        state.open(uri, PathBuf::from(format!("/virtual/two/{name}")), i as i32, text);
+    }
+    let before = state.diagnostics_job().compute();
+    let snap = state.snapshot();
+    let programs: Vec<(String, String)> = snap
+        .analysis
+        .programs()
+        .iter()
+        .map(|p| (p.name.to_string(), format!("({:?})", p.ws.key())))
+        .collect();
+    assert_eq!(
+        programs.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),
+        ["server", "tool"]
+    );
+    let count = |diags: &[racelens_lsp::diagnostics::FileDiagnostics], name: &str| {
+        diags
+            .iter()
+            .filter(|d| d.uri.as_str().ends_with(name))
+            .map(|d| d.diagnostics.len())
+            .sum::<usize>()
+    };
+    assert_eq!(count(&before, "stats.c"), 1, "{before:#?}");
+    assert_eq!(count(&before, "tool.c"), 2, "{before:#?}");
+    drop(snap);
+
+    state.host().db().enable_logging();
+    // A second write in tool.c's thread.
+    let at = LineCol { line: 2, col: 26 };
+    let tool = PathBuf::from("/virtual/two/tool.c");
+    state
+        .change(
+            &tool,
+            9,
+            &[TextChange {
+                range: Some((at, at)),
+                text: "level++; ".into(),
+            }],
+        )
+        .expect("open");
+    let after = state.diagnostics_job().compute();
+    let log = state.host().db().take_log();
+    let (server, tool_ws) = (&programs[0].1, &programs[1].1);
+    assert!(
+        !log.iter().any(|e| e.ends_with(server.as_str())),
+        "queries of `server` re-ran: {log:#?}"
+    );
+    assert!(
+        log.iter().any(|e| e.ends_with(tool_ws.as_str())),
+        "nothing of `tool` re-ran: {log:#?}"
+    );
+    assert_eq!(count(&after, "stats.c"), 1, "{after:#?}");
+    assert_eq!(count(&after, "tool.c"), 3, "{after:#?}");
+}
