@@ -134,30 +134,41 @@ pub fn notices(analysis: &Analysis) -> Vec<Notice> {
         .collect();
     files.sort();
     files.dedup();
+    // One note for the whole run: the first undecided conditional, and
+    // the totals (`--list-programs` has them per file).
+    let (mut total, mut in_files, mut first) = (0u32, 0usize, None);
     for f in files {
         let Some(c) = analysis.conditions(&f) else {
             continue;
         };
-        if let (true, Some((line, why))) = (c.undecided > 0, &c.first_undecided) {
-            let text = analysis.file_text(&f).unwrap_or_default();
-            let at = text
-                .split_inclusive('\n')
-                .take(*line as usize)
-                .map(str::len)
-                .sum::<usize>();
-            out.push(Notice {
-                kind: Kind::Conditional,
-                file: f.clone(),
-                span: Some((at, at + 1)),
-                message: format!(
-                    "{} conditional{} could not be decided (first: {why}); all {} branches were analysed",
-                    c.undecided,
-                    if c.undecided == 1 { "" } else { "s" },
-                    if c.undecided == 1 { "its" } else { "their" }
-                ),
-                func: None,
-            });
+        if c.undecided == 0 {
+            continue;
         }
+        total += c.undecided;
+        in_files += 1;
+        if first.is_none() {
+            first = c.first_undecided.clone().map(|fu| (f.clone(), fu));
+        }
+    }
+    if let Some((f, (line, why))) = first {
+        let text = analysis.file_text(&f).unwrap_or_default();
+        let at = text
+            .split_inclusive('\n')
+            .take(line as usize)
+            .map(str::len)
+            .sum::<usize>();
+        out.push(Notice {
+            kind: Kind::Conditional,
+            file: f,
+            span: Some((at, at + 1)),
+            message: format!(
+                "{total} conditional{} in {in_files} file{} could not be decided ({why}, here first); every branch of {} was analysed (`--list-programs` counts them per file)",
+                if total == 1 { "" } else { "s" },
+                if in_files == 1 { "" } else { "s" },
+                if total == 1 { "it" } else { "them" }
+            ),
+            func: None,
+        });
     }
     out
 }
