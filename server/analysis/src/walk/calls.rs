@@ -434,7 +434,11 @@ impl<'a> Walker<'a> {
                 if let Some(e) = c.args.get(arg) {
                     self.escape(fr, e, &mut st);
                 }
+                let slot = self.site_slot(fr, c, c.args.get(arg));
                 self.spawn(fr, c, &mut st, tids, entries, argv, false);
+                if let Some(&site) = self.d.site_index.get(&(fr.fid, c.id)) {
+                    self.note_site_slot(site, slot);
+                }
                 Some(st)
             }
             Some(CallModel::Join { tid, all }) => {
