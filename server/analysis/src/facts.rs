@@ -50,6 +50,11 @@ pub enum SlotArg {
     /// `&A[i]` after `A[i] = i` in the same iteration: the pointee holds
     /// the number too.
     Stored,
+    /// Not a thread's argument: the creating loop's own access `A[i]`
+    /// before the creation call `Slot::before` of the same iteration. It
+    /// happens before thread `i` starts and touches no other instance's
+    /// element.
+    Creator,
 }
 
 /// An access of a thread's entry function whose index at `pos` of its path
@@ -61,6 +66,8 @@ pub struct Slot {
     pub pos: u8,
     pub stride: u32,
     pub from: SlotArg,
+    /// For `Creator`: the call id of the creation call that follows.
+    pub before: u32,
 }
 
 impl Slot {
@@ -72,6 +79,7 @@ impl Slot {
             SlotArg::Value => arg == SlotArg::Value,
             SlotArg::Pointer => matches!(arg, SlotArg::Pointer | SlotArg::Stored),
             SlotArg::Stored => arg == SlotArg::Stored,
+            SlotArg::Creator => false,
         }
     }
 }

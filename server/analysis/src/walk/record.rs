@@ -357,7 +357,7 @@ impl<'a> Walker<'a> {
                     p
                 }
             };
-            let slot = self.slot_tag(fr, place, &k);
+            let slot = self.slot_tag(fr, place, span, &k);
             let fact = AccessFact {
                 path,
                 thread: self.d.thread,

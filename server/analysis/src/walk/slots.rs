@@ -20,10 +20,12 @@
 
 use super::frames::Frame;
 use super::{uncast, Walker};
+use crate::config::CallModel;
 use crate::facts::{Slot, SlotArg};
 use crate::model::{Elem, LocKey};
 use crate::visit::{visit_calls, visit_stmts};
-use racelens_syntax::{AccessKind, Callee, Call, Expr, FnIr, Name, Stmt};
+use racelens_syntax::{AccessKind, Call, Callee, Expr, FnIr, Name, Span, Stmt};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// What a thread entry function's text says about its parameter `p`.
@@ -34,11 +36,60 @@ pub(super) struct OwnVars {
     values: Vec<(Name, SlotArg)>,
     /// `p` and the locals assigned once from `(T *) p`.
     ptrs: Vec<Name>,
+    /// Accesses `A[i]` of a counting loop over `i` that come before a
+    /// thread creation in the loop's body: (span, counter, call id).
+    creator: Vec<(Span, Name, u32)>,
 }
 
 impl OwnVars {
     fn is_empty(&self) -> bool {
-        self.values.is_empty() && self.ptrs.is_empty()
+        self.values.is_empty() && self.ptrs.is_empty() && self.creator.is_empty()
+    }
+}
+
+/// The accesses `A[i]` (`A[i].f`) in counting loops over `i` that precede
+/// a thread creation of the same iteration (pre-order), with that call.
+fn creator_accesses(body: &[Stmt], models: &BTreeMap<u32, CallModel>) -> Vec<(Span, Name, u32)> {
+    let mut out = Vec::new();
+    visit_stmts(body, &mut |s| {
+        let Stmt::Loop {
+            body,
+            var: Some(v),
+            bound: Some(_),
+            ..
+        } = s
+        else {
+            return;
+        };
+        let mut pending: Vec<Span> = Vec::new();
+        visit_stmts(body, &mut |s| match s {
+            Stmt::Access(a) if counter_index(&a.place) == Some(v) => pending.push(a.span),
+            Stmt::Call(c) if matches!(models.get(&c.id), Some(CallModel::Create { .. })) => {
+                for sp in pending.drain(..) {
+                    out.push((sp, v.clone(), c.id));
+                }
+            }
+            _ => {}
+        });
+    });
+    out
+}
+
+/// The index variable of `A[i]` or `A[i].f.g` (no other index or
+/// dereference on the way).
+fn counter_index(e: &Expr) -> Option<&Name> {
+    let mut e = e;
+    while let Expr::Field {
+        base, arrow: false, ..
+    } = e
+    {
+        e = base;
+    }
+    match e {
+        Expr::Index {
+            base, var: Some(x), ..
+        } if !has_index(base) => Some(x),
+        _ => None,
     }
 }
 
@@ -70,8 +121,11 @@ fn deref_root(e: &Expr) -> Option<&Name> {
 }
 
 /// The own-number variables of a single-parameter function.
-fn own_vars(ir: &FnIr, fname: &str) -> OwnVars {
-    let mut out = OwnVars::default();
+fn own_vars(ir: &FnIr, fname: &str, models: &BTreeMap<u32, CallModel>) -> OwnVars {
+    let mut out = OwnVars {
+        creator: creator_accesses(&ir.body, models),
+        ..OwnVars::default()
+    };
     let [param] = &ir.params[..] else {
         return out;
     };
@@ -235,7 +289,7 @@ impl<'a> Walker<'a> {
         if let Some(v) = self.own_vars.borrow().get(&fr.fid) {
             return v.clone();
         }
-        let v = Arc::new(own_vars(&fr.summary.ir, &fr.fname));
+        let v = Arc::new(own_vars(&fr.summary.ir, &fr.fname, &fr.summary.models));
         self.own_vars.borrow_mut().insert(fr.fid, v.clone());
         v
     }
@@ -270,9 +324,7 @@ impl<'a> Walker<'a> {
             Expr::Var(x) if x == v => Some(SlotArg::Value),
             Expr::AddrOf(inner) => match &**inner {
                 Expr::Index {
-                    base,
-                    var: Some(x),
-                    ..
+                    base, var: Some(x), ..
                 } if x == v => Some(match stores_counter_before(body, base, v, c.id) {
                     true => SlotArg::Stored,
                     false => SlotArg::Pointer,
@@ -286,7 +338,11 @@ impl<'a> Walker<'a> {
     /// Keeps, per site, the slot its visits agree on (see the module doc).
     pub(super) fn note_site_slot(&mut self, site: u32, slot: Option<SlotArg>) {
         let node = self.d.node_stack.last().copied();
-        let e = self.d.slot_sites.entry(site).or_insert(slot.map(|s| (s, node)));
+        let e = self
+            .d
+            .slot_sites
+            .entry(site)
+            .or_insert(slot.map(|s| (s, node)));
         if let Some((s, n)) = *e {
             if slot != Some(s) || node != n {
                 *e = None;
@@ -297,7 +353,13 @@ impl<'a> Walker<'a> {
     /// The slot of an access of `place`, which denotes `k`, in `fr`: its
     /// index is the function's own number when the function is a slot
     /// thread's entry.
-    pub(super) fn slot_tag(&self, fr: &Frame, place: &Expr, k: &LocKey) -> Option<Slot> {
+    pub(super) fn slot_tag(
+        &self,
+        fr: &Frame,
+        place: &Expr,
+        span: Span,
+        k: &LocKey,
+    ) -> Option<Slot> {
         let own = self.own_vars_of(fr);
         if own.is_empty() {
             return None;
@@ -312,6 +374,19 @@ impl<'a> Walker<'a> {
             return None;
         }
         let pos = pos as u8;
+        // The creating loop's `A[i]` before creating thread `i`.
+        if let Some((_, _, call)) = own
+            .creator
+            .iter()
+            .find(|(s, v, _)| *s == span && counter_index(place) == Some(v))
+        {
+            return Some(Slot {
+                pos,
+                stride: 1,
+                from: SlotArg::Creator,
+                before: *call,
+            });
+        }
         // `p->result` with `p = &jobs[i]`: the element of the argument.
         if let Some(r) = deref_root(place) {
             if own.ptrs.contains(r) && !has_index(place) {
@@ -319,6 +394,7 @@ impl<'a> Walker<'a> {
                     pos,
                     stride: 1,
                     from: SlotArg::Pointer,
+                    before: 0,
                 });
             }
         }
@@ -331,9 +407,7 @@ impl<'a> Walker<'a> {
             e = base;
         }
         let Expr::Index {
-            base,
-            var: Some(x),
-            ..
+            base, var: Some(x), ..
         } = e
         else {
             return None;
@@ -346,6 +420,7 @@ impl<'a> Walker<'a> {
                 pos,
                 stride: 1,
                 from: *from,
+                before: 0,
             });
         }
         // A counter of a loop of this frame whose range is a slice.
@@ -366,6 +441,7 @@ impl<'a> Walker<'a> {
                     pos,
                     stride,
                     from: *from,
+                    before: 0,
                 })
             });
         }

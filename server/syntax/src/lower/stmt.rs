@@ -480,7 +480,8 @@ fn squash(n: Node, src: &str) -> String {
 
 /// The range of a counting `for` loop in normal form, `START<END` (`0<n`,
 /// `0<10`; `i <= 9` is `0<10`), when it starts at a value, tests its counter
-/// against a bound with `<`, `<=` or `!=`, and steps it by one. Joins in one
+/// against a bound with `<`, `<=` or `!=`, and steps it by one; a loop that
+/// steps it by `K` instead has the range `START<END+=K`. Joins in one
 /// loop cover the threads created in another only when the ranges match.
 fn loop_bound(n: Node, src: &str) -> Option<(Name, Name)> {
     let init = n.field("initializer")?;
@@ -506,13 +507,26 @@ fn loop_bound(n: Node, src: &str) -> Option<(Name, Name)> {
         _ => return None,
     };
     let end = range_end(n.field("condition")?, var, src)?;
-    if !steps_by_one(n.field("update")?, var, src) {
-        return None;
-    }
+    let update = n.field("update")?;
+    let step = match steps_by_one(update, var, src) {
+        true => String::new(),
+        false => format!("+={}", stride(update, var, src)?),
+    };
     if leaves_early(n.field("body")?, var, None, src) {
         return None;
     }
-    Some((Name::from(format!("{start}<{end}")), Name::from(var)))
+    Some((Name::from(format!("{start}<{end}{step}")), Name::from(var)))
+}
+
+/// The step of an update `var += K` or `var = var + K` by a constant (or
+/// a name, a macro constant once lowered) other than one.
+fn stride(e: Node, var: &str, src: &str) -> Option<String> {
+    let step = squash(e, src);
+    let k = step
+        .strip_prefix(&format!("{var}+="))
+        .or_else(|| step.strip_prefix(&format!("{var}={var}+")))?;
+    let simple = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (simple && k != "1" && k != "0").then(|| k.to_string())
 }
 
 /// The range of a counting `while` loop, as [`loop_bound`] gives it for a
