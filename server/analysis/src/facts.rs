@@ -32,6 +32,56 @@ pub struct Thread {
     pub leaks: Option<SiteSet>,
     /// Barriers this thread waits on somewhere.
     pub barriers: Vec<Name>,
+    /// Each instance of this thread has a slot number of its own: its
+    /// creation loop's counter, handed to it as its argument (see
+    /// [`SlotArg`]); the function is its entry, where accesses marked with
+    /// a [`Slot`] index by that number.
+    pub slot: Option<(FunctionId, SlotArg)>,
+}
+
+/// How a thread created in a counting loop receives the loop's counter `i`
+/// (distinct in each iteration, so in each instance).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SlotArg {
+    /// `(void *) i`.
+    Value,
+    /// `&A[i]`.
+    Pointer,
+    /// `&A[i]` after `A[i] = i` in the same iteration: the pointee holds
+    /// the number too.
+    Stored,
+    /// Not a thread's argument: the creating loop's own access `A[i]`
+    /// before the creation call `Slot::before` of the same iteration. It
+    /// happens before thread `i` starts and touches no other instance's
+    /// element.
+    Creator,
+}
+
+/// An access of a thread's entry function whose index at `pos` of its path
+/// lies in `[stride * k, stride * k + stride)` for the instance's slot
+/// number `k`, derived as `from` says: two instances of one such thread
+/// touch different elements there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Slot {
+    pub pos: u8,
+    pub stride: u32,
+    pub from: SlotArg,
+    /// For `Creator`: the call id of the creation call that follows.
+    pub before: u32,
+}
+
+impl Slot {
+    /// Does a thread that receives its number as `arg` make this derivation
+    /// hold? (A stored number needs `Stored`; a pointer `Pointer` or
+    /// `Stored`; a value `Value`.)
+    pub fn holds_for(&self, arg: SlotArg) -> bool {
+        match self.from {
+            SlotArg::Value => arg == SlotArg::Value,
+            SlotArg::Pointer => matches!(arg, SlotArg::Pointer | SlotArg::Stored),
+            SlotArg::Stored => arg == SlotArg::Stored,
+            SlotArg::Creator => false,
+        }
+    }
 }
 
 impl Thread {
@@ -47,6 +97,7 @@ impl Thread {
             joined_inside: Vec::new(),
             leaks: None,
             barriers: Vec::new(),
+            slot: None,
         }
     }
 }
@@ -90,6 +141,8 @@ pub struct AccessFact {
     /// The accessed object is `volatile` (which orders nothing: reported
     /// like any other, and said so in the message).
     pub volatile: bool,
+    /// The index of the instance's own slot (see [`Slot`]).
+    pub slot: Option<Slot>,
     /// Locksets and thread facts at the access, shared between accesses made
     /// in the same state (most are), which keeps large programs small.
     pub ctx: Arc<FactCtx>,
@@ -139,6 +192,7 @@ impl AccessFact {
         self.direct_local.hash(h);
         self.weak.hash(h);
         self.volatile.hash(h);
+        self.slot.hash(h);
     }
 }
 

@@ -6,7 +6,7 @@
 //! *must* race when the must-variants hold and no abstraction is involved.
 
 use crate::db::{SourceFile, Workspace};
-use crate::facts::{AccessFact, ThreadAnalysis, ThreadTable};
+use crate::facts::{AccessFact, Slot, SlotArg, ThreadAnalysis, ThreadTable};
 use crate::model::{Base, Elem};
 use crate::walk;
 use racelens_syntax::AccessKind;
@@ -116,14 +116,24 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
     // the other only the threads and contexts. A location has hundreds of
     // classes but a few dozen paths and contexts, so each part is decided
     // once per pair of paths or contexts (see [`ctx_pair`]).
-    let mut class_of: FxHashMap<(&[Elem], u32, AccessKind, usize, bool, bool), usize> =
-        FxHashMap::default();
+    let mut class_of: FxHashMap<
+        (&[Elem], u32, AccessKind, usize, bool, bool, Option<Slot>),
+        usize,
+    > = FxHashMap::default();
     let mut classes: Vec<Class> = Vec::new();
     let mut group_of: FxHashMap<(u32, usize, bool), u32> = FxHashMap::default();
     let mut path_of: FxHashMap<&[Elem], u32> = FxHashMap::default();
     for (i, f) in facts.iter().enumerate() {
         let ctx = Arc::as_ptr(&f.ctx) as usize;
-        let key = (&f.path[..], f.thread, f.kind, ctx, f.direct_local, f.weak);
+        let key = (
+            &f.path[..],
+            f.thread,
+            f.kind,
+            ctx,
+            f.direct_local,
+            f.weak,
+            f.slot,
+        );
         let c = *class_of.entry(key).or_insert_with(|| {
             let n = group_of.len() as u32;
             let group = *group_of.entry((f.thread, ctx, f.direct_local)).or_insert(n);
@@ -159,7 +169,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             if *overlap == UNKNOWN {
                 *overlap = paths_may_overlap(&ra.path, &rb.path) as u8;
             }
-            if *overlap == 0 {
+            if *overlap == 0 || slot_apart(ra, rb, table) {
                 continue;
             }
             let decided = &mut by_ctx[ka.group as usize * groups + kb.group as usize];
@@ -278,6 +288,64 @@ fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) ->
         return None;
     }
     Some(!a.may.excludes(&b.may))
+}
+
+/// Two instances of one slot thread (see `walk::slots`) accessing the
+/// elements of their own numbers: different elements.
+fn slot_apart(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
+    let (Some(sa), Some(sb)) = (a.slot, b.slot) else {
+        return false;
+    };
+    if sa.pos != sb.pos || sa.stride != sb.stride {
+        return false;
+    }
+    if sa.from == SlotArg::Creator || sb.from == SlotArg::Creator {
+        return creator_apart(a, b, table) || creator_apart(b, a, table);
+    }
+    if a.thread != b.thread {
+        return false;
+    }
+    let Some((entry, arg)) = table.threads.get(a.thread as usize).and_then(|t| t.slot) else {
+        return false;
+    };
+    let pos = sa.pos as usize;
+    a.func == entry
+        && b.func == entry
+        && sa.holds_for(arg)
+        && sb.holds_for(arg)
+        && a.path.len() > pos
+        && b.path.len() > pos
+        && a.path[..pos] == b.path[..pos]
+}
+
+/// `c` is the creating loop's access of `A[i]` before it creates thread
+/// `i` (the thread of `t`), and `t` that thread's access of its own
+/// element: for `t`'s instance `k`, `c` happens before its creation
+/// (iterations up to `k`) or touches another element (those after).
+fn creator_apart(c: &AccessFact, t: &AccessFact, table: &ThreadTable) -> bool {
+    let (Some(sc), Some(st)) = (c.slot, t.slot) else {
+        return false;
+    };
+    let Some(th) = table.threads.get(t.thread as usize) else {
+        return false;
+    };
+    let (Some((entry, arg)), Some(site)) = (th.slot, th.site) else {
+        return false;
+    };
+    let Some(site) = table.sites.get(site as usize) else {
+        return false;
+    };
+    let pos = sc.pos as usize;
+    sc.from == SlotArg::Creator
+        && st.stride == 1
+        && st.holds_for(arg)
+        && t.func == entry
+        && th.parent == Some(c.thread)
+        && site.func == c.func
+        && site.call == sc.before
+        && c.path.len() > pos
+        && t.path.len() > pos
+        && c.path[..pos] == t.path[..pos]
 }
 
 /// Is `a`'s thread bracketed by a creator holding a lock that `b` holds?

@@ -20,8 +20,9 @@ use std::process::Command;
 /// Share of annotated lines scored right (both kinds) that must not be lost.
 /// 0.97 over the 103 programs before issue 23's 33 TSan-checked programs
 /// (volatile, partial join loops, launchers, parser traps, hand-made locks,
-/// joins in helpers, per-thread array ranges) came in; 0.9619 with them.
-const FLOOR: f64 = 0.96;
+/// joins in helpers, per-thread array ranges) came in; 0.9619 with them,
+/// 0.9713 once per-thread slots of one array were modelled.
+const FLOOR: f64 = 0.97;
 /// Share of `RACE` lines that must be reported (0.9951 with them).
 const RECALL_FLOOR: f64 = 0.99;
 /// The suite must stay at least this big.

@@ -138,6 +138,9 @@ pub enum Stmt {
         /// A counting `for` loop's range in normal form (`0<n`, `0<10`),
         /// so that a join loop can be matched with its creation loop.
         bound: Option<Name>,
+        /// The counter of a counting loop (set with `bound`): it takes each
+        /// value of the range once, and the body does not assign it.
+        var: Option<Name>,
     },
     /// `switch`: each arm may run; `break` leaves the switch.
     Switch {

@@ -345,6 +345,16 @@ mod loop_bound_tests {
         let s = |x: &str| Some(Name::from(x));
         assert_eq!(b, vec![s("0<10"), s("0<10"), s("0<n->cap"), None, None]);
     }
+
+    #[test]
+    fn strided_loops_have_strided_ranges() {
+        let b = bounds(
+            "void f(int n) { int i; for (i=1; i<n; i+=2) g(); for (i = 0; i < 6; i = i + 3) g(); \
+             for (i = 0; i < 6; i += n * 2) g(); }",
+        );
+        let s = |x: &str| Some(Name::from(x));
+        assert_eq!(b, vec![s("1<n+=2"), s("0<6+=3"), None]);
+    }
 }
 
 /// SV-COMP's lock idiom inside a `__VERIFIER_atomic_*` function: a body

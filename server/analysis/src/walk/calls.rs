@@ -58,6 +58,17 @@ fn const_range(b: &str) -> Option<(i64, i64)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
+/// The indices of a constant strided range `START<END+=K` (at most 256).
+fn strided_indices(b: &str) -> Option<Vec<i64>> {
+    let (range, k) = b.split_once("+=")?;
+    let (from, to) = const_range(range)?;
+    let k: i64 = k.parse().ok()?;
+    if k <= 0 || to - from > 256 * k {
+        return None;
+    }
+    Some((from..to).step_by(k as usize).collect())
+}
+
 /// Do the joined index ranges of `site` cover `[from, to)`?
 fn covered(joined: &[(u32, i64, i64)], site: u32, from: i64, to: i64) -> bool {
     let mut at = from;
@@ -434,7 +445,11 @@ impl<'a> Walker<'a> {
                 if let Some(e) = c.args.get(arg) {
                     self.escape(fr, e, &mut st);
                 }
+                let slot = self.site_slot(fr, c, c.args.get(arg));
                 self.spawn(fr, c, &mut st, tids, entries, argv, false);
+                if let Some(&site) = self.d.site_index.get(&(fr.fid, c.id)) {
+                    self.note_site_slot(site, slot);
+                }
                 Some(st)
             }
             Some(CallModel::Join { tid, all }) => {
@@ -507,6 +522,26 @@ impl<'a> Walker<'a> {
                             continue;
                         }
                         let created = s.loop_bound.as_deref().and_then(const_range);
+                        // A strided join loop joins its indices one by one;
+                        // two loops together may cover a constant range.
+                        if let (true, Some(j)) = (joins_all, &join_bound) {
+                            if j.contains("+=") {
+                                let (Some(ixs), Some((from, to))) = (strided_indices(j), created)
+                                else {
+                                    continue;
+                                };
+                                for x in ixs {
+                                    if !st.joined_ix.contains(&(i, x, x + 1)) {
+                                        st.joined_ix.push((i, x, x + 1));
+                                    }
+                                }
+                                st.joined_ix.sort();
+                                if covered(&st.joined_ix, i, from, to) {
+                                    matching.push(i);
+                                }
+                                continue;
+                            }
+                        }
                         let part = match (joins_all, &join_bound) {
                             // A join in a loop whose range is not known (a
                             // stride, an early exit, a changed counter) may

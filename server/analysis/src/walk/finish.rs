@@ -118,6 +118,7 @@ fn with_copies(
                     direct_local: f.direct_local,
                     weak: true,
                     volatile: f.volatile,
+                    slot: None,
                     ctx: f.ctx.clone(),
                 });
             }
@@ -357,6 +358,32 @@ impl<'a> Walker<'a> {
                     .map(|s| !self.d.replayed_sites.contains(&s))
                     .unwrap_or(true);
             threads[i].unique = unique;
+        }
+        // Slot threads (see `slots`): every visit of the site agreed, from
+        // one calling context, the creator runs once and the site is never
+        // replayed.
+        for i in 1..threads.len() {
+            let th = &threads[i];
+            let Some(site) = th.site else { continue };
+            let parent_unique = th
+                .parent
+                .map(|p| threads[p as usize].unique)
+                .unwrap_or(true);
+            let agreed = self.d.slot_sites.get(&site).copied().flatten();
+            let entry = match self.prog.functions_named(&th.entry) {
+                Some(fs) if fs.len() == 1 => Some(fs[0]),
+                _ => None,
+            };
+            threads[i].slot = match (agreed, entry) {
+                (Some((arg, _)), Some(f))
+                    if parent_unique
+                        && !self.d.replayed_sites.contains(&site)
+                        && !self.d.group_roots.contains_key(&(i as u32)) =>
+                {
+                    Some((f, arg))
+                }
+                _ => None,
+            };
         }
         let mut locations = BTreeMap::new();
         for (k, v) in located {

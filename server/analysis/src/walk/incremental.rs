@@ -180,6 +180,7 @@ pub(super) fn update(
         prog,
         d: std::mem::take(&mut snap.data),
         untracked: Default::default(),
+        own_vars: Default::default(),
     };
     // Summaries read by the previous revision's walk, and the frames built
     // from them: the edited function's are stale.

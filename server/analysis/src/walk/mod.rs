@@ -41,6 +41,7 @@ mod incremental;
 mod locks;
 mod memo;
 mod record;
+mod slots;
 mod spawn;
 mod state;
 mod stmts;
@@ -196,8 +197,13 @@ struct WalkData {
     cur_ptrs: std::cell::RefCell<Ptrs>,
     /// Where `main` stored its own thread id (`pthread_self()`).
     main_tids: Vec<LocKey>,
-    /// Loops being walked, innermost last: (call-stack depth, range).
-    loops: Vec<(usize, Option<Name>)>,
+    /// Per creation site: how every visit so far handed its thread a slot
+    /// number of its own, and from which calling context (`None` once two
+    /// visits disagree; see `slots`).
+    slot_sites: FxHashMap<u32, Option<(crate::facts::SlotArg, Option<u32>)>>,
+    /// Loops being walked, innermost last: (call-stack depth, range,
+    /// counter).
+    loops: Vec<(usize, Option<Name>, Option<Name>)>,
     /// Flow-insensitive contents of non-local pointer cells.
     store: FxHashMap<LocKey, Vals>,
     /// The paths of the recorded accesses, one allocation each (see
@@ -514,6 +520,9 @@ struct Walker<'a> {
     /// is it atomic or volatile ([`Walker::type_of`], which every access
     /// would otherwise ask again in every context)?
     untracked: std::cell::RefCell<FxHashMap<(FunctionId, usize), (bool, bool)>>,
+    /// Per function: the variables holding a slot thread's own number
+    /// (see `slots`), from the function's text.
+    own_vars: std::cell::RefCell<FxHashMap<FunctionId, Arc<slots::OwnVars>>>,
 }
 
 impl<'a> Walker<'a> {
@@ -526,6 +535,7 @@ impl<'a> Walker<'a> {
                 ..WalkData::default()
             },
             untracked: Default::default(),
+            own_vars: Default::default(),
         }
     }
 

@@ -357,6 +357,7 @@ impl<'a> Walker<'a> {
                     p
                 }
             };
+            let slot = self.slot_tag(fr, place, span, &k);
             let fact = AccessFact {
                 path,
                 thread: self.d.thread,
@@ -366,6 +367,7 @@ impl<'a> Walker<'a> {
                 direct_local,
                 weak: weak || k.is_weak(),
                 volatile,
+                slot,
                 ctx,
             };
             let n = self.d.node_stack.last().copied();

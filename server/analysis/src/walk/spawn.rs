@@ -82,7 +82,13 @@ impl<'a> Walker<'a> {
             }
             None => {
                 let s = self.d.sites.len() as u32;
-                let loop_bound = self.frame_loop().cloned().flatten();
+                // A strided creation loop's range is not kept: joins of it
+                // keep their old reading (the creation range is unknown).
+                let loop_bound = self
+                    .frame_loop()
+                    .cloned()
+                    .flatten()
+                    .filter(|b| !b.contains("+="));
                 self.d.sites.push(Site {
                     func: fr.fid,
                     call: c.id,

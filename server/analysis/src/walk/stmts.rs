@@ -73,8 +73,8 @@ impl<'a> Walker<'a> {
         self.d
             .loops
             .last()
-            .filter(|(depth, _)| *depth == self.d.stack.len())
-            .map(|(_, b)| b)
+            .filter(|(depth, _, _)| *depth == self.d.stack.len())
+            .map(|(_, b, _)| b)
     }
 
     pub(super) fn walk_stmts(&mut self, fr: &Frame, stmts: &[Stmt], st: State) -> Out {
@@ -118,8 +118,11 @@ impl<'a> Walker<'a> {
                     do_while,
                     infinite,
                     bound,
+                    var,
                 } => {
-                    self.d.loops.push((self.d.stack.len(), bound.clone()));
+                    self.d
+                        .loops
+                        .push((self.d.stack.len(), bound.clone(), var.clone()));
                     let r = self.walk_loop(fr, cond, test, body, *do_while, *infinite, state);
                     self.d.loops.pop();
                     out.ret = join_b(out.ret.take(), r.ret);

@@ -19,24 +19,50 @@ impl<'s> Lowerer<'s> {
     fn numeric_bound(&self, b: Option<Name>) -> Option<Name> {
         let b = b?;
         let (lo, hi) = b.split_once('<')?;
-        let value = |t: &str| -> String {
-            match self.macros.get(t) {
-                Some(d) if d.params.is_none() => {
-                    let v = d
-                        .body
-                        .trim()
-                        .trim_start_matches('(')
-                        .trim_end_matches(')')
-                        .trim();
-                    match v.parse::<i64>() {
-                        Ok(k) => k.to_string(),
-                        Err(_) => t.to_string(),
-                    }
+        Some(Name::from(format!(
+            "{}<{}",
+            self.numeric_tokens(lo),
+            self.numeric_tokens(hi)
+        )))
+    }
+
+    /// `t` with each identifier that is an object-like macro standing for an
+    /// integer replaced by its value (`i*CHUNK` is `i*10`).
+    fn numeric_tokens(&self, t: &str) -> String {
+        let value = |t: &str| -> Option<String> {
+            let d = self.macros.get(t)?;
+            if d.params.is_some() {
+                return None;
+            }
+            let v = d
+                .body
+                .trim()
+                .trim_start_matches('(')
+                .trim_end_matches(')')
+                .trim();
+            v.parse::<i64>().ok().map(|k| k.to_string())
+        };
+        let mut out = String::new();
+        let mut word = String::new();
+        let flush = |word: &mut String, out: &mut String| {
+            if !word.is_empty() {
+                match word.starts_with(|c: char| c.is_ascii_digit()) {
+                    true => out.push_str(word),
+                    false => out.push_str(&value(word).unwrap_or_else(|| word.clone())),
                 }
-                _ => t.to_string(),
+                word.clear();
             }
         };
-        Some(Name::from(format!("{}<{}", value(lo), value(hi))))
+        for ch in t.chars() {
+            if ch.is_ascii_alphanumeric() || ch == '_' {
+                word.push(ch);
+            } else {
+                flush(&mut word, &mut out);
+                out.push(ch);
+            }
+        }
+        flush(&mut word, &mut out);
+        out
     }
 
     fn stmts_of(&mut self, n: Node, out: &mut Vec<Stmt>, depth: u32) {
@@ -115,7 +141,8 @@ impl<'s> Lowerer<'s> {
                         body,
                         do_while: false,
                         infinite,
-                        bound: self.numeric_bound(while_bound(n, self.src)),
+                        bound: self.numeric_bound(while_bound(n, self.src).map(|b| b.0)),
+                        var: while_bound(n, self.src).map(|b| b.1),
                     },
                 );
             }
@@ -147,6 +174,7 @@ impl<'s> Lowerer<'s> {
                             do_while: true,
                             infinite,
                             bound: None,
+                            var: None,
                         },
                     );
                 }
@@ -169,7 +197,9 @@ impl<'s> Lowerer<'s> {
                 if let Some(u) = n.field("update") {
                     self.value(u, &mut body, depth + 1);
                 }
-                let bound = self.numeric_bound(loop_bound(n, self.src));
+                let counted = loop_bound(n, self.src);
+                let var = counted.as_ref().map(|b| b.1.clone());
+                let bound = self.numeric_bound(counted.map(|b| b.0));
                 self.push(
                     out,
                     Stmt::Loop {
@@ -179,6 +209,7 @@ impl<'s> Lowerer<'s> {
                         do_while: false,
                         infinite: c.is_none(),
                         bound,
+                        var,
                     },
                 );
             }
@@ -449,9 +480,10 @@ fn squash(n: Node, src: &str) -> String {
 
 /// The range of a counting `for` loop in normal form, `START<END` (`0<n`,
 /// `0<10`; `i <= 9` is `0<10`), when it starts at a value, tests its counter
-/// against a bound with `<`, `<=` or `!=`, and steps it by one. Joins in one
+/// against a bound with `<`, `<=` or `!=`, and steps it by one; a loop that
+/// steps it by `K` instead has the range `START<END+=K`. Joins in one
 /// loop cover the threads created in another only when the ranges match.
-fn loop_bound(n: Node, src: &str) -> Option<Name> {
+fn loop_bound(n: Node, src: &str) -> Option<(Name, Name)> {
     let init = n.field("initializer")?;
     let (var, start) = match init.kind() {
         "assignment_expression" => {
@@ -475,20 +507,33 @@ fn loop_bound(n: Node, src: &str) -> Option<Name> {
         _ => return None,
     };
     let end = range_end(n.field("condition")?, var, src)?;
-    if !steps_by_one(n.field("update")?, var, src) {
-        return None;
-    }
+    let update = n.field("update")?;
+    let step = match steps_by_one(update, var, src) {
+        true => String::new(),
+        false => format!("+={}", stride(update, var, src)?),
+    };
     if leaves_early(n.field("body")?, var, None, src) {
         return None;
     }
-    Some(Name::from(format!("{start}<{end}")))
+    Some((Name::from(format!("{start}<{end}{step}")), Name::from(var)))
+}
+
+/// The step of an update `var += K` or `var = var + K` by a constant (or
+/// a name, a macro constant once lowered) other than one.
+fn stride(e: Node, var: &str, src: &str) -> Option<String> {
+    let step = squash(e, src);
+    let k = step
+        .strip_prefix(&format!("{var}+="))
+        .or_else(|| step.strip_prefix(&format!("{var}={var}+")))?;
+    let simple = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (simple && k != "1" && k != "0").then(|| k.to_string())
 }
 
 /// The range of a counting `while` loop, as [`loop_bound`] gives it for a
 /// `for` loop: `i = START; while (i < END) { ...; i++; }`, the counter set
 /// by the statement just before the loop and stepped by one as the body's
 /// last statement (the shape CIL and hand-written C give counting loops).
-fn while_bound(n: Node, src: &str) -> Option<Name> {
+fn while_bound(n: Node, src: &str) -> Option<(Name, Name)> {
     let prev = n.prev_named_sibling()?;
     if prev.kind() != "expression_statement" {
         return None;
@@ -518,7 +563,7 @@ fn while_bound(n: Node, src: &str) -> Option<Name> {
     if leaves_early(body, var, Some(last), src) {
         return None;
     }
-    Some(Name::from(format!("{start}<{end}")))
+    Some((Name::from(format!("{start}<{end}")), Name::from(var)))
 }
 
 /// Can the loop body `n` leave its loop before the range is done, or change

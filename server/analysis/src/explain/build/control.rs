@@ -46,6 +46,7 @@ impl<'a> Builder<'a> {
                     do_while,
                     infinite,
                     bound,
+                    ..
                 } => {
                     fr.loops.push(bound.clone());
                     self.lp(fr, cond, test, body, *do_while, *infinite);

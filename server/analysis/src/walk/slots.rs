@@ -1,0 +1,478 @@
+//! Per-thread slots of one array: a thread created in a counting loop that
+//! receives the loop's counter `i` (as `(void *) i`, or as `&A[i]`) has a
+//! number of its own, different in each instance. Its entry function's
+//! accesses indexed by that number (`a[i]`, `a[j]` for `j` in
+//! `[i * 10, i * 10 + 10)`, `p->result` for `p = &jobs[i]`) touch elements
+//! no other instance touches, so the race check does not pair them
+//! (`races::slot_apart`).
+//!
+//! Two halves. At a creation site, [`Walker::site_slot`] decides how the
+//! visit hands the counter over; the site keeps it only while every visit
+//! agrees, comes from one calling context and runs in no other loop
+//! (`WalkData::slot_sites`), and `finish` gives it to the thread when its
+//! creator is unique and the site is never replayed. In the entry function,
+//! [`Walker::slot_tag`] marks an access whose index is the number, from
+//! the function's own text alone ([`OwnVars`]): the mark does not depend
+//! on the calling context, so copies and incremental updates keep it, and
+//! the race check trusts it only in the thread whose entry the function is.
+//! Invariant: a mark never makes a race appear, it can only remove pairs of
+//! two instances of one slot thread.
+
+use super::frames::Frame;
+use super::{uncast, Walker};
+use crate::config::CallModel;
+use crate::facts::{Slot, SlotArg};
+use crate::model::{Elem, LocKey};
+use crate::visit::{visit_calls, visit_stmts};
+use racelens_syntax::{AccessKind, Call, Callee, Expr, FnIr, Name, Span, Stmt};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// What a thread entry function's text says about its parameter `p`.
+#[derive(Default)]
+pub(super) struct OwnVars {
+    /// Locals holding the number: assigned once, from `(T) p` (a value) or
+    /// from `*(T *) p` (the number stored behind the pointer).
+    values: Vec<(Name, SlotArg)>,
+    /// `p` and the locals assigned once from `(T *) p`.
+    ptrs: Vec<Name>,
+    /// Accesses `A[i]` of a counting loop over `i` that come before a
+    /// thread creation in the loop's body: (span, counter, call id).
+    creator: Vec<(Span, Name, u32)>,
+}
+
+impl OwnVars {
+    fn is_empty(&self) -> bool {
+        self.values.is_empty() && self.ptrs.is_empty() && self.creator.is_empty()
+    }
+}
+
+/// The accesses `A[i]` (`A[i].f`) in counting loops over `i` that precede
+/// a thread creation of the same iteration (pre-order), with that call.
+fn creator_accesses(body: &[Stmt], models: &BTreeMap<u32, CallModel>) -> Vec<(Span, Name, u32)> {
+    let mut out = Vec::new();
+    visit_stmts(body, &mut |s| {
+        let Stmt::Loop {
+            body,
+            var: Some(v),
+            bound: Some(_),
+            ..
+        } = s
+        else {
+            return;
+        };
+        let mut pending: Vec<Span> = Vec::new();
+        visit_stmts(body, &mut |s| match s {
+            Stmt::Access(a) if counter_index(&a.place) == Some(v) => pending.push(a.span),
+            Stmt::Call(c) if matches!(models.get(&c.id), Some(CallModel::Create { .. })) => {
+                for sp in pending.drain(..) {
+                    out.push((sp, v.clone(), c.id));
+                }
+            }
+            _ => {}
+        });
+    });
+    out
+}
+
+/// The index variable of `A[i]` or `A[i].f.g` (no other index or
+/// dereference on the way).
+fn counter_index(e: &Expr) -> Option<&Name> {
+    let mut e = e;
+    while let Expr::Field {
+        base, arrow: false, ..
+    } = e
+    {
+        e = base;
+    }
+    match e {
+        Expr::Index {
+            base, var: Some(x), ..
+        } if !has_index(base) => Some(x),
+        _ => None,
+    }
+}
+
+/// The root variable of a place reached through one dereference and fields
+/// only (`x->f`, `*x`, `(*x).f.g`, `x[0]`): `None` when an index or a
+/// second dereference is on the way.
+fn deref_root(e: &Expr) -> Option<&Name> {
+    match e {
+        Expr::Field {
+            base, arrow: false, ..
+        } => deref_root(base),
+        Expr::Field {
+            base, arrow: true, ..
+        }
+        | Expr::Deref(base) => match uncast(base) {
+            Expr::Var(x) => Some(x),
+            _ => None,
+        },
+        Expr::Index {
+            base,
+            index: Some(0),
+            ..
+        } => match uncast(base) {
+            Expr::Var(x) => Some(x),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The own-number variables of a single-parameter function.
+fn own_vars(ir: &FnIr, fname: &str, models: &BTreeMap<u32, CallModel>) -> OwnVars {
+    let mut out = OwnVars {
+        creator: creator_accesses(&ir.body, models),
+        ..OwnVars::default()
+    };
+    let [param] = &ir.params[..] else {
+        return out;
+    };
+    let p = &param.name;
+    // A recursive entry would see another argument in the inner call.
+    let mut recursive = false;
+    visit_calls(&ir.body, &mut |c: &Call| {
+        recursive |= matches!(&c.callee, Callee::Direct(n) if &**n == fname);
+    });
+    if recursive || ir.address_taken.contains(p) {
+        return out;
+    }
+    // Each local's assignments (declarations with an initializer included).
+    let mut assigns: Vec<(Name, Expr)> = Vec::new();
+    let mut locals: Vec<Name> = Vec::new();
+    visit_stmts(&ir.body, &mut |s| match s {
+        Stmt::Assign {
+            lhs: Expr::Var(x),
+            rhs,
+        } => assigns.push((x.clone(), rhs.clone())),
+        Stmt::Decl(d) if !d.ty.is_static => locals.push(d.name.clone()),
+        _ => {}
+    });
+    if assigns.iter().any(|(x, _)| x == p) {
+        return out;
+    }
+    let single = |x: &Name| -> Option<&Expr> {
+        let mut it = assigns.iter().filter(|(y, _)| y == x);
+        let first = it.next()?;
+        match it.next() {
+            None => Some(&first.1),
+            Some(_) => None,
+        }
+    };
+    out.ptrs.push(p.clone());
+    let candidates: Vec<&Name> = locals
+        .iter()
+        .filter(|x| !ir.address_taken.contains(x))
+        .collect();
+    for x in &candidates {
+        if let Some(Expr::Var(y)) = single(x).map(uncast) {
+            if y == p && !out.ptrs.contains(x) {
+                out.ptrs.push((*x).clone());
+            }
+        }
+    }
+    // The number behind the pointer is trusted only when the function
+    // never writes through it.
+    let mut writes_through = false;
+    visit_stmts(&ir.body, &mut |s| {
+        if let Stmt::Access(a) = s {
+            if a.kind == AccessKind::Write {
+                if let Some(r) = deref_root(&a.place) {
+                    writes_through |= out.ptrs.contains(r);
+                }
+            }
+        }
+    });
+    for x in &candidates {
+        let Some(rhs) = single(x).map(uncast) else {
+            continue;
+        };
+        let from = match rhs {
+            Expr::Var(y) if y == p => Some(SlotArg::Value),
+            e if !writes_through
+                && matches!(e, Expr::Deref(_) | Expr::Index { .. })
+                && deref_root(e).is_some_and(|r| out.ptrs.contains(r)) =>
+            {
+                Some(SlotArg::Stored)
+            }
+            _ => None,
+        };
+        if let Some(from) = from {
+            out.values.push(((*x).clone(), from));
+        }
+    }
+    out
+}
+
+/// The innermost loop of `stmts` around the call with id `call`.
+fn loop_of_call(stmts: &[Stmt], call: u32) -> Option<&Stmt> {
+    fn has_call(stmts: &[Stmt], call: u32) -> bool {
+        let mut yes = false;
+        visit_calls(stmts, &mut |c| yes |= c.id == call);
+        yes
+    }
+    for s in stmts {
+        let parts: Vec<&[Stmt]> = match s {
+            Stmt::If {
+                cond, then, els, ..
+            } => vec![cond, then, els],
+            Stmt::Loop { cond, body, .. } => vec![cond, body],
+            Stmt::Switch { cond, arms, .. } => {
+                let mut v: Vec<&[Stmt]> = vec![cond];
+                v.extend(arms.iter().map(|a| &a[..]));
+                v
+            }
+            _ => continue,
+        };
+        for part in &parts {
+            if let Some(l) = loop_of_call(part, call) {
+                return Some(l);
+            }
+        }
+        if matches!(s, Stmt::Loop { .. }) && parts.iter().any(|p| has_call(p, call)) {
+            return Some(s);
+        }
+    }
+    None
+}
+
+/// Does `body` assign `A[v] = v` (to the array `base`) before the call
+/// `call`, in pre-order?
+fn stores_counter_before(body: &[Stmt], base: &Expr, v: &Name, call: u32) -> bool {
+    let mut stored = false;
+    let mut before = true;
+    visit_stmts(body, &mut |s| match s {
+        Stmt::Call(c) if c.id == call => before = false,
+        Stmt::Assign {
+            lhs:
+                Expr::Index {
+                    base: b,
+                    var: Some(x),
+                    ..
+                },
+            rhs,
+        } if before && x == v && **b == *base => {
+            stored |= matches!(uncast(rhs), Expr::Var(y) if y == v);
+        }
+        _ => {}
+    });
+    stored
+}
+
+/// The stride of a slice loop's range `LO<HI` over the own number `x`:
+/// `x*K<x*K+L` (or `K*x`, `(x+1)*K`) with constants `0 < L <= K`.
+fn slice_stride(bound: &str, x: &str) -> Option<u32> {
+    let (lo, hi) = bound.split_once('<')?;
+    let k: i64 = lo
+        .strip_prefix(&format!("{x}*"))
+        .or_else(|| lo.strip_suffix(&format!("*{x}")))?
+        .parse()
+        .ok()?;
+    if k <= 0 || k > u32::MAX as i64 {
+        return None;
+    }
+    let len = if hi == format!("({x}+1)*{k}") || hi == format!("{k}*({x}+1)") {
+        k
+    } else {
+        let rest = hi
+            .strip_prefix(&format!("{lo}+"))
+            .or_else(|| hi.strip_suffix(&format!("+{lo}")))?;
+        rest.parse::<i64>().ok()?
+    };
+    (len > 0 && len <= k).then_some(k as u32)
+}
+
+impl<'a> Walker<'a> {
+    /// The own-number variables of `fid` (cached per walker).
+    fn own_vars_of(&self, fr: &Frame) -> Arc<OwnVars> {
+        if let Some(v) = self.own_vars.borrow().get(&fr.fid) {
+            return v.clone();
+        }
+        let v = Arc::new(own_vars(&fr.summary.ir, &fr.fname, &fr.summary.models));
+        self.own_vars.borrow_mut().insert(fr.fid, v.clone());
+        v
+    }
+
+    /// How this visit of the creation call `c` hands its thread a number of
+    /// its own: the call is in a counting loop of this function (and in no
+    /// other loop, here or in a caller), and `arg` is the loop's counter or
+    /// the address of the element it indexes.
+    pub(super) fn site_slot(&self, fr: &Frame, c: &Call, arg: Option<&Expr>) -> Option<SlotArg> {
+        if self.d.loops.len() != 1 {
+            return None;
+        }
+        let (depth, Some(_), Some(v)) = &self.d.loops[0] else {
+            return None;
+        };
+        if *depth != self.d.stack.len() {
+            return None;
+        }
+        let Some(Stmt::Loop {
+            body,
+            var: Some(lv),
+            bound: Some(_),
+            ..
+        }) = loop_of_call(&fr.summary.ir.body, c.id)
+        else {
+            return None;
+        };
+        if lv != v || fr.address_taken.contains(v) {
+            return None;
+        }
+        match uncast(arg?) {
+            Expr::Var(x) if x == v => Some(SlotArg::Value),
+            Expr::AddrOf(inner) => match &**inner {
+                Expr::Index {
+                    base, var: Some(x), ..
+                } if x == v => Some(match stores_counter_before(body, base, v, c.id) {
+                    true => SlotArg::Stored,
+                    false => SlotArg::Pointer,
+                }),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Keeps, per site, the slot its visits agree on (see the module doc).
+    pub(super) fn note_site_slot(&mut self, site: u32, slot: Option<SlotArg>) {
+        let node = self.d.node_stack.last().copied();
+        let e = self
+            .d
+            .slot_sites
+            .entry(site)
+            .or_insert(slot.map(|s| (s, node)));
+        if let Some((s, n)) = *e {
+            if slot != Some(s) || node != n {
+                *e = None;
+            }
+        }
+    }
+
+    /// The slot of an access of `place`, which denotes `k`, in `fr`: its
+    /// index is the function's own number when the function is a slot
+    /// thread's entry.
+    pub(super) fn slot_tag(
+        &self,
+        fr: &Frame,
+        place: &Expr,
+        span: Span,
+        k: &LocKey,
+    ) -> Option<Slot> {
+        let own = self.own_vars_of(fr);
+        if own.is_empty() {
+            return None;
+        }
+        let mut unknown = k
+            .path
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e, Elem::Index(None)));
+        let (pos, _) = unknown.next()?;
+        if unknown.next().is_some() || pos > u8::MAX as usize {
+            return None;
+        }
+        let pos = pos as u8;
+        // The creating loop's `A[i]` before creating thread `i`.
+        if let Some((_, _, call)) = own
+            .creator
+            .iter()
+            .find(|(s, v, _)| *s == span && counter_index(place) == Some(v))
+        {
+            return Some(Slot {
+                pos,
+                stride: 1,
+                from: SlotArg::Creator,
+                before: *call,
+            });
+        }
+        // `p->result` with `p = &jobs[i]`: the element of the argument.
+        if let Some(r) = deref_root(place) {
+            if own.ptrs.contains(r) && !has_index(place) {
+                return Some(Slot {
+                    pos,
+                    stride: 1,
+                    from: SlotArg::Pointer,
+                    before: 0,
+                });
+            }
+        }
+        // `a[x]`, `a[x].f`, or `a[j]` in a slice loop of `x`.
+        let mut e = place;
+        while let Expr::Field {
+            base, arrow: false, ..
+        } = e
+        {
+            e = base;
+        }
+        let Expr::Index {
+            base, var: Some(x), ..
+        } = e
+        else {
+            return None;
+        };
+        if has_index(base) {
+            return None;
+        }
+        if let Some((_, from)) = own.values.iter().find(|(y, _)| y == x) {
+            return Some(Slot {
+                pos,
+                stride: 1,
+                from: *from,
+                before: 0,
+            });
+        }
+        // A counter of a loop of this frame whose range is a slice.
+        if fr.address_taken.contains(x) || !fr.locals.contains_key(x) {
+            return None;
+        }
+        let depth = self.d.stack.len();
+        for (d, bound, var) in self.d.loops.iter().rev() {
+            if *d != depth {
+                break;
+            }
+            if var.as_ref() != Some(x) {
+                continue;
+            }
+            let bound = bound.as_ref()?;
+            return own.values.iter().find_map(|(y, from)| {
+                slice_stride(bound, y).map(|stride| Slot {
+                    pos,
+                    stride,
+                    from: *from,
+                    before: 0,
+                })
+            });
+        }
+        None
+    }
+}
+
+/// Does the place index anything on its way (`a[i]->f`)?
+fn has_index(e: &Expr) -> bool {
+    match e {
+        Expr::Index { .. } => true,
+        Expr::Field { base, .. }
+        | Expr::Deref(base)
+        | Expr::Cast { value: base, .. }
+        | Expr::Offset(base)
+        | Expr::AddrOf(base) => has_index(base),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slice_stride;
+
+    #[test]
+    fn slices_of_the_own_number() {
+        assert_eq!(slice_stride("i*10<i*10+10", "i"), Some(10));
+        assert_eq!(slice_stride("10*i<10*i+4", "i"), Some(10));
+        assert_eq!(slice_stride("i*8<(i+1)*8", "i"), Some(8));
+        assert_eq!(slice_stride("i*10<i*10+11", "i"), None);
+        assert_eq!(slice_stride("i*n<i*n+n", "i"), None);
+        assert_eq!(slice_stride("0<10", "i"), None);
+    }
+}
