@@ -39,7 +39,7 @@ fn executed(state: &State, query: &str) -> Vec<String> {
         .collect()
 }
 
-fn function_id(state: &State, path: &Path, name: &str) -> FunctionId {
+fn function_id(state: &mut State, path: &Path, name: &str) -> FunctionId {
     let snap = state.snapshot();
     let (db, ws) = (snap.analysis.db(), snap.analysis.workspace());
     let file = snap.analysis.file(path).expect("file in the analysis");
@@ -57,7 +57,7 @@ fn editing_one_body_reruns_only_that_functions_summary() {
     state.open(uri, path.clone(), 1, PROGRAM);
     let before = state.diagnostics_job().compute();
     assert_eq!(before[0].diagnostics.len(), 2, "{before:#?}");
-    let worker = function_id(&state, &path, "worker");
+    let worker = function_id(&mut state, &path, "worker");
 
     state.host().db().enable_logging();
     // Insert a statement at the start of worker's body (line 8).
