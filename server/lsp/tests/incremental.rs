@@ -150,6 +150,9 @@ fn opening_a_loaded_file_reuses_its_parse() {
     let mut fresh = State::new(Encoding::Utf16, Settings::default());
     fresh.open(uri, path.clone(), 1, PROGRAM);
     fresh.change(&path, 2, &edit).expect("open");
+    // An edit reaches the analysis when the state syncs (as every snapshot does).
+    state.sync();
+    fresh.sync();
     let (a, b) = (
         state.host().file_parsed(&path).unwrap(),
         fresh.host().file_parsed(&path).unwrap(),
