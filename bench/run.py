@@ -16,7 +16,11 @@ Measures, on the real-world corpus in ../shared/bench:
 * edit-to-diagnostics latency from `racelens bench edit` on pfscan_comb.c
   and mt-daapd_comb.c, next to the bare tree-sitter reparse it prints, and
   on the main file of each project (memcached, pigz) loaded as a workspace;
-* cold load of the memcached project from `racelens bench load`.
+* cold load of the memcached project from `racelens bench load`;
+* the same edit path through a real client, `racelens bench lsp`: the
+  server spawned and spoken to over stdio, typing at 50/100/200 ms per key,
+  random one-character edits, a memory soak; clangd on the same typing when
+  `clangd` is installed.
 
 Python 3.11 standard library only. Exits with 1 when a racelens run
 crashed, timed out or failed, 2 on a usage error; budgets are reported,
@@ -54,6 +58,18 @@ QUICK_FILES = ["pthread/pfscan_comb.c", "pthread/aget_comb.c", "pthread/mt-daapd
 # an external LSP client (docs in ../shared/notes/stack.md); not re-measured.
 CLANGD_P50_MS = {"pthread/pfscan_comb.c": 75, "pthread/mt-daapd_comb.c": 750}
 TIMEOUT_S = 600
+# `racelens bench lsp` cases: (file, workspace folder or None, arguments,
+# arguments with --quick). Targets (issue 26): pfscan typing p95 <= 10 ms,
+# mt-daapd random p95 <= 60 ms, memcached.c in its project p95 <= 100 ms,
+# RSS after 5,000 edits <= 1.5x RSS after open.
+LSP_CASES = [
+    ("realworld/pthread/pfscan_comb.c", None, ["--places", "4", "--edits", "500"], ["--places", "1", "--interval-ms", "100", "--edits", "50"]),
+    ("realworld/pthread/mt-daapd_comb.c", None, ["--places", "3", "--interval-ms", "50", "--interval-ms", "200", "--edits", "2000", "--soak", "5000"], ["--scenario", "random", "--edits", "50"]),
+    ("projects/memcached/memcached.c", "projects/memcached", ["--places", "3", "--interval-ms", "100", "--edits", "500"], ["--scenario", "random", "--edits", "30"]),
+]
+# clangd on the same pfscan typing and random edits.
+CLANGD_CASE = ("realworld/pthread/pfscan_comb.c", ["--places", "4", "--edits", "200"], ["--places", "1", "--interval-ms", "100", "--edits", "20"])
+LSP_TIMEOUT_S = 3600
 # Processes that mean someone else is building on the machine.
 FOREIGN_BUILDS = {"rustc", "cargo", "cc1", "cc1plus", "ld", "collect2", "node", "clang"}
 
@@ -259,6 +275,11 @@ COLD = re.compile(r"cold load to first diagnostics ([\d.]+) ms(.*)$", re.M)
 STEP = re.compile(r"^(scan|read \+ parse|open \+ analysis \+ convert)\s+([\d.]+) ms\s*$", re.M)
 
 
+def lsp_available(binary: str) -> bool:
+    r = run([binary, "bench", "--help"], capture=True, timeout=60)
+    return r.status == 0 and "lsp" in r.stdout
+
+
 def bench_available(binary: str) -> bool:
     r = run([binary, "bench", "--help"], capture=True, timeout=60)
     return r.status == 0 and "edit" in r.stdout
@@ -275,6 +296,36 @@ def edit_latency(binary: str, path: Path, iterations: int, monitor: LoadMonitor,
     opened = OPEN.search(r.stdout)
     edits = re.search(r"^(\d+) edits inside (\d+) function bodies", r.stdout, re.M)
     return {"rows": rows, "open_ms": float(opened.group(1)) if opened else None, "edits": edits.group(0) if edits else None, "raw": r.stdout}
+
+
+LSP_ROW = re.compile(r"^(?P<label>\S.*?)\s+p50\s+(?P<p50>[\d.]+) ms\s+p95\s+(?P<p95>[\d.]+) ms\s+max\s+(?P<max>[\d.]+) ms\s+\(n=(?P<n>\d+)\)\s*$")
+LSP_OPEN = re.compile(r"open to first diagnostics ([\d.]+) ms, RSS ([\d.]+) MB")
+LSP_SOAK = re.compile(r"^soak RSS MB after edits: (.*)$", re.M)
+LSP_RATIO = re.compile(r"^soak RSS after (\d+) edits / after open: ([\d.]+)x", re.M)
+
+
+def lsp_latency(binary: str, path: Path, extra: list[str], monitor: LoadMonitor, workspace: Path | None = None, server: list[str] | None = None) -> dict:
+    """`racelens bench lsp`: the server spawned and driven over stdio."""
+    monitor.sample()
+    cmd = [binary, "bench", "lsp", str(path), *extra]
+    if workspace:
+        cmd += ["--workspace", str(workspace)]
+    for part in server or []:
+        cmd.append(f"--server={part}")
+    r = run(cmd, capture=True, timeout=LSP_TIMEOUT_S)
+    if r.status != 0:
+        print(f"bench lsp {path.name} failed: {r.status} {r.stderr.strip()[-300:]}", file=sys.stderr)
+        return {"error": "timeout" if r.status is None else f"exit {r.status}"}
+    opened = LSP_OPEN.search(r.stdout)
+    soak = LSP_SOAK.search(r.stdout)
+    ratio = LSP_RATIO.search(r.stdout)
+    return {
+        "rows": [m.groupdict() for m in map(LSP_ROW.match, r.stdout.splitlines()) if m],
+        "open_ms": float(opened.group(1)) if opened else None,
+        "open_rss": float(opened.group(2)) if opened else None,
+        "soak": soak.group(1) if soak else None,
+        "ratio": (int(ratio.group(1)), float(ratio.group(2))) if ratio else None,
+    }
 
 
 def cold_load(binary: str, project: Path, runs: int, monitor: LoadMonitor) -> dict | None:
@@ -304,7 +355,7 @@ def fmt_ratio(a: float | None, b: float | None) -> str:
     return "n/a" if a is None or not b else f"{a / b:.1f}x"
 
 
-def render(args, info, rev, monitor, results, rss, edits, load, started, elapsed) -> str:
+def render(args, info, rev, monitor, results, rss, edits, load, started, elapsed, lsp=None) -> str:
     out = []
     w = out.append
     w("# Benchmarks")
@@ -391,6 +442,34 @@ def render(args, info, rev, monitor, results, rss, edits, load, started, elapsed
             if rel in CLANGD_P50_MS:
                 w(f"| | | clangd 14 edit to diagnostics (reference) | {CLANGD_P50_MS[rel]} ms | | |")
         w("")
+    w("## Edit latency through a real client: `racelens bench lsp FILE`")
+    w("")
+    if lsp is None:
+        w("Not available: this racelens has no `bench lsp` subcommand.")
+    else:
+        w("The server is spawned and driven over stdio like an editor; each figure runs from sending `didChange` to the first "
+          "`publishDiagnostics` of that version (for a key superseded before its own publish, the first of a newer version). "
+          "Typing: a statement typed key by key at the start of several function bodies, at the given interval; the count of keys "
+          "whose own version was published is shown. Random: one-character inserts and deletes in function bodies, each undone by the next, "
+          "each sent when the previous diagnostics arrived, with a hover sent along with every tenth edit. Soak: more random edits, the server's "
+          "`VmRSS` read every 500. Targets (issue 26): pfscan typing p95 <= 10 ms; mt-daapd random p95 <= 60 ms; memcached.c in its project "
+          "p95 <= 100 ms; RSS after 5,000 edits <= 1.5x RSS after open. These are the latencies users feel; the in-process figures above explain where the time goes.")
+        w("")
+        w("| file | server | open to first diagnostics | scenario | p50 | p95 | max | n |")
+        w("|---|---|---:|---|---:|---:|---:|---:|")
+        for (rel, server), e in lsp.items():
+            if "error" in e:
+                w(f"| `{rel}` | {server} | n/a | failed: {e['error']} | | | | |")
+                continue
+            for i, row in enumerate(e["rows"]):
+                opened = f"{e['open_ms']:.1f} ms, {e['open_rss']:.0f} MB" if i == 0 and e["open_ms"] is not None else ""
+                w(f"| {'`' + rel + '`' if i == 0 else ''} | {server if i == 0 else ''} | {opened} | {row['label']} | {row['p50']} ms | {row['p95']} ms | {row['max']} ms | {row['n']} |")
+        for (rel, server), e in lsp.items():
+            if e.get("soak"):
+                n, ratio = e["ratio"] or (0, 0.0)
+                w("")
+                w(f"Soak on `{rel}` ({server}), RSS in MB after so many edits: {e['soak']}; after {n} edits {ratio:.2f}x the RSS after open.")
+    w("")
     w("## Cold load: `racelens bench load " + LOAD_PROJECT + "`")
     w("")
     if load is None:
@@ -482,8 +561,25 @@ def measure(args, binary: str, out_path: Path) -> int:
         project = corpus / LOAD_PROJECT
         load = cold_load(binary, project, max(args.runs, 7), monitor) if project.is_dir() else {"error": f"{LOAD_PROJECT} not found"}
         print("bench load: done", file=sys.stderr)
+    lsp = None
+    if lsp_available(binary):
+        lsp = {}
+        for rel, folder, full, quick in LSP_CASES:
+            path = corpus / rel
+            if not path.is_file():
+                lsp[(rel, "racelens")] = {"error": "file missing"}
+                continue
+            ws = corpus / folder if folder else None
+            lsp[(rel, "racelens")] = lsp_latency(binary, path, quick if args.quick else full, monitor, ws)
+            print(f"bench lsp {rel}: done", file=sys.stderr)
+        clangd = shutil.which("clangd")
+        rel, full, quick = CLANGD_CASE
+        if clangd and (corpus / rel).is_file():
+            version = first_line([clangd, "--version"]).replace("Debian ", "")
+            lsp[(rel, version)] = lsp_latency(binary, corpus / rel, quick if args.quick else full, monitor, server=[clangd, "--log=error"])
+            print(f"bench lsp {rel} (clangd): done", file=sys.stderr)
 
-    text = render(args, info, rev, monitor, results, rss, edits, load, started, time.perf_counter() - t0)
+    text = render(args, info, rev, monitor, results, rss, edits, load, started, time.perf_counter() - t0, lsp)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(text)
     print(f"wrote {out_path}", file=sys.stderr)
@@ -491,6 +587,7 @@ def measure(args, binary: str, out_path: Path) -> int:
     broken += [rel for rel, e in (edits or {}).items() if e and "error" in e]
     if load and "error" in load:
         broken.append(LOAD_PROJECT)
+    broken += [f"bench lsp {rel} ({server})" for (rel, server), e in (lsp or {}).items() if "error" in e]
     if broken:
         print(f"failures: {', '.join(broken)}", file=sys.stderr)
         return 1

@@ -249,6 +249,7 @@ fn check_located(
 /// Runs one search with at most `cap` states and what is `left` of the
 /// budget, charging the states it stored.
 fn search_within(
+    db: &dyn salsa::Database,
     model: &Model,
     classes: &[(AccessClass, AccessClass)],
     relax: Relax,
@@ -258,7 +259,7 @@ fn search_within(
     if left.get() == 0 {
         return Outcome::Exhausted;
     }
-    let (outcome, used) = Search::new(model, classes, relax, cap.min(left.get())).run();
+    let (outcome, used) = Search::new(model, classes, relax, cap.min(left.get())).run(db);
     left.set(left.get().saturating_sub(used));
     outcome
 }
@@ -331,7 +332,7 @@ fn check_pair(
             )
         })
         .collect();
-    match search_within(&model, &classes, Relax::default(), search::MAX_STATES, left) {
+    match search_within(db, &model, &classes, Relax::default(), search::MAX_STATES, left) {
         Outcome::Found { steps, last, a, b } => {
             let vars = access_names(analysis, report, located, pairs);
             Verdict::Witness(
@@ -710,6 +711,7 @@ impl Render<'_> {
         }
         for (relax, by, why) in tries.into_iter().take(MAX_REASON_SEARCHES) {
             if let Outcome::Found { .. } = search_within(
+                self.analysis.db(),
                 self.model,
                 classes,
                 relax,

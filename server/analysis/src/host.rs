@@ -178,6 +178,32 @@ impl AnalysisHost {
         }
     }
 
+    /// How many of each structure the analysis retains, by name: salsa's
+    /// interned and input structs and memoized queries (`query:` prefix),
+    /// and the content-addressed memos (`memo:` entries and text bytes),
+    /// for tests that watch memory over many edits. Like an input write,
+    /// it waits for outstanding snapshots.
+    pub fn retained(&mut self) -> BTreeMap<String, usize> {
+        let db: &mut dyn salsa::Database = &mut self.db;
+        let info = db.memory_usage();
+        let mut out = BTreeMap::new();
+        for s in &info.structs {
+            *out.entry(s.debug_name().to_string()).or_insert(0) += s.count();
+        }
+        for (name, q) in &info.queries {
+            *out.entry(format!("query:{name}")).or_insert(0) += q.count();
+        }
+        let memos = [
+            ("lowering", crate::lower_cache::stats()),
+            ("declarations", racelens_syntax::items::memo_stats()),
+        ];
+        for (name, (entries, bytes)) in memos {
+            out.insert(format!("memo:{name} entries"), entries);
+            out.insert(format!("memo:{name} bytes"), bytes);
+        }
+        out
+    }
+
     /// The database, for query-execution logs in tests and benchmarks.
     pub fn db(&self) -> &RootDb {
         &self.db

@@ -9,10 +9,16 @@ use racelens_syntax::{self as syntax, memo::TextMemo, FnIr, MacroTable};
 use std::sync::Arc;
 use tree_sitter::Node;
 
+static MEMO: TextMemo<FnIr> = TextMemo::new();
+
+/// Entries of the cache and the bytes of their texts.
+pub fn stats() -> (usize, usize) {
+    MEMO.stats()
+}
+
 /// Lowers `def` (a node of a tree over `src`), reusing a previous result for
 /// the same text and macros.
 pub fn lower(def: Node, src: &str, macros: &MacroTable) -> Arc<FnIr> {
-    static MEMO: TextMemo<FnIr> = TextMemo::new();
     let text = src.get(def.byte_range()).unwrap_or("");
     MEMO.get(text, macros.fingerprint(), || {
         syntax::lower_definition(def, src, macros)

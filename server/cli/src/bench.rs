@@ -7,7 +7,8 @@
 //! followed by the computation of fresh diagnostics. Next to it, the same
 //! edits go through a bare tree-sitter incremental reparse, the floor any
 //! editor integration pays. `bench load DIR` loads a folder like the
-//! server's start-up does and computes the first diagnostics.
+//! server's start-up does and computes the first diagnostics. `bench lsp`
+//! (in `bench_lsp.rs`) measures the same path through a real client.
 
 use clap::Subcommand;
 use racelens_lsp::config::Settings;
@@ -34,6 +35,37 @@ pub enum BenchCommand {
         #[arg(long)]
         workspace: Option<PathBuf>,
     },
+    /// Edit-to-diagnostics latency through a real client: spawns the
+    /// server and speaks LSP over its stdio (see `bench_lsp.rs`).
+    Lsp {
+        file: PathBuf,
+        /// Open this folder as the workspace (default: the file alone).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// Milliseconds between keys in the typing scenario (repeatable).
+        #[arg(long = "interval-ms", default_values_t = [50u64, 100, 200])]
+        intervals: Vec<u64>,
+        /// Function bodies a statement is typed into, per interval.
+        #[arg(long, default_value_t = 4)]
+        places: usize,
+        /// Random one-character edits, each sent when the last one's
+        /// diagnostics arrive.
+        #[arg(long, default_value_t = 500)]
+        edits: usize,
+        /// Random edits of the memory soak (RSS every 500 edits); 0: none.
+        #[arg(long, default_value_t = 0)]
+        soak: usize,
+        /// Run only this scenario: typing, random or soak.
+        #[arg(long)]
+        scenario: Option<String>,
+        /// Seed of the random edits.
+        #[arg(long, default_value_t = 26)]
+        seed: u64,
+        /// The server command (default: this binary's `lsp`), for example
+        /// `--server clangd`; repeat for arguments.
+        #[arg(long)]
+        server: Vec<String>,
+    },
     /// Time from a cold start on a folder to its first diagnostics.
     Load {
         dir: PathBuf,
@@ -56,6 +88,27 @@ pub fn run(which: BenchCommand) -> ExitCode {
                 workspace,
             } => edit(&file, iterations, verbose, workspace.as_deref()),
             BenchCommand::Load { dir, open } => load(&dir, open.as_deref()),
+            BenchCommand::Lsp {
+                file,
+                workspace,
+                intervals,
+                places,
+                edits,
+                soak,
+                scenario,
+                seed,
+                server,
+            } => crate::bench_lsp::run(crate::bench_lsp::LspBench {
+                file,
+                workspace,
+                server,
+                intervals,
+                places,
+                edits,
+                soak,
+                scenario,
+                seed,
+            }),
         });
     match worker.map(|w| w.join()) {
         Ok(Ok(Ok(()))) => ExitCode::SUCCESS,

@@ -52,6 +52,7 @@ extern "C" fn tune_allocator() {
 static TUNE_ALLOCATOR: extern "C" fn() = tune_allocator;
 
 mod bench;
+mod bench_lsp;
 mod check;
 mod fingerprint;
 mod inputs;

@@ -265,7 +265,7 @@ impl LanguageServer for Server {
         let pos = params.text_document_position_params;
         let path = uri_to_path(&pos.text_document.uri);
         let (snapshot, offset) = {
-            let state = self.session.lock();
+            let mut state = self.session.lock();
             let Some(offset) = state.offset(&path, line_col(pos.position)) else {
                 return Ok(None);
             };
@@ -289,7 +289,7 @@ impl LanguageServer for Server {
         }
         let path = uri_to_path(&params.text_document.uri);
         let (snapshot, start, end) = {
-            let state = self.session.lock();
+            let mut state = self.session.lock();
             let (Some(start), Some(end)) = (
                 state.offset(&path, line_col(params.range.start)),
                 state.offset(&path, line_col(params.range.end)),
@@ -322,7 +322,7 @@ impl LanguageServer for Server {
         })?;
         let path = uri_to_path(&args.uri);
         let (snapshot, offset, version) = {
-            let state = self.session.lock();
+            let mut state = self.session.lock();
             let Some(offset) = state.offset(&path, line_col(args.position)) else {
                 return Ok(None);
             };

@@ -5,12 +5,23 @@
 //! Diagnostics follow the one-writer pattern: an edit changes the state and
 //! bumps the revision under the lock; a task then waits a few milliseconds,
 //! takes a snapshot job if no newer edit came, and computes it on a blocking
-//! thread. A newer edit cancels that computation (salsa unwinds it) and
-//! schedules its own, so only the newest revision is published.
+//! thread.
 //!
-//! Once the plain diagnostics are out, a second pass on a fresh snapshot of
-//! the same revision adds the schedules of the bounded interleaving check
-//! (within [`EXPLAIN_LIMITS`]) and republishes, unless an edit came first.
+//! While a diagnostics analysis runs, an edit does not cancel it: the
+//! edit's input write is deferred ([`State::sync`]), the running analysis
+//! finishes and publishes under its own document version, and then the
+//! newest text is analysed. So when keys arrive faster than the analysis
+//! runs, diagnostics still arrive once per analysis instead of never. A
+//! request (hover, code action, command) needs the newest text: it syncs,
+//! which cancels the running analysis (salsa unwinds it); the next
+//! analysis then starts from the newest text. Published results never go
+//! back to an older revision.
+//!
+//! Explanations cost only idle time: once the user has paused for
+//! [`EXPLAIN_IDLE`] after a publish, a second pass on the same revision adds
+//! the schedules of the bounded interleaving check (within
+//! [`EXPLAIN_LIMITS`]) and republishes. Any edit cancels it at once: the
+//! search and the model building poll for cancellation.
 
 use crate::config::Settings;
 use crate::convert::Encoding;
@@ -33,6 +44,8 @@ use tower_lsp_server::{Client, NotCancellable, OngoingProgress, Unbounded};
 
 /// Wait this long after an edit before analysing, to coalesce bursts.
 const DEBOUNCE: Duration = Duration::from_millis(3);
+/// The explanation pass runs once no edit came for this long after a publish.
+const EXPLAIN_IDLE: Duration = Duration::from_millis(300);
 /// A client that does not answer a request within this time is not waited for.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -125,10 +138,20 @@ impl ClientFeatures {
     }
 }
 
+/// The diagnostics analysis under way, if any.
+#[derive(Default)]
+struct Flight {
+    /// The revision being analysed.
+    running: Option<u64>,
+    /// An edit deferred its analysis until the running one ends.
+    queued: bool,
+}
+
 pub struct Session {
     state: Mutex<State>,
     revision: Arc<AtomicU64>,
-    publisher: tokio::sync::Mutex<Publisher>,
+    publisher: tokio::sync::Mutex<(Publisher, u64)>,
+    flight: Mutex<Flight>,
     client: Client,
     features: OnceLock<ClientFeatures>,
 }
@@ -140,6 +163,7 @@ impl Session {
             revision: state.revision_counter(),
             state: Mutex::new(state),
             publisher: Default::default(),
+            flight: Mutex::default(),
             client,
             features: OnceLock::new(),
         })
@@ -162,51 +186,94 @@ impl Session {
         self.revision.load(Ordering::SeqCst) == revision
     }
 
+    fn flight(&self) -> MutexGuard<'_, Flight> {
+        self.flight.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Publishes the diagnostics of `revision` soon, unless a newer one comes.
     pub fn schedule_diagnostics(self: &Arc<Self>, revision: u64) {
         let session = self.clone();
         tokio::spawn(async move { session.refresh(revision, DEBOUNCE, false).await });
     }
 
+    /// [`schedule_diagnostics`](Self::schedule_diagnostics) without the
+    /// debounce.
+    fn schedule_now(self: &Arc<Self>, revision: u64) {
+        let session = self.clone();
+        let run: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> =
+            Box::pin(async move { session.refresh(revision, Duration::ZERO, false).await });
+        tokio::spawn(run);
+    }
+
     /// Computes and publishes `revision`'s diagnostics after `delay`, unless
     /// a newer revision supersedes them (its own refresh will publish).
-    /// `cold`: the first analysis after a workspace load, which spreads its
-    /// parallel parts over the cores.
-    async fn refresh(&self, revision: u64, delay: Duration, cold: bool) {
+    /// While another analysis runs, an edit's analysis waits for it (see the
+    /// module comment). `cold`: the first analysis after a workspace load,
+    /// which spreads its parallel parts over the cores.
+    async fn refresh(self: &Arc<Self>, revision: u64, delay: Duration, cold: bool) {
         tokio::time::sleep(delay).await;
         let job = {
-            let state = self.lock();
+            let mut state = self.lock();
             if state.revision() != revision {
                 return;
             }
+            let mut flight = self.flight();
+            if flight.running.is_some() && state.has_pending() {
+                flight.queued = true;
+                return;
+            }
+            flight.running = Some(revision);
             match cold {
                 true => state.load_diagnostics_job(),
                 false => state.diagnostics_job(),
             }
         };
-        match run_blocking(move || job.compute()).await {
-            Ok(files) => self.publish(revision, files).await,
+        let result = run_blocking(move || job.compute()).await;
+        let queued = {
+            let mut flight = self.flight();
+            if flight.running == Some(revision) {
+                flight.running = None;
+            }
+            std::mem::take(&mut flight.queued)
+        };
+        let published = match result {
+            Ok(files) => self.publish(revision, files, false).await,
             Err(Failure::Cancelled) => {
                 tracing::debug!("diagnostics of revision {revision} cancelled by a newer edit");
-                return;
+                false
             }
             Err(Failure::Panicked(msg)) => {
                 tracing::error!("diagnostics of revision {revision} failed: {msg}");
+                false
+            }
+        };
+        if queued {
+            // The edits that waited for this analysis: analyse the newest text.
+            self.schedule_now(self.revision.load(Ordering::SeqCst));
+        } else if published && self.is_current(revision) {
+            let session = self.clone();
+            tokio::spawn(async move { session.explain(revision).await });
+        }
+    }
+
+    /// The second pass, in idle time: the same revision with schedules. A
+    /// new snapshot is taken so that none is held across the publishing.
+    async fn explain(&self, revision: u64) {
+        tokio::time::sleep(EXPLAIN_IDLE).await;
+        let job = {
+            let mut state = self.lock();
+            if state.revision() != revision || state.has_pending() {
                 return;
             }
-        }
-        // Second pass, off the critical path: the same revision with
-        // schedules. A new snapshot is taken so that none is held across
-        // the publishing above.
-        let job = {
-            let state = self.lock();
-            if state.revision() != revision {
+            if self.flight().running.is_some() {
                 return;
             }
             state.diagnostics_job()
         };
         match run_blocking(move || job.compute_explained(EXPLAIN_LIMITS)).await {
-            Ok(files) => self.publish(revision, files).await,
+            Ok(files) => {
+                self.publish(revision, files, true).await;
+            }
             Err(Failure::Cancelled) => {
                 tracing::debug!("schedules of revision {revision} cancelled by a newer edit")
             }
@@ -216,18 +283,23 @@ impl Session {
         }
     }
 
-    async fn publish(&self, revision: u64, files: Vec<FileDiagnostics>) {
+    /// Sends `revision`'s diagnostics unless newer ones were sent (or, for
+    /// `only_current`, unless any edit came since). Returns whether it sent.
+    async fn publish(&self, revision: u64, files: Vec<FileDiagnostics>, only_current: bool) -> bool {
         // Checked under the publisher's lock: an older result that finished
         // late must not overwrite a newer one.
-        let mut publisher = self.publisher.lock().await;
-        if !self.is_current(revision) {
-            return;
+        let mut guard = self.publisher.lock().await;
+        let (publisher, last) = &mut *guard;
+        if revision < *last || (only_current && !self.is_current(revision)) {
+            return false;
         }
+        *last = revision;
         for f in publisher.changes(files) {
             self.client
                 .publish_diagnostics(f.uri, f.diagnostics, f.version)
                 .await;
         }
+        true
     }
 
     /// After `initialized`: settings (they may name the configuration

@@ -7,14 +7,16 @@
 //! analysis together with the open files' texts), so what they compute
 //! matches the versions they report.
 //!
-//! A salsa input write (in [`State::change`] and the other edits) waits
-//! until every outstanding snapshot has unwound, and it runs under the
-//! session's lock, so a request that arrives meanwhile waits for the lock.
-//! That wait is inherent, not an artefact of the lock: a request needs the
-//! offsets of the new text and a snapshot of the new revision, which exists
-//! only after the write (a snapshot taken before it would be cancelled by
-//! it). The write itself is short once the running queries unwind, which
-//! they do at their next query boundary.
+//! A document edit ([`State::change`]) only updates the document (rope,
+//! tree, version) and marks it pending; its salsa input write happens in
+//! [`State::sync`], which every snapshot, every other input change and the
+//! session's diagnostics scheduling call first. The write waits until every
+//! outstanding snapshot has unwound, which they do promptly: at their next
+//! query, and inside the explanation search and model building, which poll
+//! for cancellation. Deferring the write lets the session finish an
+//! analysis that is under way when keys arrive faster than it runs
+//! (`session.rs`); a request needs a snapshot of the newest text, so it
+//! syncs, and cancels that analysis.
 
 use crate::config::{parse_severity, Settings};
 use crate::convert::{path_to_uri, Encoding, LineCol, OpenFile};
@@ -59,6 +61,8 @@ pub struct State {
     encoding: Encoding,
     config: ConfigFile,
     revision: Arc<AtomicU64>,
+    /// Open documents edited since their parse was last handed to the host.
+    pending: BTreeSet<PathBuf>,
 }
 
 /// Threads the first analysis after a workspace load uses at most.
@@ -76,6 +80,7 @@ impl State {
             encoding,
             config: ConfigFile::default(),
             revision: Arc::default(),
+            pending: BTreeSet::new(),
         }
     }
 
@@ -128,6 +133,7 @@ impl State {
 
     /// `didOpen`: the editor's text replaces the disk contents.
     pub fn open(&mut self, uri: Uri, path: PathBuf, version: i32, text: &str) -> u64 {
+        self.sync();
         // A file the workspace load already parsed, opened with the same
         // text (the usual case): its tree is reused and the analysis input
         // stays as it is.
@@ -152,23 +158,39 @@ impl State {
     }
 
     /// `didChange`: applies the changes to the open document. Returns `None`
-    /// when the document is not open.
+    /// when the document is not open. The analysis sees the new text at the
+    /// next [`sync`](Self::sync).
     pub fn change(&mut self, path: &Path, version: i32, changes: &[TextChange]) -> Option<u64> {
         let open = self.docs.get_mut(path)?;
         open.doc
             .apply_changes(changes, version, self.encoding, &mut self.parser);
-        let parsed = open.doc.parsed();
         if self.is_config(path) {
             self.reload_config();
         } else {
-            self.host.set_file(path, parsed);
+            self.pending.insert(path.to_path_buf());
         }
         Some(self.bump())
+    }
+
+    /// Whether an edited document's text has not reached the analysis yet.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Hands the edited documents' parses to the analysis (the salsa input
+    /// write, which cancels running analysis work).
+    pub fn sync(&mut self) {
+        for path in std::mem::take(&mut self.pending) {
+            if let Some(open) = self.docs.get(&path) {
+                self.host.set_file(&path, open.doc.parsed());
+            }
+        }
     }
 
     /// `didClose`: back to the disk contents, or out of the program when the
     /// file is not part of the workspace.
     pub fn close(&mut self, path: &Path) -> u64 {
+        self.sync();
         if self.docs.remove(path).is_some() {
             if self.is_config(path) {
                 self.reload_config();
@@ -192,6 +214,7 @@ impl State {
     }
 
     pub fn set_settings(&mut self, settings: Settings) -> u64 {
+        self.sync();
         let config_moved = settings.config_path != self.settings.config_path;
         if settings.trace_server != self.settings.trace_server {
             tracing::info!("racelens.trace.server is now `{}`", settings.trace_server);
@@ -211,6 +234,7 @@ impl State {
     /// hands the model to the analysis. A broken file keeps the defaults
     /// and produces diagnostics on the file.
     pub fn reload_config(&mut self) -> u64 {
+        self.sync();
         let path = workspace::config_path(&self.settings.config_path, &self.roots);
         let text = path.as_deref().and_then(|p| match self.docs.get(p) {
             Some(open) => Some(open.doc.text().to_string()),
@@ -271,6 +295,7 @@ impl State {
         files: BTreeSet<PathBuf>,
         loaded: Vec<(PathBuf, Parsed)>,
     ) -> u64 {
+        self.sync();
         let fresh: Vec<(PathBuf, Parsed)> = loaded
             .into_iter()
             .filter(|(p, _)| !self.docs.contains_key(p))
@@ -287,6 +312,7 @@ impl State {
     /// Replaces the workspace's file list after a rescan: files that left it
     /// leave the program unless open. Returns the files that joined it.
     pub fn set_disk_files(&mut self, files: BTreeSet<PathBuf>) -> Vec<PathBuf> {
+        self.sync();
         for gone in self.disk_files.difference(&files) {
             if !self.docs.contains_key(gone) {
                 self.host.remove_file(gone);
@@ -300,6 +326,7 @@ impl State {
 
     /// A watched file changed on disk. Open documents keep the editor's text.
     pub fn disk_file_changed(&mut self, path: &Path) -> u64 {
+        self.sync();
         if self.is_config(path) {
             self.reload_config();
         } else if path.file_name().and_then(|n| n.to_str()) == Some(workspace::DATABASE_FILE) {
@@ -328,7 +355,9 @@ impl State {
             .collect()
     }
 
-    pub fn snapshot(&self) -> Snapshot {
+    /// A snapshot of the newest text (syncing edits first).
+    pub fn snapshot(&mut self) -> Snapshot {
+        self.sync();
         let may_severity = self
             .settings
             .may_severity
@@ -343,7 +372,7 @@ impl State {
     }
 
     /// Everything needed to compute the diagnostics of this revision.
-    pub fn diagnostics_job(&self) -> DiagnosticsJob {
+    pub fn diagnostics_job(&mut self) -> DiagnosticsJob {
         let config = self.config.path.as_deref().and_then(|p| {
             let open = self.docs.get(p);
             Some(FileDiagnostics {
@@ -362,7 +391,7 @@ impl State {
 
     /// [`diagnostics_job`](Self::diagnostics_job) for the first diagnostics
     /// after loading the workspace: a cold analysis, spread over the cores.
-    pub fn load_diagnostics_job(&self) -> DiagnosticsJob {
+    pub fn load_diagnostics_job(&mut self) -> DiagnosticsJob {
         DiagnosticsJob {
             workers: racelens_syntax::par::workers(MAX_LOAD_WORKERS),
             ..self.diagnostics_job()

@@ -39,7 +39,7 @@ fn executed(state: &State, query: &str) -> Vec<String> {
         .collect()
 }
 
-fn function_id(state: &State, path: &Path, name: &str) -> FunctionId {
+fn function_id(state: &mut State, path: &Path, name: &str) -> FunctionId {
     let snap = state.snapshot();
     let (db, ws) = (snap.analysis.db(), snap.analysis.workspace());
     let file = snap.analysis.file(path).expect("file in the analysis");
@@ -57,7 +57,7 @@ fn editing_one_body_reruns_only_that_functions_summary() {
     state.open(uri, path.clone(), 1, PROGRAM);
     let before = state.diagnostics_job().compute();
     assert_eq!(before[0].diagnostics.len(), 2, "{before:#?}");
-    let worker = function_id(&state, &path, "worker");
+    let worker = function_id(&mut state, &path, "worker");
 
     state.host().db().enable_logging();
     // Insert a statement at the start of worker's body (line 8).
@@ -150,6 +150,9 @@ fn opening_a_loaded_file_reuses_its_parse() {
     let mut fresh = State::new(Encoding::Utf16, Settings::default());
     fresh.open(uri, path.clone(), 1, PROGRAM);
     fresh.change(&path, 2, &edit).expect("open");
+    // An edit reaches the analysis when the state syncs (as every snapshot does).
+    state.sync();
+    fresh.sync();
     let (a, b) = (
         state.host().file_parsed(&path).unwrap(),
         fresh.host().file_parsed(&path).unwrap(),

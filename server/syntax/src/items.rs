@@ -14,6 +14,7 @@ use crate::ir::{Name, TypeInfo};
 use tree_sitter::{Node, Tree};
 
 mod decls;
+pub use decls::memo_stats;
 mod recovery;
 mod types;
 

@@ -11,14 +11,28 @@ use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
-/// Entries kept before a memo starts afresh.
-const MAX_ENTRIES: usize = 200_000;
+/// Text (in bytes) computed afresh before the memo starts a new generation.
+/// Every edit adds the edited piece's new text; without a bound the memo
+/// would keep every version of every piece ever edited (issue 26: memory
+/// rose by about 56 KB per edit on mt-daapd).
+const GENERATION_BYTES: usize = 2 << 20;
 
 type Entries<V> = FxHashMap<(u64, u64), (Box<str>, Arc<V>)>;
 
+/// Two generations: entries used since the last rotation, and the ones
+/// before. A hit in the older one moves the entry forward; a rotation drops
+/// whatever was not used for a whole generation. So the memo holds what is
+/// in use plus at most two generations of superseded texts.
+struct Generations<V> {
+    current: Entries<V>,
+    previous: Entries<V>,
+    /// Bytes of text computed into `current` since the last rotation.
+    added: usize,
+}
+
 /// A memo of `V` by (text, salt). Meant for a `static`.
 pub struct TextMemo<V> {
-    entries: Mutex<Option<Entries<V>>>,
+    entries: Mutex<Option<Generations<V>>>,
 }
 
 impl<V> TextMemo<V> {
@@ -28,25 +42,50 @@ impl<V> TextMemo<V> {
         }
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Generations<V>>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The value for `text` and `salt`, computed by `compute` when missing.
     pub fn get(&self, text: &str, salt: u64, compute: impl FnOnce() -> V) -> Arc<V> {
         let mut h = FxHasher::default();
         text.hash(&mut h);
         let key = (h.finish(), salt);
-        let lock = || self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((stored, v)) = lock().as_ref().and_then(|m| m.get(&key)) {
-            if &**stored == text {
-                return v.clone();
+        if let Some(g) = self.lock().as_mut() {
+            if let Some((stored, v)) = g.current.get(&key) {
+                if &**stored == text {
+                    return v.clone();
+                }
+            }
+            if g.previous.get(&key).is_some_and(|(stored, _)| &**stored == text) {
+                let entry = g.previous.remove(&key).expect("just found");
+                let v = entry.1.clone();
+                g.current.insert(key, entry);
+                return v;
             }
         }
         let v = Arc::new(compute());
-        let mut entries = lock();
-        let m = entries.get_or_insert_with(FxHashMap::default);
-        if m.len() >= MAX_ENTRIES {
-            m.clear();
+        let mut entries = self.lock();
+        let g = entries.get_or_insert_with(|| Generations {
+            current: FxHashMap::default(),
+            previous: FxHashMap::default(),
+            added: 0,
+        });
+        g.added += text.len();
+        if g.added > GENERATION_BYTES {
+            g.previous = std::mem::take(&mut g.current);
+            g.added = 0;
         }
-        m.insert(key, (text.into(), v.clone()));
+        g.current.insert(key, (text.into(), v.clone()));
         v
+    }
+
+    /// Entries held, and the bytes of their texts.
+    pub fn stats(&self) -> (usize, usize) {
+        self.lock().as_ref().map_or((0, 0), |g| {
+            let all = g.current.values().chain(g.previous.values());
+            (g.current.len() + g.previous.len(), all.map(|(t, _)| t.len()).sum())
+        })
     }
 }
 
@@ -76,5 +115,25 @@ mod tests {
         assert_eq!(get("abcd", 1), 4);
         drop(get);
         assert_eq!(runs, 3);
+    }
+
+    #[test]
+    fn superseded_texts_leave_after_two_generations() {
+        static MEMO: TextMemo<usize> = TextMemo::new();
+        let live = "kept in use";
+        let piece = "x".repeat(64 << 10);
+        for i in 0..(4 * GENERATION_BYTES / piece.len()) {
+            MEMO.get(live, 0, || 1);
+            MEMO.get(&format!("{piece}{i}"), 0, || 2);
+        }
+        let (entries, bytes) = MEMO.stats();
+        assert!(bytes <= 2 * GENERATION_BYTES + 2 * piece.len(), "{bytes}");
+        assert!(entries <= 2 * GENERATION_BYTES / piece.len() + 3, "{entries}");
+        let mut runs = 0;
+        MEMO.get(live, 0, || {
+            runs += 1;
+            1
+        });
+        assert_eq!(runs, 0, "an entry in use is never dropped");
     }
 }

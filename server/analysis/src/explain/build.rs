@@ -40,6 +40,9 @@ pub(super) struct Wanted {
     pub accesses: FxHashSet<(u32, FunctionId, Span)>,
 }
 
+/// Work units (statements) between two checks for a pending edit.
+const POLL_EVERY: usize = 256;
+
 /// Builds the model, charging one unit per statement compiled or scanned
 /// to `work` (shared by every build of one check); a build that runs out
 /// returns a model marked `out_of_budget`.
@@ -284,6 +287,10 @@ impl<'a> Builder<'a> {
     }
 
     fn full(&mut self) -> bool {
+        // A pending input write unwinds the build (`salsa::Cancelled`).
+        if self.work_left % POLL_EVERY == 0 {
+            self.db.unwind_if_revision_cancelled();
+        }
         if self.work_left == 0 {
             if !self.model.out_of_budget {
                 self.model.out_of_budget = true;

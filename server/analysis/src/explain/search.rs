@@ -12,6 +12,9 @@ use racelens_syntax::{AccessKind, Span};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
 
+/// States stored between two checks for a pending edit (about 0.1 ms).
+const POLL_EVERY: usize = 512;
+
 /// Distinct states explored before giving up.
 pub(super) const MAX_STATES: usize = 200_000;
 /// Thread instances alive or finished, `main` included.
@@ -201,8 +204,11 @@ impl<'m> Search<'m> {
     }
 
     /// Runs the search; also returns how many distinct states it stored,
-    /// which callers charge to their budget.
-    pub(super) fn run(mut self) -> (Outcome, usize) {
+    /// which callers charge to their budget. Every [`POLL_EVERY`] states it
+    /// checks `db` for a pending input write and unwinds with
+    /// `salsa::Cancelled` if there is one, so an edit never waits for a
+    /// search to end.
+    pub(super) fn run(mut self, db: &dyn salsa::Database) -> (Outcome, usize) {
         let init = State {
             insts: Vec::new(),
             owner: vec![NO_OWNER; self.model.locks.len()],
@@ -254,6 +260,9 @@ impl<'m> Search<'m> {
                 }
                 if seen.len() >= self.max_states {
                     return (Outcome::Exhausted, seen.len());
+                }
+                if seen.len() % POLL_EVERY == 0 {
+                    db.unwind_if_revision_cancelled();
                 }
                 seen.insert(next.clone());
                 nodes.push((id, Some(step)));

@@ -58,13 +58,19 @@ pub(super) fn append_piece(items: &mut FileItems, piece: &FileItems, at: u32) {
         .extend(piece.pointer_params.iter().cloned());
 }
 
+static MEMO: crate::memo::TextMemo<FileItems> = crate::memo::TextMemo::new();
+
+/// Entries of the declaration memo and the bytes of their texts.
+pub fn memo_stats() -> (usize, usize) {
+    MEMO.stats()
+}
+
 /// [`node_items`] by node kind and text: an edit inside one function body
 /// makes the whole file's items be extracted again; with the memo, only the
 /// declarations whose text changed are walked (mt-daapd, 1.1 MB of
 /// declarations: about 6 ms of every edit). A node with errors may parse
 /// differently in another context, so it is not memoized.
 pub(super) fn memoized_node_items(node: Node, src: &str) -> std::sync::Arc<FileItems> {
-    static MEMO: crate::memo::TextMemo<FileItems> = crate::memo::TextMemo::new();
     if node.has_error() {
         return std::sync::Arc::new(node_items(node, src));
     }
