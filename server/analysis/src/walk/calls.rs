@@ -247,6 +247,18 @@ impl<'a> Walker<'a> {
             }
             m => m,
         };
+        // A lock wrapper's call is the lock call it wraps.
+        let wrapped;
+        let (c, model) = match model {
+            None => match self.lock_wrapper_call(fr, c) {
+                Some((call, m)) => {
+                    wrapped = call;
+                    (&wrapped, Some(m))
+                }
+                None => (c, None),
+            },
+            m => (c, m),
+        };
         if c.args.iter().any(|a| is_wild(fr, a)) {
             self.wild_call(fr, c, model.as_ref(), &st);
         }
