@@ -327,8 +327,9 @@ impl Default for Config {
 
 /// Fallback models, used for calls of functions without a body in the
 /// program: `scanf`-style and thread-unsafe C library functions (a program
-/// may define its own `random` or `readdir`), and the Linux kernel's locking
-/// API (mutexes, spinlocks, rwlocks, rw semaphores, semaphores).
+/// may define its own `random` or `readdir`), the Linux kernel's locking
+/// API (mutexes, spinlocks, rwlocks, rw semaphores, semaphores) and the
+/// Solaris kernel's mutexes (`mutex_enter`, `mutex_exit`).
 fn fallback_models() -> FxHashMap<String, CallModel> {
     use CallModel::*;
     let mut m = FxHashMap::default();
@@ -401,6 +402,8 @@ fn fallback_models() -> FxHashMap<String, CallModel> {
             "down",
             "down_interruptible",
             "down_killable",
+            // Solaris/illumos kernel mutexes (ZFS and its ports).
+            "mutex_enter",
         ],
         exclusive,
     );
@@ -429,6 +432,7 @@ fn fallback_models() -> FxHashMap<String, CallModel> {
             "raw_spin_trylock",
             "write_trylock",
             "down_write_trylock",
+            "mutex_tryenter",
         ],
         TryLock {
             arg: 0,
@@ -455,6 +459,7 @@ fn fallback_models() -> FxHashMap<String, CallModel> {
     );
     put(
         &[
+            "mutex_exit",
             "mutex_unlock",
             "spin_unlock",
             "spin_unlock_irq",

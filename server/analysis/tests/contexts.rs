@@ -57,17 +57,17 @@ const NOTE_ALLOCATING: &str =
 /// each followed by a call of `step`.
 fn callback_registering_itself(n: usize) -> String {
     let mut s = String::from(
-        "#include <pthread.h>\n\nextern void event_add(void (*cb)(int));\nint state;\n\n\
+        "#include <pthread.h>\n\nextern void g_idle_add(void (*cb)(int));\nint state;\n\n\
          void step(void) { state++; }\n\nvoid on_event(int k) {\n",
     );
     for i in 0..n {
         s.push_str(&format!(
-            "  if (k == {i}) event_add(on_event);\n  step();\n"
+            "  if (k == {i}) g_idle_add(on_event);\n  step();\n"
         ));
     }
     s.push_str(
         "}\n\nvoid *worker(void *arg) { return 0; }\n\nint main(void) {\n  pthread_t t;\n  \
-         pthread_create(&t, 0, worker, 0);\n  event_add(on_event);\n  state = 1;\n  return 0;\n}\n",
+         pthread_create(&t, 0, worker, 0);\n  g_idle_add(on_event);\n  state = 1;\n  return 0;\n}\n",
     );
     s
 }

@@ -25,31 +25,104 @@ use crate::model::*;
 use racelens_syntax::{AccessKind, Call, Callee, Expr, Name};
 use thin_vec::ThinVec;
 
-/// Library functions that call their function arguments synchronously (or
-/// not as threads): their callbacks are not new threads.
-const NOT_ASYNC_CALLBACKS: &[&str] = &[
-    "qsort",
-    "qsort_r",
-    "bsearch",
-    "lfind",
-    "lsearch",
-    "tsearch",
-    "tfind",
-    "tdelete",
-    "twalk",
-    "scandir",
-    "ftw",
-    "nftw",
+/// Library functions that keep the functions they are given for later, and
+/// call them neither now nor on another thread while the program runs:
+/// exit and fork handlers, thread-specific data destructors, cancellation
+/// cleanups. Their callbacks are not walked. (Signal handlers are their own
+/// concurrent context, see [`SIGNAL_HANDLERS`].)
+const DEFERRED_CALLBACKS: &[&str] = &[
     "atexit",
     "on_exit",
-    "signal",
-    "sigaction",
-    "sigset",
-    "bsd_signal",
+    "at_quick_exit",
     "pthread_atfork",
     "pthread_key_create",
     "pthread_cleanup_push",
-    "dl_iterate_phdr",
+];
+
+/// Library functions that install signal handlers: the handler may run at
+/// any time, interrupting any thread, so it is an abstract thread of its own.
+pub(super) const SIGNAL_HANDLERS: &[&str] = &["signal", "sigaction", "sigset", "bsd_signal"];
+
+/// Well-known asynchronous APIs: library functions that run the functions
+/// they are given later, on another thread, or on whichever thread runs an
+/// event loop. Their callbacks are walked as threads (callback groups, see
+/// docs/analysis.md). Every other function without a body that is handed a
+/// function runs it on the calling thread, at the call.
+pub(super) const ASYNC_CALLBACKS: &[&str] = &[
+    // Threads and thread pools of other libraries.
+    "g_thread_new",
+    "g_thread_try_new",
+    "g_thread_create",
+    "g_thread_pool_new",
+    "uv_thread_create",
+    "uv_queue_work",
+    "SDL_CreateThread",
+    "apr_thread_create",
+    "CreateThread",
+    "_beginthread",
+    "_beginthreadex",
+    // POSIX notifications that may start a thread (SIGEV_THREAD).
+    "timer_create",
+    "mq_notify",
+    "aio_read",
+    "aio_write",
+    "lio_listio",
+    // libevent: handlers run on the thread that runs the base's loop, which
+    // need not be the registering thread.
+    "event_set",
+    "event_assign",
+    "event_new",
+    "evtimer_set",
+    "evtimer_assign",
+    "evtimer_new",
+    "evsignal_set",
+    "evsignal_assign",
+    "evsignal_new",
+    "event_base_once",
+    "event_once",
+    "bufferevent_setcb",
+    "bufferevent_socket_new",
+    "evhttp_set_cb",
+    "evhttp_set_gencb",
+    "evconnlistener_new",
+    "evconnlistener_new_bind",
+    // libev and libuv watchers (when not macros).
+    "ev_set_cb",
+    "ev_io_init",
+    "ev_timer_init",
+    "ev_signal_init",
+    "ev_async_init",
+    "uv_read_start",
+    "uv_timer_start",
+    "uv_listen",
+    "uv_async_init",
+    "uv_signal_start",
+    "uv_poll_start",
+    "uv_idle_start",
+    // GLib main loop sources.
+    "g_idle_add",
+    "g_idle_add_full",
+    "g_timeout_add",
+    "g_timeout_add_full",
+    "g_timeout_add_seconds",
+    "g_signal_connect_data",
+    "g_io_add_watch",
+    // libupnp runs client and device handlers on its own thread pool.
+    "UpnpRegisterClient",
+    "UpnpRegisterRootDevice",
+    "UpnpRegisterRootDevice2",
+    "UpnpRegisterRootDevice3",
+    "UpnpRegisterRootDevice4",
+    // FUSE runs its operations on its own (worker) threads.
+    "fuse_main",
+    "fuse_main_real",
+    "fuse_new",
+    "fuse_loop",
+    "fuse_loop_mt",
+    "fuse_session_loop_mt",
+    "fuse_lowlevel_new",
+    "fuse_session_new",
+    "fuse_setup",
 ];
 
 /// A constant loop range `START<END` as numbers.
@@ -257,6 +330,18 @@ impl<'a> Walker<'a> {
                 }
             }
             m => m,
+        };
+        // A lock wrapper's call is the lock call it wraps.
+        let wrapped;
+        let (c, model) = match model {
+            None => match self.lock_wrapper_call(fr, c) {
+                Some((call, m)) => {
+                    wrapped = call;
+                    (&wrapped, Some(m))
+                }
+                None => (c, None),
+            },
+            m => (c, m),
         };
         if c.args.iter().any(|a| is_wild(fr, a)) {
             self.wild_call(fr, c, model.as_ref(), &st);
@@ -781,16 +866,17 @@ impl<'a> Walker<'a> {
                             }
                         }
                     }
-                    // An unknown function may call the functions it is given,
-                    // at any time: treat them as new threads.
+                    // An unknown function may call the functions it is given:
+                    // now (most), later on other threads (the asynchronous
+                    // APIs), or never while the program runs (exit handlers).
                     // Functions passed directly, or in a struct of callbacks.
-                    let mut vals: Vals = Vec::new();
+                    let (mut vals, mut table): (Vals, Vals) = (Vec::new(), Vec::new());
                     for a in &c.args {
                         for v in self.eval(fr, a, 0) {
                             if let Val::Target(k) = &v {
                                 if let Some(inner) = self.store_get(&k.without_indices()) {
                                     add_vals(
-                                        &mut vals,
+                                        &mut table,
                                         inner.iter().filter(|x| matches!(x, Val::Func(_))).cloned(),
                                     );
                                 }
@@ -798,27 +884,59 @@ impl<'a> Walker<'a> {
                             add_vals(&mut vals, [v]);
                         }
                     }
-                    let mut entries: Vec<FunctionId> = vals
-                        .into_iter()
-                        .filter_map(|v| {
-                            if let Val::Func(f) = v {
-                                self.prog.functions_named(&f).map(|d| d[0])
-                            } else {
-                                None
-                            }
-                        })
-                        .collect();
-                    entries.dedup();
+                    let funcs = |vals: Vals| -> Vec<FunctionId> {
+                        let mut v: Vec<FunctionId> = vals
+                            .into_iter()
+                            .filter_map(|v| {
+                                if let Val::Func(f) = v {
+                                    self.prog.functions_named(&f).map(|d| d[0])
+                                } else {
+                                    None
+                                }
+                            })
+                            .collect();
+                        v.dedup();
+                        v
+                    };
+                    let direct = funcs(vals);
+                    let table: Vec<FunctionId> =
+                        funcs(table).into_iter().filter(|f| !direct.contains(f)).collect();
+                    let mut entries = direct.clone();
+                    entries.extend(table.iter().copied());
                     let name = callee_name(&c.callee);
+                    if entries.is_empty()
+                        || self.prog.functions_named(&*name).is_some()
+                        || DEFERRED_CALLBACKS.contains(&&*name)
+                        || SIGNAL_HANDLERS.contains(&&*name)
+                    {
+                        return Some(st);
+                    }
+                    if !ASYNC_CALLBACKS.contains(&&*name) {
+                        // Code without a body that is handed a function runs
+                        // it on this thread, now (`qsort`'s comparator,
+                        // `inflateBack`'s input and output functions). A
+                        // table of functions (`struct ops`) is kept by code
+                        // that registers handlers: those may run later, on
+                        // any thread, as before.
+                        // A function shaped like a thread's start routine
+                        // (`void *f(void *)`) is a thread, though: unknown
+                        // code handed one is taken to start it (as Goblint
+                        // does), since that is what the shape is for.
+                        let (threads, now): (Vec<FunctionId>, Vec<FunctionId>) = direct
+                            .into_iter()
+                            .partition(|f| self.looks_like_thread_entry(*f));
+                        if !now.is_empty() {
+                            st = self.call_back(fr, c, st, &now)?;
+                        }
+                        entries = threads;
+                        entries.extend(table);
+                    }
                     // Without any thread creation in the program, only callbacks
                     // shaped like thread entries (`void *f(void *)`) count.
                     if !self.d.has_threads {
                         entries.retain(|f| self.looks_like_thread_entry(*f));
                     }
-                    if !entries.is_empty()
-                        && self.prog.functions_named(&*name).is_none()
-                        && !NOT_ASYNC_CALLBACKS.contains(&&*name)
-                    {
+                    if !entries.is_empty() {
                         self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new(), true);
                         // It may call them any number of times.
                         if let Some(&s) = self.d.site_index.get(&(fr.fid, c.id)) {
@@ -922,6 +1040,34 @@ impl<'a> Walker<'a> {
                 acc
             }
         }
+    }
+
+    /// Code without a body runs the callbacks `entries` on this thread during
+    /// call `c`, any number of times (zero included). What the library hands
+    /// a callback is unknown: its pointer parameters are unresolved (binding
+    /// them to every argument of the call made unrelated objects alias).
+    fn call_back(
+        &mut self,
+        fr: &Frame,
+        c: &Call,
+        st: State,
+        entries: &[FunctionId],
+    ) -> Option<State> {
+        let _ = (fr, c);
+        let mut acc = Some(st.clone());
+        for &f in entries {
+            let n = self.summary(f).ir.params.len();
+            let bindings = vec![Vals::new(); n];
+            let mut inner = st.clone();
+            inner.syms = ThinVec::new();
+            let e = self.walk_fn(f, inner, bindings).map(|mut e| {
+                // The callback cannot reassign the caller's locals.
+                e.syms = st.syms.clone();
+                e
+            });
+            acc = join(acc, e);
+        }
+        acc
     }
 
     /// The object allocated at call `c` (by `malloc` or a wrapper) is new:

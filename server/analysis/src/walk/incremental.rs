@@ -186,6 +186,13 @@ pub(super) fn update(
     // from them: the edited function's are stale.
     w.d.summaries.borrow_mut().clear();
     w.d.frame_bases.borrow_mut().clear();
+    // Callers apply a lock wrapper without walking it (no node of the
+    // edited function holds their use of it).
+    let lock_wrap = |s: &FunctionSummary| w.lock_wrap_of(s, super::lock_wrappers::MAX_NESTING);
+    if lock_wrap(old) != lock_wrap(new) {
+        return Err("lock wrapper changed");
+    }
+    w.d.lock_wrappers.borrow_mut().clear();
     // Inputs shared by every frame: the pointer store and return values.
     // They read only the function's declarations, assignments, returns and
     // calls; when those are unchanged (an edit that moved code or changed

@@ -38,6 +38,7 @@ mod eval;
 mod finish;
 mod frames;
 mod incremental;
+mod lock_wrappers;
 mod locks;
 mod memo;
 mod record;
@@ -177,6 +178,8 @@ struct WalkData {
     summaries: std::cell::RefCell<FxHashMap<FunctionId, Arc<FunctionSummary>>>,
     /// Allocation wrappers (see [`Walker::is_alloc_wrapper`]), by function.
     wrappers: std::cell::RefCell<FxHashMap<FunctionId, bool>>,
+    /// Lock wrappers (see `lock_wrappers.rs`), by function.
+    lock_wrappers: std::cell::RefCell<FxHashMap<FunctionId, Option<Arc<lock_wrappers::LockWrap>>>>,
     /// The current thread's memo: calling context (see [`MemoKey`]) -> its
     /// nodes, in walk order.
     memo: FxHashMap<MemoKey, Vec<u32>>,

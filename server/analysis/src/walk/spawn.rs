@@ -21,12 +21,14 @@ use racelens_syntax::{Call, Callee, Expr, Name};
 use rustc_hash::FxHashMap;
 
 /// The name of a callback group's thread: its entry functions.
-fn group_name(roots: &[(Name, Vals)]) -> Name {
-    let mut names: Vec<&str> = roots.iter().take(3).map(|r| &*r.0).collect();
-    if roots.len() > 3 {
-        names.push("...");
+/// The name of a callback group with several callbacks: the asynchronous
+/// API they were handed to (`event_set callbacks`), never a list of
+/// callbacks that may have nothing to do with each other.
+fn group_name(api: &Callee) -> Name {
+    match api {
+        Callee::Direct(n) if !n.is_empty() => Name::from(format!("{n} callbacks")),
+        _ => Name::from("callbacks of unknown code"),
     }
-    Name::from(names.join(", "))
 }
 
 /// May `a` and `b` name the same thread id? Equal up to indices, and
@@ -201,7 +203,7 @@ impl<'a> Walker<'a> {
                     th.unique = false;
                     let roots = self.d.group_roots.entry(g).or_default();
                     roots.push((name.clone(), argv.clone()));
-                    th.entry = group_name(roots);
+                    th.entry = group_name(&c.callee);
                     self.d.callback_index.insert(name, g);
                     if g != self.d.thread {
                         let now = self.chain_acquired(st);

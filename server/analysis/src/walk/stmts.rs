@@ -60,6 +60,46 @@ pub(super) struct JmpFrame {
     states: Option<State>,
 }
 
+/// A test of the result of a blocking lock (`if (pthread_mutex_lock(&m))`,
+/// `err = pthread_mutex_lock(&m); if (err)`): whether its failure branch is
+/// the then-branch, and the locks it takes. A blocking lock (unlike a
+/// trylock) is already held when its result is tested.
+fn blocking_failure(test: &Test, st: &State) -> Option<(bool, Vec<Held>)> {
+    let (key, zero_on_true) = match test {
+        Test::CallZero { id, zero_on_true } => (TryKey::Call(*id), *zero_on_true),
+        Test::VarZero { var, zero_on_true } => (TryKey::Var(var.clone()), *zero_on_true),
+        Test::Other => return None,
+    };
+    let held: Vec<Held> = st
+        .tries
+        .iter()
+        .filter(|(k, h, nz)| *k == key && !*nz && st.must.0.iter().any(|m| m.lock == h.lock))
+        .map(|(_, h, _)| h.clone())
+        .collect();
+    (!held.is_empty()).then_some((!zero_on_true, held))
+}
+
+/// Every path out of the failure branch of a blocking lock holds the lock
+/// again: the accesses in the branch are unprotected, but the code after it
+/// runs as the program assumes, with the lock held (a default mutex does not
+/// fail; Goblint assumes the same unless told `sem.lock.fail`).
+fn relock_out(o: &mut Out, held: &[Held]) {
+    let relock = |st: &mut State| {
+        for h in held {
+            st.must.insert(h.clone());
+            st.may.insert(h.clone());
+        }
+    };
+    if let Some(st) = o.next.as_mut() {
+        relock(st);
+    }
+    for a in [&mut o.brk, &mut o.cont, &mut o.ret] {
+        if let Some(st) = a.as_mut() {
+            relock(st);
+        }
+    }
+}
+
 fn merge_abrupt(out: &mut Out, o: &Out) {
     out.brk = join_b(out.brk.take(), o.brk.clone());
     out.cont = join_b(out.cont.take(), o.cont.clone());
@@ -194,14 +234,21 @@ impl<'a> Walker<'a> {
             }
         }
         let cs = self.walk_cond(fr, cond, state, out)?;
+        let relock = blocking_failure(test, &cs);
         let (t, e) = self.split(test, cs);
         let n1 = {
-            let o1 = self.walk_stmts(fr, then, t);
+            let mut o1 = self.walk_stmts(fr, then, t);
+            if let Some((true, held)) = &relock {
+                relock_out(&mut o1, held);
+            }
             merge_abrupt(out, &o1);
             o1.next
         };
         let n2 = {
-            let o2 = self.walk_stmts(fr, els, e);
+            let mut o2 = self.walk_stmts(fr, els, e);
+            if let Some((false, held)) = &relock {
+                relock_out(&mut o2, held);
+            }
             merge_abrupt(out, &o2);
             o2.next
         };

@@ -1,0 +1,376 @@
+//! Lock wrappers: functions of the program whose only effect is one lock,
+//! trylock or unlock of a mutex their parameters name, such as
+//! `possess_(lock *b, ...) { if (pthread_mutex_lock(&b->mutex)) fail(); }`,
+//! `mutexLock(int n) { pthread_mutex_lock(&M[n]); }` or
+//! `STATS_LOCK(void) { pthread_mutex_lock(&stats_lock); }`.
+//!
+//! A call of a wrapper is the lock call itself, made at the call site with
+//! the call's arguments in place of the parameters (`possess_(&tl)` locks
+//! `tl.mutex`, `mutexLock(2)` locks `M[2]`). The wrapper's body is not
+//! walked, so it costs no calling context (a wrapper called under many
+//! different locksets used to run out of them and lose its lock) and an
+//! integer parameter that indexes a lock array is known at each call.
+//!
+//! A wrapper's body may only read its own locals and parameters, keep the
+//! lock call's result, test it, and return it; a branch taken when a
+//! blocking lock fails (`if (ret) fail(...)`) may hold anything, and is not
+//! walked: its accesses are not recorded (an under-approximation limited to
+//! error paths). A wrapper may call another wrapper instead of the library
+//! (at most [`MAX_NESTING`] deep). Anything else (logging, counters, a
+//! second lock) makes the function an ordinary one, walked from its body.
+//!
+//! Owns `WalkData::lock_wrappers` (a cache by function). The answer depends
+//! only on the function's summary and on the wrappers it calls, so an edit
+//! that changes it makes the incremental update refuse (`incremental.rs`).
+
+use super::frames::Frame;
+use super::Walker;
+use crate::config::CallModel;
+use crate::db::{FunctionId, FunctionSummary};
+use racelens_syntax::{Call, Callee, Expr, Name, Stmt, Test};
+use rustc_hash::FxHashSet;
+use std::sync::Arc;
+
+/// How many wrappers may wrap each other.
+pub(super) const MAX_NESTING: u32 = 3;
+
+/// What a call of a lock wrapper does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct LockWrap {
+    /// The lock model, with the lock as argument 0.
+    pub model: CallModel,
+    /// The lock argument in terms of the wrapper's parameters and globals.
+    pub lock: Expr,
+    pub params: Vec<Name>,
+    /// Globals the lock argument names: a caller's local of the same name
+    /// would capture them.
+    pub globals: Vec<Name>,
+}
+
+/// The wrapper's own calls and locals, while its body is checked.
+struct Check<'s> {
+    s: &'s FunctionSummary,
+    locals: FxHashSet<Name>,
+    /// The one lock call and its (already nested-resolved) wrap.
+    found: Option<(u32, LockWrap)>,
+    /// Locals holding the lock call's result.
+    results: FxHashSet<Name>,
+    ok: bool,
+}
+
+impl<'a> Walker<'a> {
+    /// The lock wrap of `f`, if `f` is a lock wrapper (see the module doc).
+    pub(super) fn lock_wrapper(&self, f: FunctionId) -> Option<Arc<LockWrap>> {
+        if let Some(w) = self.d.lock_wrappers.borrow().get(&f) {
+            return w.clone();
+        }
+        let s = self.summary(f);
+        let w = self.lock_wrap_of(&s, MAX_NESTING).map(Arc::new);
+        self.d.lock_wrappers.borrow_mut().insert(f, w.clone());
+        w
+    }
+
+    /// The lock wrap a function with summary `s` would have.
+    pub(super) fn lock_wrap_of(&self, s: &FunctionSummary, depth: u32) -> Option<LockWrap> {
+        if s.ir.truncated || s.ir.params.iter().any(|p| s.ir.address_taken.contains(&p.name)) {
+            return None;
+        }
+        let mut locals: FxHashSet<Name> = s.ir.params.iter().map(|p| p.name.clone()).collect();
+        crate::visit::visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Decl(d) = st {
+                locals.insert(d.name.clone());
+            }
+        });
+        let mut ck = Check {
+            s,
+            locals,
+            found: None,
+            results: FxHashSet::default(),
+            ok: true,
+        };
+        self.check_stmts(&mut ck, &s.ir.body, depth);
+        let (_, w) = ck.found.filter(|_| ck.ok)?;
+        // Parameters are bound once: one assigned in the body is no longer
+        // the argument.
+        let mut assigned = false;
+        crate::visit::visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Assign { lhs: Expr::Var(x), .. } = st {
+                assigned |= s.ir.params.iter().any(|p| p.name == *x);
+            }
+        });
+        (!assigned).then_some(w)
+    }
+
+    fn check_stmts(&self, ck: &mut Check, stmts: &[Stmt], depth: u32) {
+        for st in stmts {
+            if !ck.ok {
+                return;
+            }
+            match st {
+                Stmt::Decl(_) => {}
+                Stmt::Access(a) => {
+                    // Only the wrapper's own locals and parameters.
+                    if !matches!(&a.place, Expr::Var(x) if ck.locals.contains(x)) {
+                        ck.ok = false;
+                    }
+                }
+                Stmt::Assign { lhs: Expr::Var(x), rhs } if ck.locals.contains(x) => {
+                    match super::uncast(rhs) {
+                        Expr::CallResult(id) if ck.found.as_ref().is_some_and(|f| f.0 == *id) => {
+                            ck.results.insert(x.clone());
+                        }
+                        Expr::Int(_) => {}
+                        _ => ck.ok = false,
+                    }
+                }
+                Stmt::Call(c) => {
+                    if ck.found.is_some() {
+                        ck.ok = false;
+                        return;
+                    }
+                    match self.wrapped_lock(ck, c, depth) {
+                        Some(w) => ck.found = Some((c.id, w)),
+                        None => ck.ok = false,
+                    }
+                }
+                Stmt::If {
+                    cond,
+                    test,
+                    then,
+                    els,
+                } => {
+                    self.check_stmts(ck, cond, depth);
+                    // The branch a failed lock or unlock takes is not walked.
+                    let failure_then = match (test, &ck.found) {
+                        (Test::CallZero { id, zero_on_true }, Some((f, w)))
+                            if *id == *f && blocking(&w.model) =>
+                        {
+                            Some(!*zero_on_true)
+                        }
+                        (Test::VarZero { var, zero_on_true }, Some((_, w)))
+                            if ck.results.contains(var) && blocking(&w.model) =>
+                        {
+                            Some(!*zero_on_true)
+                        }
+                        _ => None,
+                    };
+                    match failure_then {
+                        Some(true) => self.check_stmts(ck, els, depth),
+                        Some(false) => self.check_stmts(ck, then, depth),
+                        None => ck.ok = false,
+                    }
+                }
+                Stmt::Return { value, .. } => match value.as_ref().map(super::uncast) {
+                    None | Some(Expr::Int(_)) => {}
+                    Some(Expr::CallResult(id)) if ck.found.as_ref().is_some_and(|f| f.0 == *id) => {}
+                    Some(Expr::Var(x)) if ck.results.contains(x) => {}
+                    _ => ck.ok = false,
+                },
+                _ => ck.ok = false,
+            }
+        }
+    }
+
+    /// The lock call `c` of a wrapper being checked, as a wrap of the
+    /// wrapper's parameters: a modelled lock, trylock or unlock, or a call
+    /// of another wrapper.
+    fn wrapped_lock(&self, ck: &Check, c: &Call, depth: u32) -> Option<LockWrap> {
+        let Callee::Direct(name) = &c.callee else {
+            return None;
+        };
+        if ck.locals.contains(name) {
+            return None;
+        }
+        let (model, arg) = match ck.s.models.get(&c.id) {
+            Some(m @ CallModel::Lock { arg, .. })
+            | Some(m @ CallModel::Unlock { arg })
+            | Some(m @ CallModel::TryLock { arg, .. }) => (m.clone(), c.args.get(*arg)?.clone()),
+            Some(_) => return None,
+            None => {
+                if depth == 0 {
+                    return None;
+                }
+                let defs = self.prog.functions_named(name)?;
+                let [g] = &defs[..] else { return None };
+                let inner = self.summary(*g);
+                let w = self.lock_wrap_of(&inner, depth - 1)?;
+                (w.model.clone(), subst(&w.lock, &w.params, &c.args)?)
+            }
+        };
+        let model = match model {
+            CallModel::Lock { shared, .. } => CallModel::Lock { arg: 0, shared },
+            CallModel::Unlock { .. } => CallModel::Unlock { arg: 0 },
+            CallModel::TryLock {
+                shared, ok_nonzero, ..
+            } => CallModel::TryLock {
+                arg: 0,
+                shared,
+                ok_nonzero,
+            },
+            _ => return None,
+        };
+        let params: Vec<Name> = ck.s.ir.params.iter().map(|p| p.name.clone()).collect();
+        let mut globals = Vec::new();
+        let mut fine = true;
+        names_of(&arg, &mut |n| {
+            if params.contains(n) {
+            } else if ck.locals.contains(n) || self.prog.global(n).is_none() {
+                fine = false;
+            } else if !globals.contains(n) {
+                globals.push(n.clone());
+            }
+        });
+        if !fine || contains_call_result(&arg) {
+            return None;
+        }
+        Some(LockWrap {
+            model,
+            lock: arg,
+            params,
+            globals,
+        })
+    }
+
+    /// Call `c` as the lock call it stands for, when its callee is a lock
+    /// wrapper: the model and a call whose only argument is the lock.
+    pub(super) fn lock_wrapper_call(&self, fr: &Frame, c: &Call) -> Option<(Call, CallModel)> {
+        let Callee::Direct(n) = &c.callee else {
+            return None;
+        };
+        if fr.locals.contains_key(n) || self.prog.global(n).is_some() {
+            return None;
+        }
+        let f = *self.definitions(fr, std::slice::from_ref(n)).first()?;
+        let w = self.lock_wrapper(f)?;
+        if w.globals.iter().any(|g| fr.locals.contains_key(g)) {
+            return None;
+        }
+        let lock = subst(&w.lock, &w.params, &c.args)?;
+        // A lock the caller cannot resolve (a wild pointer, or a field
+        // filled through a pointer by a callback) would be any lock there;
+        // the wrapper's walk names it by the parameter's type: walk it.
+        let (keys, resolved) = self.lock_keys(fr, Some(&lock));
+        if !resolved || keys.is_empty() {
+            return None;
+        }
+        let call = Call {
+            id: c.id,
+            callee: c.callee.clone(),
+            args: vec![lock],
+            span: c.span,
+            stmt_span: c.stmt_span,
+        };
+        Some((call, w.model.clone()))
+    }
+}
+
+/// A lock or unlock whose failure is an error (not a trylock).
+fn blocking(m: &CallModel) -> bool {
+    matches!(m, CallModel::Lock { .. } | CallModel::Unlock { .. })
+}
+
+/// Every variable name `e` mentions, index variables included.
+fn names_of(e: &Expr, f: &mut dyn FnMut(&Name)) {
+    match e {
+        Expr::Var(n) => f(n),
+        Expr::Field { base, .. } => names_of(base, f),
+        Expr::Index { base, var, .. } => {
+            names_of(base, f);
+            if let Some(v) = var {
+                f(v);
+            }
+        }
+        Expr::Deref(x) | Expr::AddrOf(x) | Expr::Offset(x) => names_of(x, f),
+        Expr::Cast { value, .. } => names_of(value, f),
+        Expr::Choice(xs) => xs.iter().for_each(|x| names_of(x, f)),
+        Expr::CallResult(_) | Expr::Int(_) | Expr::Str | Expr::Other => {}
+    }
+}
+
+fn contains_call_result(e: &Expr) -> bool {
+    match e {
+        Expr::CallResult(_) => true,
+        Expr::Field { base, .. } | Expr::Index { base, .. } => contains_call_result(base),
+        Expr::Deref(x) | Expr::AddrOf(x) | Expr::Offset(x) => contains_call_result(x),
+        Expr::Cast { value, .. } => contains_call_result(value),
+        Expr::Choice(xs) => xs.iter().any(contains_call_result),
+        _ => false,
+    }
+}
+
+/// `template` with each parameter replaced by the call's argument:
+/// `&bolt->mutex` with `bolt := &tl` is `&tl.mutex`, `&M[n]` with `n := 2`
+/// is `&M[2]`. `None` when an argument is missing.
+pub(super) fn subst(template: &Expr, params: &[Name], args: &[Expr]) -> Option<Expr> {
+    let arg = |n: &Name| -> Option<Option<&Expr>> {
+        params.iter().position(|p| p == n).map(|i| args.get(i))
+    };
+    Some(match template {
+        Expr::Var(n) => match arg(n) {
+            Some(a) => a?.clone(),
+            None => template.clone(),
+        },
+        Expr::Field { base, field, arrow } => {
+            let b = subst(base, params, args)?;
+            match (arrow, super::uncast(&b)) {
+                (true, Expr::AddrOf(inner)) => Expr::Field {
+                    base: inner.clone(),
+                    field: field.clone(),
+                    arrow: false,
+                },
+                _ => Expr::Field {
+                    base: Box::new(b),
+                    field: field.clone(),
+                    arrow: *arrow,
+                },
+            }
+        }
+        Expr::Index { base, index, var } => {
+            let b = Box::new(subst(base, params, args)?);
+            match var.as_ref().map(|v| (v, arg(v))) {
+                Some((_, Some(a))) => match a.map(super::uncast) {
+                    Some(Expr::Int(k)) => Expr::Index {
+                        base: b,
+                        index: Some(*k),
+                        var: None,
+                    },
+                    Some(Expr::Var(y)) => Expr::Index {
+                        base: b,
+                        index: None,
+                        var: Some(y.clone()),
+                    },
+                    Some(_) => Expr::Index {
+                        base: b,
+                        index: None,
+                        var: None,
+                    },
+                    None => return None,
+                },
+                _ => Expr::Index {
+                    base: b,
+                    index: *index,
+                    var: var.clone(),
+                },
+            }
+        }
+        Expr::Deref(x) => {
+            let b = subst(x, params, args)?;
+            match super::uncast(&b) {
+                Expr::AddrOf(inner) => (**inner).clone(),
+                _ => Expr::Deref(Box::new(b)),
+            }
+        }
+        Expr::AddrOf(x) => Expr::AddrOf(Box::new(subst(x, params, args)?)),
+        Expr::Offset(x) => Expr::Offset(Box::new(subst(x, params, args)?)),
+        Expr::Cast { ty, value } => Expr::Cast {
+            ty: ty.clone(),
+            value: Box::new(subst(value, params, args)?),
+        },
+        Expr::Choice(xs) => Expr::Choice(
+            xs.iter()
+                .map(|x| subst(x, params, args))
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        Expr::CallResult(_) | Expr::Int(_) | Expr::Str | Expr::Other => template.clone(),
+    })
+}
