@@ -115,7 +115,11 @@ impl salsa::Database for RootDb {}
 /// The broken regions of a file with syntax errors, parsed again once for
 /// both `file_items` and `file_lowered`.
 #[salsa::tracked(returns(ref))]
-pub fn file_recovery(db: &dyn salsa::Database, u: Universe, file: SourceFile) -> Arc<syntax::Recovery> {
+pub fn file_recovery(
+    db: &dyn salsa::Database,
+    u: Universe,
+    file: SourceFile,
+) -> Arc<syntax::Recovery> {
     let p = file_view(db, u, file);
     Arc::new(syntax::recover(&p.tree, &p.text))
 }
@@ -248,7 +252,9 @@ pub fn file_lowered(
 pub fn function_ir(db: &dyn salsa::Database, f: FunctionId) -> Arc<FnIr> {
     let idx = function_index(db, f);
     let lowered = file_lowered(db, f.ws(db), f.file(db));
-    let ir = idx.and_then(|i| lowered.get(i).cloned()).unwrap_or_default();
+    let ir = idx
+        .and_then(|i| lowered.get(i).cloned())
+        .unwrap_or_default();
     match static_renames(db, f.ws(db)).get(&f.file(db)) {
         Some(map) => Arc::new(syntax::rename::rename(&ir, map)),
         None => ir,
@@ -278,7 +284,13 @@ pub fn static_renames(
             .functions
             .iter()
             .map(|g| (&g.name, g.is_static))
-            .chain(items.globals.iter().filter(|g| !g.is_extern).map(|g| (&g.name, g.ty.is_static)));
+            .chain(
+                items
+                    .globals
+                    .iter()
+                    .filter(|g| !g.is_extern)
+                    .map(|g| (&g.name, g.ty.is_static)),
+            );
         let mut seen = BTreeSet::new();
         for (n, is_static) in names {
             if seen.insert(n) {
@@ -300,7 +312,15 @@ pub fn static_renames(
         let map: FxHashMap<Name, Name> = mine
             .into_iter()
             .filter(|n| count[n] > 1)
-            .map(|n| (n.clone(), Name::from(format!("{n}@{unit}#{}", salsa::plumbing::AsId::as_id(&f).index()))))
+            .map(|n| {
+                (
+                    n.clone(),
+                    Name::from(format!(
+                        "{n}@{unit}#{}",
+                        salsa::plumbing::AsId::as_id(&f).index()
+                    )),
+                )
+            })
             .collect();
         if !map.is_empty() {
             out.insert(f, map);

@@ -183,7 +183,11 @@ impl<'a> Checker<'a> {
     pub fn new(analysis: &'a Analysis) -> Self {
         Checker {
             analysis,
-            indexes: analysis.programs().iter().map(|_| Default::default()).collect(),
+            indexes: analysis
+                .programs()
+                .iter()
+                .map(|_| Default::default())
+                .collect(),
         }
     }
 
@@ -332,7 +336,14 @@ fn check_pair(
             )
         })
         .collect();
-    match search_within(db, &model, &classes, Relax::default(), search::MAX_STATES, left) {
+    match search_within(
+        db,
+        &model,
+        &classes,
+        Relax::default(),
+        search::MAX_STATES,
+        left,
+    ) {
         Outcome::Found { steps, last, a, b } => {
             let vars = access_names(analysis, report, located, pairs);
             Verdict::Witness(

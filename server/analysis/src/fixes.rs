@@ -576,7 +576,11 @@ impl<'a> Ctx<'a> {
     fn after_global(&self, g: &str, name_base: &str) -> Option<NewLock> {
         for &file in self.ws.files(self.db) {
             let items = crate::db::file_items(self.db, self.ws.universe(self.db), file);
-            if let Some(gi) = items.globals.iter().find(|x| *x.name == *racelens_syntax::rename::source_name(g) && !x.is_extern) {
+            if let Some(gi) = items
+                .globals
+                .iter()
+                .find(|x| *x.name == *racelens_syntax::rename::source_name(g) && !x.is_extern)
+            {
                 let p = file.parsed(self.db);
                 let end = gi.decl_end as usize;
                 let at = syntax::trivia_to_eol(&p.text, end).unwrap_or(end);

@@ -9,13 +9,13 @@
 
 use crate::config::Config;
 use crate::db::{file_items, function_offset, RootDb, SourceFile, Workspace};
-use crate::programs::partition;
-use crate::snapshot::ProgramRef;
-use crate::units::{BuildConfig, Universe};
 use crate::explain::{self, Budget, Verdict};
+use crate::programs::partition;
 use crate::races::thread_analysis;
 use crate::report::{all_races, races_in_files, RaceReport, SiteRef};
 use crate::snapshot::Analysis;
+use crate::snapshot::ProgramRef;
+use crate::units::{BuildConfig, Universe};
 use racelens_syntax::{parse, Parsed};
 use rustc_hash::FxHashSet;
 use salsa::Setter;
@@ -133,9 +133,7 @@ impl AnalysisHost {
         let part = partition(&self.db, self.universe).clone();
         let mut old: Vec<Workspace> = std::mem::take(&mut self.programs);
         for spec in &part.programs {
-            let k = old
-                .iter()
-                .position(|ws| **ws.name(&self.db) == *spec.name);
+            let k = old.iter().position(|ws| **ws.name(&self.db) == *spec.name);
             let ws = match k {
                 Some(k) => {
                     let ws = old.remove(k);
@@ -267,8 +265,12 @@ impl Analysis {
             }
         }
         out.sort_by(|a, b| {
-            (&a.site.file, a.site.start, a.site.end, &a.var)
-                .cmp(&(&b.site.file, b.site.start, b.site.end, &b.var))
+            (&a.site.file, a.site.start, a.site.end, &a.var).cmp(&(
+                &b.site.file,
+                b.site.start,
+                b.site.end,
+                &b.var,
+            ))
         });
         out
     }
@@ -290,7 +292,9 @@ impl Analysis {
     pub fn missing_includes(&self, path: &Path) -> Vec<String> {
         match self.files.get(path) {
             Some(f) if crate::units::is_unit(path) => {
-                crate::units::unit_conditions(&self.db, self.universe, *f).missing.clone()
+                crate::units::unit_conditions(&self.db, self.universe, *f)
+                    .missing
+                    .clone()
             }
             _ => Vec::new(),
         }
@@ -300,13 +304,20 @@ impl Analysis {
     /// compilation database.
     pub fn unit_flags(&self, path: &Path) -> (racelens_syntax::cpp::Flags, bool) {
         let build = self.universe.build(&self.db);
-        (build.flags_of(path).clone(), build.per_file.contains_key(path))
+        (
+            build.flags_of(path).clone(),
+            build.per_file.contains_key(path),
+        )
     }
 
     /// The text of a file as the compiler sees it (inactive branches blanked).
     pub fn view_text(&self, path: &Path) -> Option<Arc<str>> {
         let f = self.files.get(path)?;
-        Some(crate::units::file_view(&self.db, self.universe, *f).text.clone())
+        Some(
+            crate::units::file_view(&self.db, self.universe, *f)
+                .text
+                .clone(),
+        )
     }
 
     /// The inputs of these paths; unknown paths are left out.
@@ -323,7 +334,10 @@ impl Analysis {
     pub fn prefetch(&self, paths: Option<&[&Path]>, workers: usize) {
         let files = paths.map(|ps| self.source_files(ps.iter().copied()));
         for p in self.programs.iter() {
-            if files.as_ref().is_some_and(|fs| !fs.iter().any(|f| p.files.contains(f))) {
+            if files
+                .as_ref()
+                .is_some_and(|fs| !fs.iter().any(|f| p.files.contains(f)))
+            {
                 continue;
             }
             let all: Vec<SourceFile> = p.ws.files(&self.db).clone();
@@ -353,8 +367,10 @@ impl Analysis {
             per.push((p, self.for_program(p.ws).checked_program(limits, workers)));
         }
         let mut kept = Vec::new();
-        let mut schedules: std::collections::HashMap<(PathBuf, usize, String), Option<explain::Explanation>> =
-            Default::default();
+        let mut schedules: std::collections::HashMap<
+            (PathBuf, usize, String),
+            Option<explain::Explanation>,
+        > = Default::default();
         for (p, c) in per {
             for (r, s) in c.races.into_iter().zip(c.schedules) {
                 schedules

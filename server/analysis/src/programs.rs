@@ -66,11 +66,52 @@ pub struct UnitSymbols {
 }
 
 const KEYWORDS: &[&str] = &[
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
-    "union", "unsigned", "void", "volatile", "while", "_Bool", "_Atomic", "_Thread_local",
-    "define", "include", "ifdef", "ifndef", "endif", "elif", "undef", "pragma", "defined",
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "_Bool",
+    "_Atomic",
+    "_Thread_local",
+    "define",
+    "include",
+    "ifdef",
+    "ifndef",
+    "endif",
+    "elif",
+    "undef",
+    "pragma",
+    "defined",
 ];
 
 #[salsa::tracked(returns(ref))]
@@ -97,7 +138,8 @@ pub fn unit_symbols(db: &dyn salsa::Database, u: Universe, file: SourceFile) -> 
     let text = &file_view(db, u, file).text;
     let mut uses = BTreeSet::new();
     for w in identifiers(text) {
-        if !defines.contains(w) && !local.contains(w) && !KEYWORDS.contains(&w) && !uses.contains(w) {
+        if !defines.contains(w) && !local.contains(w) && !KEYWORDS.contains(&w) && !uses.contains(w)
+        {
             uses.insert(Name::from(w));
         }
     }
@@ -138,7 +180,8 @@ fn identifiers(text: &str) -> impl Iterator<Item = &str> {
                 }
                 return text.get(st..i);
             } else if c.is_ascii_digit() {
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
+                {
                     i += 1;
                 }
             } else {
@@ -166,7 +209,11 @@ fn file_name(p: &std::path::Path) -> String {
 pub fn partition(db: &dyn salsa::Database, u: Universe) -> Arc<Partition> {
     let mut all: Vec<SourceFile> = u.files(db).clone();
     all.sort_by(|a, b| a.path(db).cmp(b.path(db)));
-    let units: Vec<SourceFile> = all.iter().copied().filter(|f| is_unit(f.path(db))).collect();
+    let units: Vec<SourceFile> = all
+        .iter()
+        .copied()
+        .filter(|f| is_unit(f.path(db)))
+        .collect();
     let declared = &u.build(db).programs;
     if units.len() <= 1 && declared.is_empty() {
         let name = units
@@ -202,7 +249,9 @@ pub fn partition(db: &dyn salsa::Database, u: Universe) -> Arc<Partition> {
             v.extend(headers_of.get(m).into_iter().flatten());
         }
         v.extend(orphans.iter());
-        v.into_iter().filter_map(|p| by_path.get(p).copied()).collect()
+        v.into_iter()
+            .filter_map(|p| by_path.get(p).copied())
+            .collect()
     };
     let has_main = |p: &PathBuf| unit_symbols(db, u, by_path[p]).has_main;
     let mut out = Partition::default();
@@ -290,14 +339,22 @@ pub fn partition(db: &dyn salsa::Database, u: Universe) -> Arc<Partition> {
             ),
         ));
     }
-    let rest: BTreeSet<PathBuf> = free.iter().filter(|f| !reached.contains(*f)).cloned().collect();
+    let rest: BTreeSet<PathBuf> = free
+        .iter()
+        .filter(|f| !reached.contains(*f))
+        .cloned()
+        .collect();
     if !rest.is_empty() || out.programs.is_empty() {
         out.programs.push(ProgramSpec {
             name: "library".to_string(),
             library: true,
             declared: false,
             units: rest.iter().cloned().collect(),
-            files: if rest.is_empty() { all.clone() } else { files_of(&rest) },
+            files: if rest.is_empty() {
+                all.clone()
+            } else {
+                files_of(&rest)
+            },
         });
     }
     // Names are unique: a second program of one name gets a number.
@@ -327,8 +384,10 @@ fn link(
     while let Some(mut members) = todo.pop() {
         let mut fork = None;
         loop {
-            let defined: BTreeSet<&Name> =
-                members.iter().flat_map(|m| syms[m].defines.iter()).collect();
+            let defined: BTreeSet<&Name> = members
+                .iter()
+                .flat_map(|m| syms[m].defines.iter())
+                .collect();
             let mut add = Vec::new();
             for m in &members {
                 for n in &syms[m].uses {

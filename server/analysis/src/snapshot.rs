@@ -43,16 +43,17 @@ impl Analysis {
 
     /// The same snapshot looking at program `ws`.
     pub fn for_program(&self, ws: Workspace) -> Analysis {
-        Analysis {
-            ws,
-            ..self.clone()
-        }
+        Analysis { ws, ..self.clone() }
     }
 
     /// The programs that contain a file.
     pub fn programs_of(&self, path: &Path) -> Vec<&ProgramRef> {
         match self.files.get(path) {
-            Some(f) => self.programs.iter().filter(|p| p.files.contains(f)).collect(),
+            Some(f) => self
+                .programs
+                .iter()
+                .filter(|p| p.files.contains(f))
+                .collect(),
             None => Vec::new(),
         }
     }

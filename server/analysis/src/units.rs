@@ -64,15 +64,15 @@ impl BuildConfig {
 
 /// Is this file a translation unit (as opposed to a header)?
 pub fn is_unit(path: &Path) -> bool {
-    matches!(
-        path.extension().and_then(|e| e.to_str()),
-        Some("c" | "i")
-    )
+    matches!(path.extension().and_then(|e| e.to_str()), Some("c" | "i"))
 }
 
 /// The files by path.
 #[salsa::tracked(returns(ref))]
-pub fn universe_index(db: &dyn salsa::Database, u: Universe) -> Arc<FxHashMap<PathBuf, SourceFile>> {
+pub fn universe_index(
+    db: &dyn salsa::Database,
+    u: Universe,
+) -> Arc<FxHashMap<PathBuf, SourceFile>> {
     Arc::new(
         u.files(db)
             .iter()
@@ -135,7 +135,10 @@ fn has_directives(text: &str) -> bool {
     let b = text.as_bytes();
     memchr_hash(b).any(|i| {
         let w = b[i + 1..].trim_ascii_start();
-        w.starts_with(b"if") || w.starts_with(b"el") || w.starts_with(b"endif") || w.starts_with(b"include")
+        w.starts_with(b"if")
+            || w.starts_with(b"el")
+            || w.starts_with(b"endif")
+            || w.starts_with(b"include")
     })
 }
 
@@ -148,7 +151,11 @@ fn memchr_hash(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
 
 /// The conditional compilation of one unit and the headers it includes.
 #[salsa::tracked(returns(ref))]
-pub fn unit_conditions(db: &dyn salsa::Database, u: Universe, file: SourceFile) -> Arc<UnitConditions> {
+pub fn unit_conditions(
+    db: &dyn salsa::Database,
+    u: Universe,
+    file: SourceFile,
+) -> Arc<UnitConditions> {
     let path = file.path(db);
     let text = &file.parsed(db).text;
     if !has_directives(text) {

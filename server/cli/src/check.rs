@@ -88,7 +88,9 @@ fn extra_flags(args: &CheckArgs) -> racelens_syntax::cpp::Flags {
     let mut f = racelens_syntax::cpp::Flags::default();
     for d in &args.define {
         match d.split_once('=') {
-            Some((n, v)) => f.macros.push((n.to_string(), MacroOp::Define(Some(v.to_string())))),
+            Some((n, v)) => f
+                .macros
+                .push((n.to_string(), MacroOp::Define(Some(v.to_string())))),
             None => f.macros.push((d.clone(), MacroOp::Define(None))),
         }
     }

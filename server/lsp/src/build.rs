@@ -59,7 +59,9 @@ pub fn build_config(
             Ok(entries) => {
                 for (file, mut flags) in entries {
                     flags.macros.extend(extra.macros.iter().cloned());
-                    flags.include_dirs.extend(extra.include_dirs.iter().cloned());
+                    flags
+                        .include_dirs
+                        .extend(extra.include_dirs.iter().cloned());
                     out.per_file.insert(file, flags);
                 }
                 out.database = Some(db);
@@ -76,7 +78,10 @@ pub fn build_config(
             } else {
                 base.join(g).to_string_lossy().into_owned()
             };
-            match globset::GlobBuilder::new(&pattern).literal_separator(true).build() {
+            match globset::GlobBuilder::new(&pattern)
+                .literal_separator(true)
+                .build()
+            {
                 Ok(g) => {
                     set.add(g);
                 }
@@ -185,7 +190,9 @@ pub fn parse_flags(args: &[String], dir: &Path) -> Flags {
         };
         if let Some(d) = value("-D") {
             match d.split_once('=') {
-                Some((n, v)) => f.macros.push((n.to_string(), MacroOp::Define(Some(v.to_string())))),
+                Some((n, v)) => f
+                    .macros
+                    .push((n.to_string(), MacroOp::Define(Some(v.to_string())))),
                 None => f.macros.push((d, MacroOp::Define(None))),
             }
         } else if let Some(u) = value("-U") {
@@ -220,13 +227,19 @@ mod tests {
             f.macros,
             vec![
                 ("THREADSAFE".to_string(), MacroOp::Define(None)),
-                ("VERSION".to_string(), MacroOp::Define(Some("\"1.0\"".to_string()))),
+                (
+                    "VERSION".to_string(),
+                    MacroOp::Define(Some("\"1.0\"".to_string()))
+                ),
                 ("NDEBUG".to_string(), MacroOp::Undef),
             ]
         );
         assert_eq!(
             f.include_dirs,
-            vec![PathBuf::from("/nonexistent/include"), PathBuf::from("/nonexistent/src")]
+            vec![
+                PathBuf::from("/nonexistent/include"),
+                PathBuf::from("/nonexistent/src")
+            ]
         );
         assert_eq!(f.forced_includes, vec![PathBuf::from("/nonexistent/cfg.h")]);
         assert_eq!(f.std.as_deref(), Some("c11"));

@@ -285,7 +285,12 @@ impl Session {
 
     /// Sends `revision`'s diagnostics unless newer ones were sent (or, for
     /// `only_current`, unless any edit came since). Returns whether it sent.
-    async fn publish(&self, revision: u64, files: Vec<FileDiagnostics>, only_current: bool) -> bool {
+    async fn publish(
+        &self,
+        revision: u64,
+        files: Vec<FileDiagnostics>,
+        only_current: bool,
+    ) -> bool {
         // Checked under the publisher's lock: an older result that finished
         // late must not overwrite a newer one.
         let mut guard = self.publisher.lock().await;

@@ -185,7 +185,12 @@ fn an_edit_rechecks_only_the_program_that_contains_the_file() {
     let files = [("server.c", SERVER), ("stats.c", STATS), ("tool.c", TOOL)];
     for (i, (name, text)) in files.iter().enumerate() {
         let uri = format!("file:///virtual/two/{name}").parse().unwrap();
-        state.open(uri, PathBuf::from(format!("/virtual/two/{name}")), i as i32, text);
+        state.open(
+            uri,
+            PathBuf::from(format!("/virtual/two/{name}")),
+            i as i32,
+            text,
+        );
     }
     let before = state.diagnostics_job().compute();
     let snap = state.snapshot();

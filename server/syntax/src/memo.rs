@@ -57,7 +57,10 @@ impl<V> TextMemo<V> {
                     return v.clone();
                 }
             }
-            if g.previous.get(&key).is_some_and(|(stored, _)| &**stored == text) {
+            if g.previous
+                .get(&key)
+                .is_some_and(|(stored, _)| &**stored == text)
+            {
                 let entry = g.previous.remove(&key).expect("just found");
                 let v = entry.1.clone();
                 g.current.insert(key, entry);
@@ -84,7 +87,10 @@ impl<V> TextMemo<V> {
     pub fn stats(&self) -> (usize, usize) {
         self.lock().as_ref().map_or((0, 0), |g| {
             let all = g.current.values().chain(g.previous.values());
-            (g.current.len() + g.previous.len(), all.map(|(t, _)| t.len()).sum())
+            (
+                g.current.len() + g.previous.len(),
+                all.map(|(t, _)| t.len()).sum(),
+            )
         })
     }
 }
@@ -128,7 +134,10 @@ mod tests {
         }
         let (entries, bytes) = MEMO.stats();
         assert!(bytes <= 2 * GENERATION_BYTES + 2 * piece.len(), "{bytes}");
-        assert!(entries <= 2 * GENERATION_BYTES / piece.len() + 3, "{entries}");
+        assert!(
+            entries <= 2 * GENERATION_BYTES / piece.len() + 3,
+            "{entries}"
+        );
         let mut runs = 0;
         MEMO.get(live, 0, || {
             runs += 1;

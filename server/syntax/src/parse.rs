@@ -244,7 +244,11 @@ pub fn reparse(old: &Parsed, text: Arc<str>) -> Parsed {
     }
     let point = |t: &[u8], at: usize| {
         let row = t[..at].iter().filter(|&&c| c == b'\n').count();
-        let col = at - t[..at].iter().rposition(|&c| c == b'\n').map_or(0, |k| k + 1);
+        let col = at
+            - t[..at]
+                .iter()
+                .rposition(|&c| c == b'\n')
+                .map_or(0, |k| k + 1);
         tree_sitter::Point { row, column: col }
     };
     let edit = tree_sitter::InputEdit {
@@ -310,9 +314,15 @@ mod tests {
         let b = "int x;\nvoid f(void) {\n  x = 1; y();\n  if (x) x--;\n}\nint z;\n";
         let old = parse(Arc::from(a));
         let new = reparse(&old, Arc::from(b));
-        assert_eq!(new.tree.root_node().to_sexp(), parse_text(b).root_node().to_sexp());
+        assert_eq!(
+            new.tree.root_node().to_sexp(),
+            parse_text(b).root_node().to_sexp()
+        );
         let back = reparse(&new, Arc::from(a));
-        assert_eq!(back.tree.root_node().to_sexp(), parse_text(a).root_node().to_sexp());
+        assert_eq!(
+            back.tree.root_node().to_sexp(),
+            parse_text(a).root_node().to_sexp()
+        );
     }
 
     const CIL: &str = "int pl_number = 2;\n#line 462 \"parser.c\"\nstatic int const table[3] =\n#line 462 \"parser.c\"\n  {0, 2, 2};\nint f(void) { return table[1]; }\n";

@@ -36,7 +36,9 @@ fn decls(body: &[Stmt], out: &mut Vec<Name>) {
     for s in body {
         match s {
             Stmt::Decl(d) => out.push(d.name.clone()),
-            Stmt::If { cond, then, els, .. } => {
+            Stmt::If {
+                cond, then, els, ..
+            } => {
                 decls(cond, out);
                 decls(then, out);
                 decls(els, out);
@@ -136,10 +138,11 @@ mod tests {
     fn statics_are_renamed_unless_declared_locally() {
         let src = "void f(int n) { counter++; g(&counter); n++; int tmp = counter; }";
         let ir = crate::lower_function(src, &crate::MacroTable::default());
-        let map: FxHashMap<Name, Name> = [("counter", "counter@a.c"), ("n", "n@a.c"), ("g", "g@a.c")]
-            .into_iter()
-            .map(|(a, b)| (Name::from(a), Name::from(b)))
-            .collect();
+        let map: FxHashMap<Name, Name> =
+            [("counter", "counter@a.c"), ("n", "n@a.c"), ("g", "g@a.c")]
+                .into_iter()
+                .map(|(a, b)| (Name::from(a), Name::from(b)))
+                .collect();
         let out = format!("{:?}", rename(&ir, &map).body);
         assert!(out.contains("counter@a.c") && out.contains("g@a.c"));
         assert!(!out.contains("n@a.c"), "a parameter shadows the static");

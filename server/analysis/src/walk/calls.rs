@@ -899,8 +899,10 @@ impl<'a> Walker<'a> {
                         v
                     };
                     let direct = funcs(vals);
-                    let table: Vec<FunctionId> =
-                        funcs(table).into_iter().filter(|f| !direct.contains(f)).collect();
+                    let table: Vec<FunctionId> = funcs(table)
+                        .into_iter()
+                        .filter(|f| !direct.contains(f))
+                        .collect();
                     let mut entries = direct.clone();
                     entries.extend(table.iter().copied());
                     let name = callee_name(&c.callee);

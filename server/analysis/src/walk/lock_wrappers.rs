@@ -72,7 +72,12 @@ impl<'a> Walker<'a> {
 
     /// The lock wrap a function with summary `s` would have.
     pub(super) fn lock_wrap_of(&self, s: &FunctionSummary, depth: u32) -> Option<LockWrap> {
-        if s.ir.truncated || s.ir.params.iter().any(|p| s.ir.address_taken.contains(&p.name)) {
+        if s.ir.truncated
+            || s.ir
+                .params
+                .iter()
+                .any(|p| s.ir.address_taken.contains(&p.name))
+        {
             return None;
         }
         let mut locals: FxHashSet<Name> = s.ir.params.iter().map(|p| p.name.clone()).collect();
@@ -94,7 +99,10 @@ impl<'a> Walker<'a> {
         // the argument.
         let mut assigned = false;
         crate::visit::visit_stmts(&s.ir.body, &mut |st| {
-            if let Stmt::Assign { lhs: Expr::Var(x), .. } = st {
+            if let Stmt::Assign {
+                lhs: Expr::Var(x), ..
+            } = st
+            {
                 assigned |= s.ir.params.iter().any(|p| p.name == *x);
             }
         });
@@ -114,15 +122,16 @@ impl<'a> Walker<'a> {
                         ck.ok = false;
                     }
                 }
-                Stmt::Assign { lhs: Expr::Var(x), rhs } if ck.locals.contains(x) => {
-                    match super::uncast(rhs) {
-                        Expr::CallResult(id) if ck.found.as_ref().is_some_and(|f| f.0 == *id) => {
-                            ck.results.insert(x.clone());
-                        }
-                        Expr::Int(_) => {}
-                        _ => ck.ok = false,
+                Stmt::Assign {
+                    lhs: Expr::Var(x),
+                    rhs,
+                } if ck.locals.contains(x) => match super::uncast(rhs) {
+                    Expr::CallResult(id) if ck.found.as_ref().is_some_and(|f| f.0 == *id) => {
+                        ck.results.insert(x.clone());
                     }
-                }
+                    Expr::Int(_) => {}
+                    _ => ck.ok = false,
+                },
                 Stmt::Call(c) => {
                     if ck.found.is_some() {
                         ck.ok = false;
@@ -162,7 +171,8 @@ impl<'a> Walker<'a> {
                 }
                 Stmt::Return { value, .. } => match value.as_ref().map(super::uncast) {
                     None | Some(Expr::Int(_)) => {}
-                    Some(Expr::CallResult(id)) if ck.found.as_ref().is_some_and(|f| f.0 == *id) => {}
+                    Some(Expr::CallResult(id)) if ck.found.as_ref().is_some_and(|f| f.0 == *id) => {
+                    }
                     Some(Expr::Var(x)) if ck.results.contains(x) => {}
                     _ => ck.ok = false,
                 },

@@ -128,20 +128,23 @@ fn has_includes(
     let mut rest = cond;
     while let Some(k) = rest.find("__has_include") {
         out.push_str(&rest[..k]);
-        let after = rest[k..].trim_start_matches("__has_include_next").trim_start_matches("__has_include");
+        let after = rest[k..]
+            .trim_start_matches("__has_include_next")
+            .trim_start_matches("__has_include");
         let after = after.trim_start();
         let inner_end = after.find(')').filter(|_| after.starts_with('('));
         let Some(end) = inner_end else {
             return Err(Undecided("malformed `__has_include`".into()));
         };
         let inner = after[1..end].trim();
-        let (name, quoted) = if let Some(q) = inner.strip_prefix('"').and_then(|i| i.strip_suffix('"')) {
-            (q, true)
-        } else if let Some(a) = inner.strip_prefix('<').and_then(|i| i.strip_suffix('>')) {
-            (a, false)
-        } else {
-            return Err(Undecided(format!("`__has_include({inner})`")));
-        };
+        let (name, quoted) =
+            if let Some(q) = inner.strip_prefix('"').and_then(|i| i.strip_suffix('"')) {
+                (q, true)
+            } else if let Some(a) = inner.strip_prefix('<').and_then(|i| i.strip_suffix('>')) {
+                (a, false)
+            } else {
+                return Err(Undecided(format!("`__has_include({inner})`")));
+            };
         match has_include(name, quoted) {
             Some(v) => out.push_str(if v { " 1 " } else { " 0 " }),
             None => return Err(Undecided(format!("`__has_include({inner})`"))),
@@ -186,9 +189,9 @@ fn defined(name: &str, macros: &Macros, unknown: &dyn Fn(&str) -> bool) -> Resul
     match macros.state(name) {
         Some(Some(_)) => Ok(true),
         Some(None) => Ok(false),
-        None if macros.is_unknown(name) || unknown(name) => {
-            Err(Undecided(format!("`{name}` may be defined by a header racelens did not read")))
-        }
+        None if macros.is_unknown(name) || unknown(name) => Err(Undecided(format!(
+            "`{name}` may be defined by a header racelens did not read"
+        ))),
         None => Ok(false),
     }
 }

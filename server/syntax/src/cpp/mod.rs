@@ -54,11 +54,38 @@ const GCC_PREDEFINED: &str = include_str!("../../data/gcc-x86_64-linux.h");
 /// header defines either: other compilers and platforms. Their absence is
 /// certain, although their names are in the implementation's namespace.
 const OTHER_PLATFORMS: &[&str] = &[
-    "_WIN32", "_WIN64", "_MSC_VER", "_WINDOWS", "WIN32", "__WIN32__", "__APPLE__", "__MACH__",
-    "__FreeBSD__", "__OpenBSD__", "__NetBSD__", "__DragonFly__", "__sun", "__sun__", "__SVR4",
-    "__CYGWIN__", "__MINGW32__", "__MINGW64__", "__clang__", "__INTEL_COMPILER", "_AIX",
-    "__hpux", "__ANDROID__", "__EMSCRIPTEN__", "__cplusplus", "__OBJC__", "__HAIKU__",
-    "__QNX__", "__VXWORKS__", "__TINYC__", "__PCC__", "_CRAYC",
+    "_WIN32",
+    "_WIN64",
+    "_MSC_VER",
+    "_WINDOWS",
+    "WIN32",
+    "__WIN32__",
+    "__APPLE__",
+    "__MACH__",
+    "__FreeBSD__",
+    "__OpenBSD__",
+    "__NetBSD__",
+    "__DragonFly__",
+    "__sun",
+    "__sun__",
+    "__SVR4",
+    "__CYGWIN__",
+    "__MINGW32__",
+    "__MINGW64__",
+    "__clang__",
+    "__INTEL_COMPILER",
+    "_AIX",
+    "__hpux",
+    "__ANDROID__",
+    "__EMSCRIPTEN__",
+    "__cplusplus",
+    "__OBJC__",
+    "__HAIKU__",
+    "__QNX__",
+    "__VXWORKS__",
+    "__TINYC__",
+    "__PCC__",
+    "_CRAYC",
 ];
 
 impl Macros {
@@ -134,7 +161,10 @@ impl Macros {
             return;
         }
         let (head, body) = if def[end..].starts_with('(') {
-            let close = def[end..].find(')').map(|k| end + k + 1).unwrap_or(def.len());
+            let close = def[end..]
+                .find(')')
+                .map(|k| end + k + 1)
+                .unwrap_or(def.len());
             (&def[..close], &def[close..])
         } else {
             (&def[..end], &def[end..])
@@ -241,7 +271,12 @@ impl UnitConditions {
 }
 
 /// Evaluates the conditionals of the unit `path` with text `text`.
-pub fn evaluate(path: &Path, text: &str, flags: &Flags, sources: &mut dyn Sources) -> UnitConditions {
+pub fn evaluate(
+    path: &Path,
+    text: &str,
+    flags: &Flags,
+    sources: &mut dyn Sources,
+) -> UnitConditions {
     let mut u = Unit {
         macros: flags.initial_macros(),
         out: UnitConditions::default(),
@@ -324,7 +359,9 @@ impl Unit<'_> {
         let first = !self.index.contains_key(path);
         if first {
             self.index.insert(path.to_path_buf(), self.out.files.len());
-            self.out.files.push((path.to_path_buf(), FileBlanks::default()));
+            self.out
+                .files
+                .push((path.to_path_buf(), FileBlanks::default()));
         }
         let mut blanks = FileBlanks::default();
         let b = text.as_bytes();
@@ -349,7 +386,8 @@ impl Unit<'_> {
                 }
                 let cont = directive
                     && end > line_start
-                    && (b[end - 1] == b'\\' || (b[end - 1] == b'\r' && end >= 2 && b[end - 2] == b'\\'));
+                    && (b[end - 1] == b'\\'
+                        || (b[end - 1] == b'\r' && end >= 2 && b[end - 2] == b'\\'));
                 if cont && end < b.len() {
                     end += 1;
                 } else {
@@ -429,12 +467,10 @@ impl Unit<'_> {
                     }
                     act = top.parent;
                 }
-                _ => {
-                    match act {
-                        Activity::Inactive => blanks.blank.push(span),
-                        _ => self.other(word, &rest, path, act, depth),
-                    }
-                }
+                _ => match act {
+                    Activity::Inactive => blanks.blank.push(span),
+                    _ => self.other(word, &rest, path, act, depth),
+                },
             }
             i = next;
         }
@@ -471,16 +507,28 @@ impl Unit<'_> {
         }
     }
 
-    fn condition(&mut self, word: &str, rest: &str, from: &Path, blanks: &mut FileBlanks, line: u32) -> Tri {
-        let name = || rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).find(|w| !w.is_empty()).unwrap_or("").to_string();
+    fn condition(
+        &mut self,
+        word: &str,
+        rest: &str,
+        from: &Path,
+        blanks: &mut FileBlanks,
+        line: u32,
+    ) -> Tri {
+        let name = || {
+            rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .find(|w| !w.is_empty())
+                .unwrap_or("")
+                .to_string()
+        };
         let r = match word {
             "ifdef" | "ifndef" | "def" | "ndef" => {
                 let n = name();
                 let known = match self.macros.state(&n) {
                     Some(s) => Ok(s.is_some()),
-                    None if self.macros.is_unknown(&n) || self.unknown(&n) => Err(Undecided(format!(
-                        "`{n}` may be defined by a header racelens did not read"
-                    ))),
+                    None if self.macros.is_unknown(&n) || self.unknown(&n) => Err(Undecided(
+                        format!("`{n}` may be defined by a header racelens did not read"),
+                    )),
                     None => Ok(false),
                 };
                 known.map(|d| d == (word == "ifdef" || word == "def"))
@@ -495,7 +543,13 @@ impl Unit<'_> {
                         let found = sources.find(spec, quoted, from).is_some();
                         // An angled header may be a system header: only
                         // a workspace hit decides.
-                        if found { Some(true) } else if quoted { Some(false) } else { None }
+                        if found {
+                            Some(true)
+                        } else if quoted {
+                            Some(false)
+                        } else {
+                            None
+                        }
                     } else {
                         None
                     }
@@ -538,7 +592,9 @@ impl Unit<'_> {
             }
             "include" | "include_next" | "import" => {
                 let spec = rest.trim();
-                let (name, quoted) = if let Some(q) = spec.strip_prefix('"').and_then(|s| s.split('"').next()) {
+                let (name, quoted) = if let Some(q) =
+                    spec.strip_prefix('"').and_then(|s| s.split('"').next())
+                {
                     (q, true)
                 } else if let Some(a) = spec.strip_prefix('<').and_then(|s| s.split('>').next()) {
                     (a, false)
@@ -603,17 +659,100 @@ fn logical(s: &str) -> String {
 /// with `#if`/`#ifdef`: undecided once a system header was included.
 fn system_family(name: &str) -> bool {
     const PREFIXES: &[&str] = &[
-        "PTHREAD_", "SO_", "O_", "EPOLL", "SIG", "SA_", "IPV6_", "IP_", "TCP_", "AF_", "PF_",
-        "MSG_", "INT8_", "INT16_", "INT32_", "INT64_", "INTMAX_", "INTPTR_", "UINT", "SIZE_",
-        "SSIZE_", "LONG_", "ULONG_", "LLONG_", "ULLONG_", "CHAR_", "SCHAR_", "UCHAR_", "SHRT_",
-        "USHRT_", "INT_", "CLOCK_", "F_", "FD_", "MAP_", "PROT_", "S_I", "RLIMIT_", "SCHED_",
-        "SEM_", "RTLD_", "TIOC", "FIO", "POLL", "SOCK_", "INADDR_", "NI_", "AI_", "EAI_", "SIOC",
-        "IFF_", "MADV_", "_POSIX", "SEEK_", "EXIT_", "SOL_", "SHUT_", "LOG_", "ATOMIC_", "RUSAGE_",
-        "TIMER_", "ITIMER_", "WCHAR_", "FLT_", "DBL_", "LDBL_", "HUGE_", "NAN", "INFINITY",
-        "BYTE_ORDER", "LITTLE_ENDIAN", "BIG_ENDIAN", "PATH_MAX", "NAME_MAX", "HOST_NAME_MAX",
-        "IOV_MAX", "PIPE_BUF", "BUFSIZ", "EOF", "FILENAME_MAX", "RAND_MAX", "NULL", "SOMAXCONN",
-        "WNOHANG", "MSG", "IN6_", "IPPROTO_", "ETH_", "EV_", "NFDBITS", "FD_SETSIZE",
-        "MB_LEN_MAX", "ENOTSUP", "EOPNOTSUPP",
+        "PTHREAD_",
+        "SO_",
+        "O_",
+        "EPOLL",
+        "SIG",
+        "SA_",
+        "IPV6_",
+        "IP_",
+        "TCP_",
+        "AF_",
+        "PF_",
+        "MSG_",
+        "INT8_",
+        "INT16_",
+        "INT32_",
+        "INT64_",
+        "INTMAX_",
+        "INTPTR_",
+        "UINT",
+        "SIZE_",
+        "SSIZE_",
+        "LONG_",
+        "ULONG_",
+        "LLONG_",
+        "ULLONG_",
+        "CHAR_",
+        "SCHAR_",
+        "UCHAR_",
+        "SHRT_",
+        "USHRT_",
+        "INT_",
+        "CLOCK_",
+        "F_",
+        "FD_",
+        "MAP_",
+        "PROT_",
+        "S_I",
+        "RLIMIT_",
+        "SCHED_",
+        "SEM_",
+        "RTLD_",
+        "TIOC",
+        "FIO",
+        "POLL",
+        "SOCK_",
+        "INADDR_",
+        "NI_",
+        "AI_",
+        "EAI_",
+        "SIOC",
+        "IFF_",
+        "MADV_",
+        "_POSIX",
+        "SEEK_",
+        "EXIT_",
+        "SOL_",
+        "SHUT_",
+        "LOG_",
+        "ATOMIC_",
+        "RUSAGE_",
+        "TIMER_",
+        "ITIMER_",
+        "WCHAR_",
+        "FLT_",
+        "DBL_",
+        "LDBL_",
+        "HUGE_",
+        "NAN",
+        "INFINITY",
+        "BYTE_ORDER",
+        "LITTLE_ENDIAN",
+        "BIG_ENDIAN",
+        "PATH_MAX",
+        "NAME_MAX",
+        "HOST_NAME_MAX",
+        "IOV_MAX",
+        "PIPE_BUF",
+        "BUFSIZ",
+        "EOF",
+        "FILENAME_MAX",
+        "RAND_MAX",
+        "NULL",
+        "SOMAXCONN",
+        "WNOHANG",
+        "MSG",
+        "IN6_",
+        "IPPROTO_",
+        "ETH_",
+        "EV_",
+        "NFDBITS",
+        "FD_SETSIZE",
+        "MB_LEN_MAX",
+        "ENOTSUP",
+        "EOPNOTSUPP",
     ];
     if PREFIXES.iter().any(|p| name.starts_with(p)) {
         return true;
@@ -622,7 +761,9 @@ fn system_family(name: &str) -> bool {
     name.len() > 2
         && name.len() <= 12
         && name.starts_with('E')
-        && name.bytes().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
 }
 
 /// `text` with `blanks` replaced by spaces; newlines (and every offset)

@@ -7,10 +7,7 @@ struct Files(Vec<(PathBuf, Arc<str>)>);
 
 impl Sources for Files {
     fn find(&mut self, spec: &str, _quoted: bool, _from: &Path) -> Option<(PathBuf, Arc<str>)> {
-        self.0
-            .iter()
-            .find(|(p, _)| p.ends_with(spec))
-            .cloned()
+        self.0.iter().find(|(p, _)| p.ends_with(spec)).cloned()
     }
 }
 
@@ -27,7 +24,10 @@ fn run(text: &str, flags: &Flags, headers: &[(&str, &str)]) -> (String, UnitCond
 }
 
 fn kept(view: &str) -> Vec<&str> {
-    view.lines().map(str::trim).filter(|l| !l.is_empty()).collect()
+    view.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect()
 }
 
 #[test]
@@ -57,9 +57,15 @@ fn header_defines_count_and_guards_work() {
     let h = "#ifndef CFG_H\n#define CFG_H\n#define USE_LOCKS 1\n#endif\n";
     let src = "#include \"cfg.h\"\n#include \"cfg.h\"\n#if USE_LOCKS\nlock();\n#else\nnolock();\n#endif\n";
     let (v, c) = run(src, &Flags::default(), &[("cfg.h", h)]);
-    assert_eq!(kept(&v), ["#include \"cfg.h\"", "#include \"cfg.h\"", "lock();"]);
+    assert_eq!(
+        kept(&v),
+        ["#include \"cfg.h\"", "#include \"cfg.h\"", "lock();"]
+    );
     let hb = c.of(Path::new("/w/cfg.h")).unwrap();
-    assert_eq!(apply(h, &hb.blank).trim(), "#define CFG_H\n#define USE_LOCKS 1");
+    assert_eq!(
+        apply(h, &hb.blank).trim(),
+        "#define CFG_H\n#define USE_LOCKS 1"
+    );
 }
 
 #[test]
@@ -74,9 +80,18 @@ fn undecided_conditions_keep_every_branch() {
 
 #[test]
 fn missing_project_header_makes_names_undecided() {
-    let src = "#include \"config.h\"\n#ifdef HAVE_EPOLL\na();\n#endif\n#ifdef _WIN32\nw();\n#endif\n";
+    let src =
+        "#include \"config.h\"\n#ifdef HAVE_EPOLL\na();\n#endif\n#ifdef _WIN32\nw();\n#endif\n";
     let (v, c) = run(src, &Flags::default(), &[]);
-    assert_eq!(kept(&v), ["#include \"config.h\"", "#ifdef HAVE_EPOLL", "a();", "#endif"]);
+    assert_eq!(
+        kept(&v),
+        [
+            "#include \"config.h\"",
+            "#ifdef HAVE_EPOLL",
+            "a();",
+            "#endif"
+        ]
+    );
     assert_eq!(c.missing, ["config.h"]);
 }
 
