@@ -10,7 +10,7 @@
 use crate::config::Config;
 use crate::db::{file_items, function_offset, RootDb, SourceFile, Workspace};
 use crate::explain::{self, Budget, Verdict};
-use crate::programs::partition;
+use crate::programs::{partition, Partition};
 use crate::races::thread_analysis;
 use crate::report::{all_races, races_in_files, RaceReport, SiteRef};
 use crate::snapshot::Analysis;
@@ -28,8 +28,11 @@ pub struct AnalysisHost {
     db: RootDb,
     universe: Universe,
     config: Arc<Config>,
-    /// One input per program of the current partition, in its order.
-    programs: Vec<Workspace>,
+    /// The partition the program inputs were last brought in line with.
+    partition: Arc<Partition>,
+    /// One input per program of that partition, in its order, as
+    /// snapshots hand them out.
+    programs: Arc<Vec<ProgramRef>>,
     files: BTreeMap<PathBuf, SourceFile>,
 }
 
@@ -47,7 +50,8 @@ impl AnalysisHost {
             db,
             universe,
             config: Arc::new(config),
-            programs: Vec::new(),
+            partition: Arc::default(),
+            programs: Arc::default(),
             files: BTreeMap::new(),
         };
         host.sync();
@@ -113,8 +117,8 @@ impl AnalysisHost {
     pub fn set_config(&mut self, config: Config) {
         if *self.config != config {
             self.config = Arc::new(config);
-            for ws in self.programs.clone() {
-                ws.set_config(&mut self.db).to(self.config.clone());
+            for p in self.programs.clone().iter() {
+                p.ws.set_config(&mut self.db).to(self.config.clone());
             }
         }
     }
@@ -131,7 +135,11 @@ impl AnalysisHost {
     /// keeps its input (and so its memos) while its name is unchanged.
     fn sync(&mut self) {
         let part = partition(&self.db, self.universe).clone();
-        let mut old: Vec<Workspace> = std::mem::take(&mut self.programs);
+        if part == self.partition && !self.programs.is_empty() {
+            return;
+        }
+        let mut old: Vec<Workspace> = self.programs.iter().map(|p| p.ws).collect();
+        let mut programs = Vec::with_capacity(part.programs.len());
         for spec in &part.programs {
             let k = old.iter().position(|ws| **ws.name(&self.db) == *spec.name);
             let ws = match k {
@@ -150,28 +158,23 @@ impl AnalysisHost {
                     Arc::from(spec.name.as_str()),
                 ),
             };
-            self.programs.push(ws);
-        }
-    }
-
-    pub fn snapshot(&self) -> Analysis {
-        let part = partition(&self.db, self.universe);
-        let programs: Vec<ProgramRef> = self
-            .programs
-            .iter()
-            .zip(part.programs.iter())
-            .map(|(ws, spec)| ProgramRef {
-                ws: *ws,
+            programs.push(ProgramRef {
+                ws,
                 name: Arc::from(spec.name.as_str()),
                 library: spec.library,
                 files: spec.files.iter().copied().collect(),
-            })
-            .collect();
+            });
+        }
+        self.programs = Arc::new(programs);
+        self.partition = part;
+    }
+
+    pub fn snapshot(&self) -> Analysis {
         Analysis {
             db: self.db.clone(),
-            ws: self.programs[0],
+            ws: self.programs[0].ws,
             universe: self.universe,
-            programs: Arc::new(programs),
+            programs: self.programs.clone(),
             files: self.files.clone(),
         }
     }
@@ -245,26 +248,42 @@ impl Analysis {
     /// unchanged; with several, each names its programs, and a report that
     /// several programs make (a shared file) is shown once.
     fn merge(&self, per_program: Vec<(&ProgramRef, Vec<RaceReport>)>) -> Vec<RaceReport> {
+        let tagged = per_program
+            .into_iter()
+            .map(|(p, rs)| (p, rs.into_iter().map(|r| (r, ())).collect()))
+            .collect();
+        self.merge_with(tagged)
+            .into_iter()
+            .map(|(r, ())| r)
+            .collect()
+    }
+
+    /// [`merge`](Self::merge) of reports that carry a `T` each; a report
+    /// several programs make keeps the first program's `T`.
+    fn merge_with<T>(
+        &self,
+        per_program: Vec<(&ProgramRef, Vec<(RaceReport, T)>)>,
+    ) -> Vec<(RaceReport, T)> {
         if self.programs.len() <= 1 {
             return per_program.into_iter().flat_map(|(_, r)| r).collect();
         }
-        let mut out: Vec<RaceReport> = Vec::new();
+        let mut out: Vec<(RaceReport, T)> = Vec::new();
         let mut index: std::collections::HashMap<(PathBuf, usize, usize, String), usize> =
             Default::default();
         for (p, reports) in per_program {
-            for mut r in reports {
+            for (mut r, t) in reports {
                 let key = (r.site.file.clone(), r.site.start, r.site.end, r.var.clone());
                 match index.get(&key) {
-                    Some(&i) => out[i].programs.push(p.name.to_string()),
+                    Some(&i) => out[i].0.programs.push(p.name.to_string()),
                     None => {
                         r.programs = vec![p.name.to_string()];
                         index.insert(key, out.len());
-                        out.push(r);
+                        out.push((r, t));
                     }
                 }
             }
         }
-        out.sort_by(|a, b| {
+        out.sort_by(|(a, _), (b, _)| {
             (&a.site.file, a.site.start, a.site.end, &a.var).cmp(&(
                 &b.site.file,
                 b.site.start,
@@ -286,18 +305,6 @@ impl Analysis {
     pub fn conditions(&self, path: &Path) -> Option<racelens_syntax::cpp::FileBlanks> {
         let f = self.files.get(path)?;
         Some((**crate::units::file_blanks(&self.db, self.universe, *f)).clone())
-    }
-
-    /// Quoted includes of a unit that are not in the workspace.
-    pub fn missing_includes(&self, path: &Path) -> Vec<String> {
-        match self.files.get(path) {
-            Some(f) if crate::units::is_unit(path) => {
-                crate::units::unit_conditions(&self.db, self.universe, *f)
-                    .missing
-                    .clone()
-            }
-            _ => Vec::new(),
-        }
     }
 
     /// The flags a unit is compiled with, and whether they came from the
@@ -362,45 +369,16 @@ impl Analysis {
         }
         // Each program on its own, then the union (see `merge`).
         let mut out = CheckedRaces::default();
-        let mut per: Vec<(&ProgramRef, CheckedRaces)> = Vec::new();
+        let mut per = Vec::new();
         for p in self.programs.iter() {
-            per.push((p, self.for_program(p.ws).checked_program(limits, workers)));
-        }
-        let mut kept = Vec::new();
-        let mut schedules: std::collections::HashMap<
-            (PathBuf, usize, String),
-            Option<explain::Explanation>,
-        > = Default::default();
-        for (p, c) in per {
-            for (r, s) in c.races.into_iter().zip(c.schedules) {
-                schedules
-                    .entry((r.site.file.clone(), r.site.start, r.var.clone()))
-                    .or_insert(s);
-                kept.push((p, r));
-            }
+            let c = self.for_program(p.ws).checked_program(limits, workers);
+            per.push((p, c.races.into_iter().zip(c.schedules).collect()));
             for (mut r, why) in c.refuted {
                 r.programs = vec![p.name.to_string()];
                 out.refuted.push((r, why));
             }
         }
-        let mut by_program: Vec<(&ProgramRef, Vec<RaceReport>)> = Vec::new();
-        for (p, r) in kept {
-            match by_program.iter_mut().find(|(q, _)| std::ptr::eq(*q, p)) {
-                Some((_, v)) => v.push(r),
-                None => by_program.push((p, vec![r])),
-            }
-        }
-        out.races = self.merge(by_program);
-        out.schedules = out
-            .races
-            .iter()
-            .map(|r| {
-                schedules
-                    .get(&(r.site.file.clone(), r.site.start, r.var.clone()))
-                    .cloned()
-                    .flatten()
-            })
-            .collect();
+        (out.races, out.schedules) = self.merge_with(per).into_iter().unzip();
         out
     }
 

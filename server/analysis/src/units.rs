@@ -132,21 +132,10 @@ impl cpp::Sources for Finder<'_> {
 /// Might the text hold a directive that matters here (a conditional or an
 /// include)? A cheap test that spares preprocessed files the line scan.
 fn has_directives(text: &str) -> bool {
-    let b = text.as_bytes();
-    memchr_hash(b).any(|i| {
-        let w = b[i + 1..].trim_ascii_start();
-        w.starts_with(b"if")
-            || w.starts_with(b"el")
-            || w.starts_with(b"endif")
-            || w.starts_with(b"include")
-    })
-}
-
-fn memchr_hash(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    b.iter()
-        .enumerate()
-        .filter(|(_, &c)| c == b'#')
-        .map(|(i, _)| i)
+    racelens_syntax::preproc::may_have_directive(
+        text.as_bytes(),
+        &[b"if", b"el", b"endif", b"include"],
+    )
 }
 
 /// The conditional compilation of one unit and the headers it includes.

@@ -170,7 +170,8 @@ fn edits_for(text: &str, tree: &Tree, iterations: usize) -> Vec<Edit> {
         .collect()
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
+/// The `p` quantile (0..=1) of sorted durations, nearest rank.
+pub(crate) fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted
         .get(((sorted.len() as f64 - 1.0) * p).round() as usize)
         .copied()

@@ -369,20 +369,13 @@ impl Rng {
 /// Characters a random insert types.
 const TYPED_CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyz_0123456789 ;,()*=+-<>!&|";
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted
-        .get(((sorted.len() as f64 - 1.0) * p).round() as usize)
-        .copied()
-        .unwrap_or_default()
-}
-
 fn summary(name: &str, mut times: Vec<Duration>) {
     times.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
         "{name:<44} p50 {:>8.2} ms   p95 {:>8.2} ms   max {:>8.2} ms   (n={})",
-        ms(percentile(&times, 0.5)),
-        ms(percentile(&times, 0.95)),
+        ms(crate::bench::percentile(&times, 0.5)),
+        ms(crate::bench::percentile(&times, 0.95)),
         ms(times.last().copied().unwrap_or_default()),
         times.len()
     );

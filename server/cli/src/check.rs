@@ -84,25 +84,12 @@ fn config_and_path(
 
 /// The command line's own `-D`, `-U` and `-I`, for every unit.
 fn extra_flags(args: &CheckArgs) -> racelens_syntax::cpp::Flags {
-    use racelens_syntax::cpp::MacroOp;
-    let mut f = racelens_syntax::cpp::Flags::default();
-    for d in &args.define {
-        match d.split_once('=') {
-            Some((n, v)) => f
-                .macros
-                .push((n.to_string(), MacroOp::Define(Some(v.to_string())))),
-            None => f.macros.push((d.clone(), MacroOp::Define(None))),
-        }
-    }
-    for u in &args.undefine {
-        f.macros.push((u.clone(), MacroOp::Undef));
-    }
-    f.include_dirs = args
-        .include
-        .iter()
-        .map(|i| std::fs::canonicalize(i).unwrap_or_else(|_| i.clone()))
+    let words: Vec<String> = (args.define.iter().map(|d| format!("-D{d}")))
+        .chain(args.undefine.iter().map(|u| format!("-U{u}")))
+        .chain(args.include.iter().map(|i| format!("-I{}", i.display())))
         .collect();
-    f
+    let cwd = std::env::current_dir().unwrap_or_default();
+    racelens_lsp::build::parse_flags(&words, &cwd)
 }
 
 fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
@@ -126,7 +113,7 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
     let (build, build_warnings) = racelens_lsp::build::build_config(
         &paths
             .iter()
-            .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+            .map(|p| racelens_lsp::workspace::canonical(p))
             .collect::<Vec<_>>(),
         args.build_path.as_deref(),
         &cfg,

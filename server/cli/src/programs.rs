@@ -152,11 +152,7 @@ pub fn notices(analysis: &Analysis) -> Vec<Notice> {
     }
     if let Some((f, (line, why))) = first {
         let text = analysis.file_text(&f).unwrap_or_default();
-        let at = text
-            .split_inclusive('\n')
-            .take(line as usize)
-            .map(str::len)
-            .sum::<usize>();
+        let at = racelens_syntax::LineIndex::new(&text).line_start(line as usize);
         out.push(Notice {
             kind: Kind::Conditional,
             file: f,

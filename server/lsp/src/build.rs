@@ -8,6 +8,7 @@
 //! `-include` and `-std` are read; other flags do not change what racelens
 //! sees. A database that does not parse is reported, never fatal.
 
+use crate::workspace::canonical;
 use racelens_analysis::units::{BuildConfig, DeclaredProgram};
 use racelens_analysis::Config;
 use racelens_syntax::cpp::{Flags, MacroOp};
@@ -20,7 +21,7 @@ pub fn database_path(roots: &[PathBuf], build: Option<&Path>) -> Option<PathBuf>
     let mut candidates: Vec<PathBuf> = Vec::new();
     match build {
         Some(b) if b.is_file() => candidates.push(b.to_path_buf()),
-        Some(b) => candidates.push(b.join("compile_commands.json")),
+        Some(b) => candidates.push(b.join(crate::workspace::DATABASE_FILE)),
         None => {
             for r in roots {
                 let dir = if r.is_dir() {
@@ -28,8 +29,8 @@ pub fn database_path(roots: &[PathBuf], build: Option<&Path>) -> Option<PathBuf>
                 } else {
                     r.parent().map(Path::to_path_buf).unwrap_or_default()
                 };
-                candidates.push(dir.join("compile_commands.json"));
-                candidates.push(dir.join("build").join("compile_commands.json"));
+                candidates.push(dir.join(crate::workspace::DATABASE_FILE));
+                candidates.push(dir.join("build").join(crate::workspace::DATABASE_FILE));
             }
         }
     }
@@ -101,12 +102,8 @@ pub fn build_config(
     (out, warnings)
 }
 
-fn canonical(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
-}
-
 /// The units of a database with their flags.
-fn read_database(path: &Path) -> Result<Vec<(PathBuf, Flags)>, String> {
+pub(crate) fn read_database(path: &Path) -> Result<Vec<(PathBuf, Flags)>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let entries: Vec<serde_json::Value> =
         serde_json::from_str(&text).map_err(|e| format!("not a compilation database ({e})"))?;

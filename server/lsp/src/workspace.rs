@@ -21,7 +21,8 @@ pub fn is_config(p: &Path) -> bool {
     p.file_name().and_then(|n| n.to_str()) == Some(CONFIG_FILE)
 }
 
-fn canonical(p: &Path) -> PathBuf {
+/// The canonical path, or the path itself when it cannot be resolved.
+pub fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
@@ -59,19 +60,8 @@ pub fn folder_files_with(dir: &Path, build: &Path) -> Vec<PathBuf> {
 
 /// The source files named by `dir/compile_commands.json`, if it exists and parses.
 fn compile_commands(dir: &Path) -> Option<Vec<PathBuf>> {
-    let text = std::fs::read_to_string(dir.join("compile_commands.json")).ok()?;
-    let entries: Vec<serde_json::Value> = serde_json::from_str(&text).ok()?;
-    let files = entries.iter().filter_map(|e| {
-        let file = e.get("file")?.as_str()?;
-        // A relative `directory` is relative to the database's folder.
-        let base = e
-            .get("directory")
-            .and_then(|d| d.as_str())
-            .map(|d| dir.join(d))
-            .unwrap_or_else(|| dir.to_path_buf());
-        Some(canonical(&base.join(file)))
-    });
-    Some(files.collect())
+    let entries = crate::build::read_database(&dir.join(DATABASE_FILE)).ok()?;
+    Some(entries.into_iter().map(|(file, _)| file).collect())
 }
 
 /// Reads a file, replacing invalid UTF-8 rather than failing.

@@ -25,10 +25,9 @@ enum Branch {
 /// Maximum conditional nesting tracked; deeper directives are only blanked.
 const MAX_NESTING: usize = 256;
 
-/// Might `b` hold a conditional directive (`#if`, `#ifdef`, `#elif`, `#else`,
-/// `#endif`, ...)? A quick superset test: any `#` followed by blanks and a
-/// word starting `if`, `el` or `endif`.
-fn may_have_conditional(b: &[u8]) -> bool {
+/// Might `b` hold a directive whose word starts with one of `words`? A
+/// quick superset test: any `#` followed by blanks and such a word.
+pub fn may_have_directive(b: &[u8], words: &[&[u8]]) -> bool {
     b.iter().enumerate().any(|(i, &c)| {
         if c != b'#' {
             return false;
@@ -37,9 +36,96 @@ fn may_have_conditional(b: &[u8]) -> bool {
         while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
             j += 1;
         }
-        let w = &b[j..];
-        w.starts_with(b"if") || w.starts_with(b"el") || w.starts_with(b"endif")
+        words.iter().any(|w| b[j..].starts_with(w))
     })
+}
+
+/// Might `b` hold a conditional directive (`#if`, `#ifdef`, `#elif`,
+/// `#else`, `#endif`, ...)?
+fn may_have_conditional(b: &[u8]) -> bool {
+    may_have_directive(b, &[b"if", b"el", b"endif"])
+}
+
+/// One logical line of C text: a preprocessor directive runs through its
+/// backslash continuations. Lines inside a block comment are never
+/// directives.
+pub(crate) struct Line<'a> {
+    /// Byte range, without the final newline.
+    pub start: usize,
+    pub end: usize,
+    /// 0-based line number of `start`.
+    pub line: u32,
+    /// For a directive: its word (`if`, `define`, ...) and the text after it.
+    pub directive: Option<(&'a str, &'a str)>,
+}
+
+/// The logical lines of `src`, in order (see [`Line`]).
+pub(crate) fn lines(src: &str) -> impl Iterator<Item = Line<'_>> {
+    let b = src.as_bytes();
+    let (mut i, mut in_comment, mut line, mut counted_to) = (0usize, false, 0u32, 0usize);
+    std::iter::from_fn(move || {
+        if i >= b.len() {
+            return None;
+        }
+        line += b[counted_to..i].iter().filter(|&&c| c == b'\n').count() as u32;
+        counted_to = i;
+        let start = i;
+        let mut j = i;
+        while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+            j += 1;
+        }
+        let directive = !in_comment && b.get(j) == Some(&b'#');
+        let mut end = i;
+        loop {
+            while end < b.len() && b[end] != b'\n' {
+                end += 1;
+            }
+            let cont = directive
+                && end > start
+                && (b[end - 1] == b'\\'
+                    || (b[end - 1] == b'\r' && end >= 2 && b[end - 2] == b'\\'));
+            if cont && end < b.len() {
+                end += 1;
+            } else {
+                break;
+            }
+        }
+        in_comment = scan_comments(&b[start..end], in_comment);
+        i = end + 1;
+        let directive = directive.then(|| {
+            let mut k = j + 1;
+            while k < end && (b[k] == b' ' || b[k] == b'\t') {
+                k += 1;
+            }
+            let w0 = k;
+            while k < end && (b[k].is_ascii_alphanumeric() || b[k] == b'_') {
+                k += 1;
+            }
+            (&src[w0..k], &src[k..end])
+        });
+        Some(Line {
+            start,
+            end,
+            line,
+            directive,
+        })
+    })
+}
+
+/// `text` with `ranges` replaced by spaces; newlines (and so every offset
+/// and line) are kept. Ranges cover whole lines, so no multi-byte
+/// character is cut.
+pub(crate) fn blank(text: &str, ranges: impl IntoIterator<Item = (usize, usize)>) -> String {
+    let mut out = text.as_bytes().to_vec();
+    for (s, e) in ranges {
+        let e = e.min(out.len());
+        for c in out.get_mut(s..e).into_iter().flatten() {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// `src` with the inactive branches of its conditionals and the conditional
@@ -55,104 +141,57 @@ pub fn blank_inactive(src: &str) -> Cow<'_, str> {
     let mut blank: Vec<(usize, usize)> = Vec::new();
     let mut stack: Vec<(bool, Branch)> = Vec::new(); // (parent active, branch)
     let mut active = true;
-    let mut in_comment = false;
-    let mut i = 0;
-    while i < b.len() {
-        let line_start = i;
-        let mut j = i;
-        while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
-            j += 1;
-        }
-        let directive = !in_comment && b.get(j) == Some(&b'#');
-        // The logical line: through backslash-newline continuations.
-        let mut end = i;
-        loop {
-            while end < b.len() && b[end] != b'\n' {
-                end += 1;
+    for l in lines(src) {
+        let (line_start, end) = (l.start, l.end);
+        let Some((word, rest)) = l.directive else {
+            if !active {
+                blank.push((line_start, end));
             }
-            let cont = directive
-                && end > line_start
-                && (b[end - 1] == b'\\'
-                    || (b[end - 1] == b'\r' && end >= 2 && b[end - 2] == b'\\'));
-            if cont && end < b.len() {
-                end += 1;
-            } else {
-                break;
+            continue;
+        };
+        match word {
+            "if" | "ifdef" | "ifndef" => {
+                let branch = if word == "if" && is_false(rest) {
+                    Branch::Pending
+                } else {
+                    Branch::Keeping
+                };
+                if stack.len() < MAX_NESTING {
+                    stack.push((active, branch));
+                } else {
+                    stack.push((false, Branch::Done));
+                }
             }
-        }
-        in_comment = scan_comments(&b[line_start..end], in_comment);
-        let next = (end + 1).min(b.len());
-        if directive {
-            let mut k = j + 1;
-            while k < end && (b[k] == b' ' || b[k] == b'\t') {
-                k += 1;
-            }
-            let w0 = k;
-            while k < end && (b[k].is_ascii_alphanumeric() || b[k] == b'_') {
-                k += 1;
-            }
-            let word = &src[w0..k];
-            let rest = &src[k..end];
-            match word {
-                "if" | "ifdef" | "ifndef" => {
-                    let branch = if word == "if" && is_false(rest) {
-                        Branch::Pending
-                    } else {
-                        Branch::Keeping
+            "elif" | "elifdef" | "elifndef" | "else" => {
+                if let Some(top) = stack.last_mut() {
+                    top.1 = match top.1 {
+                        Branch::Pending if word == "elif" && is_false(rest) => Branch::Pending,
+                        Branch::Pending => Branch::Keeping,
+                        _ => Branch::Done,
                     };
-                    if stack.len() < MAX_NESTING {
-                        stack.push((active, branch));
-                    } else {
-                        stack.push((false, Branch::Done));
-                    }
-                }
-                "elif" | "elifdef" | "elifndef" | "else" => {
-                    if let Some(top) = stack.last_mut() {
-                        top.1 = match top.1 {
-                            Branch::Pending if word == "elif" && is_false(rest) => Branch::Pending,
-                            Branch::Pending => Branch::Keeping,
-                            _ => Branch::Done,
-                        };
-                    }
-                }
-                "endif" => {
-                    stack.pop();
-                }
-                _ => {
-                    // `#define`, `#include`, ...: kept when active.
-                    if !active {
-                        blank.push((line_start, end));
-                    }
-                    i = next;
-                    continue;
                 }
             }
-            blank.push((line_start, end));
-            active = stack
-                .last()
-                .map(|&(parent, br)| parent && br == Branch::Keeping)
-                .unwrap_or(true);
-        } else if !active {
-            blank.push((line_start, end));
+            "endif" => {
+                stack.pop();
+            }
+            _ => {
+                // `#define`, `#include`, ...: kept when active.
+                if !active {
+                    blank.push((line_start, end));
+                }
+                continue;
+            }
         }
-        i = next;
+        blank.push((line_start, end));
+        active = stack
+            .last()
+            .map(|&(parent, br)| parent && br == Branch::Keeping)
+            .unwrap_or(true);
     }
     if blank.is_empty() {
         return Cow::Borrowed(src);
     }
-    let mut out = b.to_vec();
-    for (s, e) in blank {
-        for c in &mut out[s..e] {
-            if *c != b'\n' {
-                *c = b' ';
-            }
-        }
-    }
-    // Whole lines were blanked, so every multi-byte character went entirely.
-    match String::from_utf8(out) {
-        Ok(s) => Cow::Owned(s),
-        Err(_) => Cow::Borrowed(src),
-    }
+    Cow::Owned(self::blank(src, blank))
 }
 
 /// Whether an `#if`/`#elif` condition is the literal `0`.

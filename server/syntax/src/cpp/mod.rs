@@ -27,7 +27,7 @@ mod expr;
 pub use expr::Undecided;
 
 use crate::ir::Name;
-use crate::preproc::scan_comments;
+use crate::preproc::lines;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -259,9 +259,6 @@ pub struct UnitConditions {
     pub files: Vec<(PathBuf, FileBlanks)>,
     /// Quoted includes found nowhere in the workspace.
     pub missing: Vec<String>,
-    /// Names defined at the end of the unit that a `#define` in the
-    /// workspace made (command-line and predefined macros left out).
-    pub defined_at_end: usize,
 }
 
 impl UnitConditions {
@@ -349,7 +346,7 @@ impl Unit<'_> {
     /// May a name that nothing defined so far still be defined by a header
     /// racelens did not read?
     fn unknown(&self, name: &str) -> bool {
-        self.missing_quoted || name.starts_with('_') || (self.saw_system && system_family(name))
+        unread(self.missing_quoted, self.saw_system, name)
     }
 
     fn file(&mut self, path: &Path, text: &str, base: Activity, depth: u32) {
@@ -364,56 +361,18 @@ impl Unit<'_> {
                 .push((path.to_path_buf(), FileBlanks::default()));
         }
         let mut blanks = FileBlanks::default();
-        let b = text.as_bytes();
         let mut stack: Vec<Frame> = Vec::new();
         let mut act = base;
-        let mut in_comment = false;
-        let (mut line_no, mut counted_to) = (0u32, 0usize);
-        let mut i = 0;
-        while i < b.len() {
-            line_no += b[counted_to..i].iter().filter(|&&c| c == b'\n').count() as u32;
-            counted_to = i;
-            let line_start = i;
-            let mut j = i;
-            while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
-                j += 1;
-            }
-            let directive = !in_comment && b.get(j) == Some(&b'#');
-            let mut end = i;
-            loop {
-                while end < b.len() && b[end] != b'\n' {
-                    end += 1;
-                }
-                let cont = directive
-                    && end > line_start
-                    && (b[end - 1] == b'\\'
-                        || (b[end - 1] == b'\r' && end >= 2 && b[end - 2] == b'\\'));
-                if cont && end < b.len() {
-                    end += 1;
-                } else {
-                    break;
-                }
-            }
-            in_comment = scan_comments(&b[line_start..end], in_comment);
-            let next = (end + 1).min(b.len());
-            let span = (line_start as u32, end as u32);
-            if !directive {
+        for l in lines(text) {
+            let span = (l.start as u32, l.end as u32);
+            let line_no = l.line;
+            let Some((word, rest)) = l.directive else {
                 if act == Activity::Inactive {
                     blanks.blank.push(span);
                 }
-                i = next;
                 continue;
-            }
-            let mut k = j + 1;
-            while k < end && (b[k] == b' ' || b[k] == b'\t') {
-                k += 1;
-            }
-            let w0 = k;
-            while k < end && (b[k].is_ascii_alphanumeric() || b[k] == b'_') {
-                k += 1;
-            }
-            let word = &text[w0..k];
-            let rest = logical(&text[k..end]);
+            };
+            let rest = logical(rest);
             match word {
                 "if" | "ifdef" | "ifndef" => {
                     let c = if act == Activity::Inactive || stack.len() >= MAX_NESTING {
@@ -432,7 +391,6 @@ impl Unit<'_> {
                 }
                 "elif" | "elifdef" | "elifndef" | "else" => {
                     let Some(top) = stack.last_mut() else {
-                        i = next;
                         continue;
                     };
                     top.lines.push(span);
@@ -451,7 +409,6 @@ impl Unit<'_> {
                 }
                 "endif" => {
                     let Some(top) = stack.pop() else {
-                        i = next;
                         continue;
                     };
                     if top.parent == Activity::Inactive {
@@ -460,9 +417,9 @@ impl Unit<'_> {
                         blanks.undecided += 1;
                     } else {
                         blanks.decided += 1;
-                        let mut lines = top.lines;
-                        lines.push(span);
-                        blanks.blank.extend(lines);
+                        let mut chain = top.lines;
+                        chain.push(span);
+                        blanks.blank.extend(chain);
                         blanks.blank[top.first_blank..].sort_unstable();
                     }
                     act = top.parent;
@@ -472,7 +429,6 @@ impl Unit<'_> {
                     _ => self.other(word, &rest, path, act, depth),
                 },
             }
-            i = next;
         }
         // An unterminated conditional keeps its lines (a half-typed buffer).
         if first {
@@ -515,18 +471,12 @@ impl Unit<'_> {
         blanks: &mut FileBlanks,
         line: u32,
     ) -> Tri {
-        let name = || {
-            rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .find(|w| !w.is_empty())
-                .unwrap_or("")
-                .to_string()
-        };
         let r = match word {
             "ifdef" | "ifndef" | "def" | "ndef" => {
-                let n = name();
-                let known = match self.macros.state(&n) {
+                let n = first_word(rest).unwrap_or("");
+                let known = match self.macros.state(n) {
                     Some(s) => Ok(s.is_some()),
-                    None if self.macros.is_unknown(&n) || self.unknown(&n) => Err(Undecided(
+                    None if self.macros.is_unknown(n) || self.unknown(n) => Err(Undecided(
                         format!("`{n}` may be defined by a header racelens did not read"),
                     )),
                     None => Ok(false),
@@ -535,8 +485,7 @@ impl Unit<'_> {
             }
             _ => {
                 let (missing, system) = (self.missing_quoted, self.saw_system);
-                let unknown_now =
-                    |n: &str| missing || n.starts_with('_') || (system && system_family(n));
+                let unknown_now = |n: &str| unread(missing, system, n);
                 let sources = &mut *self.sources;
                 expr::eval(rest, &self.macros, &unknown_now, &mut |spec, quoted| {
                     if quoted || !spec.is_empty() {
@@ -617,6 +566,13 @@ impl Unit<'_> {
             _ => {}
         }
     }
+}
+
+/// May `name`, which nothing defined so far, be defined by a header racelens
+/// did not read: after a missing quoted include, in the implementation's
+/// namespace, or of a POSIX/glibc macro family after a system header?
+fn unread(missing_quoted: bool, saw_system: bool, name: &str) -> bool {
+    missing_quoted || name.starts_with('_') || (saw_system && system_family(name))
 }
 
 fn first_word(s: &str) -> Option<&str> {
@@ -769,17 +725,7 @@ fn system_family(name: &str) -> bool {
 /// `text` with `blanks` replaced by spaces; newlines (and every offset)
 /// are kept.
 pub fn apply(text: &str, blanks: &[(u32, u32)]) -> String {
-    let mut out = text.as_bytes().to_vec();
-    for &(s, e) in blanks {
-        let (s, e) = (s as usize, (e as usize).min(out.len()));
-        for c in out.get_mut(s..e).into_iter().flatten() {
-            if *c != b'\n' {
-                *c = b' ';
-            }
-        }
-    }
-    // Whole lines were blanked, so no multi-byte character was cut.
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    crate::preproc::blank(text, blanks.iter().map(|&(s, e)| (s as usize, e as usize)))
 }
 
 #[cfg(test)]
