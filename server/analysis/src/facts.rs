@@ -224,9 +224,45 @@ pub struct ThreadTable {
     /// not in here is one object per frame, so two threads running its
     /// function touch two objects (`int len; parse(&len);`).
     pub escaped_locals: Vec<Base>,
+    /// Heap sites whose objects never reach memory another thread can read
+    /// (see `walk::private`), sorted by base: each object is touched only by
+    /// the thread instance that allocated it and by the one thread instance
+    /// it was handed to, fresh, as its argument.
+    pub private_heap: Vec<(Base, PrivateHeap)>,
+}
+
+/// Who may touch the objects of an unpublished heap site.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct PrivateHeap {
+    /// Threads that allocate from the site (sorted).
+    pub allocators: Vec<u32>,
+    /// Threads handed an object of the site, fresh, as their argument
+    /// (sorted; none of them allocates from the site).
+    pub receivers: Vec<u32>,
+}
+
+impl PrivateHeap {
+    /// Can accesses of threads `a` and `b` (other instances, or other
+    /// threads) touch one object of the site? Only an allocator and a
+    /// receiver can: two allocators, or two receivers, hold different
+    /// objects. A thread that is neither is not known to reach the site, and
+    /// is kept.
+    pub fn apart(&self, a: u32, b: u32) -> bool {
+        let alloc = |t: u32| self.allocators.binary_search(&t).is_ok();
+        let recv = |t: u32| self.receivers.binary_search(&t).is_ok();
+        (alloc(a) && alloc(b)) || (recv(a) && recv(b))
+    }
 }
 
 impl ThreadTable {
+    /// The private-heap facts of `base`, when its site is unpublished.
+    pub fn private(&self, base: &Base) -> Option<&PrivateHeap> {
+        self.private_heap
+            .binary_search_by(|(b, _)| b.cmp(base))
+            .ok()
+            .map(|i| &self.private_heap[i].1)
+    }
+
     /// Is abstract thread `t` created at most once (unknown threads are)?
     pub fn is_unique(&self, t: u32) -> bool {
         self.threads

@@ -155,6 +155,8 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
     let mut by_ctx = vec![UNKNOWN; groups * groups];
     let mut by_path = vec![UNKNOWN; paths * paths];
     let weak_base = matches!(base, Base::Type(_) | Base::Heap { .. });
+    // An unpublished heap site (see `walk::private`).
+    let private = table.private(base);
     let mut count = vec![0usize; facts.len()];
     for ci in 0..classes.len() {
         let ka = &classes[ci];
@@ -169,7 +171,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             if *overlap == UNKNOWN {
                 *overlap = paths_may_overlap(&ra.path, &rb.path) as u8;
             }
-            if *overlap == 0 || slot_apart(ra, rb, table) {
+            if *overlap == 0 || slot_apart(ra, rb, table) || private.is_some_and(|p| p.apart(ra.thread, rb.thread)) {
                 continue;
             }
             let decided = &mut by_ctx[ka.group as usize * groups + kb.group as usize];

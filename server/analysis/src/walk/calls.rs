@@ -207,7 +207,32 @@ fn does_not_retain(f: &str) -> bool {
         "gettimeofday",
         "clock_gettime",
     ];
+    // The C library and POSIX functions that use their pointer arguments
+    // only during the call (`setvbuf`, `pthread_setspecific`, `putenv` and
+    // `strtok` keep theirs, and are not here).
+    const LIBC: &[&str] = &[
+        "memcpy", "memmove", "memset", "memcmp", "memchr", "memrchr", "bcopy", "bzero",
+        "explicit_bzero", "bcmp", "strlen", "strnlen", "strcmp", "strncmp", "strcasecmp",
+        "strncasecmp", "strcpy", "strncpy", "strcat", "strncat", "strchr", "strrchr", "strstr",
+        "strcasestr", "strspn", "strcspn", "strpbrk", "strcoll", "strxfrm", "stpcpy", "stpncpy",
+        "strlcpy", "strlcat", "strerror_r", "strsep", "index", "rindex", "strdup", "strndup",
+        "sprintf", "snprintf", "vprintf", "vfprintf", "vsprintf", "vsnprintf", "vdprintf",
+        "asprintf", "vasprintf", "scanf", "fscanf", "sscanf", "vsscanf", "vfscanf", "puts",
+        "fputc", "putc", "fgets", "fgetc", "getc", "fread", "fflush", "fseek", "ftell", "rewind",
+        "feof", "ferror", "clearerr", "getline", "getdelim", "syslog", "vsyslog", "atoll",
+        "atof", "strtof", "strtold", "strtoimax", "strtoumax", "localtime_r", "gmtime_r",
+        "strftime", "mktime", "ctime_r", "asctime_r", "nanosleep", "read", "pread", "pwrite",
+        "recv", "recvfrom", "recvmsg", "sendto", "sendmsg", "readv", "writev", "open", "openat",
+        "stat", "lstat", "fstat", "access", "unlink", "rename", "mkdir", "rmdir", "chdir",
+        "realpath", "readlink", "getcwd", "gethostname", "uname", "pipe", "socketpair", "bind",
+        "connect", "accept", "accept4", "getsockname", "getpeername", "setsockopt",
+        "getsockopt", "select", "poll", "getaddrinfo", "getnameinfo", "inet_ntop", "inet_pton",
+        "inet_aton", "gethostbyname_r", "qsort", "bsearch", "regcomp", "regexec", "sigemptyset",
+        "sigfillset", "sigaddset", "sigdelset", "sigprocmask", "pthread_sigmask", "fopen",
+        "opendir", "stat64", "lstat64", "fstat64", "open64", "fopen64",
+    ];
     EXACT.contains(&f)
+        || LIBC.contains(&f)
         || [
             "pthread_mutexattr_",
             "pthread_condattr_",
@@ -235,14 +260,26 @@ fn atomic_section() -> Held {
 }
 
 impl<'a> Walker<'a> {
-    /// Heap objects reachable from `e` are no longer fresh.
+    /// Heap objects reachable from `e` are no longer fresh, and their
+    /// sites are published (see `private.rs`).
     pub(super) fn escape(&mut self, fr: &Frame, e: &Expr, st: &mut State) {
+        self.escape_to(fr, e, st, false)
+    }
+
+    /// [`escape`](Self::escape); `handed`: `e` is a new thread's argument,
+    /// which does not publish an object that is fresh (it goes to that one
+    /// thread instance).
+    pub(super) fn escape_to(&mut self, fr: &Frame, e: &Expr, st: &mut State, handed: bool) {
         // Evaluated even when nothing is fresh: a context where something
         // is must see which sites this would publish.
         for v in self.eval(fr, e, 0) {
             if let Val::Target(k) = v {
                 self.observe_heap(&k.base);
-                if st.fresh.contains(&k.base) {
+                let fresh = st.fresh.contains(&k.base);
+                if !(handed && fresh) {
+                    self.publish(&k.base);
+                }
+                if fresh {
                     let v: Vec<Base> = st.fresh.iter().filter(|b| **b != k.base).cloned().collect();
                     st.fresh = v.into();
                 }
@@ -528,7 +565,7 @@ impl<'a> Walker<'a> {
                     .map(|e| self.eval(fr, e, 0))
                     .unwrap_or_default();
                 if let Some(e) = c.args.get(arg) {
-                    self.escape(fr, e, &mut st);
+                    self.escape_to(fr, e, &mut st, true);
                 }
                 let slot = self.site_slot(fr, c, c.args.get(arg));
                 self.spawn(fr, c, &mut st, tids, entries, argv, false);
@@ -739,6 +776,19 @@ impl<'a> Walker<'a> {
                         let place = Expr::Deref(Box::new(e.clone()));
                         self.record(fr, &place, kind, c.span, &st, false);
                     }
+                }
+                // `memcpy(dst, &p, sizeof p)` copies the pointer `p` itself.
+                if let Some(Expr::AddrOf(p)) = read.and_then(|i| c.args.get(i)).map(uncast) {
+                    let p = (**p).clone();
+                    self.escape(fr, &p, &mut st);
+                }
+                Some(st)
+            }
+            Some(CallModel::Atomic) => {
+                // An atomic store, exchange or compare-and-swap puts its
+                // value operands into memory other threads read.
+                for a in c.args.iter().skip(1) {
+                    self.escape(fr, a, &mut st);
                 }
                 Some(st)
             }
@@ -1084,6 +1134,7 @@ impl<'a> Walker<'a> {
             self.d.heap_in_loop.insert(b.clone(), self.d.epoch);
         }
         self.observe_heap(&b);
+        self.note_alloc(&b);
         if let Some(&n) = self.d.node_stack.last() {
             self.d.nodes[n as usize].allocates = true;
         }

@@ -390,11 +390,13 @@ impl<'a> Walker<'a> {
             locations.insert(k, Arc::new(v));
         }
         let escaped_locals = self.escaped_locals();
+        let private_heap = self.private_heap(Some(&super::incremental::reachable(&self.d)));
         ThreadAnalysis {
             table: Arc::new(ThreadTable {
                 threads,
                 sites: self.d.sites.clone(),
                 escaped_locals,
+                private_heap,
             }),
             locations,
             incomplete: {

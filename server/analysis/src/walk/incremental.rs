@@ -333,6 +333,9 @@ pub(super) fn update(
     // Unreachable contexts go, and the rest is renumbered in the order a
     // walk from scratch would create them.
     compact(&mut w.d);
+    if w.private_heap(Some(&reachable(&w.d))) != snap.result.table.private_heap {
+        return Err("heap sites published changed");
+    }
     let t_graph = t1.elapsed() - t_walk;
 
     let t2 = std::time::Instant::now();
@@ -575,6 +578,8 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     node.dep = 0;
     node.cut_up = 0;
     node.effects = false;
+    node.allocs.clear();
+    node.published.clear();
     // Callers may have reused the node for entry states that differ from its
     // own in what it did not observe of the heap (see `Walker::memo_hit`).
     let old_heap = (std::mem::take(&mut node.heap_obs), node.allocates);
@@ -649,7 +654,7 @@ fn set_of(v: &[u32]) -> Vec<u32> {
 }
 
 /// Nodes reachable from the thread roots.
-fn reachable(d: &WalkData) -> Vec<bool> {
+pub(super) fn reachable(d: &WalkData) -> Vec<bool> {
     let mut seen = vec![false; d.nodes.len()];
     let mut todo: Vec<u32> = d.thread_roots.iter().flatten().copied().collect();
     while let Some(n) = todo.pop() {

@@ -162,6 +162,13 @@ pub(super) struct Node {
     /// Its walk (callees included) allocated: the result also depends on
     /// the entry's whole `allocated` set (bounded, and read by merges).
     pub(super) allocates: bool,
+    /// Heap sites its own statements allocated from, sorted (see
+    /// `private.rs`).
+    pub(super) allocs: Vec<Base>,
+    /// Heap sites its own statements published: stored a pointer to
+    /// outside the frame, handed to code without a body that may keep it,
+    /// or handed to a thread while not fresh. Sorted.
+    pub(super) published: Vec<Base>,
     /// The global epoch when it was first walked.
     pub(super) epoch: u64,
     /// Its walk (callees included) read or changed the state's locksets or
@@ -205,6 +212,8 @@ impl Node {
             dep: 0,
             heap_obs: Vec::new(),
             allocates: false,
+            allocs: Vec::new(),
+            published: Vec::new(),
             epoch,
             opaque: false,
             steps: 0,
@@ -452,6 +461,7 @@ impl<'a> Walker<'a> {
             e
         });
         let (heap_obs, allocates, dep) = (xn.heap_obs.clone(), xn.allocates, xn.dep);
+        let (allocs, published) = (xn.allocs.clone(), xn.published.clone());
         let ctx = self.ctx_for(&st, &st.must, &st.may);
         let id = self.d.nodes.len() as u32;
         self.d.nodes.push(Node::new(
@@ -472,6 +482,8 @@ impl<'a> Walker<'a> {
             node.steps = x_steps;
             node.heap_obs = heap_obs;
             node.allocates = allocates;
+            node.allocs = allocs;
+            node.published = published;
             node.dep = dep;
             node.exit = exit.clone();
             node.prefixes = prefixes;

@@ -41,6 +41,7 @@ mod incremental;
 mod lock_wrappers;
 mod locks;
 mod memo;
+mod private;
 mod record;
 mod slots;
 mod spawn;
@@ -219,6 +220,8 @@ struct WalkData {
     replayed_sites: FxHashSet<u32>,
     /// Sites of replays made outside any node (a thread root met again).
     root_replayed: FxHashSet<u32>,
+    /// Heap sites published outside any node (see `private.rs`).
+    root_published: Vec<Base>,
     /// Allocation sites visited inside a loop (they stand for many objects),
     /// with the epoch at which each was first seen there.
     heap_in_loop: FxHashMap<Base, u64>,
@@ -317,6 +320,8 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
                             "sites"
                         } else if full.table.escaped_locals != result.table.escaped_locals {
                             "escaped locals"
+                        } else if full.table.private_heap != result.table.private_heap {
+                            "private heap"
                         } else if full.locations != result.locations {
                             "locations"
                         } else {
