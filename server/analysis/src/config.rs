@@ -79,6 +79,10 @@ pub struct Config {
     pub atomic_prefixes: Vec<String>,
     /// Diagnostics severity for may-races: "information", "warning" or "hint".
     pub may_severity: String,
+    /// `[diagnostics] show_unresolved = true`: the editor also shows may
+    /// races on locations with no concrete object (a struct type reached
+    /// through an unresolved pointer, wild memory). Off by default.
+    pub show_unresolved: bool,
     /// `[analysis] volatile_is_sync = true`: accesses to `volatile` objects
     /// are not reported (an old convention some code bases rely on; C11 and
     /// POSIX give `volatile` no ordering). Off by default.
@@ -319,6 +323,7 @@ impl Default for Config {
                 "__c11_atomic_".into(),
             ],
             may_severity: "information".into(),
+            show_unresolved: false,
             volatile_is_sync: false,
             programs: Vec::new(),
         }
@@ -618,6 +623,7 @@ struct AtomicSection {
 #[serde(deny_unknown_fields)]
 struct DiagSection {
     may_severity: Option<String>,
+    show_unresolved: Option<bool>,
 }
 
 /// `{ name = "my_lock", arg = 0 }` or just `"my_lock"` (argument 0).
@@ -709,6 +715,9 @@ impl FileConfig {
         cfg.atomic_prefixes.extend(self.atomics.prefixes);
         if let Some(v) = self.analysis.volatile_is_sync {
             cfg.volatile_is_sync = v;
+        }
+        if let Some(v) = self.diagnostics.show_unresolved {
+            cfg.show_unresolved = v;
         }
         if let Some(s) = self.diagnostics.may_severity {
             if matches!(s.as_str(), "information" | "warning" | "hint" | "error") {

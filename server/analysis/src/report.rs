@@ -4,6 +4,7 @@
 //! per racy access, naming the variable, the access kind, the threads, the
 //! locks held and every conflicting access.
 
+use crate::model::Base;
 use crate::db::{function_offset, FunctionId};
 use crate::db::{SourceFile, Workspace};
 use crate::facts::ThreadTable;
@@ -59,6 +60,11 @@ pub struct RaceReport {
     pub volatile: bool,
     /// The programs the race was found in, when the workspace has several.
     pub programs: Vec<String>,
+    /// No concrete object is known for the access: every location it
+    /// races on is a struct type reached through an unresolved pointer
+    /// (`(struct conn)`) or memory behind a wild pointer. The editor hides
+    /// such reports unless asked (`showUnresolved`).
+    pub unresolved: bool,
 }
 
 impl RaceReport {
@@ -183,6 +189,9 @@ pub struct Fragment {
     others: Vec<u32>,
     /// Any of its facts here accesses a `volatile` object.
     volatile: bool,
+    /// The location is a struct type reached through an unresolved pointer,
+    /// or memory behind a wild pointer: no concrete object is known.
+    unresolved: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -231,6 +240,7 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
                     conflicts: Vec::new(),
                     others: Vec::new(),
                     volatile: x.volatile,
+                    unresolved: matches!(base, Base::Type(_) | Base::Unknown),
                 });
                 out.len() - 1
             });
@@ -325,6 +335,7 @@ fn collect_races(
                         creations: Vec::new(),
                         refuted: None,
                         volatile: f.volatile,
+                        unresolved: f.unresolved,
                         programs: Vec::new(),
                     });
                     index.insert((f.func, f.span), i);
@@ -339,6 +350,7 @@ fn collect_races(
                 r.confidence = Confidence::Must;
             }
             r.volatile |= f.volatile;
+            r.unresolved &= f.unresolved;
             for &t in &f.threads {
                 let tn = name_of(t);
                 if r.threads.len() < 16 && !r.threads.iter().any(|x| x == tn) {

@@ -489,6 +489,7 @@ fn json(
             "creations": render::creations(r).into_iter().map(|c| json!({ "thread": c.thread, "location": site(&c.site) })).collect::<Vec<_>>(),
             "refutedBy": r.refuted,
             "programs": r.programs,
+            "unresolved": r.unresolved,
         })
     };
     let finding = |f: &Finding| {

@@ -195,7 +195,7 @@ pub fn render(
             "locations": [ctx.location(&r.site)],
             "relatedLocations": related,
             "partialFingerprints": { fingerprint::KEY: f.fingerprint },
-            "properties": { "confidence": confidence, "variable": r.var, "access": racelens_analysis::report::kind_word(r.kind), "function": r.site.func, "threads": r.threads, "locks": r.locks, "refutedBy": r.refuted, "programs": r.programs },
+            "properties": { "confidence": confidence, "variable": r.var, "access": racelens_analysis::report::kind_word(r.kind), "function": r.site.func, "threads": r.threads, "locks": r.locks, "refutedBy": r.refuted, "programs": r.programs, "unresolved": r.unresolved },
         });
         if f.suppressed {
             v["suppressions"] = json!([{ "kind": "inSource" }]);

@@ -15,6 +15,9 @@ pub struct Settings {
     /// Severity of may-races; `None` defers to `racelens.toml`, then to
     /// information.
     pub may_severity: Option<DiagnosticSeverity>,
+    /// Show may races with no concrete object (type-based, wild memory);
+    /// `None` defers to `racelens.toml`, then to hiding them.
+    pub show_unresolved: Option<bool>,
     /// An explicit `racelens.toml`; empty means `<root>/racelens.toml`.
     pub config_path: String,
     pub trace_server: String,
@@ -25,6 +28,7 @@ impl Default for Settings {
         Settings {
             enable: true,
             may_severity: None,
+            show_unresolved: None,
             config_path: String::new(),
             trace_server: "off".into(),
         }
@@ -48,6 +52,9 @@ impl Settings {
                 Some(sev) => self.may_severity = Some(sev),
                 None => tracing::warn!("ignoring unknown racelens.maySeverity `{s}`"),
             }
+        }
+        if let Some(b) = obj.get("showUnresolved").and_then(Value::as_bool) {
+            self.show_unresolved = Some(b);
         }
         if let Some(s) = obj.get("configPath").and_then(Value::as_str) {
             self.config_path = s.to_string();

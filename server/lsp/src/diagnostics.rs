@@ -104,6 +104,14 @@ impl DiagnosticsJob {
                 if suppressions.suppresses(&report) {
                     continue;
                 }
+                // A may race with no concrete object is a weak candidate:
+                // shown only on request.
+                if report.unresolved
+                    && report.confidence == Confidence::May
+                    && !snap.show_unresolved
+                {
+                    continue;
+                }
                 let Some(list) = per_file.get_mut(report.site.file.as_path()) else {
                     continue;
                 };
@@ -376,6 +384,7 @@ mod tests {
             refuted: None,
             volatile: false,
             programs: vec![],
+            unresolved: false,
         };
         let d = race_diagnostic(&report, DiagnosticSeverity::HINT, &mut files).unwrap();
         assert_eq!(d.severity, Some(DiagnosticSeverity::HINT));

@@ -19,4 +19,7 @@ pub struct Snapshot {
     pub open: BTreeMap<PathBuf, OpenFile>,
     pub encoding: Encoding,
     pub may_severity: DiagnosticSeverity,
+    /// Publish may races with no concrete object (see
+    /// `RaceReport::unresolved`).
+    pub show_unresolved: bool,
 }

@@ -363,11 +363,16 @@ impl State {
             .may_severity
             .or(self.config.may_severity)
             .unwrap_or(DiagnosticSeverity::INFORMATION);
+        let show_unresolved = self
+            .settings
+            .show_unresolved
+            .unwrap_or(self.config.config.show_unresolved);
         Snapshot {
             analysis: self.host.snapshot(),
             open: self.open_files(),
             encoding: self.encoding,
             may_severity,
+            show_unresolved,
         }
     }
 

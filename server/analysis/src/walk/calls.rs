@@ -263,13 +263,20 @@ impl<'a> Walker<'a> {
     /// Heap objects reachable from `e` are no longer fresh, and their
     /// sites are published (see `private.rs`).
     pub(super) fn escape(&mut self, fr: &Frame, e: &Expr, st: &mut State) {
-        self.escape_to(fr, e, st, false)
+        self.escape_to(fr, e, st, false, "stored outside the frame")
     }
 
     /// [`escape`](Self::escape); `handed`: `e` is a new thread's argument,
     /// which does not publish an object that is fresh (it goes to that one
     /// thread instance).
-    pub(super) fn escape_to(&mut self, fr: &Frame, e: &Expr, st: &mut State, handed: bool) {
+    pub(super) fn escape_to(
+        &mut self,
+        fr: &Frame,
+        e: &Expr,
+        st: &mut State,
+        handed: bool,
+        why: &'static str,
+    ) {
         // Evaluated even when nothing is fresh: a context where something
         // is must see which sites this would publish.
         for v in self.eval(fr, e, 0) {
@@ -277,7 +284,7 @@ impl<'a> Walker<'a> {
                 self.observe_heap(&k.base);
                 let fresh = st.fresh.contains(&k.base);
                 if !(handed && fresh) {
-                    self.publish(&k.base);
+                    self.publish(&k.base, why);
                 }
                 if fresh {
                     let v: Vec<Base> = st.fresh.iter().filter(|b| **b != k.base).cloned().collect();
@@ -565,7 +572,7 @@ impl<'a> Walker<'a> {
                     .map(|e| self.eval(fr, e, 0))
                     .unwrap_or_default();
                 if let Some(e) = c.args.get(arg) {
-                    self.escape_to(fr, e, &mut st, true);
+                    self.escape_to(fr, e, &mut st, true, "a thread argument, not fresh");
                 }
                 let slot = self.site_slot(fr, c, c.args.get(arg));
                 self.spawn(fr, c, &mut st, tids, entries, argv, false);
@@ -780,7 +787,7 @@ impl<'a> Walker<'a> {
                 // `memcpy(dst, &p, sizeof p)` copies the pointer `p` itself.
                 if let Some(Expr::AddrOf(p)) = read.and_then(|i| c.args.get(i)).map(uncast) {
                     let p = (**p).clone();
-                    self.escape(fr, &p, &mut st);
+                    self.escape_to(fr, &p, &mut st, false, "copied by memcpy");
                 }
                 Some(st)
             }
@@ -788,7 +795,7 @@ impl<'a> Walker<'a> {
                 // An atomic store, exchange or compare-and-swap puts its
                 // value operands into memory other threads read.
                 for a in c.args.iter().skip(1) {
-                    self.escape(fr, a, &mut st);
+                    self.escape_to(fr, a, &mut st, false, "stored atomically");
                 }
                 Some(st)
             }
@@ -895,7 +902,7 @@ impl<'a> Walker<'a> {
                     };
                     for a in &c.args {
                         if keeps {
-                            self.escape(fr, a, &mut st);
+                            self.escape_to(fr, a, &mut st, false, "kept by code without a body");
                         }
                         // A thread id handed to unknown code may be overwritten.
                         for v in self.eval(fr, a, 0) {

@@ -390,7 +390,7 @@ impl<'a> Walker<'a> {
             locations.insert(k, Arc::new(v));
         }
         let escaped_locals = self.escaped_locals();
-        let private_heap = self.private_heap(Some(&super::incremental::reachable(&self.d)));
+        let private_heap = self.private_heap(&super::incremental::reachable(&self.d));
         ThreadAnalysis {
             table: Arc::new(ThreadTable {
                 threads,

@@ -333,7 +333,7 @@ pub(super) fn update(
     // Unreachable contexts go, and the rest is renumbered in the order a
     // walk from scratch would create them.
     compact(&mut w.d);
-    if w.private_heap(Some(&reachable(&w.d))) != snap.result.table.private_heap {
+    if w.private_heap(&reachable(&w.d)) != snap.result.table.private_heap {
         return Err("heap sites published changed");
     }
     let t_graph = t1.elapsed() - t_walk;
@@ -580,6 +580,7 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     node.effects = false;
     node.allocs.clear();
     node.published.clear();
+    node.nested.clear();
     // Callers may have reused the node for entry states that differ from its
     // own in what it did not observe of the heap (see `Walker::memo_hit`).
     let old_heap = (std::mem::take(&mut node.heap_obs), node.allocates);

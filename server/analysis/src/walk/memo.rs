@@ -169,6 +169,10 @@ pub(super) struct Node {
     /// outside the frame, handed to code without a body that may keep it,
     /// or handed to a thread while not fresh. Sorted.
     pub(super) published: Vec<Base>,
+    /// (object, container, how): its own statements stored an object of
+    /// the first heap site into an object of the second (a heap site or a
+    /// frame's local). Sorted.
+    pub(super) nested: Vec<(Base, Base, super::private::Nest)>,
     /// The global epoch when it was first walked.
     pub(super) epoch: u64,
     /// Its walk (callees included) read or changed the state's locksets or
@@ -214,6 +218,7 @@ impl Node {
             allocates: false,
             allocs: Vec::new(),
             published: Vec::new(),
+            nested: Vec::new(),
             epoch,
             opaque: false,
             steps: 0,
@@ -462,6 +467,7 @@ impl<'a> Walker<'a> {
         });
         let (heap_obs, allocates, dep) = (xn.heap_obs.clone(), xn.allocates, xn.dep);
         let (allocs, published) = (xn.allocs.clone(), xn.published.clone());
+        let nested = xn.nested.clone();
         let ctx = self.ctx_for(&st, &st.must, &st.may);
         let id = self.d.nodes.len() as u32;
         self.d.nodes.push(Node::new(
@@ -484,6 +490,7 @@ impl<'a> Walker<'a> {
             node.allocates = allocates;
             node.allocs = allocs;
             node.published = published;
+            node.nested = nested;
             node.dep = dep;
             node.exit = exit.clone();
             node.prefixes = prefixes;

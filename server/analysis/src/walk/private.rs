@@ -32,103 +32,221 @@
 //! for `memcpy(dst, &p, n)`; pointers cast to integers and back are not
 //! followed.
 
+use super::frames::Frame;
+use super::state::{insert_sorted, State};
 use super::{Val, Walker};
 use crate::facts::PrivateHeap;
 use crate::model::Base;
-use std::collections::BTreeMap;
+use racelens_syntax::Expr;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How a store put an object of one heap site into a container.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Nest {
+    /// A fresh object into a fresh heap object: it goes where the
+    /// container goes.
+    Fresh,
+    /// Into a non-static local: it stays with the frame's thread instance
+    /// unless the local's address escapes.
+    Local,
+    /// Any other object into a heap object (relinking a list): private only
+    /// while every object involved stays with the instance that allocated it.
+    Move,
+}
+
+/// `RACELENS_DEBUG_PUBLISH=1` prints each publication and its reason.
+fn debug() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("RACELENS_DEBUG_PUBLISH").is_some())
+}
 
 impl<'a> Walker<'a> {
     /// Heap site `b` may now be reachable by another thread.
-    pub(super) fn publish(&mut self, b: &Base) {
+    pub(super) fn publish(&mut self, b: &Base, why: &'static str) {
         if !matches!(b, Base::Heap { .. }) {
             return;
         }
-        if std::env::var_os("RACELENS_DEBUG_PUBLISH").is_some() {
+        if debug() {
             let f = self.d.node_stack.last().map(|&n| self.d.nodes[n as usize].fid.name(self.db).to_string());
-            eprintln!("publish {b:?} in {f:?}");
+            eprintln!("racelens: publish {b:?} in {f:?}: {why}");
         }
         match self.d.node_stack.last() {
-            Some(&n) => super::state::insert_sorted(&mut self.d.nodes[n as usize].published, b.clone()),
-            None => super::state::insert_sorted(&mut self.d.root_published, b.clone()),
+            Some(&n) => insert_sorted(&mut self.d.nodes[n as usize].published, b.clone()),
+            None => insert_sorted(&mut self.d.root_published, b.clone()),
         }
     }
 
     /// The current node's own statements allocated from heap site `b`.
     pub(super) fn note_alloc(&mut self, b: &Base) {
         if let Some(&n) = self.d.node_stack.last() {
-            super::state::insert_sorted(&mut self.d.nodes[n as usize].allocs, b.clone());
+            insert_sorted(&mut self.d.nodes[n as usize].allocs, b.clone());
         }
     }
 
-    /// The unpublished heap sites of the walk, over the nodes `reach` marks
-    /// (all of them when `None`), with their allocating and receiving
-    /// threads. Sorted by base.
-    pub(super) fn private_heap(&self, reach: Option<&[bool]>) -> Vec<(Base, PrivateHeap)> {
-        let mut published: Vec<&Base> = self.d.root_published.iter().collect();
-        let mut allocators: BTreeMap<&Base, Vec<u32>> = BTreeMap::new();
+    /// `lhs = rhs` stores a pointer outside the frame. Storing a fresh
+    /// object into a fresh one nests it: it goes wherever its container
+    /// goes. Anything else publishes what `rhs` points to.
+    pub(super) fn store_pointer(&mut self, fr: &Frame, lhs: &Expr, rhs: &Expr, st: &mut State) {
+        let into: Vec<Base> = self.place(fr, lhs, 0).into_iter().map(|k| k.base).collect();
+        for b in &into {
+            self.observe_heap(b);
+        }
+        // A non-static local is a container too: its frame belongs to one
+        // thread instance, and its contents go where its address goes.
+        let container = |b: &Base| matches!(b, Base::Heap { .. } | Base::Local { .. });
+        if into.is_empty() || !into.iter().all(container) {
+            return self.escape(fr, rhs, st);
+        }
+        for v in self.eval(fr, rhs, 0) {
+            let Val::Target(k) = v else { continue };
+            if !matches!(k.base, Base::Heap { .. }) {
+                continue;
+            }
+            self.observe_heap(&k.base);
+            let fresh = st.fresh.contains(&k.base);
+            if let Some(&n) = self.d.node_stack.last() {
+                for x in &into {
+                    let kind = match x {
+                        Base::Local { .. } => Nest::Local,
+                        _ if fresh && st.fresh.contains(x) => Nest::Fresh,
+                        _ => Nest::Move,
+                    };
+                    let edge = (k.base.clone(), x.clone(), kind);
+                    insert_sorted(&mut self.d.nodes[n as usize].nested, edge);
+                }
+            }
+            if fresh {
+                let rest: Vec<Base> = st.fresh.iter().filter(|b| **b != k.base).cloned().collect();
+                st.fresh = rest.into();
+            }
+        }
+    }
+
+    /// The unpublished heap sites of the walk, over the nodes `reach` marks,
+    /// with their allocating and receiving threads. Sorted by base.
+    pub(super) fn private_heap(&self, reach: &[bool]) -> Vec<(Base, PrivateHeap)> {
+        let heap = |b: &Base| matches!(b, Base::Heap { .. });
+        let mut published: BTreeSet<&Base> = self.d.root_published.iter().collect();
+        let mut roles: BTreeMap<&Base, (BTreeSet<u32>, BTreeSet<u32>)> = BTreeMap::new();
+        // (object, container): the object's site goes where the container's
+        // goes. A move (see [`Nest::Move`]) is checked once roles are known.
+        let mut nested: BTreeSet<(&Base, &Base)> = BTreeSet::new();
+        let mut moves: Vec<(&Base, &Base, u32)> = Vec::new();
         for (i, node) in self.d.nodes.iter().enumerate() {
-            if reach.is_some_and(|r| !r.get(i).copied().unwrap_or(false)) {
+            if !reach.get(i).copied().unwrap_or(false) {
                 continue;
             }
             published.extend(node.published.iter());
             for b in &node.allocs {
-                allocators.entry(b).or_default().push(node.thread);
+                roles.entry(b).or_default().0.insert(node.thread);
+            }
+            for (c, x, kind) in &node.nested {
+                nested.insert((c, x));
+                if *kind == Nest::Move {
+                    moves.push((c, x, node.thread));
+                }
             }
         }
-        // Pointers in the store are in memory outside any frame.
-        for vals in self.d.store.values() {
+        // A local whose address may reach another thread publishes what it
+        // holds.
+        let escaped = self.escaped_locals();
+        for b in &escaped {
+            published.insert(b);
+        }
+        // The pointer store holds what any code stores outside frames: into
+        // a heap object, it nests; anywhere else, it publishes.
+        for (cell, vals) in &self.d.store {
             for v in vals {
-                if let Val::Target(k) = v {
-                    if matches!(k.base, Base::Heap { .. }) {
-                        published.push(&k.base);
+                let Val::Target(k) = v else { continue };
+                if !heap(&k.base) {
+                    continue;
+                }
+                match heap(&cell.base) || matches!(cell.base, Base::Local { .. }) {
+                    true => {
+                        nested.insert((&k.base, &cell.base));
+                    }
+                    false => {
+                        if debug() {
+                            eprintln!("racelens: publish {:?}: in the pointer store", k.base);
+                        }
+                        published.insert(&k.base);
                     }
                 }
             }
         }
-        // Callback groups run what unknown code hands them.
-        for roots in self.d.group_roots.values() {
-            for (_, vals) in roots {
-                for v in vals {
-                    if let Val::Target(k) = v {
-                        published.push(&k.base);
-                    }
-                }
-            }
-        }
-        let mut receivers: BTreeMap<&Base, Vec<u32>> = BTreeMap::new();
+        // Callback groups run what unknown code hands them; a thread's
+        // argument goes to that thread.
         for (t, vals) in self.d.thread_args.iter().enumerate() {
             let group = self.d.group_roots.contains_key(&(t as u32));
             for v in vals {
-                if let Val::Target(k) = v {
-                    if matches!(k.base, Base::Heap { .. }) {
-                        match group {
-                            true => published.push(&k.base),
-                            false => receivers.entry(&k.base).or_default().push(t as u32),
+                let Val::Target(k) = v else { continue };
+                if heap(&k.base) {
+                    match group {
+                        true => {
+                            published.insert(&k.base);
+                        }
+                        false => {
+                            roles.entry(&k.base).or_default().1.insert(t as u32);
                         }
                     }
                 }
             }
         }
-        published.sort();
-        published.dedup();
-        let mut out = Vec::new();
-        for (b, mut alloc) in allocators {
-            if published.binary_search(&b).is_ok() {
-                continue;
+        for roots in self.d.group_roots.values() {
+            for (_, vals) in roots {
+                for v in vals {
+                    if let Val::Target(k) = v {
+                        published.insert(&k.base);
+                    }
+                }
             }
-            alloc.sort_unstable();
-            alloc.dedup();
-            let mut recv = receivers.remove(b).unwrap_or_default();
-            recv.sort_unstable();
-            recv.dedup();
-            if recv.iter().any(|t| alloc.binary_search(t).is_ok()) {
+        }
+        // A move is private when nobody but the allocating instances is
+        // involved: the moving thread allocates the container's site and
+        // is handed no private object, and neither site has receivers.
+        let receives: BTreeSet<u32> = roles.values().flat_map(|r| r.1.iter().copied()).collect();
+        for (c, x, t) in moves {
+            let alone = |b: &Base| roles.get(b).is_none_or(|r| r.1.is_empty());
+            let ok = roles.get(x).is_some_and(|r| r.0.contains(&t))
+                && !receives.contains(&t)
+                && alone(x)
+                && alone(c);
+            if !ok {
+                if debug() {
+                    eprintln!("racelens: publish {c:?}: moved into {x:?} by thread {t}");
+                }
+                published.insert(c);
+            }
+        }
+        // A nested object goes wherever its container goes.
+        loop {
+            let mut changed = false;
+            for &(c, x) in &nested {
+                if published.contains(x) && published.insert(c) {
+                    changed = true;
+                }
+                if let Some((a, r)) = roles.get(x).cloned() {
+                    let own = roles.entry(c).or_default();
+                    let before = (own.0.len(), own.1.len());
+                    own.0.extend(a);
+                    own.1.extend(r);
+                    changed |= before != (own.0.len(), own.1.len());
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let mut out = Vec::new();
+        for (b, (alloc, recv)) in roles {
+            if alloc.is_empty() || published.contains(b) || alloc.intersection(&recv).next().is_some() {
                 continue;
             }
             out.push((
                 b.clone(),
                 PrivateHeap {
-                    allocators: alloc,
-                    receivers: recv,
+                    allocators: alloc.into_iter().collect(),
+                    receivers: recv.into_iter().collect(),
                 },
             ));
         }

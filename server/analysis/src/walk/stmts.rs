@@ -467,9 +467,10 @@ impl<'a> Walker<'a> {
                 Some(state)
             }
             Stmt::Assign { lhs, rhs } => {
-                // Storing a pointer anywhere but a local publishes it.
+                // Storing a pointer anywhere but a local publishes it,
+                // unless it goes into a fresh object (see `private.rs`).
                 let mut state = state;
-                self.escape(fr, rhs, &mut state);
+                self.store_pointer(fr, lhs, rhs, &mut state);
                 self.store_functions(fr, lhs, rhs);
                 Some(state)
             }
