@@ -4,10 +4,10 @@
 //! per racy access, naming the variable, the access kind, the threads, the
 //! locks held and every conflicting access.
 
-use crate::model::Base;
 use crate::db::{function_offset, FunctionId};
 use crate::db::{SourceFile, Workspace};
 use crate::facts::ThreadTable;
+use crate::model::Base;
 use crate::races::{
     location_accesses, locations_in, races_at, thread_analysis, Confidence, Location,
 };

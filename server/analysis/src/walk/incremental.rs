@@ -206,10 +206,11 @@ pub(super) fn update(
         }
         let old_ret = w.d.returns.borrow().get(&f).cloned();
         let old_store = std::mem::take(&mut w.d.store);
+        let old_from = std::mem::take(&mut w.d.store_from);
         w.d.frames.borrow_mut().clear();
         w.d.returns.borrow_mut().clear();
         w.build_store();
-        if w.d.store != old_store {
+        if w.d.store != old_store || w.d.store_from != old_from {
             return Err("pointer store changed");
         }
         w.d.frames.borrow_mut().clear();

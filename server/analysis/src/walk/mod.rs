@@ -210,6 +210,8 @@ struct WalkData {
     loops: Vec<(usize, Option<Name>, Option<Name>)>,
     /// Flow-insensitive contents of non-local pointer cells.
     store: FxHashMap<LocKey, Vals>,
+    /// The same, by the function whose statements stored them.
+    store_from: FxHashMap<FunctionId, FxHashMap<LocKey, Vals>>,
     /// The paths of the recorded accesses, one allocation each (see
     /// [`Recorded`]'s hash).
     paths: FxHashSet<Arc<[Elem]>>,

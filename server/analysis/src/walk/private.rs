@@ -35,6 +35,7 @@
 use super::frames::Frame;
 use super::state::{insert_sorted, State};
 use super::{Val, Walker};
+use crate::db::FunctionId;
 use crate::facts::PrivateHeap;
 use crate::model::Base;
 use racelens_syntax::Expr;
@@ -67,7 +68,11 @@ impl<'a> Walker<'a> {
             return;
         }
         if debug() {
-            let f = self.d.node_stack.last().map(|&n| self.d.nodes[n as usize].fid.name(self.db).to_string());
+            let f = self
+                .d
+                .node_stack
+                .last()
+                .map(|&n| self.d.nodes[n as usize].fid.name(self.db).to_string());
             eprintln!("racelens: publish {b:?} in {f:?}: {why}");
         }
         match self.d.node_stack.last() {
@@ -153,23 +158,39 @@ impl<'a> Walker<'a> {
         for b in &escaped {
             published.insert(b);
         }
-        // The pointer store holds what any code stores outside frames: into
-        // a heap object, it nests; anywhere else, it publishes.
-        for (cell, vals) in &self.d.store {
-            for v in vals {
-                let Val::Target(k) = v else { continue };
-                if !heap(&k.base) {
-                    continue;
-                }
-                match heap(&cell.base) || matches!(cell.base, Base::Local { .. }) {
-                    true => {
-                        nested.insert((&k.base, &cell.base));
+        // The pointer store holds what any code stores outside frames. The
+        // walk saw the stores of the functions it walked in full, in their
+        // calling contexts; the store speaks for the others. Into a heap
+        // object or a local, a store nests; anywhere else, it publishes.
+        let walked: rustc_hash::FxHashSet<FunctionId> = self
+            .d
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| reach.get(*i).copied().unwrap_or(false))
+            .map(|(_, n)| n.fid)
+            .filter(|f| !self.d.incomplete.contains_key(f))
+            .collect();
+        for (f, cells) in &self.d.store_from {
+            if walked.contains(f) {
+                continue;
+            }
+            for (cell, vals) in cells {
+                for v in vals {
+                    let Val::Target(k) = v else { continue };
+                    if !heap(&k.base) {
+                        continue;
                     }
-                    false => {
-                        if debug() {
-                            eprintln!("racelens: publish {:?}: in the pointer store", k.base);
+                    match heap(&cell.base) || matches!(cell.base, Base::Local { .. }) {
+                        true => {
+                            nested.insert((&k.base, &cell.base));
                         }
-                        published.insert(&k.base);
+                        false => {
+                            if debug() {
+                                eprintln!("racelens: publish {:?}: stored at {cell:?} by a function not walked", k.base);
+                            }
+                            published.insert(&k.base);
+                        }
                     }
                 }
             }
@@ -239,7 +260,10 @@ impl<'a> Walker<'a> {
         }
         let mut out = Vec::new();
         for (b, (alloc, recv)) in roles {
-            if alloc.is_empty() || published.contains(b) || alloc.intersection(&recv).next().is_some() {
+            if alloc.is_empty()
+                || published.contains(b)
+                || alloc.intersection(&recv).next().is_some()
+            {
                 continue;
             }
             out.push((

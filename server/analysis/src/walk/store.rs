@@ -149,6 +149,8 @@ impl<'a> Walker<'a> {
                 let reads = self.d.store_reads.borrow_mut().take().unwrap_or_default();
                 last_pass.insert(f, (at, reads.into_iter().collect(), own.to_vec()));
                 for (k, v) in updates {
+                    let from = self.d.store_from.entry(f).or_default();
+                    add_vals(from.entry(k.clone()).or_default(), v.iter().cloned());
                     if add_vals(self.d.store.entry(k.clone()).or_default(), v) {
                         changed = true;
                         clock += 1;
