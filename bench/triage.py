@@ -64,7 +64,10 @@ def reports(binary, shared, rel, saved=None, prog=None):
         # Names as racelens prints them today (older outputs quoted heap
         # objects' functions in backticks).
         var = r["variable"].replace("`", "")
-        out.append(((f, loc["line"], var), r.get("confidence", "may")))
+        # What the editor shows by default: must races, and may races on a
+        # concrete object (not `unresolved`: type-based or wild memory).
+        shown = r.get("confidence") == "must" or not r.get("unresolved", False)
+        out.append(((f, loc["line"], var), r.get("confidence", "may"), shown))
     return out
 
 
@@ -84,6 +87,7 @@ def main():
     labels = load_labels()
     tot = {"reports": 0, "labelled": 0, "unlabelled": 0,
            "must": collections.Counter(), "all": collections.Counter(),
+           "editor": 0, "editor_all": collections.Counter(),
            "causes": collections.Counter(), "ledger": collections.Counter()}
     print(f"{'program':<18} {'reports':>8} {'labelled':>8} {'unlab.':>7} {'prec must':>9} {'prec all':>9}")
     for prog in sorted(labels):
@@ -91,12 +95,15 @@ def main():
         rs = reports(os.path.abspath(a.bin), os.path.abspath(a.shared), rel, a.saved, prog)
         must, every = collections.Counter(), collections.Counter()
         labelled = 0
-        for key, conf in rs:
+        for key, conf, shown in rs:
+            tot["editor"] += shown
             row = labels[prog].get(key)
             if row is None:
                 continue
             labelled += 1
             every[row["verdict"]] += 1
+            if shown:
+                tot["editor_all"][row["verdict"]] += 1
             if conf == "must":
                 must[row["verdict"]] += 1
             if row["verdict"] != "true":
@@ -113,6 +120,8 @@ def main():
           f"{precision(tot['must']):>9} {precision(tot['all']):>9}")
     print(f"ledger: {sum(tot['ledger'].values())} labels ({dict(tot['ledger'])}); "
           f"still reported: all {dict(tot['all'])}, must {dict(tot['must'])}")
+    print(f"shown by default in the editor (must, and may on a concrete object): {tot['editor']} reports, "
+          f"precision {precision(tot['editor_all'])} ({dict(tot['editor_all'])})")
     print(f"false or unclear reports still shown, by cause: {dict(tot['causes'].most_common())}")
     if a.json:
         with open(a.json, "w") as f:
