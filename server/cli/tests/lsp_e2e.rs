@@ -641,6 +641,64 @@ fn a_broken_racelens_toml_gets_a_diagnostic_and_a_fix_clears_it() {
     c.diagnostics_where(&toml, |d| d.is_empty());
 }
 
+/// `c->n` goes through a pointer no analysis can resolve (`lookup` has no
+/// body): a may race on `(struct conn).n`, with no concrete object.
+const UNRESOLVED: &str = "#include <pthread.h>
+struct conn {
+    int n;
+};
+struct conn *lookup(int id);
+int total;
+void *worker(void *a) {
+    struct conn *c = lookup(1);
+    c->n++;
+    total++;
+    return a;
+}
+int main(void) {
+    pthread_t t1, t2;
+    pthread_create(&t1, 0, worker, 0);
+    pthread_create(&t2, 0, worker, 0);
+    pthread_join(t1, 0);
+    pthread_join(t2, 0);
+    return 0;
+}
+";
+
+#[test]
+fn may_races_without_a_concrete_object_show_only_when_asked() {
+    let dir = project("unresolved", &[]);
+    let file = dir.join("u.c");
+    let mut c = Client::spawn(None);
+    c.initialize(
+        json!({"workspace": {"configuration": true}}),
+        None,
+        json!({}),
+    );
+    c.open(&file, UNRESOLVED);
+    // By default only the race on `total` (a concrete object).
+    let shown = c.races(&file, 1);
+    let line = line_of(UNRESOLVED, "total++;");
+    assert!(
+        shown
+            .iter()
+            .all(|d| d["code"] != "data-race" || d["range"]["start"]["line"] == line),
+        "{shown:?}"
+    );
+    c.settings = json!({"showUnresolved": true});
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": null}),
+    );
+    let all = c.races(&file, 2);
+    let unresolved = line_of(UNRESOLVED, "c->n++;");
+    assert!(
+        all.iter().any(|d| d["range"]["start"]["line"] == unresolved
+            && d["message"].as_str().unwrap().contains("struct conn")),
+        "{all:?}"
+    );
+}
+
 #[test]
 fn settings_toggle_diagnostics() {
     let dir = project("settings", &[]);
