@@ -171,7 +171,10 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             if *overlap == UNKNOWN {
                 *overlap = paths_may_overlap(&ra.path, &rb.path) as u8;
             }
-            if *overlap == 0 || slot_apart(ra, rb, table) || private.is_some_and(|p| p.apart(ra.thread, rb.thread)) {
+            if *overlap == 0
+                || slot_apart(ra, rb, table)
+                || private.is_some_and(|p| p.apart(ra.thread, rb.thread))
+            {
                 continue;
             }
             let decided = &mut by_ctx[ka.group as usize * groups + kb.group as usize];

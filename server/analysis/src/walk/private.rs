@@ -44,11 +44,17 @@ impl<'a> Walker<'a> {
             return;
         }
         if std::env::var_os("RACELENS_DEBUG_PUBLISH").is_some() {
-            let f = self.d.node_stack.last().map(|&n| self.d.nodes[n as usize].fid.name(self.db).to_string());
+            let f = self
+                .d
+                .node_stack
+                .last()
+                .map(|&n| self.d.nodes[n as usize].fid.name(self.db).to_string());
             eprintln!("publish {b:?} in {f:?}");
         }
         match self.d.node_stack.last() {
-            Some(&n) => super::state::insert_sorted(&mut self.d.nodes[n as usize].published, b.clone()),
+            Some(&n) => {
+                super::state::insert_sorted(&mut self.d.nodes[n as usize].published, b.clone())
+            }
             None => super::state::insert_sorted(&mut self.d.root_published, b.clone()),
         }
     }
