@@ -59,6 +59,11 @@ pub struct RaceReport {
     pub volatile: bool,
     /// The programs the race was found in, when the workspace has several.
     pub programs: Vec<String>,
+    /// The access lies in a function whose current text has new syntax
+    /// errors: the report comes from its last good version
+    /// ([`crate::baseline`]) and may be out of date. Never set by the CLI,
+    /// which sets each file once.
+    pub stale: bool,
 }
 
 impl RaceReport {
@@ -326,6 +331,7 @@ fn collect_races(
                         refuted: None,
                         volatile: f.volatile,
                         programs: Vec::new(),
+                        stale: crate::db::function_stale(db, f.func),
                     });
                     index.insert((f.func, f.span), i);
                     i
