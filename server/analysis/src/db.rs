@@ -7,6 +7,7 @@
 //! function_summary` backdates at every step, so an edit inside one body
 //! re-executes only that body's summary.
 
+use crate::baseline::{effective_functions, Baseline, EffectiveFn, Source};
 use crate::config::{CallModel, Config};
 use crate::units::{file_view, is_unit, Universe};
 use racelens_syntax::{self as syntax, FileItems, FnIr, MacroTable, Name, Parsed, TypeInfo};
@@ -22,6 +23,10 @@ pub struct SourceFile {
     pub path: PathBuf,
     #[returns(ref)]
     pub parsed: Parsed,
+    /// The last good version of each function ([`crate::baseline`]);
+    /// `None` for the file's first version.
+    #[returns(ref)]
+    pub baseline: Option<Arc<Baseline>>,
 }
 
 /// One program (see [`crate::programs`]): its files, the configuration,
@@ -135,29 +140,23 @@ pub fn file_items(db: &dyn salsa::Database, u: Universe, file: SourceFile) -> Ar
     ))
 }
 
-/// The functions defined in a file, in source order.
+/// The functions defined in a file, in source order: those the analysis
+/// uses ([`effective_functions`]: a function with new syntax errors, or
+/// lost to error recovery, stands as its last good version).
 #[salsa::tracked(returns(ref))]
 pub fn file_functions(
     db: &dyn salsa::Database,
     ws: Workspace,
     file: SourceFile,
 ) -> Vec<FunctionId> {
-    let items = file_items(db, ws.universe(db), file);
-    let mut seen: FxHashMap<&str, u32> = FxHashMap::default();
-    items
-        .functions
+    effective_functions(db, ws.universe(db), file)
         .iter()
-        .map(|f| {
-            let ord = seen.entry(&f.name).or_insert(0);
-            let id = FunctionId::new(db, ws, file, f.name.clone(), *ord);
-            *ord += 1;
-            id
-        })
+        .map(|f| FunctionId::new(db, ws, file, f.name.clone(), f.ordinal))
         .collect()
 }
 
-/// Position of each function in its file's item list (a map, so that looking
-/// up every function of a huge file stays linear).
+/// Position of each function in its file's [`effective_functions`] (a map,
+/// so that looking up every function of a huge file stays linear).
 #[salsa::tracked(returns(ref))]
 pub fn function_positions(
     db: &dyn salsa::Database,
@@ -179,20 +178,22 @@ fn function_index(db: &dyn salsa::Database, f: FunctionId) -> Option<usize> {
         .copied()
 }
 
-fn function_item(db: &dyn salsa::Database, f: FunctionId) -> Option<syntax::FunctionItem> {
-    let items = file_items(db, f.ws(db).universe(db), f.file(db));
-    function_index(db, f)
-        .and_then(|i| items.functions.get(i))
-        .cloned()
+fn function_entry(db: &dyn salsa::Database, f: FunctionId) -> Option<EffectiveFn> {
+    let fns = effective_functions(db, f.ws(db).universe(db), f.file(db));
+    function_index(db, f).and_then(|i| fns.get(i)).cloned()
 }
 
-/// The text of one function definition. Backdated when unchanged, which is
-/// what keeps other functions' summaries valid across edits.
+/// The text of one function definition (for a stale function, the region
+/// its last good text maps to). Backdated when unchanged.
 #[salsa::tracked(returns(ref))]
 pub fn function_text(db: &dyn salsa::Database, f: FunctionId) -> Arc<str> {
     let p = file_view(db, f.ws(db).universe(db), f.file(db));
-    match function_item(db, f) {
-        Some(i) => Arc::from(p.text.get(i.start as usize..i.end as usize).unwrap_or("")),
+    match function_entry(db, f) {
+        Some(i) => Arc::from(
+            p.text
+                .get(i.start as usize..(i.start + i.len) as usize)
+                .unwrap_or(""),
+        ),
         None => Arc::from(""),
     }
 }
@@ -200,7 +201,15 @@ pub fn function_text(db: &dyn salsa::Database, f: FunctionId) -> Arc<str> {
 /// Absolute byte offset of a function in its file (kept out of summaries).
 #[salsa::tracked(returns(copy))]
 pub fn function_offset(db: &dyn salsa::Database, f: FunctionId) -> u32 {
-    function_item(db, f).map(|i| i.start).unwrap_or(0)
+    function_entry(db, f).map(|i| i.start).unwrap_or(0)
+}
+
+/// Does the analysis use this function's last good version because its
+/// current text has new syntax errors? Its reports are then possibly stale
+/// ([`crate::baseline`]).
+#[salsa::tracked(returns(copy))]
+pub fn function_stale(db: &dyn salsa::Database, f: FunctionId) -> bool {
+    function_entry(db, f).is_some_and(|e| e.stale())
 }
 
 /// Every `#define` of the workspace.
@@ -248,13 +257,28 @@ pub fn file_lowered(
 
 /// One function's IR. Re-executes for every function of an edited file but
 /// backdates unless that function changed, which keeps summaries valid.
+/// A stale function's IR is its last good version's, with spans moved to
+/// where that text lies now.
 #[salsa::tracked(returns(ref))]
 pub fn function_ir(db: &dyn salsa::Database, f: FunctionId) -> Arc<FnIr> {
-    let idx = function_index(db, f);
-    let lowered = file_lowered(db, f.ws(db), f.file(db));
-    let ir = idx
-        .and_then(|i| lowered.get(i).cloned())
-        .unwrap_or_default();
+    let ir = match function_entry(db, f).map(|e| e.source) {
+        Some(Source::Current(i)) => file_lowered(db, f.ws(db), f.file(db))
+            .get(i as usize)
+            .cloned()
+            .unwrap_or_default(),
+        Some(Source::Stale { good, .. } | Source::Ghost(good)) => {
+            let base = f.file(db).baseline(db).as_deref();
+            match base.and_then(|b| b.fns.get(good as usize)) {
+                Some(g) => {
+                    let ir = crate::lower_cache::lower_text(&g.text, macro_table(db, f.ws(db)));
+                    let len = g.text.len() as u32;
+                    Arc::new(syntax::respan::respan(&ir, &|x| g.at.map(len, x)))
+                }
+                None => Arc::default(),
+            }
+        }
+        None => Arc::default(),
+    };
     match static_renames(db, f.ws(db)).get(&f.file(db)) {
         Some(map) => Arc::new(syntax::rename::rename(&ir, map)),
         None => ir,
@@ -280,8 +304,7 @@ pub fn static_renames(
     for f in files {
         let items = file_items(db, u, *f);
         let mut mine: Vec<&Name> = Vec::new();
-        let names = items
-            .functions
+        let names = effective_functions(db, u, *f)
             .iter()
             .map(|g| (&g.name, g.is_static))
             .chain(
@@ -476,7 +499,7 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
             p.prototypes.insert(n.clone());
             p.returns.entry(n.clone()).or_insert_with(|| t.clone());
         }
-        for f in &items.functions {
+        for f in effective_functions(db, ws.universe(db), file).iter() {
             p.returns.insert(named(&f.name), f.ret.clone());
         }
     }

@@ -7,6 +7,7 @@
 //! [`Analysis`] itself is defined in [`crate::snapshot`], below the layers
 //! the host calls; the queries here that need those layers extend it.
 
+use crate::baseline::{advance, Edit};
 use crate::config::Config;
 use crate::db::{file_items, function_offset, RootDb, SourceFile, Workspace};
 use crate::explain::{self, Budget, Verdict};
@@ -80,12 +81,19 @@ impl AnalysisHost {
 
     fn put_file(&mut self, path: &Path, parsed: Parsed) {
         match self.files.get(path) {
-            Some(f) => {
+            Some(&f) => {
+                // The last good version of each function, as of the text
+                // being replaced (computed before the write; see baseline.rs).
+                let edit = Edit::between(&f.parsed(&self.db).text, &parsed.text);
+                let baseline = edit.map(|e| advance(&self.db, self.universe, f, &e));
                 let old = f.set_parsed(&mut self.db).to(parsed);
                 drop_later(old);
+                if let Some(b) = baseline {
+                    f.set_baseline(&mut self.db).to(Some(b));
+                }
             }
             None => {
-                let f = SourceFile::new(&self.db, path.to_path_buf(), parsed);
+                let f = SourceFile::new(&self.db, path.to_path_buf(), parsed, None);
                 self.files.insert(path.to_path_buf(), f);
                 let list: Vec<SourceFile> = self.files.values().copied().collect();
                 self.universe.set_files(&mut self.db).to(list);

@@ -9,6 +9,7 @@
 //! [`visit`] (statement visitors) is a leaf that every layer may use, so
 //! that no lower layer has to reach up into [`walk`] for it.
 
+pub mod baseline;
 pub mod config;
 pub mod db;
 pub mod explain;

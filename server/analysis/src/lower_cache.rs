@@ -24,3 +24,11 @@ pub fn lower(def: Node, src: &str, macros: &MacroTable) -> Arc<FnIr> {
         syntax::lower_definition(def, src, macros)
     })
 }
+
+/// Lowers a function from its own text (parsed standalone), reusing the
+/// result of lowering the same text and macros in its file.
+pub fn lower_text(text: &str, macros: &MacroTable) -> Arc<FnIr> {
+    MEMO.get(text, macros.fingerprint(), || {
+        syntax::lower_function(text, macros)
+    })
+}

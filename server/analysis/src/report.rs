@@ -65,6 +65,11 @@ pub struct RaceReport {
     /// (`(struct conn)`) or memory behind a wild pointer. The editor hides
     /// such reports unless asked (`showUnresolved`).
     pub unresolved: bool,
+    /// The access lies in a function whose current text has new syntax
+    /// errors: the report comes from its last good version
+    /// ([`crate::baseline`]) and may be out of date. Never set by the CLI,
+    /// which sets each file once.
+    pub stale: bool,
 }
 
 impl RaceReport {
@@ -337,6 +342,7 @@ fn collect_races(
                         volatile: f.volatile,
                         unresolved: f.unresolved,
                         programs: Vec::new(),
+                        stale: crate::db::function_stale(db, f.func),
                     });
                     index.insert((f.func, f.span), i);
                     i

@@ -101,6 +101,22 @@ impl Analysis {
             .unwrap_or(0)
     }
 
+    /// The functions of a file whose last good version the analysis uses
+    /// because their text has new syntax errors (see [`crate::baseline`]),
+    /// in source order.
+    pub fn stale_functions(&self, path: &Path) -> Vec<String> {
+        self.files
+            .get(path)
+            .map(|f| {
+                crate::baseline::effective_functions(&self.db, self.universe, *f)
+                    .iter()
+                    .filter(|g| g.stale())
+                    .map(|g| g.name.to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Does the file's item list define a function of this name? (A
     /// definition that tree-sitter's error recovery tore apart is missing.)
     pub fn defines(&self, path: &Path, name: &str) -> bool {

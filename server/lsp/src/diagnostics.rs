@@ -212,10 +212,25 @@ pub fn race_diagnostic(
                 report.message()
             ),
             None => report.message(),
-        },
+        } + &stale_note(report),
         related_information: (!related.is_empty()).then_some(related),
+        data: report.stale.then(|| serde_json::json!({ "stale": true })),
         ..Diagnostic::default()
     })
+}
+
+/// What a report from a function's last good version says about itself
+/// (see analysis `baseline.rs`): rust-analyzer-like, the diagnostic stays
+/// but is marked as possibly out of date until the function parses again.
+pub fn stale_note(report: &RaceReport) -> String {
+    if report.stale {
+        format!(
+            " (possibly stale: `{}` has syntax errors, so its last good version is shown)",
+            report.site.func
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// Adds a schedule's steps, numbered, after the diagnostic's other
@@ -385,6 +400,7 @@ mod tests {
             volatile: false,
             programs: vec![],
             unresolved: false,
+            stale: false,
         };
         let d = race_diagnostic(&report, DiagnosticSeverity::HINT, &mut files).unwrap();
         assert_eq!(d.severity, Some(DiagnosticSeverity::HINT));

@@ -1,7 +1,8 @@
 //! Random edit sequences through the server's edit path (the state's
 //! `change`, with positions in UTF-8 or UTF-16 as a client computes them)
-//! end in the same text, tree and diagnostics as opening the final text
-//! from scratch.
+//! end in the same text and tree as opening the final text from scratch,
+//! and in the same diagnostics as sending each revision's text whole (the
+//! same history, so the same last good versions of broken functions).
 
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -124,6 +125,7 @@ fn check(changes: &[Option<Vec<Edit>>], enc: Encoding) -> Result<(), TestCaseErr
     state.diagnostics_job().compute();
     let mut text = PROGRAM.to_string();
     let mut version = 1;
+    let mut history = Vec::new();
     for change in changes {
         version += 1;
         let batch: Vec<TextChange> = match change {
@@ -139,6 +141,7 @@ fn check(changes: &[Option<Vec<Edit>>], enc: Encoding) -> Result<(), TestCaseErr
         // Compute every revision, as the server does when edits are slow
         // enough, so that stale memos would show.
         state.diagnostics_job().compute();
+        history.push(text.clone());
     }
     let snap = state.snapshot();
     prop_assert_eq!(&*snap.open[&path].text, text.as_str());
@@ -151,13 +154,25 @@ fn check(changes: &[Option<Vec<Edit>>], enc: Encoding) -> Result<(), TestCaseErr
     drop(snap);
     let incremental = state.diagnostics_job().compute();
 
+    // A fresh state that sees the same texts whole, one revision each, so
+    // that it keeps the same last good versions of functions whose text
+    // has new syntax errors (analysis `baseline.rs`).
     let mut fresh = State::new(enc, Settings::default());
     fresh.open(
         "file:///virtual/prop.c".parse().unwrap(),
-        path,
-        version,
-        &text,
+        path.clone(),
+        1,
+        PROGRAM,
     );
+    fresh.diagnostics_job().compute();
+    for (v, t) in history.iter().enumerate() {
+        let whole = TextChange {
+            range: None,
+            text: t.clone(),
+        };
+        fresh.change(&path, v as i32 + 2, &[whole]).expect("open");
+        fresh.diagnostics_job().compute();
+    }
     prop_assert_eq!(incremental, fresh.diagnostics_job().compute());
     Ok(())
 }

@@ -17,6 +17,7 @@ pub mod par;
 pub mod parse;
 pub mod preproc;
 pub mod rename;
+pub mod respan;
 
 pub use ir::*;
 pub use items::{

@@ -1,0 +1,474 @@
+//! The last good version of each function, so that half-typed code does not
+//! shake the diagnostics.
+//!
+//! An editor buffer has syntax errors most of the time it is being typed
+//! in. tree-sitter's error recovery then changes more than the function
+//! being edited: a stray `}` can make one function swallow every function
+//! after it (`main` among them), and an unclosed `/*` hides the rest of the
+//! file. So, while a function has syntax errors that its previous version
+//! did not have, the thread walk uses its *last good* version instead, as
+//! rust-analyzer keeps its last good state.
+//!
+//! This module owns:
+//! - [`Baseline`], a salsa input field of each `SourceFile`: per function
+//!   (identified by file, name and ordinal among same-named definitions),
+//!   its last good text, how many syntax errors that text had, and where
+//!   that text lies in the current file ([`Placement`]); and the file's
+//!   error count at its last good version. `None` for a
+//!   file's first version, which is its own baseline, so the CLI (which
+//!   sets each file once) never sees a stale function.
+//! - [`effective_functions`], the query that decides, per function, what
+//!   the analysis uses: its current definition ([`Source::Current`]), or
+//!   its last good text ([`Source::Stale`]) when the current one has more
+//!   error or missing nodes, or, while the file has more errors than its
+//!   last good version ("broken"), when it swallowed the untouched text of
+//!   another function. In a broken file, a function that recovery lost but
+//!   whose last good text is still in place, unchanged, stands as that
+//!   text ([`Source::Ghost`], not stale: its text is current), and
+//!   definitions the baseline does not know are left out (a function
+//!   being typed, or a piece of a torn region), as are new definitions
+//!   with errors. A function whose good text is gone (deleted, renamed) is
+//!   dropped.
+//! - [`advance`], which the host calls before each text change: the
+//!   baseline of the next revision, from this revision's effective
+//!   functions, with every placement moved through the edit.
+//!
+//! Invariant: the baseline is an input, so results are a function of the
+//! inputs (salsa stays deterministic); only the host writes it. Functions
+//! that are not stale read nothing of it but their own entry's presence,
+//! so their summaries do not re-run.
+
+use crate::db::{file_items, SourceFile};
+use crate::units::{file_view, Universe};
+use racelens_syntax::{Name, TypeInfo};
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+use tree_sitter::{Node, Tree};
+
+/// The last good version of each function of a file.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Baseline {
+    pub fns: Vec<GoodFn>,
+    /// Error and missing nodes in the whole file at its last good version
+    /// (the last revision with no more than the one before).
+    pub file_errors: u32,
+}
+
+/// One function's last good version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GoodFn {
+    pub name: Name,
+    pub ordinal: u32,
+    /// Its text then (as the compiler sees it: inactive branches blank).
+    pub text: Arc<str>,
+    /// Error and missing nodes in it then.
+    pub errors: u32,
+    pub is_static: bool,
+    pub ret: TypeInfo,
+    /// Where that text lies in the current file.
+    pub at: Placement,
+}
+
+/// Where a good text lies now: the region of the file that replaced it, and
+/// how much of its start and end no edit has touched since.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Placement {
+    pub start: u32,
+    pub len: u32,
+    pub prefix: u32,
+    pub suffix: u32,
+}
+
+/// One text change: old bytes `start..old_end` became new `start..new_end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edit {
+    pub start: u32,
+    pub old_end: u32,
+    pub new_end: u32,
+}
+
+impl Edit {
+    /// The smallest single edit that turns `old` into `new` (common prefix
+    /// and suffix), or `None` when they are equal.
+    pub fn between(old: &str, new: &str) -> Option<Edit> {
+        if old == new {
+            return None;
+        }
+        let (a, b) = (old.as_bytes(), new.as_bytes());
+        let p = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let max = a.len().min(b.len()) - p;
+        let s = a
+            .iter()
+            .rev()
+            .zip(b.iter().rev())
+            .take(max)
+            .take_while(|(x, y)| x == y)
+            .count();
+        Some(Edit {
+            start: p as u32,
+            old_end: (a.len() - s) as u32,
+            new_end: (b.len() - s) as u32,
+        })
+    }
+}
+
+impl Placement {
+    /// A text that lies unchanged at `start`.
+    pub fn exact(start: u32, len: u32) -> Self {
+        Placement {
+            start,
+            len,
+            prefix: len,
+            suffix: len,
+        }
+    }
+
+    /// This placement after `e`.
+    pub fn through(self, e: &Edit) -> Self {
+        let end = self.start + self.len;
+        let delta = e.new_end as i64 - e.old_end as i64;
+        if e.old_end <= self.start && e.start < self.start {
+            // Wholly before (an insertion at the very start counts as inside).
+            return Placement {
+                start: (self.start as i64 + delta) as u32,
+                ..self
+            };
+        }
+        if e.start > end || (e.start == end && e.old_end == end && self.len > 0) {
+            return self;
+        }
+        let start = self.start.min(e.start);
+        let new_end = if e.old_end > end {
+            e.new_end
+        } else {
+            (end as i64 + delta) as u32
+        };
+        Placement {
+            start,
+            len: new_end.saturating_sub(start),
+            prefix: self.prefix.min(e.start.saturating_sub(self.start)),
+            suffix: self.suffix.min(end.saturating_sub(e.old_end)),
+        }
+    }
+
+    /// Where position `x` of the good text (of length `good`) is now,
+    /// relative to `start`: shifted in the untouched suffix (a position
+    /// where text was inserted moves with the text after it), unchanged in
+    /// the untouched prefix, the edited region's start in between.
+    pub fn map(&self, good: u32, x: u32) -> u32 {
+        if x >= good.saturating_sub(self.suffix) {
+            (x as i64 + self.len as i64 - good as i64).max(0) as u32
+        } else if x <= self.prefix {
+            x
+        } else {
+            self.prefix
+        }
+    }
+}
+
+/// What the analysis uses for one function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// Its current definition: this index into `file_items`' functions.
+    Current(u32),
+    /// Its current definition (`item`) has new syntax errors: the last good
+    /// version (this index into the baseline) stands in.
+    Stale { item: u32, good: u32 },
+    /// Recovery lost it, but its good text is in place, inside a broken
+    /// region: the last good version stands in.
+    Ghost(u32),
+}
+
+/// A function of a file as the analysis sees it at this revision.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EffectiveFn {
+    pub name: Name,
+    pub ordinal: u32,
+    /// Its region in the file (for a stale or lost function, where its good
+    /// text lies now).
+    pub start: u32,
+    pub len: u32,
+    pub is_static: bool,
+    pub ret: TypeInfo,
+    /// Error and missing nodes in the text used.
+    pub errors: u32,
+    pub source: Source,
+}
+
+impl EffectiveFn {
+    /// Does its last good version stand in for a current text with new
+    /// syntax errors? Its own reports are then possibly stale. (A function
+    /// recovery lost is not: its text is its last good text.)
+    pub fn stale(&self) -> bool {
+        matches!(self.source, Source::Stale { .. })
+    }
+
+    /// Does its last good version stand in for it, stale or lost?
+    pub fn last_good(&self) -> bool {
+        !matches!(self.source, Source::Current(_))
+    }
+}
+
+/// The functions of a file that the analysis uses, in source order (see
+/// the module doc). Re-executes on every edit of the file, like
+/// `file_items`, and backdates when nothing changed.
+#[salsa::tracked(returns(ref))]
+pub fn effective_functions(
+    db: &dyn salsa::Database,
+    u: Universe,
+    file: SourceFile,
+) -> Arc<Vec<EffectiveFn>> {
+    let view = file_view(db, u, file);
+    let items = file_items(db, u, file);
+    let mut ordinals: FxHashMap<&str, u32> = FxHashMap::default();
+    let current: Vec<EffectiveFn> = items
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let ord = ordinals.entry(&item.name).or_insert(0);
+            *ord += 1;
+            EffectiveFn {
+                name: item.name.clone(),
+                ordinal: *ord - 1,
+                start: item.start,
+                len: item.end - item.start,
+                is_static: item.is_static,
+                ret: item.ret.clone(),
+                errors: errors_in(&view.tree, item.start, item.end),
+                source: Source::Current(i as u32),
+            }
+        })
+        .collect();
+    let Some(base) = file.baseline(db).as_deref() else {
+        return Arc::new(current);
+    };
+    // More errors in the file than in its last good version: recovery may
+    // have lost or torn apart definitions the edit did not touch.
+    let broken = items.error_count > base.file_errors;
+    let index: FxHashMap<(&str, u32), usize> = base
+        .fns
+        .iter()
+        .enumerate()
+        .map(|(i, g)| ((&*g.name, g.ordinal), i))
+        .collect();
+    // Last good texts still in place, untouched since.
+    let in_place: Vec<bool> = base
+        .fns
+        .iter()
+        .map(|g| broken && in_place(&view.text, g))
+        .collect();
+    let placed: Vec<u32> = base
+        .fns
+        .iter()
+        .zip(&in_place)
+        .filter(|(_, &p)| p)
+        .map(|(g, _)| g.at.start)
+        .collect();
+    let mut matched = vec![false; base.fns.len()];
+    let mut out = Vec::with_capacity(current.len());
+    for f in current {
+        let Some(&g) = index.get(&(&*f.name, f.ordinal)) else {
+            // Being typed, or a piece of a broken region: left out until
+            // the file parses as well as before.
+            if !broken && f.errors == 0 {
+                out.push(f);
+            }
+            continue;
+        };
+        matched[g] = true;
+        let good = &base.fns[g];
+        // New errors, or it swallowed another function's untouched text.
+        let swallowed = || {
+            let next = placed.partition_point(|&s| s <= f.start);
+            placed.get(next).is_some_and(|&s| s < f.start + f.len)
+        };
+        if f.errors > good.errors || (broken && swallowed()) {
+            let Source::Current(item) = f.source else {
+                unreachable!()
+            };
+            out.push(standing_in(
+                good,
+                Source::Stale {
+                    item,
+                    good: g as u32,
+                },
+            ));
+        } else {
+            out.push(f);
+        }
+    }
+    let taken: Vec<(u32, u32)> = out
+        .iter()
+        .filter(|f| !f.last_good())
+        .map(|f| (f.start, f.start + f.len))
+        .collect();
+    for (g, good) in base.fns.iter().enumerate() {
+        let (s, e) = (good.at.start, good.at.start + good.at.len);
+        if !matched[g] && in_place[g] && !taken.iter().any(|&(a, b)| a < e && s < b) {
+            out.push(standing_in(good, Source::Ghost(g as u32)));
+        }
+    }
+    out.sort_by_key(|f| f.start);
+    Arc::new(out)
+}
+
+fn standing_in(good: &GoodFn, source: Source) -> EffectiveFn {
+    EffectiveFn {
+        name: good.name.clone(),
+        ordinal: good.ordinal,
+        start: good.at.start,
+        len: good.at.len,
+        is_static: good.is_static,
+        ret: good.ret.clone(),
+        errors: good.errors,
+        source,
+    }
+}
+
+/// Is `good`'s text still where it was, unchanged?
+fn in_place(text: &str, good: &GoodFn) -> bool {
+    let (s, e) = (
+        good.at.start as usize,
+        (good.at.start + good.at.len) as usize,
+    );
+    good.at.len as usize == good.text.len() && text.get(s..e) == Some(&*good.text)
+}
+
+/// Error and missing nodes of `tree` within `start..end` (a missing node at
+/// `end` counts: a definition's missing closing brace).
+pub fn errors_in(tree: &Tree, start: u32, end: u32) -> u32 {
+    let (s, e) = (start as usize, end as usize);
+    let root = tree.root_node();
+    if !root.has_error() {
+        return 0;
+    }
+    let inside = |n: &Node| {
+        if n.start_byte() == n.end_byte() {
+            s <= n.start_byte() && n.start_byte() <= e
+        } else {
+            n.start_byte() < e && s < n.end_byte()
+        }
+    };
+    let mut n = 0;
+    let mut stack = vec![root];
+    let mut cur = root.walk();
+    while let Some(node) = stack.pop() {
+        if !inside(&node) {
+            continue;
+        }
+        if node.is_error() || node.is_missing() {
+            n += 1;
+        } else if node.has_error() {
+            stack.extend(node.children(&mut cur));
+        }
+    }
+    n
+}
+
+/// The baseline for the revision after `edit`: each function's last good
+/// version as of this revision, placed through the edit. Reads this
+/// revision's [`effective_functions`] (the host calls it before it writes
+/// the new text).
+pub fn advance(
+    db: &dyn salsa::Database,
+    u: Universe,
+    file: SourceFile,
+    edit: &Edit,
+) -> Arc<Baseline> {
+    let view = file_view(db, u, file);
+    let errors = file_items(db, u, file).error_count;
+    let old = file.baseline(db).as_deref();
+    let file_errors = match old {
+        Some(b) if errors > b.file_errors => b.file_errors,
+        _ => errors,
+    };
+    let fns = effective_functions(db, u, file)
+        .iter()
+        .map(|f| {
+            let mut good = match (f.source, old) {
+                (Source::Stale { good, .. } | Source::Ghost(good), Some(b)) => {
+                    b.fns[good as usize].clone()
+                }
+                _ => {
+                    let text = view
+                        .text
+                        .get(f.start as usize..(f.start + f.len) as usize)
+                        .unwrap_or("");
+                    // Reuse the previous text's allocation when unchanged.
+                    let text = old
+                        .and_then(|b| {
+                            b.fns
+                                .iter()
+                                .find(|g| g.name == f.name && g.ordinal == f.ordinal)
+                        })
+                        .filter(|g| &*g.text == text)
+                        .map(|g| g.text.clone())
+                        .unwrap_or_else(|| Arc::from(text));
+                    GoodFn {
+                        name: f.name.clone(),
+                        ordinal: f.ordinal,
+                        text,
+                        errors: f.errors,
+                        is_static: f.is_static,
+                        ret: f.ret.clone(),
+                        at: Placement::exact(f.start, f.len),
+                    }
+                }
+            };
+            good.at = good.at.through(edit);
+            good
+        })
+        .collect();
+    Arc::new(Baseline { fns, file_errors })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edit_is_the_common_prefix_and_suffix() {
+        let e = Edit::between("abcdef", "abXYdef").unwrap();
+        assert_eq!(
+            e,
+            Edit {
+                start: 2,
+                old_end: 3,
+                new_end: 4
+            }
+        );
+        assert_eq!(Edit::between("aaa", "aaaa").unwrap().start, 3);
+        assert!(Edit::between("x", "x").is_none());
+    }
+
+    #[test]
+    fn placements_follow_edits_before_inside_and_after() {
+        let p = Placement::exact(10, 20);
+        let before = Edit {
+            start: 2,
+            old_end: 4,
+            new_end: 9,
+        };
+        assert_eq!(p.through(&before), Placement::exact(15, 20));
+        let after = Edit {
+            start: 30,
+            old_end: 30,
+            new_end: 33,
+        };
+        assert_eq!(p.through(&after), p);
+        // Typing three characters at offset 5 of the function.
+        let inside = Edit {
+            start: 15,
+            old_end: 15,
+            new_end: 18,
+        };
+        let q = p.through(&inside);
+        assert_eq!((q.start, q.len, q.prefix, q.suffix), (10, 23, 5, 15));
+        assert_eq!(q.map(20, 3), 3);
+        assert_eq!(q.map(20, 4), 4);
+        assert_eq!(q.map(20, 5), 8);
+        assert_eq!(q.map(20, 6), 9);
+        assert_eq!(q.map(20, 20), 23);
+    }
+}

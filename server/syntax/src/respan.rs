@@ -1,0 +1,78 @@
+//! Moving every span of a lowered function through a position map.
+//!
+//! The analysis keeps showing a function's last good IR while its current
+//! text has syntax errors (analysis `baseline.rs`); this puts that IR's
+//! spans where its text lies now. The map is applied to each start and end
+//! alone, so it should be monotone to keep spans non-empty in order.
+
+use crate::ir::{Call, FnIr, LocalDecl, Span, Stmt};
+
+/// `ir` with every span moved by `map`.
+pub fn respan(ir: &FnIr, map: &dyn Fn(u32) -> u32) -> FnIr {
+    let mut out = ir.clone();
+    let span = |s: &mut Span| {
+        s.start = map(s.start);
+        s.end = map(s.end).max(s.start);
+    };
+    for p in &mut out.params {
+        decl(p, &span);
+    }
+    stmts(&mut out.body, &span);
+    out
+}
+
+fn decl(d: &mut LocalDecl, span: &dyn Fn(&mut Span)) {
+    span(&mut d.span);
+}
+
+fn call(c: &mut Call, span: &dyn Fn(&mut Span)) {
+    span(&mut c.span);
+    span(&mut c.stmt_span);
+}
+
+fn stmts(body: &mut [Stmt], span: &dyn Fn(&mut Span)) {
+    for s in body {
+        match s {
+            Stmt::Access(a) => span(&mut a.span),
+            Stmt::Call(c) => call(c, span),
+            Stmt::Decl(d) => decl(d, span),
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                stmts(cond, span);
+                stmts(then, span);
+                stmts(els, span);
+            }
+            Stmt::Loop { cond, body, .. } => {
+                stmts(cond, span);
+                stmts(body, span);
+            }
+            Stmt::Switch { cond, arms, .. } => {
+                stmts(cond, span);
+                for a in arms {
+                    stmts(a, span);
+                }
+            }
+            Stmt::Return { span: s, .. } => span(s),
+            Stmt::Assign { .. } | Stmt::Break | Stmt::Continue | Stmt::Goto => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{lower_function, MacroTable};
+
+    #[test]
+    fn every_span_moves() {
+        let src = "void f(int *p) { int x; *p = 1; g(x); if (x) { x = 2; } return; }";
+        let ir = lower_function(src, &MacroTable::default());
+        let moved = respan(&ir, &|x| x + 100);
+        let before = format!("{ir:?}");
+        let after = format!("{moved:?}");
+        assert_ne!(before, after);
+        let back = respan(&moved, &|x| x - 100);
+        assert_eq!(back, ir);
+    }
+}
