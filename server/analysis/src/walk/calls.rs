@@ -413,8 +413,7 @@ impl<'a> Walker<'a> {
                     self.publish(&k.base, why);
                 }
                 if fresh {
-                    let v: Vec<Base> = st.fresh.iter().filter(|b| **b != k.base).cloned().collect();
-                    st.fresh = v.into();
+                    st.unfresh(&k.base);
                 }
             }
         }

@@ -121,8 +121,7 @@ impl<'a> Walker<'a> {
                 }
             }
             if fresh {
-                let rest: Vec<Base> = st.fresh.iter().filter(|b| **b != k.base).cloned().collect();
-                st.fresh = rest.into();
+                st.unfresh(&k.base);
             }
         }
     }

@@ -162,6 +162,15 @@ pub(super) fn must_within_may(st: &State) -> bool {
 }
 
 /// Inserts `x` into the sorted `v` unless it is there.
+impl State {
+    /// Heap site `b` is no longer fresh on this path: another thread may
+    /// reach its objects now.
+    pub(super) fn unfresh(&mut self, b: &Base) {
+        let rest: Vec<Base> = self.fresh.iter().filter(|x| *x != b).cloned().collect();
+        self.fresh = rest.into();
+    }
+}
+
 pub(super) fn insert_sorted<T: Ord>(v: &mut Vec<T>, x: T) {
     if let Err(i) = v.binary_search(&x) {
         v.insert(i, x);
