@@ -119,7 +119,17 @@ impl Client {
             .args(&cmd[1..])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            // The server's own timing lines (`RACELENS_TIMING`) or log
+            // (`RACELENS_LOG`) are shown when asked for; otherwise a
+            // server's chatter (clangd's log) would drown the figures.
+            .stderr(
+                match std::env::var_os("RACELENS_TIMING").is_some()
+                    || std::env::var_os("RACELENS_LOG").is_some()
+                {
+                    true => Stdio::inherit(),
+                    false => Stdio::null(),
+                },
+            )
             .spawn()
             .map_err(|e| format!("cannot start `{}`: {e}", cmd[0]))?;
         let stdin = Arc::new(Mutex::new(child.stdin.take().ok_or("no stdin")?));

@@ -43,6 +43,12 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{Client, NotCancellable, OngoingProgress, Unbounded};
 
 /// Wait this long after an edit before analysing, to coalesce bursts.
+/// `RACELENS_TIMING=1`: where each revision's time went, on stderr.
+fn timing() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("RACELENS_TIMING").is_some())
+}
+
 const DEBOUNCE: Duration = Duration::from_millis(3);
 /// The explanation pass runs once no edit came for this long after a publish.
 const EXPLAIN_IDLE: Duration = Duration::from_millis(300);
@@ -212,6 +218,7 @@ impl Session {
     /// which spreads its parallel parts over the cores.
     async fn refresh(self: &Arc<Self>, revision: u64, delay: Duration, cold: bool) {
         tokio::time::sleep(delay).await;
+        let t0 = std::time::Instant::now();
         let job = {
             let mut state = self.lock();
             if state.revision() != revision {
@@ -228,7 +235,9 @@ impl Session {
                 false => state.diagnostics_job(),
             }
         };
+        let t1 = std::time::Instant::now();
         let result = run_blocking(move || job.compute()).await;
+        let t2 = std::time::Instant::now();
         let queued = {
             let mut flight = self.flight();
             if flight.running == Some(revision) {
@@ -237,7 +246,19 @@ impl Session {
             std::mem::take(&mut flight.queued)
         };
         let published = match result {
-            Ok(files) => self.publish(revision, files, false).await,
+            Ok(files) => {
+                let n: usize = files.iter().map(|f| f.diagnostics.len()).sum();
+                let published = self.publish(revision, files, false).await;
+                if timing() {
+                    eprintln!(
+                        "racelens: revision {revision}: snapshot {:.1?}, diagnostics {:.1?}, publish {:.1?} ({n} diagnostics)",
+                        t1 - t0,
+                        t2 - t1,
+                        t2.elapsed()
+                    );
+                }
+                published
+            }
             Err(Failure::Cancelled) => {
                 tracing::debug!("diagnostics of revision {revision} cancelled by a newer edit");
                 false
