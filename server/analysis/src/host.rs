@@ -459,7 +459,12 @@ impl Analysis {
         }
         for (f, why) in ta.incomplete.iter() {
             if !list.iter().any(|(g, _)| g == f) {
-                list.push((*f, format!("budget exceeded ({why})")));
+                // A walk budget, or a call the walk could not follow.
+                let why = match why.starts_with("calls through") {
+                    true => why.clone(),
+                    false => format!("budget exceeded ({why})"),
+                };
+                list.push((*f, why));
             }
         }
         list.iter()

@@ -1020,6 +1020,20 @@ impl<'a> Walker<'a> {
                         callees.push(f);
                     }
                 }
+                // A thread's entry that calls through a pointer the walk
+                // cannot resolve (a launcher's trampoline whose capsule came
+                // from an allocator out of sight) runs code nobody walks:
+                // say so rather than miss its races silently.
+                if callees.is_empty()
+                    && matches!(c.callee, Callee::Indirect(_))
+                    && self.d.thread != 0
+                    && self.d.node_stack.len() == 1
+                {
+                    self.mark_incomplete(
+                        fr.fid,
+                        "calls through a function pointer whose target is unknown; the code it runs is not analysed",
+                    );
+                }
                 if callees.is_empty() {
                     let keeps = match &c.callee {
                         Callee::Direct(n) => !does_not_retain(n),

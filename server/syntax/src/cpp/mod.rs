@@ -412,7 +412,13 @@ impl Unit<'_> {
                         continue;
                     };
                     if top.parent == Activity::Inactive {
+                        // A chain inside a branch that is not compiled goes
+                        // whole, directive lines included: one left behind
+                        // (`#if defined(__APPLE__)` whose `#endif` went)
+                        // would open a conditional the view never closes.
+                        blanks.blank.extend(top.lines);
                         blanks.blank.push(span);
+                        blanks.blank[top.first_blank..].sort_unstable();
                     } else if top.undecided {
                         blanks.undecided += 1;
                     } else {

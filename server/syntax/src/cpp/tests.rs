@@ -130,3 +130,16 @@ fn std_flag_sets_version_and_platforms_are_false() {
     let (v, _) = run(src, &Flags::default(), &[]);
     assert_eq!(kept(&v), ["c11();", "lin();"]);
 }
+
+/// A conditional nested in a branch that is not compiled goes whole, even
+/// when its own condition could not be decided: a kept `#if` whose `#endif`
+/// went would leave the view with a conditional that never closes (pigz's
+/// `#ifdef PIGZ_DEBUG` / `#  if defined(__APPLE__)` / ... / `#  endif`).
+#[test]
+fn undecided_chain_inside_an_inactive_branch_goes_whole() {
+    let src = "#ifdef DEBUG_BUILD\n#  if defined(__APPLE__)\nmac();\n#  elif defined(__linux)\nlinux();\n#  else\nother();\n#  endif\n#endif\nint main(void) { return 0; }\n";
+    let (v, c) = run(src, &Flags::default(), &[]);
+    assert_eq!(kept(&v), ["int main(void) { return 0; }"]);
+    assert_eq!(v.len(), src.len());
+    assert_eq!((c.files[0].1.decided, c.files[0].1.undecided), (1, 0));
+}
