@@ -459,12 +459,8 @@ impl Analysis {
         }
         for (f, why) in ta.incomplete.iter() {
             if !list.iter().any(|(g, _)| g == f) {
-                // A walk budget, or a call the walk could not follow.
-                let why = match why.starts_with("calls through") {
-                    true => why.clone(),
-                    false => format!("budget exceeded ({why})"),
-                };
-                list.push((*f, why));
+                // The walk's own words: a budget, or a call it could not follow.
+                list.push((*f, why.clone()));
             }
         }
         list.iter()

@@ -42,13 +42,13 @@ use tower_lsp_server::ls_types::{
 };
 use tower_lsp_server::{Client, NotCancellable, OngoingProgress, Unbounded};
 
-/// Wait this long after an edit before analysing, to coalesce bursts.
 /// `RACELENS_TIMING=1`: where each revision's time went, on stderr.
 fn timing() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("RACELENS_TIMING").is_some())
 }
 
+/// Wait this long after an edit before analysing, to coalesce bursts.
 const DEBOUNCE: Duration = Duration::from_millis(3);
 /// The explanation pass runs once no edit came for this long after a publish.
 const EXPLAIN_IDLE: Duration = Duration::from_millis(300);

@@ -535,7 +535,7 @@ impl<'a> Walker<'a> {
         match model {
             Some(CallModel::Lock { arg, shared }) => {
                 if st.may.0.len() >= MAX_HELD {
-                    self.mark_incomplete(fr.fid, "too many locks held at once");
+                    self.mark_incomplete(fr.fid, "budget exceeded (too many locks held at once)");
                     return Some(st);
                 }
                 let (keys, _) = self.lock_keys(fr, c.args.get(arg));

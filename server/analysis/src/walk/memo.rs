@@ -312,7 +312,7 @@ impl<'a> Walker<'a> {
             if self.d.rewalk.is_some() && !incremental::out_of_contexts(&self.d, fid) {
                 self.d.bailed = Some("a function runs out of contexts");
             }
-            self.mark_incomplete(fid, "too many calling contexts");
+            self.mark_incomplete(fid, "budget exceeded (too many calling contexts)");
             let mut st = st;
             st.tries = caller_tries;
             caller.restore(&mut st, &[]);

@@ -213,7 +213,7 @@ impl<'a> Walker<'a> {
                 }
                 (None, None) => {
                     if self.d.threads.len() >= THREAD_BUDGET {
-                        self.mark_incomplete(fr.fid, "too many threads");
+                        self.mark_incomplete(fr.fid, "budget exceeded (too many threads)");
                         continue;
                     }
                     let t = self.d.threads.len() as u32;

@@ -140,7 +140,7 @@ impl<'a> Walker<'a> {
             }
             if self.d.steps > STEP_BUDGET {
                 self.d.exhausted = true;
-                self.mark_incomplete(fr.fid, "step budget exceeded");
+                self.mark_incomplete(fr.fid, "budget exceeded (step budget exceeded)");
                 cur = Some(state);
                 break;
             }

@@ -205,7 +205,7 @@ impl<'a> Walker<'a> {
     pub(super) fn library_threads(&mut self, roots: Vec<(Name, FunctionId)>) {
         for (name, f) in roots {
             if self.d.threads.len() >= THREAD_BUDGET {
-                self.mark_incomplete(f, "too many threads");
+                self.mark_incomplete(f, "budget exceeded (too many threads)");
                 break;
             }
             let t = self.d.threads.len() as u32;

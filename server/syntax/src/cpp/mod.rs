@@ -411,18 +411,18 @@ impl Unit<'_> {
                     let Some(top) = stack.pop() else {
                         continue;
                     };
-                    if top.parent == Activity::Inactive {
-                        // A chain inside a branch that is not compiled goes
-                        // whole, directive lines included: one left behind
-                        // (`#if defined(__APPLE__)` whose `#endif` went)
-                        // would open a conditional the view never closes.
-                        blanks.blank.extend(top.lines);
-                        blanks.blank.push(span);
-                        blanks.blank[top.first_blank..].sort_unstable();
-                    } else if top.undecided {
+                    // A decided chain goes whole, directive lines included;
+                    // so does one inside a branch that is not compiled, even
+                    // undecided: one left behind (`#if defined(__APPLE__)`
+                    // whose `#endif` went) would open a conditional the view
+                    // never closes.
+                    let inactive = top.parent == Activity::Inactive;
+                    if top.undecided && !inactive {
                         blanks.undecided += 1;
                     } else {
-                        blanks.decided += 1;
+                        if !inactive {
+                            blanks.decided += 1;
+                        }
                         let mut chain = top.lines;
                         chain.push(span);
                         blanks.blank.extend(chain);
