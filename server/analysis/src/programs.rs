@@ -235,7 +235,7 @@ pub fn partition(db: &dyn salsa::Database, u: Universe) -> Arc<Partition> {
         all.iter().map(|f| (f.path(db).clone(), *f)).collect();
     let headers_of: BTreeMap<PathBuf, Vec<PathBuf>> = units
         .iter()
-        .map(|f| (f.path(db).clone(), unit_headers(db, u, *f).clone()))
+        .map(|f| (f.path(db).clone(), unit_headers(db, u, *f)))
         .collect();
     let included: BTreeSet<&PathBuf> = headers_of.values().flatten().collect();
     let orphans: Vec<PathBuf> = by_path

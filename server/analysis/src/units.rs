@@ -182,10 +182,7 @@ pub fn header_owners(db: &dyn salsa::Database, u: Universe) -> Arc<FxHashMap<Pat
     Arc::new(owners)
 }
 
-/// The headers each unit includes, transitively, by path. A query of its
-/// own so that it backdates: an edit moves the unit's conditions (their
-/// byte ranges) but rarely its headers, and `partition` reads only these.
-#[salsa::tracked]
+/// The headers each unit includes, transitively, by path.
 pub fn unit_headers(db: &dyn salsa::Database, u: Universe, unit: SourceFile) -> Vec<PathBuf> {
     unit_conditions(db, u, unit)
         .files
