@@ -67,8 +67,17 @@ impl AnalysisHost {
 
     /// Sets a file's parse (for example one made incrementally by the editor layer).
     pub fn set_file(&mut self, path: &Path, parsed: Parsed) {
+        let t0 = std::time::Instant::now();
         self.put_file(path, parsed);
+        let t1 = std::time::Instant::now();
         self.sync();
+        if std::env::var_os("RACELENS_TIMING").is_some() {
+            eprintln!(
+                "racelens: set_file: input write {:.1?}, programs {:.1?}",
+                t1 - t0,
+                t1.elapsed()
+            );
+        }
     }
 
     /// Sets many files at once; the programs are formed once, at the end.
@@ -205,6 +214,7 @@ impl AnalysisHost {
         let memos = [
             ("lowering", crate::lower_cache::stats()),
             ("declarations", racelens_syntax::items::memo_stats()),
+            ("region trees", racelens_syntax::items::region_memo_stats()),
         ];
         for (name, (entries, bytes)) in memos {
             out.insert(format!("memo:{name} entries"), entries);

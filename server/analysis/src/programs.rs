@@ -136,13 +136,14 @@ pub fn unit_symbols(db: &dyn salsa::Database, u: Universe, file: SourceFile) -> 
         }
     }
     let text = &file_view(db, u, file).text;
-    let mut uses = BTreeSet::new();
-    for w in identifiers(text) {
-        if !defines.contains(w) && !local.contains(w) && !KEYWORDS.contains(&w) && !uses.contains(w)
-        {
-            uses.insert(Name::from(w));
-        }
-    }
+    // Distinct words first (a hash set of slices): a large unit mentions
+    // tens of thousands of identifiers, a few thousand distinct ones.
+    let words: rustc_hash::FxHashSet<&str> = identifiers(text).collect();
+    let uses: BTreeSet<Name> = words
+        .into_iter()
+        .filter(|w| !defines.contains(*w) && !local.contains(*w) && !KEYWORDS.contains(w))
+        .map(Name::from)
+        .collect();
     Arc::new(UnitSymbols {
         has_main,
         defines,

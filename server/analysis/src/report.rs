@@ -168,6 +168,34 @@ pub fn site_of(db: &dyn salsa::Database, func: FunctionId, span: racelens_syntax
     }
 }
 
+/// `a == b` for conflicts, cheapest fields first (paths compare slowly).
+fn same_conflict(a: &Conflict, b: &Conflict) -> bool {
+    a.site.start == b.site.start
+        && a.site.end == b.site.end
+        && a.kind == b.kind
+        && a.thread == b.thread
+        && a == b
+}
+
+/// `a.cmp(b)` for sites, with equal paths found by their bytes: `Path`'s
+/// order compares component by component, and nearly every pair shares
+/// its file.
+fn cmp_sites(a: &SiteRef, b: &SiteRef) -> std::cmp::Ordering {
+    if a.file.as_os_str() == b.file.as_os_str() {
+        (a.start, a.end, &a.func).cmp(&(b.start, b.end, &b.func))
+    } else {
+        a.cmp(b)
+    }
+}
+
+/// `a.cmp(b)` for conflicts (the derived order: site, kind, thread, locks).
+fn cmp_conflicts(a: &Conflict, b: &Conflict) -> std::cmp::Ordering {
+    cmp_sites(&a.site, &b.site)
+        .then_with(|| a.kind.cmp(&b.kind))
+        .then_with(|| a.thread.cmp(&b.thread))
+        .then_with(|| a.locks.cmp(&b.locks))
+}
+
 /// Conflicting accesses listed per report; the rest are summarised.
 pub const MAX_CONFLICTS: usize = 16;
 
@@ -378,7 +406,7 @@ fn collect_races(
                         locks: c.locks.clone(),
                     };
                     let r = &mut reports[i];
-                    if !r.conflicts.contains(&c) {
+                    if !r.conflicts.iter().any(|x| same_conflict(x, &c)) {
                         r.conflicts.push(c);
                     }
                 }
@@ -401,9 +429,9 @@ fn collect_races(
         }
     }
     for r in &mut reports {
-        r.conflicts.sort();
+        r.conflicts.sort_by(cmp_conflicts);
     }
-    reports.sort_by(|a, b| a.site.cmp(&b.site));
+    reports.sort_by(|a, b| cmp_sites(&a.site, &b.site));
     if std::env::var_os("RACELENS_TIMING").is_some() {
         eprintln!(
             "racelens: {} race reports in {:.1?}",

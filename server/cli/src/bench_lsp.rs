@@ -110,7 +110,18 @@ fn read_frame(r: &mut impl BufRead) -> Option<Value> {
     }
     let mut body = vec![0; len?];
     r.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
+    // The client's own share of the latency: a large publish takes a JSON
+    // parse as long as some server phases (an editor parses it too).
+    let t0 = Instant::now();
+    let v = serde_json::from_slice(&body).ok();
+    if std::env::var_os("RACELENS_TIMING").is_some() && body.len() > 100_000 {
+        eprintln!(
+            "client: {} bytes parsed in {:.1?}",
+            body.len(),
+            t0.elapsed()
+        );
+    }
+    v
 }
 
 impl Client {
@@ -554,6 +565,12 @@ fn random_edits(
             false => None,
         };
         times.push(c.wait_published(v)? - at);
+        if std::env::var_os("RACELENS_TIMING").is_some() {
+            eprintln!(
+                "client: version {v} published after {:.1?}",
+                times[times.len() - 1]
+            );
+        }
         if let Some(id) = hover {
             hovers.push(c.wait_response(id)? - at);
         }

@@ -138,9 +138,22 @@ impl<'a> Files<'a> {
         }
     }
 
+    /// The open file at `path`. Paths with the same bytes are found
+    /// without the map's component-wise comparison (nearly every site of a
+    /// publish lies in the one edited file).
+    fn open_file(&self, path: &Path) -> Option<&'a OpenFile> {
+        let open = self.open;
+        if let Some((p, f)) = open.iter().next() {
+            if open.len() == 1 && p.as_os_str() == path.as_os_str() {
+                return Some(f);
+            }
+        }
+        open.get(path)
+    }
+
     /// The client's URI for an open file, a `file:` URI otherwise.
     pub fn uri(&self, path: &Path) -> Option<Uri> {
-        match self.open.get(path) {
+        match self.open_file(path) {
             Some(f) => Some(f.uri.clone()),
             None => path_to_uri(path),
         }
@@ -148,7 +161,7 @@ impl<'a> Files<'a> {
 
     pub fn range(&mut self, path: &Path, start: usize, end: usize) -> Option<Range> {
         let enc = self.enc;
-        if let Some(f) = self.open.get(path) {
+        if let Some(f) = self.open_file(path) {
             let index = f.line_index.get_or_init(|| LineIndex::new(&f.text));
             return Some(
                 Lines {

@@ -91,10 +91,12 @@ impl DiagnosticsJob {
                 snap.analysis.prefetch(Some(&open), self.workers);
             }
             let mut files = Files::new(&snap.analysis, &snap.open, snap.encoding);
+            let t_start = std::time::Instant::now();
             // Only open files get diagnostics: only their locations are checked.
             let races = snap
                 .analysis
                 .races_in(snap.open.keys().map(|p| p.as_path()));
+            let t_races = t_start.elapsed();
             let checker = explain
                 .filter(|l| l.races > 0 && !races.is_empty())
                 .map(|l| (l, Checker::new(&snap.analysis)));
@@ -136,6 +138,12 @@ impl DiagnosticsJob {
                         }),
                     );
                 }
+            }
+            if crate::session::timing() {
+                eprintln!(
+                    "racelens: diagnostics: races {t_races:.1?}, conversion {:.1?}",
+                    t_start.elapsed() - t_races
+                );
             }
             for inc in snap.analysis.incomplete() {
                 if let Some(list) = per_file.get_mut(inc.site.file.as_path()) {

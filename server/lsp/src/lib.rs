@@ -17,6 +17,7 @@ pub mod convert;
 pub mod diagnostics;
 pub mod document;
 mod middleware;
+mod output;
 pub mod requests;
 pub mod server;
 pub mod session;
@@ -66,9 +67,12 @@ pub fn run_stdio() {
             lifecycle.clone(),
         );
         let input = transport::filter(tokio::io::stdin());
-        tower_lsp_server::Server::new(input, tokio::io::stdout(), socket)
+        let (frames, writer) = output::start(tokio::io::stdout());
+        tower_lsp_server::Server::new(input, frames, socket)
             .serve(service)
             .await;
+        output::close();
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
     });
     // Stdin's reader thread may still be blocked in a read that cannot be
     // cancelled; do not wait for it.

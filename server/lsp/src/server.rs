@@ -186,10 +186,14 @@ impl LanguageServer for Server {
                 text: c.text,
             })
             .collect();
+        let t0 = std::time::Instant::now();
         let revision = self
             .session
             .lock()
             .change(&path, params.text_document.version, &changes);
+        if crate::session::timing() {
+            eprintln!("racelens: didChange applied in {:.1?}", t0.elapsed());
+        }
         match revision {
             Some(revision) => self.session.schedule_diagnostics(revision),
             None => tracing::warn!(

@@ -43,7 +43,7 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{Client, NotCancellable, OngoingProgress, Unbounded};
 
 /// `RACELENS_TIMING=1`: where each revision's time went, on stderr.
-fn timing() -> bool {
+pub(crate) fn timing() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("RACELENS_TIMING").is_some())
 }
@@ -225,6 +225,12 @@ impl Session {
                 return;
             }
             let mut flight = self.flight();
+            // Already under way (the refresh that waited for a running
+            // analysis and this revision's own refresh can both get here):
+            // a second analysis of it would only halve the first one's CPU.
+            if flight.running == Some(revision) {
+                return;
+            }
             if flight.running.is_some() && state.has_pending() {
                 flight.queued = true;
                 return;
@@ -320,10 +326,22 @@ impl Session {
             return false;
         }
         *last = revision;
-        for f in publisher.changes(files) {
-            self.client
-                .publish_diagnostics(f.uri, f.diagnostics, f.version)
-                .await;
+        let t0 = std::time::Instant::now();
+        let changes = publisher.changes(files);
+        let t1 = std::time::Instant::now();
+        for f in changes {
+            if !crate::output::publish_diagnostics(&f.uri, &f.diagnostics, f.version) {
+                self.client
+                    .publish_diagnostics(f.uri, f.diagnostics, f.version)
+                    .await;
+            }
+        }
+        if timing() {
+            eprintln!(
+                "racelens: publish: comparison {:.1?}, serialization {:.1?}",
+                t1 - t0,
+                t1.elapsed()
+            );
         }
         true
     }

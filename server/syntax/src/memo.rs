@@ -33,12 +33,21 @@ struct Generations<V> {
 /// A memo of `V` by (text, salt). Meant for a `static`.
 pub struct TextMemo<V> {
     entries: Mutex<Option<Generations<V>>>,
+    /// Bytes of text computed afresh per generation.
+    generation_bytes: usize,
 }
 
 impl<V> TextMemo<V> {
     pub const fn new() -> Self {
+        Self::with_generation_bytes(GENERATION_BYTES)
+    }
+
+    /// A memo whose generations end after `bytes` of text computed afresh
+    /// (smaller for values much larger than their texts, such as trees).
+    pub const fn with_generation_bytes(bytes: usize) -> Self {
         TextMemo {
             entries: Mutex::new(None),
+            generation_bytes: bytes,
         }
     }
 
@@ -75,7 +84,7 @@ impl<V> TextMemo<V> {
             added: 0,
         });
         g.added += text.len();
-        if g.added > GENERATION_BYTES {
+        if g.added > self.generation_bytes {
             g.previous = std::mem::take(&mut g.current);
             g.added = 0;
         }

@@ -183,9 +183,12 @@ pub(super) fn update(
         own_vars: Default::default(),
     };
     // Summaries read by the previous revision's walk, and the frames built
-    // from them: the edited function's are stale.
+    // from them: the edited function's are stale. A frame base is a fact of
+    // its function's summary and the program alone (`frames.rs`), and the
+    // program is unchanged (`take`): the other functions' bases stay, which
+    // saves about a quarter of a pointer store rebuild.
     w.d.summaries.borrow_mut().clear();
-    w.d.frame_bases.borrow_mut().clear();
+    w.d.frame_bases.borrow_mut().retain(|g, _| *g != f);
     // Callers apply a lock wrapper without walking it (no node of the
     // edited function holds their use of it).
     let lock_wrap = |s: &FunctionSummary| w.lock_wrap_of(s, super::lock_wrappers::MAX_NESTING);

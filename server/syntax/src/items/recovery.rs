@@ -100,11 +100,30 @@ pub fn recover(tree: &Tree, src: &str) -> Recovery {
         .into_iter()
         .filter_map(|r| {
             let sub = blanked.get(r.clone())?;
-            (!sub.trim().is_empty())
-                .then(|| (r.start, sub.to_string(), crate::parse::parse_text(sub)))
+            (!sub.trim().is_empty()).then(|| (r.start, sub.to_string(), region_tree(sub)))
         })
         .collect();
     Recovery { regions }
+}
+
+/// Trees of broken regions by text. An edit outside a region leaves its
+/// text as it was, so each edit parses at most the region it lies in again
+/// (memcached.c: five regions, 80 KB, about 10 ms of every edit). The tree
+/// is the fresh parse of the text, so a hit changes nothing. Trees are
+/// larger than their texts: generations are short.
+static REGION_TREES: crate::memo::TextMemo<Tree> =
+    crate::memo::TextMemo::with_generation_bytes(512 << 10);
+
+/// Salt of [`REGION_TREES`] (the memo holds only region trees).
+const REGION_SALT: u64 = 0x7265_6769_6f6e;
+
+fn region_tree(text: &str) -> Tree {
+    (*REGION_TREES.get(text, REGION_SALT, || crate::parse::parse_text(text))).clone()
+}
+
+/// Entries of the region tree memo and the bytes of their texts.
+pub fn memo_stats() -> (usize, usize) {
+    REGION_TREES.stats()
 }
 
 /// [`for_each_function`] with the file's [`Recovery`] already computed.
