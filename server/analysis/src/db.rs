@@ -327,23 +327,13 @@ pub fn static_renames(
     }
     let mut out = FxHashMap::default();
     for (f, mine) in statics {
-        let unit = f
-            .path(db)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        // Named by the unit's path, which is unique and, unlike a salsa
+        // Id, the same however the workspace was loaded (`order.rs`).
+        let unit = f.path(db).to_string_lossy().into_owned();
         let map: FxHashMap<Name, Name> = mine
             .into_iter()
             .filter(|n| count[n] > 1)
-            .map(|n| {
-                (
-                    n.clone(),
-                    Name::from(format!(
-                        "{n}@{unit}#{}",
-                        salsa::plumbing::AsId::as_id(&f).index()
-                    )),
-                )
-            })
+            .map(|n| (n.clone(), Name::from(format!("{n}@{unit}"))))
             .collect();
         if !map.is_empty() {
             out.insert(f, map);

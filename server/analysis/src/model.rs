@@ -43,6 +43,13 @@ pub struct LocKey {
     pub path: Vec<Elem>,
 }
 
+/// The C name of a global or function. A unit's static whose name another
+/// unit of the program also defines is keyed `name@unit-path`
+/// (`db::static_renames`); users see `name`.
+pub fn c_name(n: &str) -> &str {
+    n.split('@').next().unwrap_or(n)
+}
+
 impl LocKey {
     pub fn new(base: Base) -> Self {
         LocKey {
@@ -107,7 +114,10 @@ impl LocKey {
     /// The variable name users see: `counter`, `q->count`, `arr[2]`.
     pub fn display(&self) -> String {
         let mut s = match &self.base {
-            Base::Global(n) => n.rsplit("::").next().unwrap_or(n).to_string(),
+            Base::Global(n) => {
+                let n = c_name(n);
+                n.rsplit("::").next().unwrap_or(n).to_string()
+            }
             Base::Local { var, .. } => var.to_string(),
             Base::Heap { func, .. } => format!("(heap object allocated in {func})"),
             // A type-based location: any object of that type that an

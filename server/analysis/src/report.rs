@@ -152,7 +152,7 @@ pub fn locks_text(locks: &[String]) -> String {
 /// Display name of a thread.
 pub fn thread_name(table: &ThreadTable, t: u32) -> String {
     match table.threads.get(t as usize) {
-        Some(th) => th.entry.to_string(),
+        Some(th) => crate::model::c_name(&th.entry).to_string(),
         None => "?".into(),
     }
 }
@@ -164,17 +164,8 @@ pub fn site_of(db: &dyn salsa::Database, func: FunctionId, span: racelens_syntax
         file: func.file(db).path(db).clone(),
         start: off + span.start as usize,
         end: off + span.end as usize,
-        func: func.name(db).to_string(),
+        func: crate::model::c_name(func.name(db)).to_string(),
     }
-}
-
-/// `a == b` for conflicts, cheapest fields first (paths compare slowly).
-fn same_conflict(a: &Conflict, b: &Conflict) -> bool {
-    a.site.start == b.site.start
-        && a.site.end == b.site.end
-        && a.kind == b.kind
-        && a.thread == b.thread
-        && a == b
 }
 
 /// `a.cmp(b)` for sites, with equal paths found by their bytes: `Path`'s
@@ -227,7 +218,7 @@ pub struct Fragment {
     unresolved: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct FragmentConflict {
     func: FunctionId,
     span: Span,
@@ -237,9 +228,6 @@ struct FragmentConflict {
     itself: bool,
     locks: Vec<String>,
 }
-
-/// Thread ids kept per fragment list (reports show at most 16 names).
-const FRAGMENT_THREADS: usize = 32;
 
 /// The report fragments of one location, in the order its pairs name them.
 #[salsa::tracked(returns(ref))]
@@ -254,7 +242,7 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
     let mut index: FxHashMap<(FunctionId, Span), usize> = FxHashMap::default();
     let mut seen: FxHashSet<(usize, FunctionId, Span, AccessKind, u32)> = FxHashSet::default();
     let push_new = |v: &mut Vec<u32>, t: u32| {
-        if v.len() < FRAGMENT_THREADS && !v.contains(&t) {
+        if !v.contains(&t) {
             v.push(t);
         }
     };
@@ -286,9 +274,7 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
             }
             f.volatile |= x.volatile;
             push_new(&mut f.threads, x.thread);
-            if f.conflicts.len() < 2 * MAX_CONFLICTS
-                && seen.insert((i, y.func, y.span, y.kind, y.thread))
-            {
+            if seen.insert((i, y.func, y.span, y.kind, y.thread)) {
                 f.conflicts.push(FragmentConflict {
                     func: y.func,
                     span: y.span,
@@ -321,6 +307,14 @@ pub fn races_in_files(
     collect_races(db, ws, Some(files))
 }
 
+/// What the fragments of one report say, before the capped lists are chosen.
+#[derive(Default)]
+struct Gathered {
+    threads: Vec<u32>,
+    others: Vec<u32>,
+    conflicts: Vec<FragmentConflict>,
+}
+
 fn collect_races(
     db: &dyn salsa::Database,
     ws: Workspace,
@@ -336,18 +330,20 @@ fn collect_races(
             .or_insert_with(|| site_of(db, f, s))
             .clone()
     };
+    // Locations come in the order of their bases, and bases order by salsa
+    // Ids, which differ between a CLI run and an editor session. So each
+    // report first gathers everything its fragments say, and the capped
+    // lists (threads, conflicts, creations) are chosen afterwards by
+    // thread index and source position: the same program gives the same
+    // report however its Ids were handed out.
     let mut index: FxHashMap<(FunctionId, Span), usize> = FxHashMap::default();
     let mut reports: Vec<RaceReport> = Vec::new();
-    let mut seen_conflicts: FxHashSet<(usize, FunctionId, Span, AccessKind, u32)> =
-        FxHashSet::default();
-    // Thread names and (report, creation site) pairs seen, once each: a
-    // program with thousands of racing pairs would otherwise format names
-    // and compare creations for every pair.
+    let mut gathered: Vec<Gathered> = Vec::new();
+    let mut seen_conflicts: FxHashSet<(usize, &FragmentConflict)> = FxHashSet::default();
     let names: Vec<String> = (0..table.threads.len() as u32)
         .map(|t| thread_name(&table, t))
         .collect();
     let name_of = |t: u32| -> &str { names.get(t as usize).map(|n| &n[..]).unwrap_or("?") };
-    let mut seen_creations: FxHashSet<(usize, u32)> = FxHashSet::default();
     for loc in locations_in(db, ws, files) {
         for f in location_reports(db, loc).iter() {
             if !wanted(f.func) {
@@ -372,11 +368,21 @@ fn collect_races(
                         programs: Vec::new(),
                         stale: crate::db::function_stale(db, f.func),
                     });
+                    gathered.push(Gathered::default());
                     index.insert((f.func, f.span), i);
                     i
                 }
             };
             let r = &mut reports[i];
+            // One access can lie in several locations (a concrete object
+            // and its type): the name shown is the concrete one, and among
+            // equals the first by text, not the first met.
+            if (!f.unresolved, std::cmp::Reverse(&f.var))
+                > (!r.unresolved, std::cmp::Reverse(&r.var))
+            {
+                r.var = f.var.clone();
+                r.locks = f.locks.clone();
+            }
             if f.kind == AccessKind::Write {
                 r.kind = AccessKind::Write;
             }
@@ -385,51 +391,67 @@ fn collect_races(
             }
             r.volatile |= f.volatile;
             r.unresolved &= f.unresolved;
-            for &t in &f.threads {
-                let tn = name_of(t);
-                if r.threads.len() < 16 && !r.threads.iter().any(|x| x == tn) {
-                    r.threads.push(tn.to_string());
-                }
-            }
+            let g = &mut gathered[i];
+            g.threads.extend_from_slice(&f.threads);
+            g.others.extend_from_slice(&f.others);
             for c in &f.conflicts {
-                if reports[i].conflicts.len() < MAX_CONFLICTS
-                    && seen_conflicts.insert((i, c.func, c.span, c.kind, c.thread))
-                {
-                    let thread = match c.itself {
-                        true => format!("{} (another instance)", name_of(c.thread)),
-                        false => name_of(c.thread).to_string(),
-                    };
-                    let c = Conflict {
-                        site: site(c.func, c.span),
-                        kind: c.kind,
-                        thread,
-                        locks: c.locks.clone(),
-                    };
-                    let r = &mut reports[i];
-                    if !r.conflicts.iter().any(|x| same_conflict(x, &c)) {
-                        r.conflicts.push(c);
-                    }
-                }
-            }
-            for &t in &f.others {
-                if let Some(ts) = table.threads.get(t as usize).and_then(|t| t.site) {
-                    if reports[i].creations.len() < 8 && seen_creations.insert((i, t)) {
-                        let s = &table.sites[ts as usize];
-                        let cr = Creation {
-                            thread: name_of(t).to_string(),
-                            site: site(s.func, s.span),
-                        };
-                        let r = &mut reports[i];
-                        if !r.creations.contains(&cr) {
-                            r.creations.push(cr);
-                        }
-                    }
+                if seen_conflicts.insert((i, c)) {
+                    g.conflicts.push(c.clone());
                 }
             }
         }
     }
-    for r in &mut reports {
-        r.conflicts.sort_by(cmp_conflicts);
+    for (r, mut g) in reports.iter_mut().zip(gathered) {
+        g.threads.sort_unstable();
+        g.threads.dedup();
+        for &t in &g.threads {
+            let tn = name_of(t);
+            if r.threads.len() < 16 && !r.threads.iter().any(|x| x == tn) {
+                r.threads.push(tn.to_string());
+            }
+        }
+        let mut conflicts: Vec<Conflict> = g
+            .conflicts
+            .iter()
+            .map(|c| Conflict {
+                site: site(c.func, c.span),
+                kind: c.kind,
+                thread: match c.itself {
+                    true => format!("{} (another instance)", name_of(c.thread)),
+                    false => name_of(c.thread).to_string(),
+                },
+                locks: c.locks.clone(),
+            })
+            .collect();
+        // One line per access and thread: the same access met in two
+        // calling contexts keeps its first lock set in order (no lock first).
+        conflicts.sort_by(cmp_conflicts);
+        conflicts.dedup_by(|b, a| {
+            a.site.start == b.site.start
+                && a.site.end == b.site.end
+                && a.kind == b.kind
+                && a.thread == b.thread
+                && a.site == b.site
+        });
+        conflicts.truncate(MAX_CONFLICTS);
+        r.conflicts = conflicts;
+        g.others.sort_unstable();
+        g.others.dedup();
+        for &t in &g.others {
+            if r.creations.len() >= 8 {
+                break;
+            }
+            if let Some(ts) = table.threads.get(t as usize).and_then(|t| t.site) {
+                let s = &table.sites[ts as usize];
+                let cr = Creation {
+                    thread: name_of(t).to_string(),
+                    site: site(s.func, s.span),
+                };
+                if !r.creations.contains(&cr) {
+                    r.creations.push(cr);
+                }
+            }
+        }
     }
     reports.sort_by(|a, b| cmp_sites(&a.site, &b.site));
     if std::env::var_os("RACELENS_TIMING").is_some() {
