@@ -109,7 +109,17 @@ fn stmts(body: &mut [Stmt], map: &FxHashMap<Name, Name>) {
 
 fn test_names(t: &mut Test, map: &FxHashMap<Name, Name>) {
     if let Test::VarZero { var, .. } = t {
-        name(var, map);
+        // A member chain (`conf.quiet`) renames its head.
+        match var.split_once('.') {
+            Some((head, rest)) => {
+                let mut h: Name = head.into();
+                name(&mut h, map);
+                if *h != *head {
+                    *var = format!("{h}.{rest}").into();
+                }
+            }
+            None => name(var, map),
+        }
     }
 }
 

@@ -286,7 +286,12 @@ impl<'a> Walker<'a> {
     /// Takes the branch facts and spawn guards on variables that are not
     /// globals out of a state about to enter a callee.
     pub(super) fn stash_frame_facts(&self, st: &mut State) -> FrameFacts {
-        let global = |v: &Name| self.prog.global(v).is_some();
+        // A member chain (`conf.quiet`) is global when its head is.
+        let global = |v: &Name| {
+            self.prog.global(v).is_some()
+                || v.match_indices('.')
+                    .any(|(i, _)| self.prog.global(&v[..i]).is_some())
+        };
         // Symbolic locks stay: a callee that unlocks `&s->m` through its own
         // pointer must release the caller's `&s->m`.
         FrameFacts {

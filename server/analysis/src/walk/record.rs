@@ -527,3 +527,54 @@ impl<'a> Walker<'a> {
         false
     }
 }
+
+impl Walker<'_> {
+    /// A write forgets the branch facts on the flags it may change: a
+    /// flag tested before (`if (g) spawn(..)`) and written since says
+    /// nothing about a later test of it. Its keys decide: a global or local
+    /// and the members below it, any member chain when the write goes
+    /// through an unresolved struct pointer, everything through a wild one.
+    pub(super) fn forget_written_flags(&self, fr: &Frame, place: &Expr, st: &mut State) {
+        for k in self.place(fr, place, 0) {
+            let head: &str = match &k.base {
+                Base::Global(n) => n,
+                Base::Local { var, .. } => var,
+                Base::Type(_) => {
+                    st.forget_flags(|f| f.contains('.'));
+                    continue;
+                }
+                Base::Unknown => {
+                    st.forget_flags(|_| true);
+                    continue;
+                }
+                Base::Heap { .. } | Base::Synthetic(_) => continue,
+            };
+            // The members the write reaches: `head` and the chain of fields
+            // of the key's path up to its first index (an index may be any).
+            let mut chain = head.to_string();
+            let mut chains = vec![chain.clone()];
+            for e in k.path.iter() {
+                match e {
+                    Elem::Field(f) => {
+                        chain.push('.');
+                        chain.push_str(f);
+                        chains.push(chain.clone());
+                    }
+                    Elem::Index(_) => break,
+                }
+            }
+            let whole = chains.len() == k.path.len() + 1;
+            st.forget_flags(|f| {
+                // A flag below the written member (`conf.a.b` when `conf.a`
+                // is written), or the written member itself, or, when the
+                // write's path has an index, anything below the prefix.
+                let last = chains.last().map(String::as_str).unwrap_or(head);
+                f == last
+                    || f.strip_prefix(last).is_some_and(|r| r.starts_with('.'))
+                    || (!whole
+                        && f.strip_prefix(head)
+                            .is_some_and(|r| r.is_empty() || r.starts_with('.')))
+            });
+        }
+    }
+}

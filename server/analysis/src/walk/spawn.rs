@@ -250,15 +250,38 @@ impl<'a> Walker<'a> {
         }
         child_sites.sort_unstable();
         child_sites.dedup();
+        // The call returns a new result: what followed from its last one
+        // (a thread of an earlier round) no longer does.
+        let result = call_flag(c.id);
+        st.forget_flags(|f| *f == *result);
         for site in child_sites {
+            // The flags under which the site's threads were created: what
+            // holds now, and, when the path created the site before (an
+            // earlier round of a loop), only what held then too.
+            let again = st.created.contains(site);
+            let before: Vec<(Name, bool)> = st
+                .guards
+                .iter()
+                .filter(|g| g.0 == site)
+                .map(|g| (g.1.clone(), g.2))
+                .collect();
+            let mut now: Vec<(Name, bool)> = st.conds.iter().cloned().collect();
+            // `pthread_create` and `thrd_create` return zero when the thread
+            // was created: a test of the result that finds it nonzero is on
+            // a path without the thread (`if (err) { strerror(err); ... }`).
+            if !callback && creates_on_zero(c) && fr.tested.contains(&c.id) {
+                now.push((result.clone(), false));
+            }
+            if again {
+                now.retain(|g| before.contains(g));
+            }
             st.created.insert(site);
             st.active.insert(site);
             st.joined_ix.retain(|j| j.0 != site);
             st.joined_tids.retain(|j| j.0 != site);
             st.guards.retain(|g| g.0 != site);
-            for (v, nz) in &st.conds {
-                st.guards.push((site, v.clone(), *nz));
-            }
+            st.guards
+                .extend(now.into_iter().map(|(v, nz)| (site, v, nz)));
             st.clean.retain(|(x, _)| *x != site);
             for h in &st.must.0 {
                 if !h.shared
@@ -397,4 +420,16 @@ impl<'a> Walker<'a> {
         self.opaque();
         self.definitions(fr, &names)
     }
+}
+
+/// Does `c` call a creation function whose zero result means success?
+/// (Creation functions configured by name may use other conventions.)
+fn creates_on_zero(c: &Call) -> bool {
+    matches!(&c.callee, Callee::Direct(n) if &**n == "pthread_create" || &**n == "thrd_create")
+}
+
+/// The flag name that stands for the result of call `id` until it is
+/// stored in a variable (a name no C identifier can have).
+pub(super) fn call_flag(id: u32) -> Name {
+    format!("#call{id}").into()
 }

@@ -14,7 +14,7 @@ use super::frames::Frame;
 use super::state::{join, Ptrs, State, TryKey};
 use super::{Walker, MAX_LOOP_ITERS, STEP_BUDGET};
 use crate::model::*;
-use racelens_syntax::{Call, Callee, Expr, Name, Stmt, Test};
+use racelens_syntax::{AccessKind, Call, Callee, Expr, Name, Stmt, Test};
 use std::sync::Arc;
 
 #[derive(Default)]
@@ -420,6 +420,10 @@ impl<'a> Walker<'a> {
         match s {
             Stmt::Access(a) => {
                 self.record(fr, &a.place, a.kind, a.span, &state, true);
+                let mut state = state;
+                if a.kind == AccessKind::Write && state.has_flags() {
+                    self.forget_written_flags(fr, &a.place, &mut state);
+                }
                 Some(state)
             }
             Stmt::Assign {
@@ -441,6 +445,11 @@ impl<'a> Walker<'a> {
                     .map(|(_, h, nz)| (h.clone(), *nz))
                 {
                     state.tries.push((TryKey::Var(x.clone()), h, nz));
+                }
+                // What followed from the call's result now follows from `x`.
+                let flag = super::spawn::call_flag(*id);
+                for g in state.guards.iter_mut().filter(|g| g.1 == flag) {
+                    g.1 = x.clone();
                 }
                 if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false)
                     || fr.address_taken.contains(x)
@@ -574,6 +583,12 @@ impl<'a> Walker<'a> {
         // Linux trylocks return nonzero on success (one model per call).
         let ok_nonzero = st.tries.iter().any(|(k, _, nz)| *k == key && *nz);
         if held.is_empty() {
+            // A creation's result tested directly (`if (pthread_create(..))`)
+            // is a flag too (see `spawn::call_flag`).
+            let key = match key {
+                TryKey::Call(id) => TryKey::Var(super::spawn::call_flag(id)),
+                k => k,
+            };
             if let TryKey::Var(v) = key {
                 // Path correlation on a plain flag: in each branch, spawns
                 // guarded by the opposite value of the flag did not happen.

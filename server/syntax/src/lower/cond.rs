@@ -40,6 +40,16 @@ impl<'s> Lowerer<'s> {
                 var: name(n, self.src),
                 zero_on_true: !positive,
             },
+            // A member of a named object (`zconf.dryrun`, `cfg.opt.quiet`) is a
+            // flag named by its chain; the walk forgets it when the object or
+            // the member is written.
+            "field_expression" => match flag_chain(n, self.src, 0) {
+                Some(var) => Test::VarZero {
+                    var: var.into(),
+                    zero_on_true: !positive,
+                },
+                None => Test::Other,
+            },
             "unary_expression" if n.field("operator").map(|o| text(o, self.src)) == Some("!") => {
                 match n.field("argument") {
                     Some(a) => self.test_of(a, !positive, null_is_zero, depth + 1),
@@ -73,5 +83,23 @@ impl<'s> Lowerer<'s> {
             }
             _ => Test::Other,
         }
+    }
+}
+
+/// `a.b.c` as text, for a chain of `.` members below an identifier (no
+/// `->`, no index, no call).
+fn flag_chain(n: Node, src: &str, depth: u32) -> Option<String> {
+    let n = unparen(n);
+    match n.kind() {
+        "identifier" if depth > 0 => Some(text(n, src).to_string()),
+        "field_expression" if depth < 8 => {
+            if n.field("operator").map(|o| text(o, src)) != Some(".") {
+                return None;
+            }
+            let base = flag_chain(n.field("argument")?, src, depth + 1)?;
+            let field = n.field("field")?;
+            Some(format!("{base}.{}", text(field, src)))
+        }
+        _ => None,
     }
 }
