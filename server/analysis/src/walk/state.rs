@@ -161,8 +161,26 @@ pub(super) fn must_within_may(st: &State) -> bool {
         .all(|h| st.may.0.iter().any(|m| m.lock == h.lock))
 }
 
-/// Inserts `x` into the sorted `v` unless it is there.
 impl State {
+    /// Does the state hold branch facts or guards on flags?
+    pub(super) fn has_flags(&self) -> bool {
+        !(self.conds.is_empty()
+            && self.guards.is_empty()
+            && self.lock_guards.is_empty()
+            && self.tries.is_empty())
+    }
+
+    /// Forgets what the state knows about the flags `hit` selects: their
+    /// value on this path, the spawns and locks that followed it, and the
+    /// lock a trylock result stored in one of them stood for.
+    pub(super) fn forget_flags(&mut self, hit: impl Fn(&str) -> bool) {
+        self.tries
+            .retain(|t| !matches!(&t.0, TryKey::Var(v) if hit(v)));
+        self.conds.retain(|c| !hit(&c.0));
+        self.guards.retain(|g| !hit(&g.1));
+        self.lock_guards.retain(|g| !hit(&g.0));
+    }
+
     /// Heap site `b` is no longer fresh on this path: another thread may
     /// reach its objects now.
     pub(super) fn unfresh(&mut self, b: &Base) {
@@ -171,6 +189,7 @@ impl State {
     }
 }
 
+/// Inserts `x` into the sorted `v` unless it is there.
 pub(super) fn insert_sorted<T: Ord>(v: &mut Vec<T>, x: T) {
     if let Err(i) = v.binary_search(&x) {
         v.insert(i, x);
