@@ -395,6 +395,10 @@ pub struct Program {
     /// ordered maps keep the iteration order the walk depends on).
     function_index: FxHashMap<Name, Vec<FunctionId>>,
     global_index: FxHashMap<Name, TypeInfo>,
+    /// Each function's place in the order of (file path, name, ordinal):
+    /// the walk sorts and caps facts by it, so that which facts a cap keeps
+    /// does not depend on the order salsa handed out function Ids.
+    pub fn_rank: FxHashMap<FunctionId, u32>,
 }
 
 impl Program {
@@ -503,5 +507,14 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
         .iter()
         .map(|(n, t)| (n.clone(), t.clone()))
         .collect();
+    let mut all: Vec<FunctionId> = p.functions.values().flatten().copied().collect();
+    all.sort_by(|a, b| {
+        (a.file(db).path(db), a.name(db), a.ordinal(db)).cmp(&(
+            b.file(db).path(db),
+            b.name(db),
+            b.ordinal(db),
+        ))
+    });
+    p.fn_rank = all.into_iter().zip(0u32..).collect();
     Arc::new(p)
 }

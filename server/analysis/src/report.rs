@@ -205,11 +205,13 @@ pub struct Fragment {
     confidence: Confidence,
     /// The locks of its first fact.
     locks: Vec<String>,
-    /// Its threads, distinct, in pair order.
+    /// Its threads, distinct, in pair order (the order of the location's
+    /// facts, a fixed order: `walk::finish`), at most [`FRAGMENT_THREADS`].
     threads: Vec<u32>,
-    /// Distinct conflicting accesses, in pair order.
+    /// Distinct conflicting accesses, in pair order, at most twice what a
+    /// report shows.
     conflicts: Vec<FragmentConflict>,
-    /// The threads of the conflicting accesses, distinct, in pair order.
+    /// The threads of the conflicting accesses, likewise.
     others: Vec<u32>,
     /// Any of its facts here accesses a `volatile` object.
     volatile: bool,
@@ -229,6 +231,9 @@ struct FragmentConflict {
     locks: Vec<String>,
 }
 
+/// Thread ids kept per fragment list (reports show at most 16 names).
+const FRAGMENT_THREADS: usize = 32;
+
 /// The report fragments of one location, in the order its pairs name them.
 #[salsa::tracked(returns(ref))]
 pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Fragment>> {
@@ -242,7 +247,7 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
     let mut index: FxHashMap<(FunctionId, Span), usize> = FxHashMap::default();
     let mut seen: FxHashSet<(usize, FunctionId, Span, AccessKind, u32)> = FxHashSet::default();
     let push_new = |v: &mut Vec<u32>, t: u32| {
-        if !v.contains(&t) {
+        if v.len() < FRAGMENT_THREADS && !v.contains(&t) {
             v.push(t);
         }
     };
@@ -274,7 +279,9 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
             }
             f.volatile |= x.volatile;
             push_new(&mut f.threads, x.thread);
-            if seen.insert((i, y.func, y.span, y.kind, y.thread)) {
+            if f.conflicts.len() < 2 * MAX_CONFLICTS
+                && seen.insert((i, y.func, y.span, y.kind, y.thread))
+            {
                 f.conflicts.push(FragmentConflict {
                     func: y.func,
                     span: y.span,
@@ -309,10 +316,10 @@ pub fn races_in_files(
 
 /// What the fragments of one report say, before the capped lists are chosen.
 #[derive(Default)]
-struct Gathered {
+struct Gathered<'a> {
     threads: Vec<u32>,
     others: Vec<u32>,
-    conflicts: Vec<FragmentConflict>,
+    conflicts: Vec<&'a FragmentConflict>,
 }
 
 fn collect_races(
@@ -330,16 +337,16 @@ fn collect_races(
             .or_insert_with(|| site_of(db, f, s))
             .clone()
     };
-    // Locations come in the order of their bases, and bases order by salsa
-    // Ids, which differ between a CLI run and an editor session. So each
-    // report first gathers everything its fragments say, and the capped
-    // lists (threads, conflicts, creations) are chosen afterwards by
-    // thread index and source position: the same program gives the same
-    // report however its Ids were handed out.
+    // Locations come in the order of their bases, and one access may lie
+    // in several. So each report first gathers what its fragments say, and
+    // the capped lists (threads, conflicts, creations) are chosen afterwards
+    // by thread index and source position: the same program gives the same
+    // report however its files were loaded.
     let mut index: FxHashMap<(FunctionId, Span), usize> = FxHashMap::default();
     let mut reports: Vec<RaceReport> = Vec::new();
     let mut gathered: Vec<Gathered> = Vec::new();
     let mut seen_conflicts: FxHashSet<(usize, &FragmentConflict)> = FxHashSet::default();
+    let mut offsets: FxHashMap<FunctionId, u32> = FxHashMap::default();
     let names: Vec<String> = (0..table.threads.len() as u32)
         .map(|t| thread_name(&table, t))
         .collect();
@@ -396,7 +403,7 @@ fn collect_races(
             g.others.extend_from_slice(&f.others);
             for c in &f.conflicts {
                 if seen_conflicts.insert((i, c)) {
-                    g.conflicts.push(c.clone());
+                    g.conflicts.push(c);
                 }
             }
         }
@@ -410,10 +417,33 @@ fn collect_races(
                 r.threads.push(tn.to_string());
             }
         }
-        let mut conflicts: Vec<Conflict> = g
+        // Chosen by source position before any is built: a report may
+        // gather hundreds, and building one clones a path and formats names.
+        let mut cands: Vec<_> = g
             .conflicts
             .iter()
-            .map(|c| Conflict {
+            .map(|c| {
+                let off = *offsets
+                    .entry(c.func)
+                    .or_insert_with(|| function_offset(db, c.func))
+                    as usize;
+                let path: &std::path::Path = c.func.file(db).path(db);
+                let (start, end) = (off + c.span.start as usize, off + c.span.end as usize);
+                (
+                    (path, start, end, c.kind, name_of(c.thread), c.itself),
+                    &c.locks,
+                    c,
+                )
+            })
+            .collect();
+        cands.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+        // One line per access and thread: the same access met in two
+        // calling contexts keeps its first lock set in order (no lock first).
+        cands.dedup_by(|b, a| a.0 == b.0);
+        let mut conflicts: Vec<Conflict> = cands
+            .iter()
+            .take(MAX_CONFLICTS)
+            .map(|(_, _, c)| Conflict {
                 site: site(c.func, c.span),
                 kind: c.kind,
                 thread: match c.itself {
@@ -423,17 +453,7 @@ fn collect_races(
                 locks: c.locks.clone(),
             })
             .collect();
-        // One line per access and thread: the same access met in two
-        // calling contexts keeps its first lock set in order (no lock first).
         conflicts.sort_by(cmp_conflicts);
-        conflicts.dedup_by(|b, a| {
-            a.site.start == b.site.start
-                && a.site.end == b.site.end
-                && a.kind == b.kind
-                && a.thread == b.thread
-                && a.site == b.site
-        });
-        conflicts.truncate(MAX_CONFLICTS);
         r.conflicts = conflicts;
         g.others.sort_unstable();
         g.others.dedup();

@@ -81,3 +81,41 @@ fn capped_lists_and_static_names_do_not_depend_on_loading_order() {
     );
     assert_eq!(forward, backward);
 }
+
+/// memcached: many units, capped conflict lists, type-based locations
+/// whose facts are capped. Known gap (docs/analysis.md): a few reports
+/// still differ, because the walk itself sees a few different facts when
+/// functions were interned in another order. This pins the gap: it was 789
+/// reports before facts were ordered by `Program::fn_rank`, and is 3.
+#[test]
+fn memcached_reports_barely_depend_on_loading_order() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/bench/projects/memcached");
+    let mut files: Vec<(PathBuf, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("c" | "h")))
+        .map(|p| {
+            let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+            (p, text)
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() > 10, "memcached sources at {}", dir.display());
+    let forward = races_loaded_in(&files, false);
+    files.reverse();
+    let backward = races_loaded_in(&files, true);
+    assert_eq!(forward.len(), backward.len());
+    let differ: Vec<_> = forward
+        .iter()
+        .zip(&backward)
+        .filter(|(a, b)| a != b)
+        .map(|(a, _)| (&a.var, a.site.start))
+        .collect();
+    assert!(
+        differ.len() <= 3,
+        "{} of {} reports differ: {differ:?}",
+        differ.len(),
+        forward.len()
+    );
+}

@@ -25,12 +25,13 @@ use std::sync::Arc;
 /// `Type(T)`), in a fixed order so that caps keep the same facts whatever
 /// order the walk found them in.
 pub(super) fn typed_facts<'f>(
+    rank: &FnRank,
     facts: impl Iterator<Item = (&'f Base, impl Iterator<Item = &'f AccessFact>)>,
 ) -> Vec<(Name, Vec<AccessFact>)> {
     let mut typed: Vec<(Name, Vec<AccessFact>)> = facts
         .filter_map(|(b, f)| {
             if let Base::Type(t) = b {
-                Some((t.clone(), cap_facts(f.cloned())))
+                Some((t.clone(), cap_facts(rank, f.cloned())))
             } else {
                 None
             }
@@ -54,16 +55,17 @@ pub(super) fn used_prefixes<'p>(
 /// through unresolved pointers of every struct type found at its prefixes
 /// (such an access may touch every object of that type).
 pub(super) fn base_facts(
+    rank: &FnRank,
     base: &Base,
     own: impl Iterator<Item = AccessFact>,
     prefixes: &[&(Vec<Elem>, Name)],
     typed: &[(Name, &[AccessFact])],
 ) -> Vec<AccessFact> {
-    let own = cap_facts(own);
+    let own = cap_facts(rank, own);
     if !takes_copies(base, own.len(), prefixes, typed) {
         return own;
     }
-    with_copies(base, own, prefixes, typed)
+    with_copies(rank, base, own, prefixes, typed)
 }
 
 /// Does the struct found at `prefix` take copies of type `t`'s accesses?
@@ -89,6 +91,7 @@ fn takes_copies(
 /// A base's capped facts `own` with the copies of the typed accesses its
 /// prefixes take, sorted (see [`base_facts`]).
 fn with_copies(
+    rank: &FnRank,
     base: &Base,
     own: Vec<AccessFact>,
     prefixes: &[&(Vec<Elem>, Name)],
@@ -125,7 +128,7 @@ fn with_copies(
         }
     }
     let mut v: Vec<AccessFact> = set.into_iter().collect();
-    v.sort_by(fact_order);
+    v.sort_by(|a, b| fact_order(rank, a, b));
     v
 }
 
@@ -134,9 +137,9 @@ fn with_copies(
 /// contexts in turn, round by round, so that no racy access disappears
 /// from the reports while another keeps thousands of contexts. The result
 /// depends only on the set of facts, not on the order they were found in.
-fn cap_facts(facts: impl Iterator<Item = AccessFact>) -> Vec<AccessFact> {
+fn cap_facts(rank: &FnRank, facts: impl Iterator<Item = AccessFact>) -> Vec<AccessFact> {
     let mut v: Vec<AccessFact> = facts.collect();
-    v.sort_by(fact_order);
+    v.sort_by(|a, b| fact_order(rank, a, b));
     v.dedup();
     if v.len() <= MAX_FACTS {
         return v;
@@ -194,12 +197,17 @@ fn cap_facts(facts: impl Iterator<Item = AccessFact>) -> Vec<AccessFact> {
         .collect()
 }
 
-/// A total order of facts, for reports and for deterministic caps.
-fn fact_order(a: &AccessFact, b: &AccessFact) -> std::cmp::Ordering {
+/// Functions' places in a fixed order ([`crate::db::Program::fn_rank`]).
+pub(super) type FnRank = FxHashMap<FunctionId, u32>;
+
+/// A total order of facts, for reports and for deterministic caps. Functions
+/// go by their rank, not their salsa Id (which depends on loading order).
+fn fact_order(rank: &FnRank, a: &AccessFact, b: &AccessFact) -> std::cmp::Ordering {
+    let key = |f: FunctionId| (rank.get(&f).copied().unwrap_or(u32::MAX), f.key());
     (
         &a.path,
         a.thread,
-        a.func.key(),
+        key(a.func),
         a.span,
         a.kind,
         &a.must,
@@ -210,7 +218,7 @@ fn fact_order(a: &AccessFact, b: &AccessFact) -> std::cmp::Ordering {
         .cmp(&(
             &b.path,
             b.thread,
-            b.func.key(),
+            key(b.func),
             b.span,
             b.kind,
             &b.must,
@@ -277,6 +285,7 @@ impl<'a> Walker<'a> {
             0..=255 => 1,
             _ => racelens_syntax::par::workers(4),
         };
+        let rank = &self.prog.fn_rank;
         let order = racelens_syntax::par::largest_first(
             bases
                 .iter()
@@ -288,6 +297,7 @@ impl<'a> Walker<'a> {
                 let mut out = Vec::new();
                 while let Some(i) = next() {
                     let v = cap_facts(
+                        rank,
                         facts
                             .get(bases[i])
                             .into_iter()
@@ -324,7 +334,7 @@ impl<'a> Walker<'a> {
                 while let Some(i) = next() {
                     out.push((
                         i,
-                        with_copies(bases[i], own[i].clone(), prefixes_of(i), &typed),
+                        with_copies(rank, bases[i], own[i].clone(), prefixes_of(i), &typed),
                     ));
                 }
                 out

@@ -350,7 +350,7 @@ pub(super) fn update(
         }
     }
     let mut result = snap.result;
-    result.locations = counts.locations(result.locations);
+    result.locations = counts.locations(result.locations, &prog.fn_rank);
     result.incomplete = {
         let mut v: Vec<(FunctionId, String)> = w.d.incomplete.clone().into_iter().collect();
         v.sort_by_key(|(f, _)| f.key());
@@ -496,6 +496,7 @@ impl Counts {
     fn locations(
         &mut self,
         mut locations: BTreeMap<Base, Arc<Vec<AccessFact>>>,
+        rank: &super::finish::FnRank,
     ) -> BTreeMap<Base, Arc<Vec<AccessFact>>> {
         let mut affected: FxHashSet<Base> = self.touched_facts.drain().collect();
         affected.extend(self.touched_prefixes.drain());
@@ -524,10 +525,13 @@ impl Counts {
             .flatten()
             .map(|(_, t)| t)
             .collect();
-        let typed = typed_facts(self.facts.iter().filter_map(|(b, f)| match b {
-            Base::Type(t) if needed.contains(t) => Some((b, f.keys())),
-            _ => None,
-        }));
+        let typed = typed_facts(
+            rank,
+            self.facts.iter().filter_map(|(b, f)| match b {
+                Base::Type(t) if needed.contains(t) => Some((b, f.keys())),
+                _ => None,
+            }),
+        );
         let typed: Vec<(Name, &[AccessFact])> =
             typed.iter().map(|(t, f)| (t.clone(), &f[..])).collect();
         for b in affected {
@@ -537,7 +541,7 @@ impl Counts {
                 .into_iter()
                 .flat_map(|f| f.keys().cloned());
             let p = used.get(&b).map(|p| &p[..]).unwrap_or(&[]);
-            let v = base_facts(&b, own, p, &typed);
+            let v = base_facts(rank, &b, own, p, &typed);
             if v.is_empty() {
                 locations.remove(&b);
             } else {
