@@ -508,13 +508,7 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
         .map(|(n, t)| (n.clone(), t.clone()))
         .collect();
     let mut all: Vec<FunctionId> = p.functions.values().flatten().copied().collect();
-    all.sort_by(|a, b| {
-        (a.file(db).path(db), a.name(db), a.ordinal(db)).cmp(&(
-            b.file(db).path(db),
-            b.name(db),
-            b.ordinal(db),
-        ))
-    });
+    all.sort_by_cached_key(|f| (f.file(db).path(db), f.name(db), f.ordinal(db)));
     p.fn_rank = all.into_iter().zip(0u32..).collect();
     Arc::new(p)
 }

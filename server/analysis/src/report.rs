@@ -220,7 +220,7 @@ pub struct Fragment {
     unresolved: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct FragmentConflict {
     func: FunctionId,
     span: Span,
@@ -345,7 +345,6 @@ fn collect_races(
     let mut index: FxHashMap<(FunctionId, Span), usize> = FxHashMap::default();
     let mut reports: Vec<RaceReport> = Vec::new();
     let mut gathered: Vec<Gathered> = Vec::new();
-    let mut seen_conflicts: FxHashSet<(usize, &FragmentConflict)> = FxHashSet::default();
     let mut offsets: FxHashMap<FunctionId, u32> = FxHashMap::default();
     let names: Vec<String> = (0..table.threads.len() as u32)
         .map(|t| thread_name(&table, t))
@@ -401,11 +400,7 @@ fn collect_races(
             let g = &mut gathered[i];
             g.threads.extend_from_slice(&f.threads);
             g.others.extend_from_slice(&f.others);
-            for c in &f.conflicts {
-                if seen_conflicts.insert((i, c)) {
-                    g.conflicts.push(c);
-                }
-            }
+            g.conflicts.extend(f.conflicts.iter());
         }
     }
     for (r, mut g) in reports.iter_mut().zip(gathered) {

@@ -907,7 +907,7 @@ impl<'a> Walker<'a> {
                     if let Some(e) = idx.and_then(|i| c.args.get(i)) {
                         let place = Expr::Deref(Box::new(e.clone()));
                         self.record(fr, &place, kind, c.span, &st, false);
-                        if kind == AccessKind::Write && st.has_flags() {
+                        if kind == AccessKind::Write {
                             self.forget_written_flags(fr, &place, &mut st);
                         }
                     }
@@ -931,9 +931,7 @@ impl<'a> Walker<'a> {
                 for e in c.args.iter().skip(from) {
                     let place = Expr::Deref(Box::new(e.clone()));
                     self.record(fr, &place, AccessKind::Write, c.span, &st, false);
-                    if st.has_flags() {
-                        self.forget_written_flags(fr, &place, &mut st);
-                    }
+                    self.forget_written_flags(fr, &place, &mut st);
                 }
                 Some(st)
             }

@@ -535,6 +535,14 @@ impl Walker<'_> {
     /// and the members below it, any member chain when the write goes
     /// through an unresolved struct pointer, everything through a wild one.
     pub(super) fn forget_written_flags(&self, fr: &Frame, place: &Expr, st: &mut State) {
+        if !st.has_flags() {
+            return;
+        }
+        // `f` is `p` or a member chain below it.
+        let below = |f: &str, p: &str| {
+            f.strip_prefix(p)
+                .is_some_and(|r| r.is_empty() || r.starts_with('.'))
+        };
         for k in self.place(fr, place, 0) {
             let head: &str = match &k.base {
                 Base::Global(n) => n,
@@ -549,32 +557,24 @@ impl Walker<'_> {
                 }
                 Base::Heap { .. } | Base::Synthetic(_) => continue,
             };
-            // The members the write reaches: `head` and the chain of fields
-            // of the key's path up to its first index (an index may be any).
+            // The member the write reaches: `head` and the fields of the
+            // key's path up to its first index. Past an index (which may be
+            // any) the write may reach anything below `head`.
             let mut chain = head.to_string();
-            let mut chains = vec![chain.clone()];
+            let mut whole = true;
             for e in k.path.iter() {
                 match e {
                     Elem::Field(f) => {
                         chain.push('.');
                         chain.push_str(f);
-                        chains.push(chain.clone());
                     }
-                    Elem::Index(_) => break,
+                    Elem::Index(_) => {
+                        whole = false;
+                        break;
+                    }
                 }
             }
-            let whole = chains.len() == k.path.len() + 1;
-            st.forget_flags(|f| {
-                // A flag below the written member (`conf.a.b` when `conf.a`
-                // is written), or the written member itself, or, when the
-                // write's path has an index, anything below the prefix.
-                let last = chains.last().map(String::as_str).unwrap_or(head);
-                f == last
-                    || f.strip_prefix(last).is_some_and(|r| r.starts_with('.'))
-                    || (!whole
-                        && f.strip_prefix(head)
-                            .is_some_and(|r| r.is_empty() || r.starts_with('.')))
-            });
+            st.forget_flags(|f| below(f, &chain) || (!whole && below(f, head)));
         }
     }
 }

@@ -421,7 +421,7 @@ impl<'a> Walker<'a> {
             Stmt::Access(a) => {
                 self.record(fr, &a.place, a.kind, a.span, &state, true);
                 let mut state = state;
-                if a.kind == AccessKind::Write && state.has_flags() {
+                if a.kind == AccessKind::Write {
                     self.forget_written_flags(fr, &a.place, &mut state);
                 }
                 Some(state)
