@@ -83,12 +83,16 @@ def main():
     ap.add_argument("--json", help="also write the totals here")
     ap.add_argument("--saved", help="read PROGRAM.json from this folder instead of running check "
                     "(`check --format json` outputs saved earlier, e.g. of another binary)")
+    ap.add_argument("--list", metavar="CAUSE",
+                    help="also list the labelled false or unclear reports still made, of this cause "
+                    "(`all` for every cause), with whether the editor shows them by default")
     a = ap.parse_args()
     labels = load_labels()
     tot = {"reports": 0, "labelled": 0, "unlabelled": 0,
            "must": collections.Counter(), "all": collections.Counter(),
            "editor": 0, "editor_all": collections.Counter(),
            "causes": collections.Counter(), "ledger": collections.Counter()}
+    listed = []
     print(f"{'program':<18} {'reports':>8} {'labelled':>8} {'unlab.':>7} {'prec must':>9} {'prec all':>9}")
     for prog in sorted(labels):
         rel = target(a.shared, prog)
@@ -107,7 +111,11 @@ def main():
             if conf == "must":
                 must[row["verdict"]] += 1
             if row["verdict"] != "true":
-                tot["causes"][row.get("cause", "other")] += 1
+                cause = row.get("cause", "other")
+                tot["causes"][cause] += 1
+                if a.list in ("all", cause):
+                    listed.append((prog, cause, conf, "shown" if shown else "hidden", *key,
+                                   row["reason"][:160]))
         for row in labels[prog].values():
             tot["ledger"][row["verdict"]] += 1
         tot["reports"] += len(rs)
@@ -123,6 +131,8 @@ def main():
     print(f"shown by default in the editor (must, and may on a concrete object): {tot['editor']} reports, "
           f"precision {precision(tot['editor_all'])} ({dict(tot['editor_all'])})")
     print(f"false or unclear reports still shown, by cause: {dict(tot['causes'].most_common())}")
+    for row in listed:
+        print("\t".join(map(str, row)))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({k: (dict(v) if isinstance(v, collections.Counter) else v) for k, v in tot.items()}, f, indent=1)

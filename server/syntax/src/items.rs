@@ -89,6 +89,14 @@ pub(crate) fn text<'a>(n: Node, src: &'a str) -> &'a str {
     src.get(n.byte_range()).unwrap_or("")
 }
 
+/// The first named child that is not a comment: tree-sitter puts comments
+/// anywhere between tokens (`return /* why */ x;`, `( /* note */ f)`).
+pub(crate) fn first_named(n: Node) -> Option<Node> {
+    let mut cur = n.walk();
+    let first = n.named_children(&mut cur).find(|c| c.kind() != "comment");
+    first
+}
+
 pub(crate) fn name(n: Node, src: &str) -> Name {
     Name::from(text(n, src))
 }

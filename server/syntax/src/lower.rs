@@ -117,7 +117,7 @@ struct Lowerer<'s> {
 
 fn unparen(mut n: Node) -> Node {
     while n.kind() == "parenthesized_expression" {
-        match n.named_child(0) {
+        match crate::items::first_named(n) {
             Some(c) => n = c,
             None => break,
         }

@@ -1043,6 +1043,9 @@ impl<'a> Walker<'a> {
                         Callee::Direct(n) => !does_not_retain(n),
                         Callee::Indirect(_) => true,
                     };
+                    if keeps && super::private::debug() {
+                        eprintln!("racelens: arguments kept by {:?}", c.callee);
+                    }
                     for a in &c.args {
                         if keeps {
                             self.escape_to(fr, a, &mut st, false, "kept by code without a body");

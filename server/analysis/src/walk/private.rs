@@ -56,7 +56,7 @@ pub(super) enum Nest {
 }
 
 /// `RACELENS_DEBUG_PUBLISH=1` prints each publication and its reason.
-fn debug() -> bool {
+pub(super) fn debug() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("RACELENS_DEBUG_PUBLISH").is_some())
 }

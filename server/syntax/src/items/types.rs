@@ -117,10 +117,14 @@ pub(crate) fn declarator<'t>(mut d: Node<'t>, ty: &mut TypeInfo) -> Option<Node<
             }
             "function_declarator" | "abstract_function_declarator" => {
                 let inner = d.field("declarator")?;
-                if inner.kind() == "parenthesized_declarator" {
+                let pointer = inner.kind() == "parenthesized_declarator"
+                    && crate::items::first_named(inner).is_some_and(|i| i.kind() != "identifier");
+                if pointer {
                     // `(*fp)(...)`: a function pointer, i.e. data.
                     saw_pointer_in_parens = false;
                 } else {
+                    // `f(...)`, or `(f)(...)` (CIL writes `int (/* format
+                    // attribute */ f)(...)`): a function.
                     ty.is_function = true;
                 }
                 d = inner;
@@ -128,7 +132,7 @@ pub(crate) fn declarator<'t>(mut d: Node<'t>, ty: &mut TypeInfo) -> Option<Node<
             "init_declarator" | "attributed_declarator" => {
                 d = d.field("declarator").or_else(|| d.named_child(0))?
             }
-            "parenthesized_declarator" => d = d.named_child(0)?,
+            "parenthesized_declarator" => d = crate::items::first_named(d)?,
             _ => return None,
         }
     }

@@ -54,7 +54,7 @@ impl<'s> Lowerer<'s> {
                     place
                 }
             }
-            "parenthesized_expression" => match n.named_child(0) {
+            "parenthesized_expression" => match crate::items::first_named(n) {
                 Some(c) => self.value(c, out, depth + 1),
                 None => Expr::Other,
             },
@@ -210,7 +210,7 @@ impl<'s> Lowerer<'s> {
                 let mut value = Expr::Other;
                 for (i, c) in children.iter().enumerate() {
                     if i + 1 == children.len() && c.kind() == "expression_statement" {
-                        if let Some(e) = c.named_child(0) {
+                        if let Some(e) = crate::items::first_named(*c) {
                             value = self.value(e, out, depth + 1);
                         }
                     } else {
@@ -251,7 +251,7 @@ impl<'s> Lowerer<'s> {
                 }
                 Expr::Var(Name::from(id))
             }
-            "parenthesized_expression" => match n.named_child(0) {
+            "parenthesized_expression" => match crate::items::first_named(n) {
                 Some(c) => self.place(c, out, depth + 1),
                 None => Expr::Other,
             },

@@ -92,7 +92,7 @@ impl<'s> Lowerer<'s> {
             "expression_statement" => {
                 let saved = self.stmt_span;
                 self.stmt_span = self.span(n);
-                if let Some(e) = n.named_child(0) {
+                if let Some(e) = crate::items::first_named(n) {
                     self.value(e, out, depth + 1);
                 }
                 self.stmt_span = saved;
@@ -258,7 +258,7 @@ impl<'s> Lowerer<'s> {
                 self.push(out, Stmt::Switch { cond, arms, zero });
             }
             "return_statement" => {
-                let value = n.named_child(0).map(|e| self.value(e, out, depth + 1));
+                let value = crate::items::first_named(n).map(|e| self.value(e, out, depth + 1));
                 let span = self.span(n);
                 self.push(out, Stmt::Return { span, value });
             }
@@ -538,7 +538,7 @@ fn while_bound(n: Node, src: &str) -> Option<(Name, Name)> {
     if prev.kind() != "expression_statement" {
         return None;
     }
-    let init = unparen(prev.named_child(0)?);
+    let init = unparen(crate::items::first_named(prev)?);
     if init.kind() != "assignment_expression" || text(init.field("operator")?, src) != "=" {
         return None;
     }
@@ -557,7 +557,7 @@ fn while_bound(n: Node, src: &str) -> Option<(Name, Name)> {
     if last.kind() != "expression_statement" {
         return None;
     }
-    if !steps_by_one(last.named_child(0)?, var, src) {
+    if !steps_by_one(crate::items::first_named(last)?, var, src) {
         return None;
     }
     if leaves_early(body, var, Some(last), src) {
