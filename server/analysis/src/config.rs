@@ -491,6 +491,25 @@ fn fallback_models() -> FxHashMap<String, CallModel> {
     m
 }
 
+/// The standard function a compiler's or C library's spelling stands for:
+/// `__builtin_memcpy` and `__memcpy_chk` are `memcpy`, glibc's inline
+/// `__strsep_g` and `__strcspn_c2` are `strsep` and `strcspn`, `__strdup` is
+/// `strdup`. Other names come back unchanged.
+pub(crate) fn library_name(f: &str) -> &str {
+    let Some(rest) = f.strip_prefix("__") else {
+        return f;
+    };
+    let rest = rest.strip_prefix("builtin_").unwrap_or(rest);
+    let rest = ["_chk", "_g", "_c1", "_c2", "_c3"]
+        .iter()
+        .find_map(|s| rest.strip_suffix(s))
+        .unwrap_or(rest);
+    match rest.is_empty() || rest.starts_with('_') {
+        true => f,
+        false => rest,
+    }
+}
+
 impl Config {
     /// The model of a callee name, if any, whether or not the program
     /// defines the function; see [`Config::model_of`].
@@ -515,10 +534,20 @@ impl Config {
         if let Some(m) = self.model(name) {
             return Some(m);
         }
-        match self.fallback_models.get(name) {
-            Some(m) if !defined() => Some(m),
-            _ => None,
+        let fallback = self.fallback_models.get(name);
+        if fallback.is_none() && library_name(name) == name {
+            return None;
         }
+        if defined() {
+            return None;
+        }
+        // A library's own spelling of a standard function (`__strdup`,
+        // `__memcpy_chk`, `__builtin_memset`), when the program has no body
+        // for it: its arguments start the same way.
+        fallback.or_else(|| {
+            let std = library_name(name);
+            self.model(std).or_else(|| self.fallback_models.get(std))
+        })
     }
 
     /// Parses `racelens.toml` text on top of the defaults. Errors leave the

@@ -38,6 +38,7 @@ mod eval;
 mod finish;
 mod frames;
 mod incremental;
+mod library;
 mod lock_wrappers;
 mod locks;
 mod memo;

@@ -62,9 +62,10 @@ pub(super) fn debug() -> bool {
 }
 
 impl<'a> Walker<'a> {
-    /// Heap site `b` may now be reachable by another thread.
+    /// Heap site `b` may now be reachable by another thread. For a local
+    /// (its address handed to code that may keep it), what it holds is.
     pub(super) fn publish(&mut self, b: &Base, why: &'static str) {
-        if !matches!(b, Base::Heap { .. }) {
+        if !matches!(b, Base::Heap { .. } | Base::Local { .. }) {
             return;
         }
         if debug() {
@@ -263,6 +264,12 @@ impl<'a> Walker<'a> {
                 || published.contains(b)
                 || alloc.intersection(&recv).next().is_some()
             {
+                if debug() {
+                    eprintln!(
+                        "racelens: not private {b:?}: allocators {alloc:?}, receivers {recv:?}, published {}",
+                        published.contains(b)
+                    );
+                }
                 continue;
             }
             out.push((

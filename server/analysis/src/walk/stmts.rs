@@ -451,10 +451,12 @@ impl<'a> Walker<'a> {
                 for g in state.guards.iter_mut().filter(|g| g.1 == flag) {
                     g.1 = x.clone();
                 }
-                if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false)
-                    || fr.address_taken.contains(x)
-                {
+                if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) {
                     self.escape(fr, rhs, &mut state);
+                } else if fr.address_taken.contains(x) {
+                    // A local whose address is taken holds what it is
+                    // given: it goes where that address goes.
+                    self.store_pointer(fr, &Expr::Var(x.clone()), rhs, &mut state);
                 }
                 self.retag(fr, x, rhs, &mut state);
                 self.assign_ptr(fr, x, rhs, &mut state);
@@ -470,7 +472,7 @@ impl<'a> Walker<'a> {
                 state.lock_guards.retain(|g| &g.0 != x);
                 self.retag(fr, x, rhs, &mut state);
                 if fr.address_taken.contains(x) {
-                    self.escape(fr, rhs, &mut state);
+                    self.store_pointer(fr, &Expr::Var(x.clone()), rhs, &mut state);
                 }
                 self.assign_ptr(fr, x, rhs, &mut state);
                 Some(state)

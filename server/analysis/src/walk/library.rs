@@ -1,0 +1,361 @@
+//! What the walk knows about library functions without a body: which keep
+//! the functions they are given for later, which run them on other threads,
+//! and which keep none of their pointer arguments once they return.
+//!
+//! Invariant: names are matched after [`library_name`](crate::config::library_name) strips the spellings
+//! compilers and C libraries add to a standard function (`__builtin_`,
+//! glibc's `__strsep_g`, fortified `__sprintf_chk`), so a list names the
+//! standard function once.
+
+use crate::config::library_name;
+
+/// Library functions that keep the functions they are given for later, and
+/// call them neither now nor on another thread while the program runs:
+/// exit and fork handlers, thread-specific data destructors, cancellation
+/// cleanups. Their callbacks are not walked. (Signal handlers are their own
+/// concurrent context, see [`SIGNAL_HANDLERS`].)
+pub(super) const DEFERRED_CALLBACKS: &[&str] = &[
+    "atexit",
+    "on_exit",
+    "at_quick_exit",
+    "pthread_atfork",
+    "pthread_key_create",
+    "pthread_cleanup_push",
+];
+
+/// Library functions that install signal handlers: the handler may run at
+/// any time, interrupting any thread, so it is an abstract thread of its own.
+pub(super) const SIGNAL_HANDLERS: &[&str] = &["signal", "sigaction", "sigset", "bsd_signal"];
+
+/// Well-known asynchronous APIs: library functions that run the functions
+/// they are given later, on another thread, or on whichever thread runs an
+/// event loop. Their callbacks are walked as threads (callback groups, see
+/// docs/analysis.md). Every other function without a body that is handed a
+/// function runs it on the calling thread, at the call.
+pub(super) const ASYNC_CALLBACKS: &[&str] = &[
+    // Threads and thread pools of other libraries.
+    "g_thread_new",
+    "g_thread_try_new",
+    "g_thread_create",
+    "g_thread_pool_new",
+    "uv_thread_create",
+    "uv_queue_work",
+    "SDL_CreateThread",
+    "apr_thread_create",
+    "CreateThread",
+    "_beginthread",
+    "_beginthreadex",
+    // POSIX notifications that may start a thread (SIGEV_THREAD).
+    "timer_create",
+    "mq_notify",
+    "aio_read",
+    "aio_write",
+    "lio_listio",
+    // libevent: handlers run on the thread that runs the base's loop, which
+    // need not be the registering thread.
+    "event_set",
+    "event_assign",
+    "event_new",
+    "evtimer_set",
+    "evtimer_assign",
+    "evtimer_new",
+    "evsignal_set",
+    "evsignal_assign",
+    "evsignal_new",
+    "event_base_once",
+    "event_once",
+    "bufferevent_setcb",
+    "bufferevent_socket_new",
+    "evhttp_set_cb",
+    "evhttp_set_gencb",
+    "evconnlistener_new",
+    "evconnlistener_new_bind",
+    // libev and libuv watchers (when not macros).
+    "ev_set_cb",
+    "ev_io_init",
+    "ev_timer_init",
+    "ev_signal_init",
+    "ev_async_init",
+    "uv_read_start",
+    "uv_timer_start",
+    "uv_listen",
+    "uv_async_init",
+    "uv_signal_start",
+    "uv_poll_start",
+    "uv_idle_start",
+    // GLib main loop sources.
+    "g_idle_add",
+    "g_idle_add_full",
+    "g_timeout_add",
+    "g_timeout_add_full",
+    "g_timeout_add_seconds",
+    "g_signal_connect_data",
+    "g_io_add_watch",
+    // libupnp runs client and device handlers on its own thread pool.
+    "UpnpRegisterClient",
+    "UpnpRegisterRootDevice",
+    "UpnpRegisterRootDevice2",
+    "UpnpRegisterRootDevice3",
+    "UpnpRegisterRootDevice4",
+    // FUSE runs its operations on its own (worker) threads.
+    "fuse_main",
+    "fuse_main_real",
+    "fuse_new",
+    "fuse_loop",
+    "fuse_loop_mt",
+    "fuse_session_loop_mt",
+    "fuse_lowlevel_new",
+    "fuse_session_new",
+    "fuse_setup",
+];
+
+/// Library functions that keep none of their pointer arguments once they
+/// return (initializing a mutex inside a new object does not publish it).
+pub(super) fn does_not_retain(f: &str) -> bool {
+    let f = library_name(f);
+    const EXACT: &[&str] = &[
+        "pthread_mutex_init",
+        "pthread_mutex_destroy",
+        "pthread_cond_init",
+        "pthread_cond_destroy",
+        "pthread_cond_signal",
+        "pthread_cond_broadcast",
+        "pthread_rwlock_init",
+        "pthread_rwlock_destroy",
+        "pthread_spin_init",
+        "pthread_spin_destroy",
+        "pthread_barrier_init",
+        "pthread_barrier_destroy",
+        "sem_init",
+        "sem_destroy",
+        "sem_post",
+        "sem_wait",
+        "sem_trywait",
+        "sem_getvalue",
+        "mtx_init",
+        "mtx_destroy",
+        "cnd_init",
+        "cnd_destroy",
+        "cnd_signal",
+        "cnd_broadcast",
+        "printf",
+        "fprintf",
+        "dprintf",
+        "perror",
+        "fputs",
+        "fwrite",
+        "write",
+        "send",
+        "strtol",
+        "strtoul",
+        "strtoll",
+        "strtoull",
+        "strtod",
+        "atoi",
+        "atol",
+        "gettimeofday",
+        "clock_gettime",
+        // Messages and assertions: strings read during the call.
+        "assert_fail",
+        "assert_rtn",
+        "assert",
+        "dcgettext",
+        "dgettext",
+        "gettext",
+        "va_start",
+        "va_end",
+        "va_arg",
+        "va_copy",
+        "expect",
+        "getenv",
+        "strptime",
+        "inet_addr",
+        "inet_ntoa",
+        "waitpid",
+        "wait",
+        "time",
+        "usleep",
+    ];
+    // The C library and POSIX functions that use their pointer arguments
+    // only during the call (`setvbuf`, `pthread_setspecific`, `putenv` and
+    // `strtok` keep theirs, and are not here).
+    const LIBC: &[&str] = &[
+        "memcpy",
+        "memmove",
+        "memset",
+        "memcmp",
+        "memchr",
+        "memrchr",
+        "bcopy",
+        "bzero",
+        "explicit_bzero",
+        "bcmp",
+        "strlen",
+        "strnlen",
+        "strcmp",
+        "strncmp",
+        "strcasecmp",
+        "strncasecmp",
+        "strcpy",
+        "strncpy",
+        "strcat",
+        "strncat",
+        "strchr",
+        "strrchr",
+        "strstr",
+        "strcasestr",
+        "strspn",
+        "strcspn",
+        "strpbrk",
+        "strcoll",
+        "strxfrm",
+        "stpcpy",
+        "stpncpy",
+        "strlcpy",
+        "strlcat",
+        "strerror_r",
+        "strsep",
+        "index",
+        "rindex",
+        "strdup",
+        "strndup",
+        "sprintf",
+        "snprintf",
+        "vprintf",
+        "vfprintf",
+        "vsprintf",
+        "vsnprintf",
+        "vdprintf",
+        "asprintf",
+        "vasprintf",
+        "scanf",
+        "fscanf",
+        "sscanf",
+        "vsscanf",
+        "vfscanf",
+        "puts",
+        "fputc",
+        "putc",
+        "fgets",
+        "fgetc",
+        "getc",
+        "fread",
+        "fflush",
+        "fseek",
+        "ftell",
+        "rewind",
+        "feof",
+        "ferror",
+        "clearerr",
+        "getline",
+        "getdelim",
+        "syslog",
+        "vsyslog",
+        "atoll",
+        "atof",
+        "strtof",
+        "strtold",
+        "strtoimax",
+        "strtoumax",
+        "localtime_r",
+        "gmtime_r",
+        "strftime",
+        "mktime",
+        "ctime_r",
+        "asctime_r",
+        "nanosleep",
+        "read",
+        "pread",
+        "pwrite",
+        "recv",
+        "recvfrom",
+        "recvmsg",
+        "sendto",
+        "sendmsg",
+        "readv",
+        "writev",
+        "open",
+        "openat",
+        "stat",
+        "lstat",
+        "fstat",
+        "access",
+        "unlink",
+        "rename",
+        "mkdir",
+        "rmdir",
+        "chdir",
+        "realpath",
+        "readlink",
+        "getcwd",
+        "gethostname",
+        "uname",
+        "pipe",
+        "socketpair",
+        "bind",
+        "connect",
+        "accept",
+        "accept4",
+        "getsockname",
+        "getpeername",
+        "setsockopt",
+        "getsockopt",
+        "select",
+        "poll",
+        "getaddrinfo",
+        "getnameinfo",
+        "inet_ntop",
+        "inet_pton",
+        "inet_aton",
+        "gethostbyname_r",
+        "qsort",
+        "bsearch",
+        "regcomp",
+        "regexec",
+        "sigemptyset",
+        "sigfillset",
+        "sigaddset",
+        "sigdelset",
+        "sigprocmask",
+        "pthread_sigmask",
+        "fopen",
+        "opendir",
+        "stat64",
+        "lstat64",
+        "fstat64",
+        "open64",
+        "fopen64",
+    ];
+    EXACT.contains(&f)
+        || LIBC.contains(&f)
+        || [
+            "pthread_mutexattr_",
+            "pthread_condattr_",
+            "pthread_rwlockattr_",
+            "pthread_attr_",
+        ]
+        .iter()
+        .any(|p| f.starts_with(p))
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::library_name;
+
+    #[test]
+    fn library_spellings_name_the_standard_function() {
+        assert_eq!(library_name("__builtin_memcpy"), "memcpy");
+        assert_eq!(library_name("__sprintf_chk"), "sprintf");
+        assert_eq!(library_name("__strsep_g"), "strsep");
+        assert_eq!(library_name("__strcspn_c2"), "strcspn");
+        assert_eq!(library_name("__strdup"), "strdup");
+        assert_eq!(library_name("memcpy"), "memcpy");
+        assert_eq!(library_name("___x"), "___x");
+        assert!(does_not_retain("__fprintf_chk"));
+        assert!(does_not_retain("__builtin_va_start"));
+        assert!(!does_not_retain("__pthread_setspecific"));
+        assert!(!does_not_retain("event_add"));
+    }
+}
