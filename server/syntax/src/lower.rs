@@ -55,6 +55,8 @@ pub fn lower_definition(def: Node, src: &str, macros: &MacroTable) -> FnIr {
         macros,
         over: None,
         ir: FnIr::default(),
+        scalars: Vec::new(),
+        pointers: Vec::new(),
         active: Vec::new(),
         nstmts: 0,
         stmt_span: Span::default(),
@@ -108,6 +110,11 @@ struct Lowerer<'s> {
     /// Span that replaces every span while lowering a macro expansion.
     over: Option<Span>,
     ir: FnIr,
+    /// Parameters and locals declared so far that are neither pointers nor
+    /// arrays: `n + i` of these is arithmetic, not an element's address.
+    scalars: Vec<Name>,
+    /// Parameters and locals declared so far as pointers or arrays.
+    pointers: Vec<Name>,
     active: Vec<Name>,
     nstmts: usize,
     stmt_span: Span,
@@ -186,6 +193,7 @@ impl<'s> Lowerer<'s> {
                     ty.pointer += 1;
                 }
                 let span = self.span(nn);
+                self.note_scalar(name(nn, self.src), &ty);
                 self.ir.params.push(LocalDecl {
                     name: name(nn, self.src),
                     ty,

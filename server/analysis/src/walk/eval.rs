@@ -283,12 +283,19 @@ impl<'a> Walker<'a> {
             Expr::Cast { value, .. } => out = self.eval(fr, value, depth + 1),
             Expr::Offset(value) => {
                 // Pointer arithmetic stays in the object; stepping back from a
-                // member (container_of) reaches the enclosing struct.
+                // member (container_of) reaches the enclosing struct, and
+                // stepping from an element reaches any element.
                 for v in self.eval(fr, value, depth + 1) {
                     let v = match v {
                         Val::Target(mut k) if matches!(k.path.last(), Some(Elem::Field(_))) => {
                             k.path.pop();
                             Val::Target(k)
+                        }
+                        Val::Target(mut k)
+                            if matches!(k.path.last(), Some(Elem::Index(Some(_)))) =>
+                        {
+                            k.path.pop();
+                            Val::Target(k.with(Elem::Index(None)))
                         }
                         v => v,
                     };

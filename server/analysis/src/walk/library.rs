@@ -338,7 +338,6 @@ pub(super) fn does_not_retain(f: &str) -> bool {
         .any(|p| f.starts_with(p))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

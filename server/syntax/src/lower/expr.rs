@@ -131,6 +131,25 @@ impl<'s> Lowerer<'s> {
                 let l = n.field("left").map(|l| self.value(l, out, depth + 1));
                 let r = n.field("right").map(|r| self.value(r, out, depth + 1));
                 match (op, l, r) {
+                    // `p + i`: the address of element `i` of what `p`
+                    // points into (`&p[i]`), so that `*(p + i)`, `(p + i)->f`
+                    // and `pthread_create(t + i, ..)` name the element that
+                    // `p[i]`, `p[i].f` and `pthread_join(t[i], ..)` name.
+                    ("+", Some(l), r)
+                        if self.indexable(&l)
+                            && !matches!(&r, Some(Expr::Var(v)) if self.pointers.contains(v)) =>
+                    {
+                        let (index, var) = match r {
+                            Some(Expr::Int(k)) => (Some(k), None),
+                            Some(Expr::Var(v)) => (None, Some(v)),
+                            _ => (None, None),
+                        };
+                        Expr::AddrOf(Box::new(Expr::Index {
+                            base: Box::new(l),
+                            index,
+                            var,
+                        }))
+                    }
                     (
                         "+" | "-",
                         Some(
@@ -267,10 +286,13 @@ impl<'s> Lowerer<'s> {
                 let Some(a) = n.field("argument") else {
                     return Expr::Other;
                 };
-                let base = if arrow {
-                    self.value(a, out, depth + 1)
-                } else {
-                    self.place(a, out, depth + 1)
+                let (base, arrow) = match arrow {
+                    true => match self.value(a, out, depth + 1) {
+                        // `(&e)->f` (and `(p + i)->f`) is `e.f`.
+                        Expr::AddrOf(e) => (*e, false),
+                        v => (v, true),
+                    },
+                    false => (self.place(a, out, depth + 1), false),
                 };
                 Expr::Field {
                     base: Box::new(base),
@@ -301,8 +323,11 @@ impl<'s> Lowerer<'s> {
                     return Expr::Other;
                 };
                 if op == "*" {
-                    let v = self.value(a, out, depth + 1);
-                    Expr::Deref(Box::new(v))
+                    match self.value(a, out, depth + 1) {
+                        // `*&e` (and `*(p + i)`, lowered `*&p[i]`) is `e`.
+                        Expr::AddrOf(e) => *e,
+                        v => Expr::Deref(Box::new(v)),
+                    }
                 } else {
                     self.value(n, out, depth + 1)
                 }
@@ -312,6 +337,28 @@ impl<'s> Lowerer<'s> {
                 None => Expr::Other,
             },
             _ => self.value(n, out, depth + 1),
+        }
+    }
+
+    /// Notes the declaration of a parameter or local `x` (see
+    /// `Lowerer::scalars`). A later declaration of the name decides.
+    pub(super) fn note_scalar(&mut self, x: Name, ty: &crate::ir::TypeInfo) {
+        self.scalars.retain(|y| *y != x);
+        self.pointers.retain(|y| *y != x);
+        match ty.pointer == 0 && !ty.array {
+            true => self.scalars.push(x),
+            false => self.pointers.push(x),
+        }
+    }
+
+    /// Can `e + i` step through elements of what `e` designates: a
+    /// variable not declared a scalar (pointers, arrays, globals), or a
+    /// member. A cast (`(char *) p + n`) counts bytes, not elements.
+    fn indexable(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Var(x) => !self.scalars.contains(x),
+            Expr::Field { .. } => true,
+            _ => false,
         }
     }
 }

@@ -354,6 +354,7 @@ impl<'s> Lowerer<'s> {
             }
             let name = name(nn, self.src);
             let span = self.span(nn);
+            self.note_scalar(name.clone(), &ty);
             self.array_sizes(d, out, depth);
             self.push(
                 out,
