@@ -131,6 +131,21 @@ impl Analysis {
             .unwrap_or(false)
     }
 
+    /// Byte ranges of the function definitions in `path` whose name the
+    /// parser could not read (their bodies are not analysed).
+    pub fn lost_functions(&self, path: &Path) -> Vec<(usize, usize)> {
+        self.files
+            .get(path)
+            .map(|f| {
+                file_items(&self.db, self.universe, *f)
+                    .lost_functions
+                    .iter()
+                    .map(|&(a, b)| (a as usize, b as usize))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     pub fn db(&self) -> &RootDb {
         &self.db
     }

@@ -204,6 +204,9 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
             for p in &texts {
                 let text = analysis.view_text(p).unwrap_or_default();
                 syntax.extend(notices::lost_main(p, &text, analysis.defines(p, "main")));
+                for span in analysis.lost_functions(p) {
+                    syntax.push(notices::lost_function(p, span));
+                }
             }
             syntax.extend(crate::programs::notices(&analysis));
             if timing {

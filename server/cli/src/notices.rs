@@ -19,6 +19,9 @@ pub enum Kind {
     /// The text defines `main`, but the parse lost the definition: the file
     /// was analysed without it (as a library when nothing else has `main`).
     LostMain,
+    /// A function definition whose name the parser could not read: its
+    /// body was not analysed.
+    LostFunction,
     /// The build configuration (compile_commands.json, declared programs)
     /// has a problem; the defaults are used for what it could not say.
     Build,
@@ -39,6 +42,7 @@ impl Kind {
             Kind::NotC => "not-c-source",
             Kind::Incomplete => "analysis-incomplete",
             Kind::LostMain => "main-lost",
+            Kind::LostFunction => "function-lost",
             Kind::Build => "build-config",
             Kind::Link => "link-ambiguity",
             Kind::Library => "library-mode",
@@ -49,7 +53,9 @@ impl Kind {
     /// SARIF notification level.
     pub fn level(self) -> &'static str {
         match self {
-            Kind::SyntaxError | Kind::NotC | Kind::LostMain | Kind::Build => "warning",
+            Kind::SyntaxError | Kind::NotC | Kind::LostMain | Kind::LostFunction | Kind::Build => {
+                "warning"
+            }
             Kind::Incomplete | Kind::Link | Kind::Library | Kind::Conditional => "note",
         }
     }
@@ -63,6 +69,9 @@ impl Kind {
             }
             Kind::LostMain => {
                 "The file defines main, but the parser lost the definition; the program was analysed without it."
+            }
+            Kind::LostFunction => {
+                "A function is defined here, but the parser could not read its name; its body was not analysed."
             }
             Kind::Build => "The build configuration has a problem; defaults were used where it could not be read.",
             Kind::Link => "Two units define one name; each program using it was analysed once per definition.",
@@ -171,6 +180,19 @@ pub fn lost_main(file: &Path, text: &str, defined: bool) -> Option<Notice> {
             .to_string(),
         func: None,
     })
+}
+
+/// A warning for a function definition whose name could not be read.
+pub fn lost_function(file: &Path, span: (usize, usize)) -> Notice {
+    Notice {
+        kind: Kind::LostFunction,
+        file: file.to_path_buf(),
+        span: Some(span),
+        message:
+            "a function is defined here but its name could not be read; its body is not analysed"
+                .to_string(),
+        func: None,
+    }
 }
 
 /// A problem with the build configuration (no file of its own).

@@ -106,11 +106,12 @@ fn notification_descriptors() -> Value {
 }
 
 /// Every notice kind, in descriptor order.
-const ALL_KINDS: [Kind; 8] = [
+const ALL_KINDS: [Kind; 9] = [
     Kind::SyntaxError,
     Kind::NotC,
     Kind::Incomplete,
     Kind::LostMain,
+    Kind::LostFunction,
     Kind::Build,
     Kind::Link,
     Kind::Library,

@@ -208,6 +208,29 @@ fn syntax_errors_are_reported_in_every_format() {
 }
 
 #[test]
+fn a_function_whose_name_cannot_be_read_is_warned_about() {
+    let src = "int shared;\nint ( /* nothing */ )(void) { shared++; return 0; }\nint main(void) { return 0; }\n";
+    let dir = project("lostfn", &[("lostfn.c", src)]);
+    let (_, j) = json(&dir, &["lostfn.c"]);
+    let lost: Vec<&Value> = j["notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["kind"] == "function-lost")
+        .collect();
+    assert_eq!(lost.len(), 1, "{j}");
+    assert_eq!(lost[0]["location"]["line"], 2, "{j}");
+    let (_, s) = sarif(&dir, &["lostfn.c"]);
+    assert!(
+        notifications(&s)
+            .iter()
+            .any(|n| n["descriptor"]["id"] == "function-lost"),
+        "{s}"
+    );
+    validate(&s);
+}
+
+#[test]
 fn a_main_the_parser_lost_is_warned_about() {
     // tree-sitter's recovery swallows the definitions after this initializer.
     let src = "#include <pthread.h>\nstatic int t[2] = { ((int (*)[ 1, 2 };\nint\nmain(void)\n{\n    return 0;\n}\n";

@@ -83,6 +83,9 @@ pub struct FileItems {
     pub pointer_params: Vec<(Name, u64)>,
     /// Byte offsets of syntax errors (first few), for reporting.
     pub error_count: u32,
+    /// Absolute byte ranges of function definitions whose name could not
+    /// be read: their bodies are not analysed, and the output says so.
+    pub lost_functions: Vec<(u32, u32)>,
 }
 
 pub(crate) fn text<'a>(n: Node, src: &'a str) -> &'a str {
@@ -202,6 +205,25 @@ mod tests {
                 src.find("static").unwrap() as u32
             );
         }
+    }
+
+    #[test]
+    fn parenthesized_function_names_are_read() {
+        // CIL writes functions with a format attribute this way.
+        let src = "int ( /* format attribute */  say)(char const *fmt, ...) { return 0; }\nint (plain)(void) { return 1; }\nint (*pick(int k))(void) { return 0; }\n";
+        let items = extract_items(&parse_text(src), src);
+        let names: Vec<&str> = items.functions.iter().map(|f| &*f.name).collect();
+        assert_eq!(names, ["say", "plain", "pick"]);
+        assert!(items.lost_functions.is_empty());
+    }
+
+    #[test]
+    fn definitions_without_a_readable_name_are_counted() {
+        let src = "int ( /* nothing */ )(void) { return 0; }\nint f(void) { return 1; }\n";
+        let items = extract_items(&parse_text(src), src);
+        let names: Vec<&str> = items.functions.iter().map(|f| &*f.name).collect();
+        assert_eq!(names, ["f"]);
+        assert_eq!(items.lost_functions, [(0, src.find('\n').unwrap() as u32)]);
     }
 
     #[test]

@@ -81,11 +81,14 @@ pub(super) fn memoized_node_items(node: Node, src: &str) -> std::sync::Arc<FileI
 
 pub(super) fn function_item(node: Node, src: &str, offset: usize, items: &mut FileItems) {
     let ty = base_type(node, src);
-    let Some(decl) = node.field("declarator") else {
-        return;
-    };
     let mut t = ty.clone();
-    let Some(n) = declarator(decl, &mut t) else {
+    let Some(n) = node
+        .field("declarator")
+        .and_then(|decl| declarator(decl, &mut t))
+        .filter(|n| !text(*n, src).trim().is_empty())
+    else {
+        let span = (offset + node.start_byte(), offset + node.end_byte());
+        items.lost_functions.push((span.0 as u32, span.1 as u32));
         return;
     };
     t.is_function = false;
