@@ -154,6 +154,10 @@ impl<'a> Walker<'a> {
                             if let Some(Elem::Index(i)) = k.path.last_mut() {
                                 *i = None;
                                 k
+                            } else if k.path.is_empty() && matches!(k.base, Base::Type(_)) {
+                                // Any object of the type: an element of an
+                                // array of them is one too.
+                                k
                             } else {
                                 k.with(Elem::Index(*index))
                             }
