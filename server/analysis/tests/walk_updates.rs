@@ -410,3 +410,30 @@ fn an_edit_that_leaves_no_thread_creation_is_not_an_update() {
     host.set_file_text(virt, text);
     assert_eq!(reports(&host), original);
 }
+
+/// A counter join (`walk/counters.rs`) reads who else writes the counter:
+/// a new write of it in a function no thread reaches, an edit the walk does
+/// not re-walk, must still end the join.
+#[test]
+fn a_new_writer_of_a_counter_ends_the_counter_join() {
+    let _serial = serial();
+    set_verify(true);
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/counter_join_condvar.c");
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let base = format!("{text}\nvoid reset(void) {{\n  nworkers = 2;\n}}\n");
+    let edited = base.replace("  nworkers = 2;", "  nworkers = 2;\n  running = 0;");
+    let virt = Path::new("/virtual/counter_join_edit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base.as_str());
+    assert!(reports(&host).is_empty(), "{:?}", reports(&host));
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(
+        after.iter().any(|r| r.contains("matches")),
+        "the workers are no longer joined: {after:?}"
+    );
+    host.set_file_text(virt, base.as_str());
+    assert!(reports(&host).is_empty());
+}

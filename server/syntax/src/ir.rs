@@ -106,6 +106,9 @@ pub enum Test {
     CallZero { id: u32, zero_on_true: bool },
     /// The then-branch runs when variable `var` is zero iff `zero_on_true`.
     VarZero { var: Name, zero_on_true: bool },
+    /// The then-branch runs when variable `var` is greater than zero
+    /// (`n > 0`, `0 < n`, `n >= 1`): a count of work still running.
+    Positive { var: Name },
     /// A plain variable/field flag (for flag protocols).
     Other,
 }
@@ -200,4 +203,7 @@ pub struct FnIr {
     pub truncated: bool,
     /// Number of calls (ids are `0..ncalls`).
     pub ncalls: u32,
+    /// Spans of the writes that step a variable down by exactly one
+    /// (`n--`, `--n`, `n -= 1`): counters of running threads.
+    pub decrements: Vec<Span>,
 }

@@ -191,6 +191,16 @@ pub(super) fn update(
     w.d.frame_bases.borrow_mut().retain(|g, _| *g != f);
     // Callers apply a lock wrapper without walking it (no node of the
     // edited function holds their use of it).
+    // A counter join read other functions' text (`counters.rs`).
+    let names = &w.d.counter_names;
+    if !names.is_empty() {
+        let fname = f.name(w.db);
+        if super::counters::summary_mentions(fname, old, names)
+            || super::counters::summary_mentions(fname, new, names)
+        {
+            return Err("a counter join's inputs changed");
+        }
+    }
     let lock_wrap = |s: &FunctionSummary| w.lock_wrap_of(s, super::lock_wrappers::MAX_NESTING);
     if lock_wrap(old) != lock_wrap(new) {
         return Err("lock wrapper changed");

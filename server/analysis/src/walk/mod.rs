@@ -34,6 +34,7 @@ use stmts::JmpFrame;
 use threads::SiteLocks;
 
 mod calls;
+mod counters;
 mod eval;
 mod finish;
 mod frames;
@@ -150,6 +151,10 @@ struct WalkData {
     thread: u32,
     threads: Vec<Thread>,
     sites: Vec<Site>,
+    /// Names a counter join's decision read in other functions' text (see
+    /// `counters.rs`), sorted: an edit of a function mentioning one falls
+    /// back to a full walk.
+    counter_names: Vec<Name>,
     site_index: FxHashMap<(FunctionId, u32), u32>,
     thread_index: FxHashMap<(u32, u32, Name), u32>,
     /// Callback threads by function.

@@ -68,7 +68,7 @@ fn blocking_failure(test: &Test, st: &State) -> Option<(bool, Vec<Held>)> {
     let (key, zero_on_true) = match test {
         Test::CallZero { id, zero_on_true } => (TryKey::Call(*id), *zero_on_true),
         Test::VarZero { var, zero_on_true } => (TryKey::Var(var.clone()), *zero_on_true),
-        Test::Other => return None,
+        Test::Other | Test::Positive { .. } => return None,
     };
     let held: Vec<Held> = st
         .tries
@@ -564,6 +564,11 @@ impl<'a> Walker<'a> {
             head = new_head;
         }
         self.d.loop_depth -= 1;
+        if let Some(e) = exits.as_mut() {
+            if !infinite {
+                self.counter_wait(fr, test, body, do_while, e);
+            }
+        }
         out.next = exits;
         out
     }
@@ -574,7 +579,7 @@ impl<'a> Walker<'a> {
         let (key, zero_on_true) = match test {
             Test::CallZero { id, zero_on_true } => (TryKey::Call(*id), *zero_on_true),
             Test::VarZero { var, zero_on_true } => (TryKey::Var(var.clone()), *zero_on_true),
-            Test::Other => return (st.clone(), st),
+            Test::Other | Test::Positive { .. } => return (st.clone(), st),
         };
         let held: Vec<Held> = st
             .tries

@@ -72,6 +72,21 @@ impl<'s> Lowerer<'s> {
                 } else {
                     (l, false)
                 };
+                // `n > 0`, `0 < n`, `n >= 1`, `1 <= n` of a plain variable.
+                let one = |x: Node| text(unparen(x), self.src) == "1";
+                let positive_of = |x: Node| match unparen(x).kind() {
+                    "identifier" if positive => Test::Positive {
+                        var: name(unparen(x), self.src),
+                    },
+                    _ => Test::Other,
+                };
+                match op {
+                    ">" if zero(r) => return positive_of(l),
+                    "<" if zero(l) => return positive_of(r),
+                    ">=" if one(r) => return positive_of(l),
+                    "<=" if one(l) => return positive_of(r),
+                    _ => {}
+                }
                 if !konst {
                     return Test::Other;
                 }

@@ -90,6 +90,9 @@ impl<'s> Lowerer<'s> {
                 };
                 let place = self.place(l, out, depth + 1);
                 let span = self.span(l);
+                if op == "-=" && rhs == Expr::Int(1) {
+                    self.ir.decrements.push(span);
+                }
                 if op != "=" {
                     self.access(out, &place, AccessKind::Read, span);
                 }
@@ -114,6 +117,9 @@ impl<'s> Lowerer<'s> {
                 };
                 let place = self.place(a, out, depth + 1);
                 let span = self.span(a);
+                if n.field("operator").map(|o| text(o, self.src)) == Some("--") {
+                    self.ir.decrements.push(span);
+                }
                 self.access(out, &place, AccessKind::Read, span);
                 self.access(out, &place, AccessKind::Write, span);
                 self.push(
