@@ -437,3 +437,29 @@ fn a_new_writer_of_a_counter_ends_the_counter_join() {
     host.set_file_text(virt, base.as_str());
     assert!(reports(&host).is_empty());
 }
+
+/// A binary semaphore (`walk/semaphores.rs`) is judged from every function
+/// that names it: a stray post in a function no thread reaches, an edit the
+/// walk does not re-walk, must still end its use as a mutex.
+#[test]
+fn a_stray_post_ends_a_binary_semaphore() {
+    let _serial = serial();
+    set_verify(true);
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/binary_semaphore_mutex.c");
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let base = format!("{text}\nvoid spare(void) {{\n  entries = 0;\n}}\n");
+    let edited = base.replace("  entries = 0;", "  entries = 0;\n  sem_post(&table_sem);");
+    let virt = Path::new("/virtual/binary_semaphore_edit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base.as_str());
+    let before = reports(&host);
+    assert!(
+        !before.iter().any(|r| r.contains("\"entries\"")),
+        "{before:?}"
+    );
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(after.iter().any(|r| r.contains("\"entries\"")), "{after:?}");
+}

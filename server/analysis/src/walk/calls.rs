@@ -193,6 +193,11 @@ impl<'a> Walker<'a> {
             }
             m => m,
         };
+        // A binary semaphore's wait and post lock and unlock it.
+        let model = match model {
+            None => self.semaphore_model(fr, c),
+            m => m,
+        };
         // A lock wrapper's call is the lock call it wraps.
         let wrapped;
         let (c, model) = match model {

@@ -33,7 +33,7 @@
 //!
 //! Invariant: the decision reads other functions' text (who writes `C`, who
 //! names the entry), which an incremental update does not re-walk. The names
-//! it read are kept in `WalkData::counter_names`; an edit of a function that
+//! it read are kept in `WalkData::text_names`; an edit of a function that
 //! mentions one of them, before or after the edit, falls back to a full walk
 //! (`incremental.rs`).
 
@@ -105,7 +105,7 @@ impl<'a> Walker<'a> {
         if self.prog.global(mname).is_none() || fr.locals.contains_key(mname) {
             return;
         }
-        self.note_counter_names([counter.clone(), mname.clone(), Name::from("main")]);
+        self.note_text_names([counter.clone(), mname.clone(), Name::from("main")]);
         let (keys, resolved) = self.lock_keys(fr, Some(&mutex));
         if !resolved || keys.len() != 1 || !exit.must.0.iter().any(|h| h.lock == keys[0]) {
             return;
@@ -126,7 +126,7 @@ impl<'a> Walker<'a> {
         for (i, entry) in joined {
             let entries = self.functions_of(fr, &Callee::Indirect(entry.clone()));
             let names: Vec<Name> = entries.iter().map(|&f| f.name(self.db).clone()).collect();
-            self.note_counter_names(names);
+            self.note_text_names(names);
             if entries.is_empty() {
                 continue;
             }
@@ -157,11 +157,11 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn note_counter_names(&mut self, names: impl IntoIterator<Item = Name>) {
+    pub(super) fn note_text_names(&mut self, names: impl IntoIterator<Item = Name>) {
         for n in names {
-            if !self.d.counter_names.contains(&n) {
-                self.d.counter_names.push(n);
-                self.d.counter_names.sort();
+            if !self.d.text_names.contains(&n) {
+                self.d.text_names.push(n);
+                self.d.text_names.sort();
             }
         }
     }

@@ -191,8 +191,9 @@ pub(super) fn update(
     w.d.frame_bases.borrow_mut().retain(|g, _| *g != f);
     // Callers apply a lock wrapper without walking it (no node of the
     // edited function holds their use of it).
-    // A counter join read other functions' text (`counters.rs`).
-    let names = &w.d.counter_names;
+    // Counter joins and binary semaphores read other functions' text
+    // (`counters.rs`, `semaphores.rs`).
+    let names = &w.d.text_names;
     if !names.is_empty() {
         let fname = f.name(w.db);
         if super::counters::summary_mentions(fname, old, names)

@@ -45,6 +45,7 @@ mod locks;
 mod memo;
 mod private;
 mod record;
+mod semaphores;
 mod slots;
 mod spawn;
 mod state;
@@ -151,10 +152,12 @@ struct WalkData {
     thread: u32,
     threads: Vec<Thread>,
     sites: Vec<Site>,
-    /// Names a counter join's decision read in other functions' text (see
-    /// `counters.rs`), sorted: an edit of a function mentioning one falls
-    /// back to a full walk.
-    counter_names: Vec<Name>,
+    /// Names whose decisions read other functions' text (counter joins,
+    /// `counters.rs`; binary semaphores, `semaphores.rs`), sorted: an edit
+    /// of a function mentioning one falls back to a full walk.
+    text_names: Vec<Name>,
+    /// Global semaphores judged binary (used as mutexes) or not.
+    semaphores: std::cell::RefCell<FxHashMap<Name, bool>>,
     site_index: FxHashMap<(FunctionId, u32), u32>,
     thread_index: FxHashMap<(u32, u32, Name), u32>,
     /// Callback threads by function.

@@ -1,0 +1,258 @@
+//! Binary semaphores used as mutexes: `sem_init(&s, 0, 1)`, then every
+//! `sem_post(&s)` closes a `sem_wait(&s)` of the same function.
+//!
+//! A semaphore whose count starts at 1 and is only ever raised by the thread
+//! that lowered it admits one thread at a time between `sem_wait` and
+//! `sem_post`, and a post happens before the wait it lets through: it is a
+//! mutex, and [`Walker::semaphore_model`] gives its calls the lock models.
+//! [`binary_semaphore`] decides from the program's text, for a global `s`:
+//! - every `sem_init` of `s` sets 1, and there is one;
+//! - in every function that waits on or posts `s`, each path posts only
+//!   while it holds `s` (after its own wait), never waits while holding it,
+//!   and returns, loops and leaves branches with `s` in the same state on
+//!   every path, released at the end (a function that returns holding it,
+//!   a wrapper, is not understood); no `goto`, `switch`, `sem_trywait` or
+//!   `sem_timedwait` is involved;
+//! - `&s` is used nowhere else (stored, handed to other code).
+//!
+//! Anything else (a signalling semaphore that starts at 0, a counting one)
+//! keeps today's model: `sem_wait`/`sem_post` order nothing (possible false
+//! alarms, never a hidden race).
+//!
+//! Invariant: the decision reads the text of every function that names `s`;
+//! `s` is kept in `WalkData::text_names`, so an edit of such a function
+//! walks again from scratch (`incremental.rs`).
+
+use super::frames::Frame;
+use super::{uncast, Walker};
+use crate::config::CallModel;
+use crate::db::FunctionSummary;
+use racelens_syntax::{Call, Callee, Expr, Name, Stmt};
+
+/// The calls that name a semaphore without publishing it.
+const SEM_CALLS: &[&str] = &[
+    "sem_init",
+    "sem_wait",
+    "sem_post",
+    "sem_destroy",
+    "sem_getvalue",
+    "sem_trywait",
+    "sem_timedwait",
+];
+
+impl<'a> Walker<'a> {
+    /// The lock model of a `sem_wait`/`sem_post` call on a binary semaphore.
+    pub(super) fn semaphore_model(&mut self, fr: &Frame, c: &Call) -> Option<CallModel> {
+        let Callee::Direct(f) = &c.callee else {
+            return None;
+        };
+        let lock = match &**f {
+            "sem_wait" => true,
+            "sem_post" => false,
+            _ => return None,
+        };
+        if self.prog.functions_named(f).is_some() {
+            return None;
+        }
+        let s = sem_of(c)?;
+        if fr.locals.contains_key(&s) || self.prog.global(&s).is_none() {
+            return None;
+        }
+        self.note_text_names([s.clone()]);
+        let known = self.d.semaphores.borrow().get(&s).copied();
+        let binary = match known {
+            Some(b) => b,
+            None => {
+                let sums: Vec<std::sync::Arc<FunctionSummary>> = self
+                    .prog
+                    .functions
+                    .values()
+                    .flatten()
+                    .map(|&g| self.summary(g))
+                    .collect();
+                let b = binary_semaphore(&s, sums.iter().map(|x| &**x));
+                self.d.semaphores.borrow_mut().insert(s.clone(), b);
+                b
+            }
+        };
+        match (binary, lock) {
+            (false, _) => None,
+            (true, true) => Some(CallModel::Lock {
+                arg: 0,
+                shared: false,
+            }),
+            (true, false) => Some(CallModel::Unlock { arg: 0 }),
+        }
+    }
+}
+
+/// The global semaphore `&s` a call names first, if any.
+fn sem_of(c: &Call) -> Option<Name> {
+    match uncast(c.args.first()?) {
+        Expr::AddrOf(x) => match &**x {
+            Expr::Var(s) => Some(s.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Is global semaphore `s` a binary semaphore used as a mutex (see the
+/// module doc), judging by the bodies of all functions of the program?
+pub(super) fn binary_semaphore<'s>(
+    s: &Name,
+    functions: impl Iterator<Item = &'s FunctionSummary>,
+) -> bool {
+    let mut inits = 0;
+    for f in functions {
+        let body = &f.ir.body;
+        let mut names = false;
+        let mut ok = true;
+        let mut gotos = false;
+        crate::visit::visit_stmts(body, &mut |st| match st {
+            Stmt::Goto => gotos = true,
+            Stmt::Call(c) => {
+                let sem_call = matches!(&c.callee, Callee::Direct(n) if SEM_CALLS.contains(&&**n));
+                for (i, a) in c.args.iter().enumerate() {
+                    if addr_of(a, s) {
+                        names = true;
+                        if !(sem_call && i == 0) {
+                            ok = false;
+                        }
+                    }
+                }
+                if sem_call && sem_of(c).as_ref() == Some(s) {
+                    names = true;
+                    match &c.callee {
+                        Callee::Direct(n) if &**n == "sem_init" => {
+                            inits += 1;
+                            if c.args.get(2).map(uncast) != Some(&Expr::Int(1)) {
+                                ok = false;
+                            }
+                        }
+                        Callee::Direct(n) if matches!(&**n, "sem_trywait" | "sem_timedwait") => {
+                            ok = false
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Stmt::Assign { rhs, .. } => {
+                if addr_of(rhs, s) {
+                    ok = false;
+                }
+            }
+            _ => {}
+        });
+        if !ok || (names && gotos) {
+            return false;
+        }
+        if names && !matches!(flow(body, Some(false), s), Ok(None | Some(false))) {
+            return false;
+        }
+    }
+    inits > 0
+}
+
+/// Does `e` take the address of `s` (anywhere inside)?
+fn addr_of(e: &Expr, s: &Name) -> bool {
+    match e {
+        Expr::AddrOf(x) => matches!(&**x, Expr::Var(v) if v == s) || addr_of(x, s),
+        Expr::Cast { value, .. } => addr_of(value, s),
+        Expr::Field { base, .. } | Expr::Deref(base) | Expr::Offset(base) => addr_of(base, s),
+        Expr::Index { base, .. } => addr_of(base, s),
+        Expr::Choice(xs) => xs.iter().any(|x| addr_of(x, s)),
+        _ => false,
+    }
+}
+
+/// Whether `s` is held after `stmts`, from `held` (`None`: no path gets
+/// there); an error where a path posts without holding it, waits while
+/// holding it, or paths disagree.
+fn flow(stmts: &[Stmt], mut held: Option<bool>, s: &Name) -> Result<Option<bool>, ()> {
+    let merge = |a: Option<bool>, b: Option<bool>| match (a, b) {
+        (None, x) | (x, None) => Ok(x),
+        (Some(x), Some(y)) if x == y => Ok(Some(x)),
+        _ => Err(()),
+    };
+    for st in stmts {
+        let Some(h) = held else {
+            // Unreachable after a return, break or continue.
+            return Ok(None);
+        };
+        match st {
+            Stmt::Call(c) if sem_of(c).as_ref() == Some(s) => match &c.callee {
+                Callee::Direct(n) if &**n == "sem_wait" => {
+                    if h {
+                        return Err(());
+                    }
+                    held = Some(true);
+                }
+                Callee::Direct(n) if &**n == "sem_post" => {
+                    if !h {
+                        return Err(());
+                    }
+                    held = Some(false);
+                }
+                _ => {}
+            },
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                let c = flow(cond, held, s)?;
+                held = merge(flow(then, c, s)?, flow(els, c, s)?)?;
+            }
+            Stmt::Loop { cond, body, .. } => {
+                // The body must leave the state as it found it (breaks and
+                // continues included: they may not change it, checked by
+                // requiring no semaphore call in a loop that holds across).
+                let c = flow(cond, held, s)?;
+                let after = flow(body, c, s)?;
+                if after.is_some() && after != c {
+                    return Err(());
+                }
+                if mentions_sem(body, s) && (has_jump(body) || c != held) {
+                    return Err(());
+                }
+            }
+            Stmt::Switch { cond, arms, .. } => {
+                if mentions_sem(cond, s) || arms.iter().any(|a| mentions_sem(a, s)) {
+                    return Err(());
+                }
+            }
+            Stmt::Return { .. } => {
+                if h {
+                    return Err(());
+                }
+                return Ok(None);
+            }
+            Stmt::Break | Stmt::Continue => {
+                // Leaves the enclosing loop in this state: the loop checks
+                // that nothing in it touches the semaphore across a jump.
+                return Ok(None);
+            }
+            _ => {}
+        }
+    }
+    Ok(held)
+}
+
+fn mentions_sem(stmts: &[Stmt], s: &Name) -> bool {
+    let mut hit = false;
+    crate::visit::visit_calls(stmts, &mut |c| {
+        if sem_of(c).as_ref() == Some(s) {
+            hit = true;
+        }
+    });
+    hit
+}
+
+fn has_jump(stmts: &[Stmt]) -> bool {
+    let mut hit = false;
+    crate::visit::visit_stmts(stmts, &mut |st| {
+        if matches!(st, Stmt::Break | Stmt::Continue | Stmt::Return { .. }) {
+            hit = true;
+        }
+    });
+    hit
+}
