@@ -18,6 +18,9 @@ pub fn respan(ir: &FnIr, map: &dyn Fn(u32) -> u32) -> FnIr {
         decl(p, &span);
     }
     stmts(&mut out.body, &span);
+    for d in &mut out.decrements {
+        span(d);
+    }
     out
 }
 
@@ -74,5 +77,22 @@ mod tests {
         assert_ne!(before, after);
         let back = respan(&moved, &|x| x - 100);
         assert_eq!(back, ir);
+    }
+
+    #[test]
+    fn decrements_move_with_their_accesses() {
+        let src = "void f(void) { n--; m -= 1; }";
+        let ir = lower_function(src, &MacroTable::default());
+        assert_eq!(ir.decrements.len(), 2);
+        let moved = respan(&ir, &|x| x + 7);
+        let writes: Vec<Span> = moved
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Access(a) if a.kind == crate::ir::AccessKind::Write => Some(a.span),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(moved.decrements, writes);
     }
 }
