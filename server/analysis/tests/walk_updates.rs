@@ -463,3 +463,38 @@ fn a_stray_post_ends_a_binary_semaphore() {
     assert_eq!(after, replayed(virt, &[&edited]));
     assert!(after.iter().any(|r| r.contains("\"entries\"")), "{after:?}");
 }
+
+/// Edits of a counter join's entry update the walk incrementally while its
+/// ending stays (typing in the worker), and end the join when the worker
+/// writes after counting itself out.
+#[test]
+fn edits_of_a_counted_worker_update_the_join_exactly() {
+    let _serial = serial();
+    set_verify(true);
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/counter_join_condvar.c");
+    let base = std::fs::read_to_string(fixture).unwrap();
+    let virt = Path::new("/virtual/counter_join_worker.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base.as_str());
+    assert!(reports(&host).is_empty());
+    // A statement before the counting out: still joined, and incremental.
+    let inside = base.replace(
+        "  pthread_mutex_unlock(&stats_lock);\n",
+        "  pthread_mutex_unlock(&stats_lock);\n  nworkers = nworkers;\n",
+    );
+    let (r, incremental) = edit_and_report(&mut host, virt, &inside);
+    assert_eq!(r, replayed(virt, &[&inside]));
+    assert!(
+        incremental,
+        "an edit that keeps the worker's ending walks from scratch"
+    );
+    // A write after it: no longer joined.
+    let after = base.replace(
+        "  pthread_cond_signal(&done_cv);\n  return NULL;",
+        "  pthread_cond_signal(&done_cv);\n  matches = 0;\n  return NULL;",
+    );
+    let (r, _) = edit_and_report(&mut host, virt, &after);
+    assert_eq!(r, replayed(virt, &[&after]));
+    assert!(r.iter().any(|x| x.contains("matches")), "{r:?}");
+}

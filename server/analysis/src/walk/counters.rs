@@ -105,7 +105,7 @@ impl<'a> Walker<'a> {
         if self.prog.global(mname).is_none() || fr.locals.contains_key(mname) {
             return;
         }
-        self.note_text_names([counter.clone(), mname.clone(), Name::from("main")]);
+        self.note_counter_names([counter.clone(), mname.clone()]);
         let (keys, resolved) = self.lock_keys(fr, Some(&mutex));
         if !resolved || keys.len() != 1 || !exit.must.0.iter().any(|h| h.lock == keys[0]) {
             return;
@@ -125,8 +125,13 @@ impl<'a> Walker<'a> {
         let mut done = Vec::new();
         for (i, entry) in joined {
             let entries = self.functions_of(fr, &Callee::Indirect(entry.clone()));
-            let names: Vec<Name> = entries.iter().map(|&f| f.name(self.db).clone()).collect();
-            self.note_text_names(names);
+            for &f in &entries {
+                let e = (f.name(self.db).clone(), counter.clone(), mutex.clone());
+                if !self.d.counter_entries.contains(&e) {
+                    self.d.counter_entries.push(e);
+                }
+                self.note_counter_names([f.name(self.db).clone()]);
+            }
             if entries.is_empty() {
                 continue;
             }
@@ -157,62 +162,18 @@ impl<'a> Walker<'a> {
         }
     }
 
-    pub(super) fn note_text_names(&mut self, names: impl IntoIterator<Item = Name>) {
+    fn note_counter_names(&mut self, names: impl IntoIterator<Item = Name>) {
         for n in names {
-            if !self.d.text_names.contains(&n) {
-                self.d.text_names.push(n);
-                self.d.text_names.sort();
+            if !self.d.counter_names.contains(&n) {
+                self.d.counter_names.push(n);
+                self.d.counter_names.sort();
             }
         }
     }
 
-    /// Does entry function `f` end with `lock(m); C--; unlock(m);` (then
-    /// only signals and a `return`), returning nowhere else?
+    /// Does entry function `f` count itself out (see [`counts_out`])?
     fn counts_itself_out(&self, f: FunctionId, counter: &Name, mutex: &Expr) -> bool {
-        let s = self.summary(f);
-        let body = &s.ir.body;
-        let mut returns = 0;
-        crate::visit::visit_stmts(body, &mut |st| {
-            if matches!(st, Stmt::Return { .. }) {
-                returns += 1;
-            }
-        });
-        let mut rest: &[Stmt] = body;
-        if let [init @ .., Stmt::Return { .. }] = rest {
-            rest = init;
-        } else if returns > 0 {
-            return false;
-        }
-        if returns > 1 {
-            return false;
-        }
-        let is_call = |st: &Stmt, names: &[&str], arg: Option<&Expr>| match st {
-            Stmt::Call(c) => {
-                matches!(&c.callee, Callee::Direct(n) if names.contains(&&**n))
-                    && arg.is_none_or(|a| c.args.first().map(uncast) == Some(a))
-            }
-            _ => false,
-        };
-        while let [init @ .., last] = rest {
-            if is_call(last, SIGNALS, None) {
-                rest = init;
-            } else {
-                break;
-            }
-        }
-        let var = Expr::Var(counter.clone());
-        let [.., lock, Stmt::Access(r), Stmt::Access(w), Stmt::Assign { lhs, .. }, unlock] = rest
-        else {
-            return false;
-        };
-        is_call(lock, &["pthread_mutex_lock", "mtx_lock"], Some(mutex))
-            && is_call(unlock, &["pthread_mutex_unlock", "mtx_unlock"], Some(mutex))
-            && r.kind == AccessKind::Read
-            && r.place == var
-            && w.kind == AccessKind::Write
-            && w.place == var
-            && *lhs == var
-            && s.ir.decrements.contains(&w.span)
+        counts_out(&self.summary(f), counter, mutex)
     }
 
     /// Is the counter written only by `main`'s `C = X` (checked by
@@ -334,6 +295,55 @@ fn counted_site<'e>(
     Some(entry)
 }
 
+/// Does `s` (an entry function) end with `lock(m); C--; unlock(m);` (then
+/// only signals and a `return`), returning nowhere else?
+pub(super) fn counts_out(s: &crate::db::FunctionSummary, counter: &Name, mutex: &Expr) -> bool {
+    let body = &s.ir.body;
+
+    let mut returns = 0;
+    crate::visit::visit_stmts(body, &mut |st| {
+        if matches!(st, Stmt::Return { .. }) {
+            returns += 1;
+        }
+    });
+    let mut rest: &[Stmt] = body;
+    if let [init @ .., Stmt::Return { .. }] = rest {
+        rest = init;
+    } else if returns > 0 {
+        return false;
+    }
+    if returns > 1 {
+        return false;
+    }
+    let is_call = |st: &Stmt, names: &[&str], arg: Option<&Expr>| match st {
+        Stmt::Call(c) => {
+            matches!(&c.callee, Callee::Direct(n) if names.contains(&&**n))
+                && arg.is_none_or(|a| c.args.first().map(uncast) == Some(a))
+        }
+        _ => false,
+    };
+    while let [init @ .., last] = rest {
+        if is_call(last, SIGNALS, None) {
+            rest = init;
+        } else {
+            break;
+        }
+    }
+    let var = Expr::Var(counter.clone());
+    let [.., lock, Stmt::Access(r), Stmt::Access(w), Stmt::Assign { lhs, .. }, unlock] = rest
+    else {
+        return false;
+    };
+    is_call(lock, &["pthread_mutex_lock", "mtx_lock"], Some(mutex))
+        && is_call(unlock, &["pthread_mutex_unlock", "mtx_unlock"], Some(mutex))
+        && r.kind == AccessKind::Read
+        && r.place == var
+        && w.kind == AccessKind::Write
+        && w.place == var
+        && *lhs == var
+        && s.ir.decrements.contains(&w.span)
+}
+
 fn names_var(e: &Expr, v: &Name) -> bool {
     matches!(e, Expr::Var(n) if n == v)
 }
@@ -362,6 +372,66 @@ fn mentions(e: &Expr, v: &Name) -> bool {
         Expr::Choice(xs) => xs.iter().any(|x| mentions(x, v)),
         _ => false,
     }
+}
+
+/// Has an edit of function `name` (summary `old` to `new`) changed what a
+/// counter join read (see the module doc)?
+pub(super) fn counter_inputs_changed(
+    name: &str,
+    old: &crate::db::FunctionSummary,
+    new: &crate::db::FunctionSummary,
+    names: &[Name],
+    entries: &[(Name, Name, Expr)],
+) -> bool {
+    if !summary_mentions(name, old, names) && !summary_mentions(name, new, names) {
+        return false;
+    }
+    if name == "main" {
+        // Its nodes are walked again, and decide again.
+        return false;
+    }
+    let judged: Vec<&(Name, Name, Expr)> = entries.iter().filter(|e| &*e.0 == name).collect();
+    if judged.is_empty() {
+        return true;
+    }
+    judged
+        .iter()
+        .any(|(_, c, m)| counts_out(old, c, m) != counts_out(new, c, m))
+        || naming(old, names) != naming(new, names)
+}
+
+/// The statements of `s` that name any of `names`, spans cleared, each
+/// with whether it is a decrement by one.
+fn naming(s: &crate::db::FunctionSummary, names: &[Name]) -> Vec<(Stmt, bool)> {
+    let mut out = Vec::new();
+    crate::visit::visit_stmts(&s.ir.body, &mut |st| {
+        let (hit, dec) = match st {
+            Stmt::Access(a) => (
+                names.iter().any(|n| mentions(&a.place, n)),
+                s.ir.decrements.contains(&a.span),
+            ),
+            Stmt::Assign { lhs, rhs } => (
+                names.iter().any(|n| mentions(lhs, n) || mentions(rhs, n)),
+                false,
+            ),
+            Stmt::Call(c) => (
+                matches!(&c.callee, Callee::Direct(f) if names.contains(f))
+                    || c.args.iter().any(|a| names.iter().any(|n| mentions(a, n))),
+                false,
+            ),
+            _ => (false, false),
+        };
+        if hit {
+            out.push((st.clone(), dec));
+        }
+    });
+    let decs: Vec<bool> = out.iter().map(|x| x.1).collect();
+    let ir = racelens_syntax::FnIr {
+        body: out.into_iter().map(|x| x.0).collect(),
+        ..Default::default()
+    };
+    let body = racelens_syntax::respan::respan(&ir, &|_| 0).body;
+    body.into_iter().zip(decs).collect()
 }
 
 /// Does a function summary name any of `names` (as a variable, a callee, or

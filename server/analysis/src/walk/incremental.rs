@@ -194,16 +194,24 @@ pub(super) fn update(
     w.d.frame_bases.borrow_mut().retain(|g, _| *g != f);
     // Callers apply a lock wrapper without walking it (no node of the
     // edited function holds their use of it).
-    // Counter joins and binary semaphores read other functions' text
-    // (`counters.rs`, `semaphores.rs`).
+    // Binary semaphores and counter joins read other functions' text
+    // (`semaphores.rs`, `counters.rs`).
+    let fname = f.name(w.db);
     let names = &w.d.text_names;
-    if !names.is_empty() {
-        let fname = f.name(w.db);
-        if super::counters::summary_mentions(fname, old, names)
-            || super::counters::summary_mentions(fname, new, names)
-        {
-            return Err("a counter join's inputs changed");
-        }
+    if !names.is_empty()
+        && (super::counters::summary_mentions(fname, old, names)
+            || super::counters::summary_mentions(fname, new, names))
+    {
+        return Err("a semaphore's uses changed");
+    }
+    if super::counters::counter_inputs_changed(
+        fname,
+        old,
+        new,
+        &w.d.counter_names,
+        &w.d.counter_entries,
+    ) {
+        return Err("a counter join's inputs changed");
     }
     let lock_wrap = |s: &FunctionSummary| w.lock_wrap_of(s, super::lock_wrappers::MAX_NESTING);
     if lock_wrap(old) != lock_wrap(new) {

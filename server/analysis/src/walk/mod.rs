@@ -152,10 +152,14 @@ struct WalkData {
     thread: u32,
     threads: Vec<Thread>,
     sites: Vec<Site>,
-    /// Names whose decisions read other functions' text (counter joins,
-    /// `counters.rs`; binary semaphores, `semaphores.rs`), sorted: an edit
-    /// of a function mentioning one falls back to a full walk.
+    /// Semaphores whose judgement read other functions' text
+    /// (`semaphores.rs`), sorted: an edit of a function mentioning one
+    /// falls back to a full walk.
     text_names: Vec<Name>,
+    /// Names a counter join read in other functions' text, sorted, and the
+    /// entries it judged with their counter and mutex (`counters.rs`).
+    counter_names: Vec<Name>,
+    counter_entries: Vec<(Name, Name, Expr)>,
     /// Global semaphores judged binary (used as mutexes) or not.
     semaphores: std::cell::RefCell<FxHashMap<Name, bool>>,
     site_index: FxHashMap<(FunctionId, u32), u32>,

@@ -58,7 +58,10 @@ impl<'a> Walker<'a> {
         if fr.locals.contains_key(&s) || self.prog.global(&s).is_none() {
             return None;
         }
-        self.note_text_names([s.clone()]);
+        if !self.d.text_names.contains(&s) {
+            self.d.text_names.push(s.clone());
+            self.d.text_names.sort();
+        }
         let known = self.d.semaphores.borrow().get(&s).copied();
         let binary = match known {
             Some(b) => b,
