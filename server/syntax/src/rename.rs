@@ -108,6 +108,9 @@ fn stmts(body: &mut [Stmt], map: &FxHashMap<Name, Name>) {
 }
 
 fn test_names(t: &mut Test, map: &FxHashMap<Name, Name>) {
+    if let Test::Positive { var } = t {
+        name(var, map);
+    }
     if let Test::VarZero { var, .. } = t {
         // A member chain (`conf.quiet`) renames its head.
         match var.split_once('.') {
