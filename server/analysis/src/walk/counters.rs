@@ -27,8 +27,9 @@
 //!   in between writing `X` or `C`, so that at most `X` threads are counted
 //!   by `X` (fewer only make the wait longer);
 //! - each entry function of the site ends with `lock(&m); C--; unlock(&m);`
-//!   (then only signals and `return`), returns nowhere else, and is called
-//!   from nowhere and named nowhere but at that site;
+//!   (then only signals and `return`), writes `C` nowhere else, returns
+//!   nowhere else, and is called from nowhere and named nowhere but at that
+//!   site;
 //! - no other code in the program writes `C` or takes its address.
 //!
 //! Invariant: the decision reads other functions' text (who writes `C`, who
@@ -191,8 +192,11 @@ impl<'a> Walker<'a> {
         for f in self.prog.functions.values().flatten() {
             let s = self.summary(*f);
             let mut ok = true;
+            // An entry counts itself out once: its ending's decrement.
+            let mut writes = 0;
             crate::visit::visit_stmts(&s.ir.body, &mut |st| match st {
                 Stmt::Access(a) if a.kind == AccessKind::Write && names_var(&a.place, counter) => {
+                    writes += 1;
                     let own = *f == main || entries.contains(f);
                     if !own || (entries.contains(f) && !s.ir.decrements.contains(&a.span)) {
                         ok = false;
@@ -224,7 +228,7 @@ impl<'a> Walker<'a> {
                 }
                 _ => {}
             });
-            if !ok {
+            if !ok || (entries.contains(f) && writes != 1) {
                 return false;
             }
         }
