@@ -232,12 +232,13 @@ impl<'a> Walker<'a> {
                 return false;
             }
         }
-        // Function tables in initializers name the entry too.
+        // Initializers of globals name the entry (function tables) or take
+        // the counter's address (`int *pc = &running;`) too.
         !self
             .prog
             .global_inits
             .values()
-            .any(|refs| refs.iter().any(|r| entry_names.contains(r)))
+            .any(|refs| refs.iter().any(|r| entry_names.contains(r) || r == counter))
     }
 }
 
