@@ -1,9 +1,9 @@
 //! Visitors over a function's lowered statements (the IR of
-//! `racelens_syntax`): every statement, nested ones included, and every
-//! call. A leaf module: the database ([`crate::db`]), the thread walk and
+//! `racelens_syntax`): every statement, nested ones included, every call,
+//! and every variable name an expression mentions. A leaf module: the database ([`crate::db`]), the thread walk and
 //! the explanations and fixes all use it, and it uses none of them.
 
-use racelens_syntax::{Call, Stmt};
+use racelens_syntax::{Call, Expr, Name, Stmt};
 
 /// Visits every statement, nested ones included.
 pub fn visit_stmts(stmts: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
@@ -39,4 +39,29 @@ pub fn visit_calls(stmts: &[Stmt], f: &mut dyn FnMut(&Call)) {
             f(c)
         }
     });
+}
+
+/// Visits every variable name `e` mentions, index variables included.
+pub fn visit_names(e: &Expr, f: &mut dyn FnMut(&Name)) {
+    match e {
+        Expr::Var(n) => f(n),
+        Expr::Field { base, .. } => visit_names(base, f),
+        Expr::Index { base, var, .. } => {
+            visit_names(base, f);
+            if let Some(v) = var {
+                f(v);
+            }
+        }
+        Expr::Deref(x) | Expr::AddrOf(x) | Expr::Offset(x) => visit_names(x, f),
+        Expr::Cast { value, .. } => visit_names(value, f),
+        Expr::Choice(xs) => xs.iter().for_each(|x| visit_names(x, f)),
+        Expr::CallResult(_) | Expr::Int(_) | Expr::Str | Expr::Other => {}
+    }
+}
+
+/// Does `e` mention variable `v` (see [`visit_names`])?
+pub fn mentions(e: &Expr, v: &Name) -> bool {
+    let mut hit = false;
+    visit_names(e, &mut |n| hit |= n == v);
+    hit
 }

@@ -10,8 +10,16 @@ use racelens_analysis::walk::{incremental_stats, set_verify};
 use racelens_analysis::AnalysisHost;
 use std::path::{Path, PathBuf};
 
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+}
+
+fn fixture_text(name: &str) -> String {
+    std::fs::read_to_string(fixtures_dir().join(name)).unwrap()
+}
+
 fn fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let dir = fixtures_dir();
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("fixtures folder")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -418,9 +426,7 @@ fn an_edit_that_leaves_no_thread_creation_is_not_an_update() {
 fn a_new_writer_of_a_counter_ends_the_counter_join() {
     let _serial = serial();
     set_verify(true);
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/counter_join_condvar.c");
-    let text = std::fs::read_to_string(fixture).unwrap();
+    let text = fixture_text("counter_join_condvar.c");
     let base = format!("{text}\nvoid reset(void) {{\n  nworkers = 2;\n}}\n");
     let edited = base.replace("  nworkers = 2;", "  nworkers = 2;\n  running = 0;");
     let virt = Path::new("/virtual/counter_join_edit.c");
@@ -445,9 +451,7 @@ fn a_new_writer_of_a_counter_ends_the_counter_join() {
 fn a_stray_post_ends_a_binary_semaphore() {
     let _serial = serial();
     set_verify(true);
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/binary_semaphore_mutex.c");
-    let text = std::fs::read_to_string(fixture).unwrap();
+    let text = fixture_text("binary_semaphore_mutex.c");
     let base = format!("{text}\nvoid spare(void) {{\n  entries = 0;\n}}\n");
     let edited = base.replace("  entries = 0;", "  entries = 0;\n  sem_post(&table_sem);");
     let virt = Path::new("/virtual/binary_semaphore_edit.c");
@@ -471,9 +475,7 @@ fn a_stray_post_ends_a_binary_semaphore() {
 fn edits_of_a_counted_worker_update_the_join_exactly() {
     let _serial = serial();
     set_verify(true);
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/counter_join_condvar.c");
-    let base = std::fs::read_to_string(fixture).unwrap();
+    let base = fixture_text("counter_join_condvar.c");
     let virt = Path::new("/virtual/counter_join_worker.c");
     let mut host = AnalysisHost::default();
     host.set_file_text(virt, base.as_str());

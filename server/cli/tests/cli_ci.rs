@@ -112,6 +112,11 @@ fn notifications(v: &Value) -> &Vec<Value> {
         .unwrap()
 }
 
+/// The notices of `check --format json` output.
+fn notices(v: &Value) -> &Vec<Value> {
+    v["notices"].as_array().unwrap()
+}
+
 fn fingerprints(v: &Value) -> Vec<String> {
     let mut f: Vec<String> = results(v)
         .iter()
@@ -212,9 +217,7 @@ fn a_function_whose_name_cannot_be_read_is_warned_about() {
     let src = "int shared;\nint ( /* nothing */ )(void) { shared++; return 0; }\nint main(void) { return 0; }\n";
     let dir = project("lostfn", &[("lostfn.c", src)]);
     let (_, j) = json(&dir, &["lostfn.c"]);
-    let lost: Vec<&Value> = j["notices"]
-        .as_array()
-        .unwrap()
+    let lost: Vec<&Value> = notices(&j)
         .iter()
         .filter(|n| n["kind"] == "function-lost")
         .collect();
@@ -244,9 +247,7 @@ fn a_main_the_parser_lost_is_warned_about() {
         stdout(&o)
     );
     let (_, j) = json(&dir, &["lost.c"]);
-    let kinds: Vec<&str> = j["notices"]
-        .as_array()
-        .unwrap()
+    let kinds: Vec<&str> = notices(&j)
         .iter()
         .map(|n| n["kind"].as_str().unwrap())
         .collect();
@@ -321,9 +322,7 @@ fn incomplete_analyses_are_notifications_not_results() {
     validate(&s);
     let (_, j) = json(&dir, &["deep.c"]);
     assert!(
-        j["notices"]
-            .as_array()
-            .unwrap()
+        notices(&j)
             .iter()
             .any(|n| n["kind"] == "analysis-incomplete" && n["function"] == "worker"),
         "{j}"

@@ -542,23 +542,7 @@ impl<'a> Walker<'a> {
                         }
                     }
                     for s in matching {
-                        if st.active.contains(s) {
-                            let held: Vec<LocKey> = st
-                                .clean
-                                .iter()
-                                .filter(|(x, _)| *x == s)
-                                .map(|(_, l)| l.clone())
-                                .collect();
-                            let inside: Vec<(u32, LocKey)> = st
-                                .clean
-                                .iter()
-                                .filter(|(x, l)| *x != s && held.contains(l))
-                                .cloned()
-                                .collect();
-                            self.protect(s, held, inside);
-                        }
-                        st.clean.retain(|(x, _)| *x != s);
-                        st.active.remove(s);
+                        self.join_site(&mut st, s);
                     }
                 }
                 Some(st)

@@ -42,7 +42,7 @@ use super::frames::Frame;
 use super::state::State;
 use super::{uncast, Walker};
 use crate::db::FunctionId;
-use crate::model::LocKey;
+use crate::visit::mentions;
 use racelens_syntax::{AccessKind, Callee, Expr, Name, Stmt, Test};
 
 const COND_WAITS: &[&str] = &[
@@ -145,21 +145,7 @@ impl<'a> Walker<'a> {
             }
         }
         for s in done {
-            let held: Vec<LocKey> = exit
-                .clean
-                .iter()
-                .filter(|(x, _)| *x == s)
-                .map(|(_, l)| l.clone())
-                .collect();
-            let inside: Vec<(u32, LocKey)> = exit
-                .clean
-                .iter()
-                .filter(|(x, l)| *x != s && held.contains(l))
-                .cloned()
-                .collect();
-            self.protect(s, held, inside);
-            exit.clean.retain(|(x, _)| *x != s);
-            exit.active.remove(s);
+            self.join_site(exit, s);
         }
     }
 
@@ -365,20 +351,6 @@ fn mentions_addr(e: &Expr, v: &Name) -> bool {
     }
 }
 
-/// Does `e` name `v` anywhere?
-fn mentions(e: &Expr, v: &Name) -> bool {
-    match e {
-        Expr::Var(n) => n == v,
-        Expr::Field { base, .. } | Expr::Deref(base) | Expr::AddrOf(base) | Expr::Offset(base) => {
-            mentions(base, v)
-        }
-        Expr::Index { base, var, .. } => mentions(base, v) || var.as_ref() == Some(v),
-        Expr::Cast { value, .. } => mentions(value, v),
-        Expr::Choice(xs) => xs.iter().any(|x| mentions(x, v)),
-        _ => false,
-    }
-}
-
 /// Has an edit of function `name` (summary `old` to `new`) changed what a
 /// counter join read (see the module doc)?
 pub(super) fn counter_inputs_changed(
@@ -405,28 +377,27 @@ pub(super) fn counter_inputs_changed(
         || naming(old, names) != naming(new, names)
 }
 
+/// Does statement `st` (a leaf) name any of `names`: as a variable, a
+/// callee, or in an access?
+fn names_any(st: &Stmt, names: &[Name]) -> bool {
+    let any = |e: &Expr| names.iter().any(|n| mentions(e, n));
+    match st {
+        Stmt::Access(a) => any(&a.place),
+        Stmt::Assign { lhs, rhs } => any(lhs) || any(rhs),
+        Stmt::Call(c) => {
+            matches!(&c.callee, Callee::Direct(f) if names.contains(f)) || c.args.iter().any(any)
+        }
+        _ => false,
+    }
+}
+
 /// The statements of `s` that name any of `names`, spans cleared, each
 /// with whether it is a decrement by one.
 fn naming(s: &crate::db::FunctionSummary, names: &[Name]) -> Vec<(Stmt, bool)> {
     let mut out = Vec::new();
     crate::visit::visit_stmts(&s.ir.body, &mut |st| {
-        let (hit, dec) = match st {
-            Stmt::Access(a) => (
-                names.iter().any(|n| mentions(&a.place, n)),
-                s.ir.decrements.contains(&a.span),
-            ),
-            Stmt::Assign { lhs, rhs } => (
-                names.iter().any(|n| mentions(lhs, n) || mentions(rhs, n)),
-                false,
-            ),
-            Stmt::Call(c) => (
-                matches!(&c.callee, Callee::Direct(f) if names.contains(f))
-                    || c.args.iter().any(|a| names.iter().any(|n| mentions(a, n))),
-                false,
-            ),
-            _ => (false, false),
-        };
-        if hit {
+        if names_any(st, names) {
+            let dec = matches!(st, Stmt::Access(a) if s.ir.decrements.contains(&a.span));
             out.push((st.clone(), dec));
         }
     });
@@ -446,19 +417,6 @@ pub(super) fn summary_mentions(name: &str, s: &crate::db::FunctionSummary, names
         return true;
     }
     let mut hit = false;
-    crate::visit::visit_stmts(&s.ir.body, &mut |st| {
-        if hit {
-            return;
-        }
-        hit = match st {
-            Stmt::Access(a) => names.iter().any(|n| mentions(&a.place, n)),
-            Stmt::Assign { lhs, rhs } => names.iter().any(|n| mentions(lhs, n) || mentions(rhs, n)),
-            Stmt::Call(c) => {
-                matches!(&c.callee, Callee::Direct(f) if names.contains(f))
-                    || c.args.iter().any(|a| names.iter().any(|n| mentions(a, n)))
-            }
-            _ => false,
-        };
-    });
+    crate::visit::visit_stmts(&s.ir.body, &mut |st| hit = hit || names_any(st, names));
     hit
 }

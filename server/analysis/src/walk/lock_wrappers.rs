@@ -222,7 +222,7 @@ impl<'a> Walker<'a> {
         let params: Vec<Name> = ck.s.ir.params.iter().map(|p| p.name.clone()).collect();
         let mut globals = Vec::new();
         let mut fine = true;
-        names_of(&arg, &mut |n| {
+        crate::visit::visit_names(&arg, &mut |n| {
             if params.contains(n) {
             } else if ck.locals.contains(n) || self.prog.global(n).is_none() {
                 fine = false;
@@ -277,24 +277,6 @@ impl<'a> Walker<'a> {
 /// A lock or unlock whose failure is an error (not a trylock).
 fn blocking(m: &CallModel) -> bool {
     matches!(m, CallModel::Lock { .. } | CallModel::Unlock { .. })
-}
-
-/// Every variable name `e` mentions, index variables included.
-fn names_of(e: &Expr, f: &mut dyn FnMut(&Name)) {
-    match e {
-        Expr::Var(n) => f(n),
-        Expr::Field { base, .. } => names_of(base, f),
-        Expr::Index { base, var, .. } => {
-            names_of(base, f);
-            if let Some(v) = var {
-                f(v);
-            }
-        }
-        Expr::Deref(x) | Expr::AddrOf(x) | Expr::Offset(x) => names_of(x, f),
-        Expr::Cast { value, .. } => names_of(value, f),
-        Expr::Choice(xs) => xs.iter().for_each(|x| names_of(x, f)),
-        Expr::CallResult(_) | Expr::Int(_) | Expr::Str | Expr::Other => {}
-    }
 }
 
 fn contains_call_result(e: &Expr) -> bool {

@@ -81,13 +81,7 @@ impl<'a> Walker<'a> {
             if !exit.active.contains(s) {
                 continue;
             }
-            let held: Vec<LocKey> = exit
-                .clean
-                .iter()
-                .filter(|(x, _)| *x == s)
-                .map(|(_, l)| l.clone())
-                .collect();
-            self.protect(s, held, Vec::new());
+            self.protect(s, held_since(&exit, s), Vec::new());
         }
     }
 
@@ -166,6 +160,24 @@ impl<'a> Walker<'a> {
             );
         }
         (locks, inside)
+    }
+
+    /// Site `s`'s threads are joined on this path: the locks the path held
+    /// without a break since creating them protected what it did while they
+    /// ran ([`protect`](Self::protect)), and they run no more.
+    pub(super) fn join_site(&mut self, st: &mut State, s: u32) {
+        if st.active.contains(s) {
+            let held = held_since(st, s);
+            let inside: Vec<(u32, LocKey)> = st
+                .clean
+                .iter()
+                .filter(|(x, l)| *x != s && held.contains(l))
+                .cloned()
+                .collect();
+            self.protect(s, held, inside);
+        }
+        st.clean.retain(|(x, _)| *x != s);
+        st.active.remove(s);
     }
 
     pub(super) fn protect(&mut self, site: u32, held: Vec<LocKey>, inside: Vec<(u32, LocKey)>) {
@@ -340,4 +352,13 @@ impl<'a> Walker<'a> {
         }
         false
     }
+}
+
+/// The locks `st` has held without a break since it created site `s`.
+fn held_since(st: &State, s: u32) -> Vec<LocKey> {
+    st.clean
+        .iter()
+        .filter(|(x, _)| *x == s)
+        .map(|(_, l)| l.clone())
+        .collect()
 }
