@@ -9,9 +9,10 @@
 //! offset unchanged, so spans into the view are spans into the file.
 //!
 //! Invariants:
-//! - A unit's view depends only on its own flags and the workspace texts;
-//!   a header's view is the one of its first inclusion by the first unit
-//!   (in path order) that includes it.
+//! - A unit's view depends only on its own flags and the workspace texts.
+//!   A header's view is the one of its first inclusion in each unit that
+//!   includes it; when those units disagree, it keeps what any of them
+//!   compiles ([`cpp::merge`]) and counts the disagreement as undecided.
 //! - A file with nothing to blank is its own view (no second parse).
 //! - Include lookup: a quoted include from the including file's folder,
 //!   then the unit's `-I` folders, then, as a last resort, the one
@@ -163,9 +164,12 @@ pub fn unit_conditions(
     Arc::new(cpp::evaluate(path, text, flags, &mut finder))
 }
 
-/// For each header, the first unit (in path order) that includes it.
+/// For each header, the units that include it, in path order.
 #[salsa::tracked(returns(ref))]
-pub fn header_owners(db: &dyn salsa::Database, u: Universe) -> Arc<FxHashMap<PathBuf, SourceFile>> {
+pub fn header_units(
+    db: &dyn salsa::Database,
+    u: Universe,
+) -> Arc<FxHashMap<PathBuf, Vec<SourceFile>>> {
     let mut units: Vec<SourceFile> = u
         .files(db)
         .iter()
@@ -173,13 +177,13 @@ pub fn header_owners(db: &dyn salsa::Database, u: Universe) -> Arc<FxHashMap<Pat
         .filter(|f| is_unit(f.path(db)))
         .collect();
     units.sort_by(|a, b| a.path(db).cmp(b.path(db)));
-    let mut owners = FxHashMap::default();
+    let mut by_header: FxHashMap<PathBuf, Vec<SourceFile>> = FxHashMap::default();
     for unit in units {
         for (p, _) in unit_conditions(db, u, unit).files.iter().skip(1) {
-            owners.entry(p.clone()).or_insert(unit);
+            by_header.entry(p.clone()).or_default().push(unit);
         }
     }
-    Arc::new(owners)
+    Arc::new(by_header)
 }
 
 /// The headers each unit includes, transitively, by path.
@@ -196,16 +200,37 @@ pub fn unit_headers(db: &dyn salsa::Database, u: Universe, unit: SourceFile) -> 
 #[salsa::tracked(returns(ref))]
 pub fn file_blanks(db: &dyn salsa::Database, u: Universe, file: SourceFile) -> Arc<FileBlanks> {
     let path = file.path(db);
-    let owner = if is_unit(path) {
-        Some(file)
-    } else {
-        header_owners(db, u).get(path).copied()
+    if is_unit(path) {
+        return Arc::new(
+            unit_conditions(db, u, file)
+                .of(path)
+                .cloned()
+                .unwrap_or_default(),
+        );
+    }
+    let Some(units) = header_units(db, u).get(path) else {
+        return Arc::default();
     };
-    Arc::new(
-        owner
-            .and_then(|o| unit_conditions(db, u, o).of(path).cloned())
-            .unwrap_or_default(),
-    )
+    let mut variants: Vec<&FileBlanks> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for unit in units {
+        let Some(b) = unit_conditions(db, u, *unit).of(path) else {
+            continue;
+        };
+        if !variants.contains(&b) {
+            variants.push(b);
+        }
+        let p = unit.path(db);
+        names.push(p.file_name().map_or_else(
+            || p.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ));
+    }
+    Arc::new(match variants.as_slice() {
+        [] => FileBlanks::default(),
+        [one] => (*one).clone(),
+        _ => cpp::merge(&file.parsed(db).text, &variants, &names),
+    })
 }
 
 /// The file as the compiler sees it (see the module doc).

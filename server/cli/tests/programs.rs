@@ -175,6 +175,21 @@ fn a_header_race_names_both_programs() {
 }
 
 #[test]
+fn a_header_configured_differently_by_two_units_keeps_what_either_compiles() {
+    // a_plain.c sorts first and does not define WITH_STATS: a view of its
+    // inclusion alone would lose b_stats.c's race on `stats`.
+    let v = assert_annotations(&folder("header_two_configs"), &[]);
+    let n = notices(&v);
+    assert!(
+        n.iter().any(|(k, m)| k == "conditional-undecided"
+            && m.contains(
+                "decided differently by the units that include it (a_plain.c, b_stats.c)"
+            )),
+        "{n:?}"
+    );
+}
+
+#[test]
 fn racelens_toml_is_found_above_the_folder() {
     assert_annotations(&folder("toml_above/ws"), &[]);
 }

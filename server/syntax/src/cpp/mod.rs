@@ -19,12 +19,15 @@
 //!   unknown afterwards, so later conditions on it are undecided too.
 //! - Only files the caller can find ([`Sources`]) are read; system headers
 //!   are never read.
-//! - A header's blanking is that of its first inclusion in the unit.
+//! - A header's blanking is that of its first inclusion in the unit
+//!   ([`merge`] joins those of several units).
 //! - This module does no IO: the caller hands over the texts.
 
 mod expr;
+mod merge;
 
 pub use expr::Undecided;
+pub use merge::merge;
 
 use crate::ir::Name;
 use crate::preproc::lines;
