@@ -500,3 +500,26 @@ fn edits_of_a_counted_worker_update_the_join_exactly() {
     assert_eq!(r, replayed(virt, &[&after]));
     assert!(r.iter().any(|x| x.contains("matches")), "{r:?}");
 }
+
+/// A hand-made reader-writer lock (`walk/gates.rs`) is judged from all its
+/// functions together, whose bodies the walk does not enter: a reader that
+/// no longer waits for the writer must end the lock's use as one.
+#[test]
+fn a_reader_that_stops_waiting_ends_a_handmade_rwlock() {
+    let _serial = serial();
+    set_verify(true);
+    let base = fixture_text("handmade_rwlock.c");
+    let edited = base.replace("while (l->writers || l->wishwrite)", "while (l->wishwrite)");
+    assert_ne!(base, edited);
+    let virt = Path::new("/virtual/handmade_rwlock_edit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base.as_str());
+    let before = reports(&host);
+    let on_table = |r: &String| r.contains("var: \"table");
+    assert!(!before.iter().any(on_table), "{before:?}");
+    assert!(before.iter().any(|r| r.contains("\"hits\"")), "{before:?}");
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(after.iter().any(on_table), "{after:?}");
+}

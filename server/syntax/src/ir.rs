@@ -109,6 +109,14 @@ pub enum Test {
     /// The then-branch runs when variable `var` is greater than zero
     /// (`n > 0`, `0 < n`, `n >= 1`): a count of work still running.
     Positive { var: Name },
+    /// The then-branch runs when every member `p->f` named in `chains` (a
+    /// parameter or variable's field through `->`, as `p->f`) is zero iff
+    /// `zero_on_true` (`!p->a && !p->b`, `p->a || p->b`, `p->n == 0`): the
+    /// wait condition of a hand-made lock (`walk/gates.rs`).
+    FieldsZero {
+        chains: Vec<Name>,
+        zero_on_true: bool,
+    },
     /// A plain variable/field flag (for flag protocols).
     Other,
 }

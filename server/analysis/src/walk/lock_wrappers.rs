@@ -65,7 +65,10 @@ impl<'a> Walker<'a> {
             return w.clone();
         }
         let s = self.summary(f);
-        let w = self.lock_wrap_of(&s, MAX_NESTING).map(Arc::new);
+        let w = self
+            .lock_wrap_of(&s, MAX_NESTING)
+            .or_else(|| self.gate_wrap(f))
+            .map(Arc::new);
         self.d.lock_wrappers.borrow_mut().insert(f, w.clone());
         w
     }
@@ -203,7 +206,9 @@ impl<'a> Walker<'a> {
                 let defs = self.prog.functions_named(name)?;
                 let [g] = &defs[..] else { return None };
                 let inner = self.summary(*g);
-                let w = self.lock_wrap_of(&inner, depth - 1)?;
+                let w = self
+                    .lock_wrap_of(&inner, depth - 1)
+                    .or_else(|| self.gate_wrap(*g))?;
                 (w.model.clone(), subst(&w.lock, &w.params, &c.args)?)
             }
         };

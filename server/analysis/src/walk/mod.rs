@@ -38,6 +38,7 @@ mod counters;
 mod eval;
 mod finish;
 mod frames;
+mod gates;
 mod incremental;
 mod library;
 mod lock_wrappers;
@@ -162,6 +163,9 @@ struct WalkData {
     counter_entries: Vec<(Name, Name, Expr)>,
     /// Global semaphores judged binary (used as mutexes) or not.
     semaphores: std::cell::RefCell<FxHashMap<Name, bool>>,
+    /// Hand-made reader-writer locks (`gates.rs`): by struct type and mutex
+    /// member, whether the program's functions of that shape form one.
+    gates: std::cell::RefCell<FxHashMap<(Name, Name), bool>>,
     site_index: FxHashMap<(FunctionId, u32), u32>,
     thread_index: FxHashMap<(u32, u32, Name), u32>,
     /// Callback threads by function.

@@ -68,7 +68,7 @@ fn blocking_failure(test: &Test, st: &State) -> Option<(bool, Vec<Held>)> {
     let (key, zero_on_true) = match test {
         Test::CallZero { id, zero_on_true } => (TryKey::Call(*id), *zero_on_true),
         Test::VarZero { var, zero_on_true } => (TryKey::Var(var.clone()), *zero_on_true),
-        Test::Other | Test::Positive { .. } => return None,
+        Test::Other | Test::Positive { .. } | Test::FieldsZero { .. } => return None,
     };
     let held: Vec<Held> = st
         .tries
@@ -579,7 +579,9 @@ impl<'a> Walker<'a> {
         let (key, zero_on_true) = match test {
             Test::CallZero { id, zero_on_true } => (TryKey::Call(*id), *zero_on_true),
             Test::VarZero { var, zero_on_true } => (TryKey::Var(var.clone()), *zero_on_true),
-            Test::Other | Test::Positive { .. } => return (st.clone(), st),
+            Test::Other | Test::Positive { .. } | Test::FieldsZero { .. } => {
+                return (st.clone(), st)
+            }
         };
         let held: Vec<Held> = st
             .tries

@@ -61,7 +61,7 @@ impl<'s> Lowerer<'s> {
         let assumption = match (&callee, arg_nodes.first()) {
             (Callee::Direct(f), Some(&a)) if arg_nodes.len() == 1 && is_assume(f) => {
                 match self.test_of(a, true, true, 0) {
-                    Test::Other | Test::Positive { .. } => None,
+                    Test::Other | Test::Positive { .. } | Test::FieldsZero { .. } => None,
                     t => Some(t),
                 }
             }

@@ -48,7 +48,13 @@ impl<'s> Lowerer<'s> {
                     var: var.into(),
                     zero_on_true: !positive,
                 },
-                None => Test::Other,
+                None => match arrow_chain(n, self.src) {
+                    Some(chain) => Test::FieldsZero {
+                        chains: vec![chain.into()],
+                        zero_on_true: !positive,
+                    },
+                    None => Test::Other,
+                },
             },
             "unary_expression" if n.field("operator").map(|o| text(o, self.src)) == Some("!") => {
                 match n.field("argument") {
@@ -61,6 +67,33 @@ impl<'s> Lowerer<'s> {
                 let (Some(l), Some(r)) = (n.field("left"), n.field("right")) else {
                     return Test::Other;
                 };
+                // `a && b`, `a || b` of member tests: all zero, or not.
+                if op == "&&" || op == "||" {
+                    let all_zero = (op == "&&") == positive;
+                    let lt = self.test_of(l, positive, null_is_zero, depth + 1);
+                    let rt = self.test_of(r, positive, null_is_zero, depth + 1);
+                    return match (lt, rt) {
+                        (
+                            Test::FieldsZero {
+                                chains: mut a,
+                                zero_on_true: za,
+                            },
+                            Test::FieldsZero {
+                                chains: b,
+                                zero_on_true: zb,
+                            },
+                        ) if za == all_zero && zb == all_zero => {
+                            a.extend(b);
+                            a.sort();
+                            a.dedup();
+                            Test::FieldsZero {
+                                chains: a,
+                                zero_on_true: all_zero,
+                            }
+                        }
+                        _ => Test::Other,
+                    };
+                }
                 let zero = |x: Node| {
                     let t = text(unparen(x), self.src);
                     t == "0" || (null_is_zero && t == "NULL")
@@ -117,4 +150,20 @@ fn flag_chain(n: Node, src: &str, depth: u32) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// `p->f` as text, for a member through `->` of a plain identifier.
+fn arrow_chain(n: Node, src: &str) -> Option<String> {
+    if n.field("operator").map(|o| text(o, src)) != Some("->") {
+        return None;
+    }
+    let base = unparen(n.field("argument")?);
+    if base.kind() != "identifier" {
+        return None;
+    }
+    Some(format!(
+        "{}->{}",
+        text(base, src),
+        text(n.field("field")?, src)
+    ))
 }
