@@ -384,6 +384,10 @@ pub struct Program {
     pub functions: BTreeMap<Name, Vec<FunctionId>>,
     pub globals: BTreeMap<Name, TypeInfo>,
     pub global_inits: BTreeMap<Name, Vec<Name>>,
+    /// Globals with a definition (not only `extern` declarations), and
+    /// those of them whose initializer is not a literal zero.
+    pub defined_globals: rustc_hash::FxHashSet<Name>,
+    pub nonzero_init: rustc_hash::FxHashSet<Name>,
     pub structs: FxHashMap<Name, Vec<(Name, TypeInfo)>>,
     pub typedefs: FxHashMap<Name, TypeInfo>,
     pub prototypes: rustc_hash::FxHashSet<Name>,
@@ -469,6 +473,12 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
                 *e = g.ty.clone();
                 e.atomic = a;
                 e.thread_local = t;
+            }
+            if !g.is_extern {
+                p.defined_globals.insert(named(&g.name));
+                if g.init_nonzero {
+                    p.nonzero_init.insert(named(&g.name));
+                }
             }
             if !g.init_refs.is_empty() {
                 p.global_inits

@@ -523,3 +523,26 @@ fn a_reader_that_stops_waiting_ends_a_handmade_rwlock() {
     assert_eq!(after, replayed(virt, &[&edited]));
     assert!(after.iter().any(on_table), "{after:?}");
 }
+
+/// A global that stays zero (`walk/constants.rs`) is judged from every
+/// function's text: a write added in a function no thread reaches, an
+/// edit the walk does not re-walk, must still bring its branch back.
+#[test]
+fn a_new_write_of_a_flag_brings_its_branch_back() {
+    let _serial = serial();
+    set_verify(true);
+    let text = fixture_text("flag_never_set.c");
+    let base = format!("{text}\nvoid spare(void) {{\n  traced = 0;\n}}\n");
+    let edited = base.replace("  traced = 0;\n}", "  traced = 0;\n  use_cache = 1;\n}");
+    assert_ne!(base, edited);
+    let virt = Path::new("/virtual/flag_never_set_edit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base.as_str());
+    let on_hits = |r: &String| r.contains("var: \"cache_hits\"");
+    let before = reports(&host);
+    assert!(!before.iter().any(on_hits), "{before:?}");
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(after.iter().any(on_hits), "{after:?}");
+}

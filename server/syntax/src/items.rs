@@ -44,6 +44,10 @@ pub struct GlobalItem {
     /// Identifiers mentioned in the initializer (function pointer tables,
     /// `&other_global`).
     pub init_refs: Vec<Name>,
+    /// The initializer is not a literal zero (`= 1`, `= f()`); false when
+    /// there is none (static storage starts at zero) or it is `0`, `NULL`,
+    /// `(T) 0`, `{0}`.
+    pub init_nonzero: bool,
     pub is_extern: bool,
     /// Absolute byte range of the declarator name.
     pub start: u32,
@@ -224,6 +228,31 @@ mod tests {
         let names: Vec<&str> = items.functions.iter().map(|f| &*f.name).collect();
         assert_eq!(names, ["f"]);
         assert_eq!(items.lost_functions, [(0, src.find('\n').unwrap() as u32)]);
+    }
+
+    #[test]
+    fn literal_zero_initializers_are_told_apart() {
+        let src = "int a;\nint b = 0;\nint *c = NULL;\nlong d = (long) 0UL;\nstruct s e = { 0 };\nchar f = '\\0';\nint g = 1;\nint h = f();\nint *i = &a;\n";
+        let items = extract_items(&parse_text(src), src);
+        let nonzero: Vec<(&str, bool)> = items
+            .globals
+            .iter()
+            .map(|g| (&*g.name, g.init_nonzero))
+            .collect();
+        assert_eq!(
+            nonzero,
+            [
+                ("a", false),
+                ("b", false),
+                ("c", false),
+                ("d", false),
+                ("e", false),
+                ("f", false),
+                ("g", true),
+                ("h", true),
+                ("i", true)
+            ]
+        );
     }
 
     #[test]

@@ -202,7 +202,7 @@ pub(super) fn update(
         && (super::counters::summary_mentions(fname, old, names)
             || super::counters::summary_mentions(fname, new, names))
     {
-        return Err("a semaphore's uses changed");
+        return Err("a semaphore's or constant global's uses changed");
     }
     if super::counters::counter_inputs_changed(
         fname,

@@ -234,6 +234,16 @@ impl<'a> Walker<'a> {
             }
         }
         let cs = self.walk_cond(fr, cond, state, out)?;
+        // A global that holds zero for the whole run (`constants.rs`):
+        // only the branch taken on zero runs.
+        if let Test::VarZero { var, zero_on_true } = test {
+            if self.constant_zero(fr, var) {
+                let taken = if *zero_on_true { then } else { els };
+                let o = self.walk_stmts(fr, taken, cs);
+                merge_abrupt(out, &o);
+                return o.next;
+            }
+        }
         let relock = blocking_failure(test, &cs);
         let (t, e) = self.split(test, cs);
         let n1 = {

@@ -144,15 +144,18 @@ fn declaration_item(node: Node, src: &str, items: &mut FileItems) {
             ty.thread_local = true;
         }
         let mut init_refs = Vec::new();
+        let mut init_nonzero = false;
         if d.kind() == "init_declarator" {
             if let Some(v) = d.field("value") {
                 collect_identifiers(v, src, &mut init_refs);
+                init_nonzero = !literal_zero(v, src, 0);
             }
         }
         items.globals.push(GlobalItem {
             name: name(n, src),
             ty,
             init_refs,
+            init_nonzero,
             is_extern,
             start: n.start_byte() as u32,
             end: n.end_byte() as u32,
@@ -197,6 +200,7 @@ fn define_macro_item(node: Node, src: &str, items: &mut FileItems) {
             ..TypeInfo::default()
         },
         init_refs: Vec::new(),
+        init_nonzero: true,
         is_extern: false,
         start: arg.start_byte() as u32,
         end: arg.end_byte() as u32,
@@ -215,6 +219,37 @@ fn is_definition_macro(n: &str) -> bool {
                     .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
         })
         .unwrap_or(false)
+}
+
+/// Is an initializer a literal zero: `0`, `0U`, `NULL`, `'\\0'`, `false`,
+/// `(T) 0`, `((void *) 0)`, `{0}`, `{ }`?
+fn literal_zero(n: Node, src: &str, depth: u32) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    match n.kind() {
+        "number_literal" => {
+            let t = text(n, src).trim_end_matches(['u', 'U', 'l', 'L']);
+            matches!(t, "0" | "0x0" | "0X0" | "00")
+        }
+        "null" | "false" => true,
+        "char_literal" => matches!(text(n, src), "'\\0'"),
+        "identifier" => text(n, src) == "NULL",
+        "parenthesized_expression" => n
+            .named_child(0)
+            .is_some_and(|c| literal_zero(c, src, depth + 1)),
+        "cast_expression" => n
+            .field("value")
+            .is_some_and(|c| literal_zero(c, src, depth + 1)),
+        "initializer_list" => {
+            let mut cur = n.walk();
+            let kids: Vec<Node> = n.named_children(&mut cur).collect();
+            kids.iter()
+                .filter(|c| c.kind() != "comment")
+                .all(|c| literal_zero(*c, src, depth + 1))
+        }
+        _ => false,
+    }
 }
 
 fn collect_identifiers(node: Node, src: &str, out: &mut Vec<Name>) {
