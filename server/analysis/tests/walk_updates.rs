@@ -546,3 +546,24 @@ fn a_new_write_of_a_flag_brings_its_branch_back() {
     assert_eq!(after, replayed(virt, &[&edited]));
     assert!(after.iter().any(on_hits), "{after:?}");
 }
+
+/// The other way round: removing the only write of a flag makes it stay
+/// zero, and its branch goes, exactly as a walk from scratch finds.
+#[test]
+fn removing_the_only_write_of_a_flag_removes_its_branch() {
+    let _serial = serial();
+    set_verify(true);
+    let base = fixture_text("flag_never_set.c");
+    let edited = base.replace("enable(&use_stats);", "enable(&traced);");
+    assert_ne!(base, edited);
+    let virt = Path::new("/virtual/flag_write_removed.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base.as_str());
+    let on_stats = |r: &String| r.contains("var: \"stats\"");
+    let before = reports(&host);
+    assert!(before.iter().any(on_stats), "{before:?}");
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(!after.iter().any(on_stats), "{after:?}");
+}

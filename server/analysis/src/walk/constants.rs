@@ -15,9 +15,10 @@
 //!   initializer name it;
 //! - the program has a `main`: a library's clients may write its globals.
 //!
-//! Invariant: the answer reads every function's text. The name is kept in
-//! `WalkData::text_names`, so an edit of a function that mentions it, before
-//! or after the edit, walks again from scratch (`incremental.rs`).
+//! Invariant: the answer reads every function's text. The verdicts are
+//! kept in `WalkData::constants`; an edit that could change one (a new write
+//! of a name judged to stay zero, or a removed write of one judged written)
+//! walks again from scratch ([`verdict_changed`], `incremental.rs`).
 
 use super::counters::mentions_addr;
 use super::frames::Frame;
@@ -44,10 +45,6 @@ impl<'a> Walker<'a> {
         {
             return false;
         }
-        if !self.d.text_names.contains(var) {
-            self.d.text_names.push(var.clone());
-            self.d.text_names.sort();
-        }
         if let Some(&known) = self.d.constants.borrow().get(var) {
             return known;
         }
@@ -66,6 +63,21 @@ impl<'a> Walker<'a> {
         self.d.constants.borrow_mut().insert(var.clone(), unwritten);
         unwritten
     }
+}
+
+/// Would an edit of one function (summary `old` to `new`) change a verdict
+/// of `verdicts` (name -> stays zero)? A name judged to stay zero changes
+/// when the new text writes it; one judged written may change when the old
+/// text wrote it and the new one does not.
+pub(super) fn verdict_changed(
+    verdicts: &rustc_hash::FxHashMap<Name, bool>,
+    old: &FunctionSummary,
+    new: &FunctionSummary,
+) -> bool {
+    verdicts.iter().any(|(v, &zero)| match zero {
+        true => writes_or_takes(new, v),
+        false => writes_or_takes(old, v) && !writes_or_takes(new, v),
+    })
 }
 
 /// Does a function write `v` or take its address?

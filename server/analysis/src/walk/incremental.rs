@@ -202,7 +202,7 @@ pub(super) fn update(
         && (super::counters::summary_mentions(fname, old, names)
             || super::counters::summary_mentions(fname, new, names))
     {
-        return Err("a semaphore's or constant global's uses changed");
+        return Err("a semaphore's uses changed");
     }
     if super::counters::counter_inputs_changed(
         fname,
@@ -212,6 +212,10 @@ pub(super) fn update(
         &w.d.counter_entries,
     ) {
         return Err("a counter join's inputs changed");
+    }
+    // Globals judged to stay zero, or not, read every function's writes.
+    if super::constants::verdict_changed(&w.d.constants.borrow(), old, new) {
+        return Err("a constant global's writes changed");
     }
     // A hand-made lock's verdict reads every function of its shape.
     if super::gates::gate_shape(old, prog).is_some()

@@ -154,9 +154,9 @@ struct WalkData {
     thread: u32,
     threads: Vec<Thread>,
     sites: Vec<Site>,
-    /// Semaphores and constant globals whose judgement read other
-    /// functions' text (`semaphores.rs`, `constants.rs`), sorted: an edit
-    /// of a function mentioning one falls back to a full walk.
+    /// Semaphores whose judgement read other functions' text
+    /// (`semaphores.rs`), sorted: an edit of a function mentioning one
+    /// falls back to a full walk.
     text_names: Vec<Name>,
     /// Names a counter join read in other functions' text, sorted, and the
     /// entries it judged with their counter and mutex (`counters.rs`).
@@ -164,7 +164,9 @@ struct WalkData {
     counter_entries: Vec<(Name, Name, Expr)>,
     /// Global semaphores judged binary (used as mutexes) or not.
     semaphores: std::cell::RefCell<FxHashMap<Name, bool>>,
-    /// Globals judged to hold zero for the whole run (`constants.rs`).
+    /// Globals judged to hold zero for the whole run, or not
+    /// (`constants.rs`); an edit that could change a verdict walks again
+    /// from scratch.
     constants: std::cell::RefCell<FxHashMap<Name, bool>>,
     /// Hand-made reader-writer locks (`gates.rs`): by struct type and mutex
     /// member, whether the program's functions of that shape form one.
