@@ -221,6 +221,7 @@ pub fn effective_functions(
     let view = file_view(db, u, file);
     let items = file_items(db, u, file);
     let mut ordinals: FxHashMap<&str, u32> = FxHashMap::default();
+    let roots = error_roots(&view.tree);
     let current: Vec<EffectiveFn> = items
         .functions
         .iter()
@@ -235,7 +236,7 @@ pub fn effective_functions(
                 len: item.end - item.start,
                 is_static: item.is_static,
                 ret: item.ret.clone(),
-                errors: errors_in(&view.tree, item.start, item.end),
+                errors: errors_in(&roots, item.start, item.end),
                 source: Source::Current(i as u32),
             }
         })
@@ -335,14 +336,24 @@ fn in_place(text: &str, good: &GoodFn) -> bool {
     good.at.len as usize == good.text.len() && text.get(s..e) == Some(&*good.text)
 }
 
-/// Error and missing nodes of `tree` within `start..end` (a missing node at
-/// `end` counts: a definition's missing closing brace).
-pub fn errors_in(tree: &Tree, start: u32, end: u32) -> u32 {
-    let (s, e) = (start as usize, end as usize);
+/// The top-level nodes of a tree, in order, when it holds an error (none
+/// otherwise): [`errors_in`] looks only at those around a range, so that a
+/// file's functions cost one pass over them, not one each.
+pub fn error_roots(tree: &Tree) -> Vec<Node<'_>> {
     let root = tree.root_node();
     if !root.has_error() {
-        return 0;
+        return Vec::new();
     }
+    let mut cur = root.walk();
+    let v: Vec<Node> = root.children(&mut cur).collect();
+    v
+}
+
+/// Error and missing nodes within `start..end` (a missing node at `end`
+/// counts: a definition's missing closing brace), below the top-level
+/// nodes `roots` ([`error_roots`]).
+pub fn errors_in(roots: &[Node], start: u32, end: u32) -> u32 {
+    let (s, e) = (start as usize, end as usize);
     let inside = |n: &Node| {
         if n.start_byte() == n.end_byte() {
             s <= n.start_byte() && n.start_byte() <= e
@@ -350,9 +361,19 @@ pub fn errors_in(tree: &Tree, start: u32, end: u32) -> u32 {
             n.start_byte() < e && s < n.end_byte()
         }
     };
+    // Siblings do not overlap: those ending before `start` and those
+    // starting after `end` are not inside.
+    let first = roots.partition_point(|n| n.end_byte() < s);
+    let mut stack: Vec<Node> = roots[first..]
+        .iter()
+        .take_while(|n| n.start_byte() <= e)
+        .copied()
+        .collect();
+    let Some(top) = stack.first().copied() else {
+        return 0;
+    };
     let mut n = 0;
-    let mut stack = vec![root];
-    let mut cur = root.walk();
+    let mut cur = top.walk();
     while let Some(node) = stack.pop() {
         if !inside(&node) {
             continue;
