@@ -221,7 +221,7 @@ fn is_definition_macro(n: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// Is an initializer a literal zero: `0`, `0U`, `NULL`, `'\\0'`, `false`,
+/// Is an initializer a literal zero: `0`, `0U`, `NULL`, `'\0'`, `false`,
 /// `(T) 0`, `((void *) 0)`, `{0}`, `{ }`?
 fn literal_zero(n: Node, src: &str, depth: u32) -> bool {
     if depth > 8 {
