@@ -20,11 +20,11 @@
 //! of a name judged to stay zero, or a removed write of one judged written)
 //! walks again from scratch ([`verdict_changed`], `incremental.rs`).
 
-use super::counters::mentions_addr;
 use super::frames::Frame;
 use super::Walker;
 use crate::db::FunctionSummary;
 use racelens_syntax::{AccessKind, Expr, Name, Stmt};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 impl<'a> Walker<'a> {
     /// Does the global `var`, as `fr` names it, hold zero for the whole run
@@ -53,15 +53,46 @@ impl<'a> Walker<'a> {
             .global_inits
             .values()
             .any(|refs| refs.contains(var));
-        let unwritten = !named_by_init
-            && self
-                .prog
-                .functions
-                .values()
-                .flatten()
-                .all(|&f| !writes_or_takes(&self.summary(f), var));
+        if self.d.written.borrow().is_none() {
+            // One pass over every function for all the names asked about.
+            let mut counts: FxHashMap<Name, u32> = FxHashMap::default();
+            for &f in self.prog.functions.values().flatten() {
+                for n in written_names(&self.summary(f)) {
+                    *counts.entry(n).or_default() += 1;
+                }
+            }
+            *self.d.written.borrow_mut() = Some(counts);
+        }
+        let written = self
+            .d
+            .written
+            .borrow()
+            .as_ref()
+            .is_some_and(|c| c.get(var).is_some_and(|&n| n > 0));
+        let unwritten = !named_by_init && !written;
         self.d.constants.borrow_mut().insert(var.clone(), unwritten);
         unwritten
+    }
+}
+
+/// Moves the per-name counts of functions that write a name or take its
+/// address (`WalkData::written`) from a function's old summary to its new
+/// one.
+pub(super) fn recount(
+    written: &mut Option<FxHashMap<Name, u32>>,
+    old: &FunctionSummary,
+    new: &FunctionSummary,
+) {
+    let Some(counts) = written.as_mut() else {
+        return;
+    };
+    for n in written_names(old) {
+        if let Some(c) = counts.get_mut(&n) {
+            *c = c.saturating_sub(1);
+        }
+    }
+    for n in written_names(new) {
+        *counts.entry(n).or_default() += 1;
     }
 }
 
@@ -70,7 +101,7 @@ impl<'a> Walker<'a> {
 /// when the new text writes it; one judged written may change when the old
 /// text wrote it and the new one does not.
 pub(super) fn verdict_changed(
-    verdicts: &rustc_hash::FxHashMap<Name, bool>,
+    verdicts: &FxHashMap<Name, bool>,
     old: &FunctionSummary,
     new: &FunctionSummary,
 ) -> bool {
@@ -82,23 +113,48 @@ pub(super) fn verdict_changed(
 
 /// Does a function write `v` or take its address?
 fn writes_or_takes(s: &FunctionSummary, v: &Name) -> bool {
-    let mut hit = false;
-    crate::visit::visit_stmts(&s.ir.body, &mut |st| {
-        hit = hit
-            || match st {
-                Stmt::Access(a) => {
-                    (a.kind == AccessKind::Write && matches!(&a.place, Expr::Var(x) if x == v))
-                        || mentions_addr(&a.place, v)
-                }
-                Stmt::Assign { lhs, rhs } => {
-                    matches!(lhs, Expr::Var(x) if x == v)
-                        || mentions_addr(lhs, v)
-                        || mentions_addr(rhs, v)
-                }
-                Stmt::Call(c) => c.args.iter().any(|a| mentions_addr(a, v)),
-                Stmt::Return { value: Some(e), .. } => mentions_addr(e, v),
-                _ => false,
-            };
+    written_names(s).contains(v)
+}
+
+/// The names a function writes as a whole (`g = ..`, `g++`) or whose
+/// address it takes (`&g`, `&g.f`, and, conservatively, every name inside
+/// the operand of `&`, as `i` in `&a[i]`).
+fn written_names(s: &FunctionSummary) -> FxHashSet<Name> {
+    let mut out = FxHashSet::default();
+    crate::visit::visit_stmts(&s.ir.body, &mut |st| match st {
+        Stmt::Access(a) => {
+            if let (AccessKind::Write, Expr::Var(x)) = (a.kind, &a.place) {
+                out.insert(x.clone());
+            }
+            addr_names(&a.place, &mut out);
+        }
+        Stmt::Assign { lhs, rhs } => {
+            if let Expr::Var(x) = lhs {
+                out.insert(x.clone());
+            }
+            addr_names(lhs, &mut out);
+            addr_names(rhs, &mut out);
+        }
+        Stmt::Call(c) => c.args.iter().for_each(|a| addr_names(a, &mut out)),
+        Stmt::Return { value: Some(e), .. } => addr_names(e, &mut out),
+        _ => {}
     });
-    hit
+    out
+}
+
+/// The names whose address `e` takes (as `counters::mentions_addr` reads
+/// it, for every name at once).
+fn addr_names(e: &Expr, out: &mut FxHashSet<Name>) {
+    match e {
+        Expr::AddrOf(x) => crate::visit::visit_names(x, &mut |n| {
+            out.insert(n.clone());
+        }),
+        Expr::Field { base, .. }
+        | Expr::Deref(base)
+        | Expr::Offset(base)
+        | Expr::Index { base, .. } => addr_names(base, out),
+        Expr::Cast { value, .. } => addr_names(value, out),
+        Expr::Choice(xs) => xs.iter().for_each(|x| addr_names(x, out)),
+        _ => {}
+    }
 }

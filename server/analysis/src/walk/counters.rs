@@ -340,7 +340,7 @@ fn names_var(e: &Expr, v: &Name) -> bool {
 }
 
 /// Does `e` take the address of `v` (`&C`, `&C.f`)?
-pub(super) fn mentions_addr(e: &Expr, v: &Name) -> bool {
+fn mentions_addr(e: &Expr, v: &Name) -> bool {
     match e {
         Expr::AddrOf(x) => mentions(x, v),
         Expr::Field { base, .. } | Expr::Deref(base) | Expr::Offset(base) => mentions_addr(base, v),

@@ -217,6 +217,7 @@ pub(super) fn update(
     if super::constants::verdict_changed(&w.d.constants.borrow(), old, new) {
         return Err("a constant global's writes changed");
     }
+    super::constants::recount(w.d.written.get_mut(), old, new);
     // A hand-made lock's verdict reads every function of its shape.
     if super::gates::gate_shape(old, prog).is_some()
         || super::gates::gate_shape(new, prog).is_some()

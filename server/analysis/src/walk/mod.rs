@@ -168,6 +168,9 @@ struct WalkData {
     /// (`constants.rs`); an edit that could change a verdict walks again
     /// from scratch.
     constants: std::cell::RefCell<FxHashMap<Name, bool>>,
+    /// For each name, how many functions write it or take its address
+    /// (`constants.rs`), counted once per walk on the first question.
+    written: std::cell::RefCell<Option<FxHashMap<Name, u32>>>,
     /// Hand-made reader-writer locks (`gates.rs`): by struct type and mutex
     /// member, whether the program's functions of that shape form one.
     gates: std::cell::RefCell<FxHashMap<(Name, Name), bool>>,
