@@ -202,6 +202,8 @@ pub(super) type FnRank = FxHashMap<FunctionId, u32>;
 
 /// A total order of facts, for reports and for deterministic caps. Functions
 /// go by their rank, not their salsa Id (which depends on loading order).
+/// Every field but the context's identity takes part: facts equal here are
+/// equal, so no order of a hash set (which follows salsa Ids) survives.
 fn fact_order(rank: &FnRank, a: &AccessFact, b: &AccessFact) -> std::cmp::Ordering {
     let key = |f: FunctionId| (rank.get(&f).copied().unwrap_or(u32::MAX), f.key());
     (
@@ -231,6 +233,8 @@ fn fact_order(rank: &FnRank, a: &AccessFact, b: &AccessFact) -> std::cmp::Orderi
         .then(a.weak.cmp(&b.weak))
         .then(a.direct_local.cmp(&b.direct_local))
         .then(a.main_ended.cmp(&b.main_ended))
+        .then(a.volatile.cmp(&b.volatile))
+        .then(a.slot.cmp(&b.slot))
 }
 
 impl<'a> Walker<'a> {
