@@ -212,7 +212,7 @@ pub fn file_blanks(db: &dyn salsa::Database, u: Universe, file: SourceFile) -> A
         return Arc::default();
     };
     let mut variants: Vec<&FileBlanks> = Vec::new();
-    let mut names: Vec<String> = Vec::new();
+    let mut including: Vec<SourceFile> = Vec::new();
     for unit in units {
         let Some(b) = unit_conditions(db, u, *unit).of(path) else {
             continue;
@@ -220,16 +220,25 @@ pub fn file_blanks(db: &dyn salsa::Database, u: Universe, file: SourceFile) -> A
         if !variants.contains(&b) {
             variants.push(b);
         }
-        let p = unit.path(db);
-        names.push(p.file_name().map_or_else(
-            || p.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        ));
+        including.push(*unit);
     }
     Arc::new(match variants.as_slice() {
         [] => FileBlanks::default(),
         [one] => (*one).clone(),
-        _ => cpp::merge(&file.parsed(db).text, &variants, &names),
+        _ => {
+            // The units' names, for the note that counts the disagreement.
+            let names: Vec<String> = including
+                .iter()
+                .map(|unit| {
+                    let p = unit.path(db);
+                    p.file_name().map_or_else(
+                        || p.display().to_string(),
+                        |n| n.to_string_lossy().into_owned(),
+                    )
+                })
+                .collect();
+            cpp::merge(&file.parsed(db).text, &variants, &names)
+        }
     })
 }
 

@@ -1,6 +1,7 @@
 //! Visitors over a function's lowered statements (the IR of
 //! `racelens_syntax`): every statement, nested ones included, every call,
-//! and every variable name an expression mentions. A leaf module: the database ([`crate::db`]), the thread walk and
+//! every variable name an expression mentions, and every name whose
+//! address it takes. A leaf module: the database ([`crate::db`]), the thread walk and
 //! the explanations and fixes all use it, and it uses none of them.
 
 use racelens_syntax::{Call, Expr, Name, Stmt};
@@ -63,5 +64,29 @@ pub fn visit_names(e: &Expr, f: &mut dyn FnMut(&Name)) {
 pub fn mentions(e: &Expr, v: &Name) -> bool {
     let mut hit = false;
     visit_names(e, &mut |n| hit |= n == v);
+    hit
+}
+
+/// Calls `f` for each name whose address `e` takes: every name inside the
+/// operand of a `&` reached through `e`'s members, dereferences, offsets,
+/// indexed bases, casts and choices (`&g`, `&g.f`, and, conservatively,
+/// `i` in `&a[i]`).
+pub fn visit_addr_names(e: &Expr, f: &mut dyn FnMut(&Name)) {
+    match e {
+        Expr::AddrOf(x) => visit_names(x, f),
+        Expr::Field { base, .. }
+        | Expr::Deref(base)
+        | Expr::Offset(base)
+        | Expr::Index { base, .. } => visit_addr_names(base, f),
+        Expr::Cast { value, .. } => visit_addr_names(value, f),
+        Expr::Choice(xs) => xs.iter().for_each(|x| visit_addr_names(x, f)),
+        _ => {}
+    }
+}
+
+/// Does `e` take the address of `v` (see [`visit_addr_names`])?
+pub fn mentions_addr(e: &Expr, v: &Name) -> bool {
+    let mut hit = false;
+    visit_addr_names(e, &mut |n| hit |= n == v);
     hit
 }

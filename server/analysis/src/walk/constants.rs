@@ -18,7 +18,7 @@
 //! Invariant: the answer reads every function's text. The verdicts are
 //! kept in `WalkData::constants`; an edit that could change one (a new write
 //! of a name judged to stay zero, or a removed write of one judged written)
-//! walks again from scratch ([`verdict_changed`], `incremental.rs`).
+//! walks again from scratch ([`edit`], `incremental.rs`).
 
 use super::frames::Frame;
 use super::Walker;
@@ -75,86 +75,65 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// Moves the per-name counts of functions that write a name or take its
-/// address (`WalkData::written`) from a function's old summary to its new
-/// one.
-pub(super) fn recount(
+/// An edit of one function (summary `old` to `new`): would it change a
+/// verdict of `verdicts` (name -> stays zero)? A name judged to stay zero
+/// changes when the new text writes it; one judged written may change when
+/// the old text wrote it and the new one does not. When none would, the
+/// per-name counts of writers (`WalkData::written`) move from the old text
+/// to the new.
+pub(super) fn edit(
+    verdicts: &FxHashMap<Name, bool>,
     written: &mut Option<FxHashMap<Name, u32>>,
     old: &FunctionSummary,
     new: &FunctionSummary,
-) {
-    let Some(counts) = written.as_mut() else {
-        return;
-    };
-    for n in written_names(old) {
-        if let Some(c) = counts.get_mut(&n) {
-            *c = c.saturating_sub(1);
+) -> Result<(), &'static str> {
+    let (was, now) = (written_names(old), written_names(new));
+    let changed = verdicts.iter().any(|(v, &zero)| match zero {
+        true => now.contains(v),
+        false => was.contains(v) && !now.contains(v),
+    });
+    if changed {
+        return Err("a constant global's writes changed");
+    }
+    if let Some(counts) = written.as_mut() {
+        for n in &was {
+            if let Some(c) = counts.get_mut(n) {
+                *c = c.saturating_sub(1);
+            }
+        }
+        for n in now {
+            *counts.entry(n).or_default() += 1;
         }
     }
-    for n in written_names(new) {
-        *counts.entry(n).or_default() += 1;
-    }
-}
-
-/// Would an edit of one function (summary `old` to `new`) change a verdict
-/// of `verdicts` (name -> stays zero)? A name judged to stay zero changes
-/// when the new text writes it; one judged written may change when the old
-/// text wrote it and the new one does not.
-pub(super) fn verdict_changed(
-    verdicts: &FxHashMap<Name, bool>,
-    old: &FunctionSummary,
-    new: &FunctionSummary,
-) -> bool {
-    verdicts.iter().any(|(v, &zero)| match zero {
-        true => writes_or_takes(new, v),
-        false => writes_or_takes(old, v) && !writes_or_takes(new, v),
-    })
-}
-
-/// Does a function write `v` or take its address?
-fn writes_or_takes(s: &FunctionSummary, v: &Name) -> bool {
-    written_names(s).contains(v)
+    Ok(())
 }
 
 /// The names a function writes as a whole (`g = ..`, `g++`) or whose
-/// address it takes (`&g`, `&g.f`, and, conservatively, every name inside
-/// the operand of `&`, as `i` in `&a[i]`).
+/// address it takes ([`crate::visit::visit_addr_names`]).
 fn written_names(s: &FunctionSummary) -> FxHashSet<Name> {
     let mut out = FxHashSet::default();
+    let addr = |e: &Expr, out: &mut FxHashSet<Name>| {
+        crate::visit::visit_addr_names(e, &mut |n| {
+            out.insert(n.clone());
+        })
+    };
     crate::visit::visit_stmts(&s.ir.body, &mut |st| match st {
         Stmt::Access(a) => {
             if let (AccessKind::Write, Expr::Var(x)) = (a.kind, &a.place) {
                 out.insert(x.clone());
             }
-            addr_names(&a.place, &mut out);
+            addr(&a.place, &mut out);
         }
         Stmt::Assign { lhs, rhs } => {
             if let Expr::Var(x) = lhs {
                 out.insert(x.clone());
             }
-            addr_names(lhs, &mut out);
-            addr_names(rhs, &mut out);
+            addr(lhs, &mut out);
+            addr(rhs, &mut out);
         }
-        Stmt::Call(c) => c.args.iter().for_each(|a| addr_names(a, &mut out)),
-        Stmt::Return { value: Some(e), .. } => addr_names(e, &mut out),
+        Stmt::Call(c) => c.args.iter().for_each(|a| addr(a, &mut out)),
+        Stmt::Return { value: Some(e), .. } => addr(e, &mut out),
         _ => {}
     });
     out
-}
-
-/// The names whose address `e` takes (as `counters::mentions_addr` reads
-/// it, for every name at once).
-fn addr_names(e: &Expr, out: &mut FxHashSet<Name>) {
-    match e {
-        Expr::AddrOf(x) => crate::visit::visit_names(x, &mut |n| {
-            out.insert(n.clone());
-        }),
-        Expr::Field { base, .. }
-        | Expr::Deref(base)
-        | Expr::Offset(base)
-        | Expr::Index { base, .. } => addr_names(base, out),
-        Expr::Cast { value, .. } => addr_names(value, out),
-        Expr::Choice(xs) => xs.iter().for_each(|x| addr_names(x, out)),
-        _ => {}
-    }
 }

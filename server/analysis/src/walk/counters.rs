@@ -42,7 +42,7 @@ use super::frames::Frame;
 use super::state::State;
 use super::{uncast, Walker};
 use crate::db::FunctionId;
-use crate::visit::mentions;
+use crate::visit::{mentions, mentions_addr};
 use racelens_syntax::{AccessKind, Callee, Expr, Name, Stmt, Test};
 
 const COND_WAITS: &[&str] = &[
@@ -337,18 +337,6 @@ pub(super) fn counts_out(s: &crate::db::FunctionSummary, counter: &Name, mutex: 
 
 fn names_var(e: &Expr, v: &Name) -> bool {
     matches!(e, Expr::Var(n) if n == v)
-}
-
-/// Does `e` take the address of `v` (`&C`, `&C.f`)?
-fn mentions_addr(e: &Expr, v: &Name) -> bool {
-    match e {
-        Expr::AddrOf(x) => mentions(x, v),
-        Expr::Field { base, .. } | Expr::Deref(base) | Expr::Offset(base) => mentions_addr(base, v),
-        Expr::Index { base, .. } => mentions_addr(base, v),
-        Expr::Cast { value, .. } => mentions_addr(value, v),
-        Expr::Choice(xs) => xs.iter().any(|x| mentions_addr(x, v)),
-        _ => false,
-    }
 }
 
 /// Has an edit of function `name` (summary `old` to `new`) changed what a

@@ -191,8 +191,8 @@ impl Counts<'_> {
     /// Accepts `stmts` when each is a count or local access, a count step,
     /// a local assignment, a signal of a condition variable of the struct
     /// (when `signals`), or a branch of those.
-    fn take(&mut self, stmts: &[Stmt], signals: bool) -> bool {
-        stmts.iter().all(|st| self.take_one(st, signals))
+    fn take<'x>(&mut self, stmts: impl IntoIterator<Item = &'x Stmt>, signals: bool) -> bool {
+        stmts.into_iter().all(|st| self.take_one(st, signals))
     }
 
     fn take_one(&mut self, st: &Stmt, signals: bool) -> bool {
@@ -401,13 +401,11 @@ pub(super) fn gate_shape(s: &FunctionSummary, prog: &Program) -> Option<GateShap
     let role = match waits_at {
         Some(i) => {
             let waits = wait_loop(s, middle[i], p, &m)?;
-            let before: Vec<Stmt> = middle[..i].iter().map(|x| (*x).clone()).collect();
-            if !counts.take(&before, false) {
+            if !counts.take(middle[..i].iter().copied(), false) {
                 return None;
             }
             counts.steps.clear();
-            let after: Vec<Stmt> = middle[i + 1..].iter().map(|x| (*x).clone()).collect();
-            if !counts.take(&after, false) {
+            if !counts.take(middle[i + 1..].iter().copied(), false) {
                 return None;
             }
             let ups: Vec<&Name> = counts
@@ -425,8 +423,9 @@ pub(super) fn gate_shape(s: &FunctionSummary, prog: &Program) -> Option<GateShap
             }
         }
         None => {
-            let all: Vec<Stmt> = middle.iter().map(|x| (*x).clone()).collect();
-            if !counts.take(&all, true) || counts.steps.iter().any(|(_, st)| *st == Step::Up) {
+            if !counts.take(middle.iter().copied(), true)
+                || counts.steps.iter().any(|(_, st)| *st == Step::Up)
+            {
                 return None;
             }
             let mut fields: Vec<Name> = counts.steps.iter().map(|(f, _)| f.clone()).collect();

@@ -214,10 +214,7 @@ pub(super) fn update(
         return Err("a counter join's inputs changed");
     }
     // Globals judged to stay zero, or not, read every function's writes.
-    if super::constants::verdict_changed(&w.d.constants.borrow(), old, new) {
-        return Err("a constant global's writes changed");
-    }
-    super::constants::recount(w.d.written.get_mut(), old, new);
+    super::constants::edit(&w.d.constants.borrow(), w.d.written.get_mut(), old, new)?;
     // A hand-made lock's verdict reads every function of its shape.
     if super::gates::gate_shape(old, prog).is_some()
         || super::gates::gate_shape(new, prog).is_some()
