@@ -230,6 +230,10 @@ pub struct FunctionSummary {
     pub ir: Arc<FnIr>,
     /// Model of each call id, where the callee is a modeled function.
     pub models: BTreeMap<u32, CallModel>,
+    /// Functions of the program this body names under a cast to an
+    /// integer type (sorted): their address may come back from an integer
+    /// (see `walk::laundered`).
+    pub launders: Vec<Name>,
 }
 
 /// Every function of a file lowered from the file's own tree (one parse).
@@ -346,12 +350,53 @@ pub fn static_renames(
 /// under the configured models. Depends only on the function's IR and the config.
 #[salsa::tracked(returns(ref))]
 pub fn function_summary(db: &dyn salsa::Database, f: FunctionId) -> Arc<FunctionSummary> {
-    let ir = function_ir(db, f).clone();
+    let mut ir = function_ir(db, f).clone();
+    let launders = crate::walk::launders(db, f.ws(db), &ir);
+    // `(T)(x)` parsed as a call through `T` is a cast when `T` is a type
+    // (`syntax::typecast`); only functions that have such a call ask.
+    if !syntax::typecast::cast_candidates(&ir).is_empty() {
+        let types = type_names(db, f.ws(db));
+        // A name ending in `_t` is a type (POSIX reserves the suffix) unless
+        // the program defines it otherwise, and so is `_Bool`.
+        let is_type = |n: &str| match types.get(n) {
+            Some(t) => *t,
+            None => n == "_Bool" || n.ends_with("_t"),
+        };
+        if let Some(out) = syntax::typecast::typedef_casts(&ir, &is_type) {
+            ir = Arc::new(out);
+        }
+    }
     let config = f.ws(db).config(db);
     let mut models = BTreeMap::new();
     let defined = |n: &str| defined_functions(db, f.ws(db)).contains(n);
     collect_models(&ir.body, config, &defined, &mut models);
-    Arc::new(FunctionSummary { ir, models })
+    Arc::new(FunctionSummary {
+        ir,
+        models,
+        launders,
+    })
+}
+
+/// Whether a name is a type: `true` for the program's typedefs that are
+/// not also a global or a function, `false` for globals and functions
+/// whose names end in `_t` (which are taken for types otherwise).
+/// Backdated unless one is added or removed, so the few summaries that
+/// ask it stay valid across body edits.
+#[salsa::tracked(returns(ref))]
+pub fn type_names(db: &dyn salsa::Database, ws: Workspace) -> Arc<BTreeMap<Name, bool>> {
+    let p = program(db, ws);
+    let value = |n: &str| p.globals.contains_key(n) || p.is_function(n);
+    let mut out: BTreeMap<Name, bool> = p
+        .typedefs
+        .keys()
+        .map(|n| (n.clone(), !value(n)))
+        .collect();
+    for n in p.globals.keys().chain(p.functions.keys()) {
+        if n.ends_with("_t") {
+            out.insert(n.clone(), false);
+        }
+    }
+    Arc::new(out)
 }
 
 /// Names of the functions the workspace defines (with a body). Backdated

@@ -567,3 +567,32 @@ fn removing_the_only_write_of_a_flag_removes_its_branch() {
     assert_eq!(after, replayed(virt, &[&edited]));
     assert!(!after.iter().any(on_stats), "{after:?}");
 }
+
+/// A call through a pointer the walk cannot resolve may call any function
+/// whose address went into an integer (`walk/laundered.rs`), a set read
+/// from every function's casts: an edit that stops hiding a builtin in an
+/// integer, in a function the walk does not re-walk, must drop the race in
+/// its body exactly as a walk from scratch does, and bring it back.
+#[test]
+fn a_function_no_longer_cast_to_an_integer_is_no_longer_called() {
+    let _serial = serial();
+    set_verify(true);
+    let base = fixture_text("fn_pointer_in_integer.c");
+    let edited = base.replace(
+        "table[0] = builtin_value(op_count);",
+        "table[0] = builtin_value(op_local);",
+    );
+    assert_ne!(base, edited);
+    let virt = Path::new("/virtual/fn_pointer_in_integer_edit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base.as_str());
+    let on_calls = |r: &String| r.contains("var: \"calls\"");
+    let before = reports(&host);
+    assert!(before.iter().any(on_calls), "{before:?}");
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(!after.iter().any(on_calls), "{after:?}");
+    host.set_file_text(virt, base.as_str());
+    assert_eq!(reports(&host), before);
+}

@@ -18,6 +18,7 @@ pub mod parse;
 pub mod preproc;
 pub mod rename;
 pub mod respan;
+pub mod typecast;
 
 pub use ir::*;
 pub use items::{

@@ -32,6 +32,11 @@ pub fn rename(ir: &FnIr, map: &FxHashMap<Name, Name>) -> FnIr {
     out
 }
 
+/// The names `body` declares (locals of any block).
+pub(crate) fn declared_in(body: &[Stmt], out: &mut Vec<Name>) {
+    decls(body, out)
+}
+
 fn decls(body: &[Stmt], out: &mut Vec<Name>) {
     for s in body {
         match s {

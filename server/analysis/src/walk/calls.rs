@@ -394,11 +394,24 @@ impl<'a> Walker<'a> {
                     .get(arg)
                     .map(|e| self.eval(fr, e, 0))
                     .unwrap_or_default();
+                // The fresh objects this call hands over (with those nested
+                // in them): where its result says it failed, no thread
+                // received them.
+                let fresh_before = st.fresh.clone();
                 if let Some(e) = c.args.get(arg) {
                     self.escape_to(fr, e, &mut st, true, "a thread argument, not fresh");
                 }
                 let slot = self.site_slot(fr, c, c.args.get(arg));
                 self.spawn(fr, c, &mut st, tids, entries, argv, false);
+                if super::spawn::result_tested(fr, c) {
+                    let flag = super::spawn::call_flag(c.id);
+                    let handed = fresh_before.iter().filter(|b| !st.fresh.contains(b));
+                    for b in handed.cloned() {
+                        if st.handed.len() < MAX_TRACKED && !st.handed.iter().any(|h| h.0 == flag && h.1 == b) {
+                            st.handed.push((flag.clone(), b));
+                        }
+                    }
+                }
                 if let Some(&site) = self.d.site_index.get(&(fr.fid, c.id)) {
                     self.note_site_slot(site, slot);
                 }
@@ -705,6 +718,11 @@ impl<'a> Walker<'a> {
                     if !callees.contains(&f) {
                         callees.push(f);
                     }
+                }
+                // A pointer the walk cannot resolve may have come back from
+                // an integer (see `laundered.rs`).
+                if callees.is_empty() && matches!(c.callee, Callee::Indirect(_)) {
+                    callees = self.laundered(c.args.len());
                 }
                 // A thread's entry that calls through a pointer the walk
                 // cannot resolve (a launcher's trampoline whose capsule came

@@ -41,6 +41,7 @@ mod finish;
 mod frames;
 mod gates;
 mod incremental;
+mod laundered;
 mod library;
 mod lock_wrappers;
 mod locks;
@@ -57,6 +58,7 @@ mod threads;
 mod wild;
 pub use incremental::{set_incremental, set_verify, stats as incremental_stats};
 pub use memo::{copies_made, set_copies};
+pub(crate) use laundered::launders;
 pub(crate) use spawn::same_thread_id;
 
 /// Statement visits allowed per thread before the walk gives up.
@@ -204,6 +206,9 @@ struct WalkData {
     summaries: std::cell::RefCell<FxHashMap<FunctionId, Arc<FunctionSummary>>>,
     /// Allocation wrappers (see [`Walker::is_alloc_wrapper`]), by function.
     wrappers: std::cell::RefCell<FxHashMap<FunctionId, bool>>,
+    /// Laundered functions and their parameter counts (see
+    /// `laundered.rs`), once asked.
+    laundered: std::cell::RefCell<Option<Arc<Vec<(FunctionId, usize)>>>>,
     /// Lock wrappers (see `lock_wrappers.rs`), by function.
     lock_wrappers: std::cell::RefCell<FxHashMap<FunctionId, Option<Arc<lock_wrappers::LockWrap>>>>,
     /// The current thread's memo: calling context (see [`MemoKey`]) -> its

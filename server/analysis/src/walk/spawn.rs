@@ -269,7 +269,7 @@ impl<'a> Walker<'a> {
             // `pthread_create` and `thrd_create` return zero when the thread
             // was created: a test of the result that finds it nonzero is on
             // a path without the thread (`if (err) { strerror(err); ... }`).
-            if !callback && creates_on_zero(c) && fr.tested.contains(&c.id) {
+            if !callback && result_tested(fr, c) {
                 now.push((result.clone(), false));
             }
             if again {
@@ -424,6 +424,12 @@ impl<'a> Walker<'a> {
 
 /// Does `c` call a creation function whose zero result means success?
 /// (Creation functions configured by name may use other conventions.)
+/// Is `c` a creation whose zero result means success, and does its
+/// function test that result (`if (pthread_create(..))`, `err = ..; if (err)`)?
+pub(super) fn result_tested(fr: &Frame, c: &Call) -> bool {
+    creates_on_zero(c) && fr.tested.contains(&c.id)
+}
+
 fn creates_on_zero(c: &Call) -> bool {
     matches!(&c.callee, Callee::Direct(n) if &**n == "pthread_create" || &**n == "thrd_create")
 }

@@ -37,6 +37,11 @@ pub(super) struct State {
     pub(super) conds: ThinVec<(Name, bool)>,
     /// Spawns that happened only when a variable was (non)zero.
     pub(super) guards: ThinVec<(u32, Name, bool)>,
+    /// (flag, site): a fresh object of the heap site was handed to a
+    /// thread creation whose result the flag holds. Where the flag says
+    /// the creation failed, no thread received it: the site is fresh
+    /// again (`if (pthread_create(.., arg)) free(arg);`).
+    pub(super) handed: ThinVec<(Name, Base)>,
     /// (site, lock): the lock has been held continuously since the site spawned.
     pub(super) clean: ThinVec<(u32, LocKey)>,
     /// Locks this thread has certainly acquired at some point.
@@ -137,6 +142,7 @@ pub(super) fn with_context(st: &State, from: &State) -> State {
         tries: st.tries.clone(),
         conds: st.conds.clone(),
         guards: st.guards.clone(),
+        handed: st.handed.clone(),
         fresh: st.fresh.clone(),
         allocated: st.allocated.clone(),
         syms: st.syms.clone(),
@@ -166,6 +172,7 @@ impl State {
     pub(super) fn has_flags(&self) -> bool {
         !(self.conds.is_empty()
             && self.guards.is_empty()
+            && self.handed.is_empty()
             && self.lock_guards.is_empty()
             && self.tries.is_empty())
     }
@@ -178,6 +185,7 @@ impl State {
             .retain(|t| !matches!(&t.0, TryKey::Var(v) if hit(v)));
         self.conds.retain(|c| !hit(&c.0));
         self.guards.retain(|g| !hit(&g.1));
+        self.handed.retain(|h| !hit(&h.0));
         self.lock_guards.retain(|g| !hit(&g.0));
     }
 
@@ -309,6 +317,7 @@ pub(super) fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 acquired: acquired.into(),
                 conds: conds.into(),
                 guards: guards.into(),
+                handed: common(&a.handed, &b.handed).into(),
                 fresh: fresh.into(),
                 allocated: allocated.into(),
                 syms: syms.into(),

@@ -461,6 +461,9 @@ impl<'a> Walker<'a> {
                 for g in state.guards.iter_mut().filter(|g| g.1 == flag) {
                     g.1 = x.clone();
                 }
+                for h in state.handed.iter_mut().filter(|h| h.0 == flag) {
+                    h.0 = x.clone();
+                }
                 if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) {
                     self.escape(fr, rhs, &mut state);
                 } else if fr.address_taken.contains(x) {
@@ -585,7 +588,7 @@ impl<'a> Walker<'a> {
 
     /// States for the then- and else-branch of a test (trylock success).
     #[inline(never)]
-    fn split(&self, test: &Test, st: State) -> (State, State) {
+    fn split(&mut self, test: &Test, st: State) -> (State, State) {
         let (key, zero_on_true) = match test {
             Test::CallZero { id, zero_on_true } => (TryKey::Call(*id), *zero_on_true),
             Test::VarZero { var, zero_on_true } => (TryKey::Var(var.clone()), *zero_on_true),
@@ -628,6 +631,23 @@ impl<'a> Walker<'a> {
                     }
                     branch.conds.retain(|c| c.0 != v);
                     branch.conds.push((v.clone(), nonzero));
+                    // Objects handed to a creation that failed on this
+                    // branch went to no thread: fresh again.
+                    let back: Vec<Base> = branch
+                        .handed
+                        .iter()
+                        .filter(|h| h.0 == v && nonzero)
+                        .map(|h| h.1.clone())
+                        .collect();
+                    branch.handed.retain(|h| h.0 != v);
+                    for b in back {
+                        self.observe_heap(&b);
+                        if !branch.fresh.contains(&b) {
+                            let mut f = branch.fresh.to_vec();
+                            super::state::insert_sorted(&mut f, b);
+                            branch.fresh = f.into();
+                        }
+                    }
                     let follows: Vec<(bool, Held)> = branch
                         .lock_guards
                         .iter()

@@ -1,0 +1,185 @@
+//! Functions whose address is hidden in an integer.
+//!
+//! Interpreters and tagged-value libraries keep function pointers inside
+//! integers: `(strm_value)((intptr_t) f) & ~TAG`, `(uintptr_t) cb | 1`.
+//! The walk follows function values through assignments, memory and casts
+//! to pointer types, but not through integer arithmetic, so a later call
+//! through the decoded pointer finds no target and its code would go
+//! unanalysed. Such a function is *laundered*: its name appears, as a
+//! value, under a cast to an integer type, or it is passed as the argument
+//! of a function that casts that parameter so (`strm_cfunc_value(f)`,
+//! one level). A call through a pointer the
+//! walk cannot resolve may call any laundered function that takes as many
+//! arguments as the call passes (`calls.rs`). This over-approximates the
+//! callees of such a call; without it, the races in the code those
+//! pointers run were missed.
+//!
+//! Invariant: the set is a function of the summaries alone, each function
+//! contributing its `FunctionSummary::launders` (see [`launders`]);
+//! `incremental.rs` walks from scratch when an edit changes the edited
+//! function's contribution.
+
+use super::Walker;
+use crate::db::{defined_functions, program, FunctionId, Program, Workspace};
+use crate::visit::visit_stmts;
+use racelens_syntax::{Callee, Expr, FnIr, Name, Stmt};
+use std::sync::Arc;
+
+/// The C integer types a pointer can be stored in (after typedefs).
+const INTEGER_TYPES: &[&str] = &[
+    "char", "short", "int", "long", "unsigned", "signed", "intptr_t", "uintptr_t", "size_t",
+    "ssize_t", "ptrdiff_t", "intmax_t", "uintmax_t", "int64_t", "uint64_t", "int32_t",
+    "uint32_t", "__int64_t", "__uint64_t", "__intptr_t",
+];
+
+/// Is `ty` (a cast's type name) an integer type of the program?
+fn integer_type(prog: &Program, ty: &str) -> bool {
+    let t = prog.resolve_type(&racelens_syntax::TypeInfo {
+        name: Some(ty.into()),
+        ..Default::default()
+    });
+    t.pointer == 0 && t.name.as_deref().is_some_and(|n| INTEGER_TYPES.contains(&n))
+}
+
+/// The value under casts and `&`: `(intptr_t) &f` is `f`.
+fn bare(mut v: &Expr) -> &Expr {
+    while let Expr::Cast { value, .. } | Expr::AddrOf(value) = v {
+        v = value;
+    }
+    v
+}
+
+/// Calls `f` with (type, value) for every cast in `ir`, counting a call
+/// `(T)(x)` through a name it does not declare (see
+/// `racelens_syntax::typecast`) as the cast it may be.
+fn casts(ir: &FnIr, f: &mut dyn FnMut(&Name, &Expr)) {
+    fn walk(e: &Expr, f: &mut dyn FnMut(&Name, &Expr)) {
+        match e {
+            Expr::Cast { ty, value } => {
+                if let Some(t) = ty {
+                    f(t, value);
+                }
+                walk(value, f);
+            }
+            Expr::Field { base, .. } | Expr::Index { base, .. } => walk(base, f),
+            Expr::Deref(x) | Expr::AddrOf(x) | Expr::Offset(x) => walk(x, f),
+            Expr::Choice(xs) => xs.iter().for_each(|x| walk(x, f)),
+            _ => {}
+        }
+    }
+    let candidates = racelens_syntax::typecast::cast_candidates(ir);
+    visit_stmts(&ir.body, &mut |s| match s {
+        Stmt::Access(a) => walk(&a.place, f),
+        Stmt::Assign { lhs, rhs } => {
+            walk(lhs, f);
+            walk(rhs, f);
+        }
+        Stmt::Call(c) => {
+            if let (Callee::Indirect(Expr::Var(t)), [arg]) = (&c.callee, &c.args[..]) {
+                if candidates.contains(t) {
+                    f(t, arg);
+                }
+            }
+            c.args.iter().for_each(|a| walk(a, f));
+        }
+        Stmt::Return { value: Some(v), .. } => walk(v, f),
+        _ => {}
+    });
+}
+
+/// The functions of the program, and the parameters of `ir`, that `ir`
+/// names as values under a cast to an integer type (sorted, no repeats).
+/// Reads the program only when the function casts such a name at all.
+pub(crate) fn launders(db: &dyn salsa::Database, ws: Workspace, ir: &FnIr) -> Vec<Name> {
+    let mut found: Vec<(Name, Name)> = Vec::new();
+    let mut defined = None;
+    casts(ir, &mut |ty, v| {
+        if let Expr::Var(n) = bare(v) {
+            // A parameter stands for the functions its callers pass.
+            let param = ir.params.iter().any(|p| p.name == *n);
+            let d = defined.get_or_insert_with(|| defined_functions(db, ws).clone());
+            if param || d.contains(n) {
+                found.push((ty.clone(), n.clone()));
+            }
+        }
+    });
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let prog = program(db, ws);
+    let mut out: Vec<Name> = found
+        .into_iter()
+        .filter(|(ty, _)| integer_type(prog, ty))
+        .map(|(_, n)| n)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+impl Walker<'_> {
+    /// The laundered functions that take `nargs` arguments (see the module
+    /// comment).
+    pub(super) fn laundered(&self, nargs: usize) -> Vec<FunctionId> {
+        self.laundered_all()
+            .iter()
+            .filter(|(_, n)| *n == nargs)
+            .map(|(f, _)| *f)
+            .collect()
+    }
+
+    /// Every laundered function with its parameter count, computed once
+    /// per walk (or update).
+    pub(super) fn laundered_all(&self) -> Arc<Vec<(FunctionId, usize)>> {
+        {
+            let cached = self.d.laundered.borrow().clone();
+            match cached {
+                Some(v) => v,
+                None => {
+                    let mut names: Vec<Name> = Vec::new();
+                    // (function, parameter index): what callers pass there.
+                    let mut params: Vec<(Name, usize)> = Vec::new();
+                    let all: Vec<FunctionId> =
+                        self.prog.functions.values().flatten().copied().collect();
+                    for f in &all {
+                        let s = self.summary(*f);
+                        for n in &s.launders {
+                            match s.ir.params.iter().position(|p| p.name == *n) {
+                                Some(i) => params.push((f.name(self.db).clone(), i)),
+                                None => names.push(n.clone()),
+                            }
+                        }
+                    }
+                    if !params.is_empty() {
+                        for f in &all {
+                            let s = self.summary(*f);
+                            crate::visit::visit_calls(&s.ir.body, &mut |c| {
+                                let Callee::Direct(g) = &c.callee else { return };
+                                for (h, i) in &params {
+                                    if h == g {
+                                        if let Some(Expr::Var(n)) = c.args.get(*i).map(bare) {
+                                            if self.prog.functions_named(n).is_some() {
+                                                names.push(n.clone());
+                                            }
+                                        }
+                                    }
+                                }
+                            });
+                        }
+                    }
+                    names.sort();
+                    names.dedup();
+                    let mut v: Vec<(FunctionId, usize)> = Vec::new();
+                    for n in &names {
+                        for f in self.prog.functions_named(n).into_iter().flatten() {
+                            v.push((*f, self.summary(*f).ir.params.len()));
+                        }
+                    }
+                    let v = Arc::new(v);
+                    *self.d.laundered.borrow_mut() = Some(v.clone());
+                    v
+                }
+            }
+        }
+    }
+}
