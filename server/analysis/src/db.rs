@@ -370,11 +370,103 @@ pub fn function_summary(db: &dyn salsa::Database, f: FunctionId) -> Arc<Function
     let mut models = BTreeMap::new();
     let defined = |n: &str| defined_functions(db, f.ws(db)).contains(n);
     collect_models(&ir.body, config, &defined, &mut models);
+    // A call through a global function pointer that only ever holds one
+    // library function (`parson_malloc = &malloc`) is a call of it.
+    let mut fn_ptrs: Option<&Arc<BTreeMap<Name, Name>>> = None;
+    crate::visit::visit_calls(&ir.body, &mut |c| {
+        let Some(n) = pointer_callee(&c.callee) else {
+            return;
+        };
+        if models.contains_key(&c.id) || ir.params.iter().any(|p| p.name == *n) {
+            return;
+        }
+        let map = fn_ptrs.get_or_insert_with(|| fn_pointer_targets(db, f.ws(db)));
+        if let Some(m) = map.get(n).and_then(|t| config.model_of(t, || false)) {
+            models.insert(c.id, m.clone());
+        }
+    });
     Arc::new(FunctionSummary {
         ir,
         models,
         launders,
     })
+}
+
+/// The variable a call goes through when it may be a function pointer:
+/// `fp(x)`, `(fp)(x)`, `(*fp)(x)`.
+fn pointer_callee(c: &syntax::Callee) -> Option<&Name> {
+    match c {
+        syntax::Callee::Direct(n) => Some(n),
+        syntax::Callee::Indirect(syntax::Expr::Var(n)) => Some(n),
+        syntax::Callee::Indirect(syntax::Expr::Deref(e)) => match &**e {
+            syntax::Expr::Var(n) => Some(n),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Globals that are function pointers holding one library function for
+/// the whole run: defined with an initializer that names a function the
+/// program does not define and the configuration models (`static void
+/// *(*parson_malloc)(size_t) = &malloc;`), never written by a statement
+/// and never taken the address of. A call through one is a call of that
+/// function (an allocation, a free, a lock). Reads every function's IR only
+/// when some global has such an initializer.
+#[salsa::tracked(returns(ref))]
+pub fn fn_pointer_targets(db: &dyn salsa::Database, ws: Workspace) -> Arc<BTreeMap<Name, Name>> {
+    let p = program(db, ws);
+    let config = ws.config(db);
+    let mut out: BTreeMap<Name, Name> = BTreeMap::new();
+    for (g, refs) in &p.global_inits {
+        if p.is_function(g) {
+            continue;
+        }
+        if let [r] = &refs[..] {
+            if p.functions_named(r).is_none()
+                && p.global(r).is_none()
+                && config.model_of(r, || false).is_some()
+            {
+                out.insert(g.clone(), r.clone());
+            }
+        }
+    }
+    if out.is_empty() {
+        return Arc::new(out);
+    }
+    // Written or address taken anywhere: it may hold something else.
+    let mut dropped: Vec<Name> = Vec::new();
+    for f in p.functions.values().flatten() {
+        let ir = function_ir(db, *f);
+        crate::visit::visit_stmts(&ir.body, &mut |s| {
+            let mut exprs: Vec<&syntax::Expr> = Vec::new();
+            match s {
+                syntax::Stmt::Access(a) => {
+                    if let (syntax::Expr::Var(n), syntax::AccessKind::Write) = (&a.place, a.kind) {
+                        dropped.push(n.clone());
+                    }
+                    exprs.push(&a.place);
+                }
+                syntax::Stmt::Assign { lhs, rhs } => {
+                    if let syntax::Expr::Var(n) = lhs {
+                        dropped.push(n.clone());
+                    }
+                    exprs.push(lhs);
+                    exprs.push(rhs);
+                }
+                syntax::Stmt::Call(c) => exprs.extend(c.args.iter()),
+                syntax::Stmt::Return { value: Some(v), .. } => exprs.push(v),
+                _ => {}
+            }
+            for e in exprs {
+                crate::visit::visit_addr_names(e, &mut |n| dropped.push(n.clone()));
+            }
+        });
+    }
+    for n in dropped {
+        out.remove(&n);
+    }
+    Arc::new(out)
 }
 
 /// Whether a name is a type: `true` for the program's typedefs that are
