@@ -263,8 +263,9 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Does `f` only ever return memory it has just allocated (or null)?
-    /// Such a wrapper (`xmalloc`, `alloc(ptr, size)` around `realloc`) is
+    /// Does `f` only ever return memory it has just allocated (or null),
+    /// itself or through such a wrapper? Such a wrapper (`xmalloc`,
+    /// `alloc(ptr, size)` around `realloc`, `my_malloc` around `xmalloc`) is
     /// an allocation site at each of its call sites; otherwise every object
     /// a program allocates through it would be one.
     pub(super) fn is_alloc_wrapper(&self, f: FunctionId) -> bool {
@@ -282,9 +283,27 @@ impl<'a> Walker<'a> {
             self.d.wrappers.borrow_mut().insert(f, false);
             return false;
         }
+        // Until decided, `f` is no wrapper: a cycle of wrappers calling
+        // each other allocates nothing.
+        self.d.wrappers.borrow_mut().insert(f, false);
+        // The wrappers `f` calls (`my_malloc` around `xmalloc` around
+        // `malloc`) allocate too.
+        let mut wraps: FxHashMap<u32, bool> = FxHashMap::default();
+        visit_calls(&s.ir.body, &mut |c| {
+            if let Callee::Direct(n) = &c.callee {
+                if s.models.contains_key(&c.id) {
+                    return;
+                }
+                if let Some(defs) = self.prog.functions_named(n) {
+                    let w = defs.len() == 1 && defs[0] != f && self.is_alloc_wrapper(defs[0]);
+                    wraps.insert(c.id, w);
+                }
+            }
+        });
         let allocates = |e: &Expr| {
             matches!(uncast(e), Expr::CallResult(id)
-                if matches!(s.models.get(id), Some(CallModel::Alloc | CallModel::Realloc)))
+                if matches!(s.models.get(id), Some(CallModel::Alloc | CallModel::Realloc))
+                    || wraps.get(id) == Some(&true))
         };
         let null = |e: &Expr| matches!(uncast(e), Expr::Int(0));
         let mut holds: FxHashMap<Name, bool> = FxHashMap::default();
