@@ -405,8 +405,25 @@ impl<'a> Walker<'a> {
                 self.spawn(fr, c, &mut st, tids, entries, argv, false);
                 if super::spawn::result_tested(fr, c) {
                     let flag = super::spawn::call_flag(c.id);
-                    let handed = fresh_before.iter().filter(|b| !st.fresh.contains(b));
-                    for b in handed.cloned() {
+                    let mut handed: Vec<Base> = fresh_before
+                        .iter()
+                        .filter(|b| !st.fresh.contains(b))
+                        .cloned()
+                        .collect();
+                    // And what this function stored, fresh, into a handed
+                    // object (`r->buf = malloc(..)`): it went along.
+                    if let Some(&n) = self.d.node_stack.last() {
+                        for (x, into, kind) in &self.d.nodes[n as usize].nested {
+                            if *kind == super::private::Nest::Fresh
+                                && handed.contains(into)
+                                && st.allocated.contains(x)
+                                && !handed.contains(x)
+                            {
+                                handed.push(x.clone());
+                            }
+                        }
+                    }
+                    for b in handed {
                         if st.handed.len() < MAX_TRACKED && !st.handed.iter().any(|h| h.0 == flag && h.1 == b) {
                             st.handed.push((flag.clone(), b));
                         }
