@@ -332,9 +332,11 @@ impl Default for Config {
 
 /// Fallback models, used for calls of functions without a body in the
 /// program: `scanf`-style and thread-unsafe C library functions (a program
-/// may define its own `random` or `readdir`), the Linux kernel's locking
-/// API (mutexes, spinlocks, rwlocks, rw semaphores, semaphores) and the
-/// Solaris kernel's mutexes (`mutex_enter`, `mutex_exit`).
+/// may define its own `random` or `readdir`), kernel and GLib allocators
+/// (`kmalloc`, `kmem_cache_alloc`, `umem_zalloc`, `g_malloc0`), the Linux
+/// kernel's locking API (mutexes, spinlocks, rwlocks, rw semaphores,
+/// semaphores) and the Solaris kernel's mutexes (`mutex_enter`,
+/// `mutex_exit`).
 fn fallback_models() -> FxHashMap<String, CallModel> {
     use CallModel::*;
     let mut m = FxHashMap::default();
@@ -344,6 +346,59 @@ fn fallback_models() -> FxHashMap<String, CallModel> {
         }
     };
     put(&["scanf", "vscanf"], Scan { from: 1 });
+    // Kernel and kernel-style allocators (Linux, Solaris/illumos and the
+    // userland ports of ZFS: `umem_*`), and GLib's: each call returns a new
+    // object, or one its cache got back by the matching free (the end of
+    // the old object's life).
+    put(
+        &[
+            "kmalloc",
+            "kzalloc",
+            "kcalloc",
+            "kmalloc_array",
+            "vmalloc",
+            "vzalloc",
+            "kvmalloc",
+            "kvzalloc",
+            "kmem_alloc",
+            "kmem_zalloc",
+            "kmem_cache_alloc",
+            "kmem_cache_zalloc",
+            "umem_alloc",
+            "umem_zalloc",
+            "umem_cache_alloc",
+            "g_malloc0",
+            "g_new",
+            "g_try_malloc",
+            "g_try_malloc0",
+            "g_strdup",
+            "g_strndup",
+            "g_slice_alloc",
+            "g_slice_alloc0",
+        ],
+        Alloc,
+    );
+    put(
+        &[
+            "kfree",
+            "vfree",
+            "kvfree",
+            "kmem_free",
+            "umem_free",
+            "g_free",
+        ],
+        Mem {
+            write: Some(0),
+            read: None,
+        },
+    );
+    put(
+        &["kmem_cache_free", "umem_cache_free", "g_slice_free1"],
+        Mem {
+            write: Some(1),
+            read: None,
+        },
+    );
     put(
         &["sscanf", "fscanf", "vsscanf", "vfscanf"],
         Scan { from: 2 },

@@ -141,6 +141,10 @@ pub struct AccessFact {
     /// The accessed object is `volatile` (which orders nothing: reported
     /// like any other, and said so in the message).
     pub volatile: bool,
+    /// The access is an atomic operation (`__atomic_fetch_add(&n, ..)`,
+    /// `atomic_inc_32(&n)`) on an object not declared `_Atomic`: it races
+    /// with plain accesses of the object, never with atomic ones.
+    pub atomic: bool,
     /// The index of the instance's own slot (see [`Slot`]).
     pub slot: Option<Slot>,
     /// Locksets and thread facts at the access, shared between accesses made
@@ -192,6 +196,7 @@ impl AccessFact {
         self.direct_local.hash(h);
         self.weak.hash(h);
         self.volatile.hash(h);
+        self.atomic.hash(h);
         self.slot.hash(h);
     }
 }

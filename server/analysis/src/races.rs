@@ -117,7 +117,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
     // classes but a few dozen paths and contexts, so each part is decided
     // once per pair of paths or contexts (see [`ctx_pair`]).
     let mut class_of: FxHashMap<
-        (&[Elem], u32, AccessKind, usize, bool, bool, Option<Slot>),
+        (&[Elem], u32, AccessKind, usize, bool, bool, Option<Slot>, bool),
         usize,
     > = FxHashMap::default();
     let mut classes: Vec<Class> = Vec::new();
@@ -133,6 +133,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             f.direct_local,
             f.weak,
             f.slot,
+            f.atomic,
         );
         let c = *class_of.entry(key).or_insert_with(|| {
             let n = group_of.len() as u32;
@@ -165,6 +166,10 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             let kb = &classes[cj];
             let rb = &facts[kb.members[0] as usize];
             if ra.kind == AccessKind::Read && rb.kind == AccessKind::Read {
+                continue;
+            }
+            // Two atomic operations never race (C11 5.1.2.4).
+            if ra.atomic && rb.atomic {
                 continue;
             }
             let overlap = &mut by_path[ka.path as usize * paths + kb.path as usize];

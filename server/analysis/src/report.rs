@@ -58,6 +58,9 @@ pub struct RaceReport {
     pub refuted: Option<String>,
     /// The object is `volatile`: the message says so (volatile orders nothing).
     pub volatile: bool,
+    /// The access is an atomic operation on an object that is also accessed
+    /// plainly (an atomic operation races only with plain accesses).
+    pub atomic: bool,
     /// The programs the race was found in, when the workspace has several.
     pub programs: Vec<String>,
     /// No concrete object is known for the access: every location it
@@ -75,7 +78,10 @@ pub struct RaceReport {
 impl RaceReport {
     /// "data race on `counter`: write in thread `worker` holding no lock"
     pub fn message(&self) -> String {
-        let kind = kind_word(self.kind);
+        let kind = match self.atomic {
+            true => format!("atomic {}", kind_word(self.kind)),
+            false => kind_word(self.kind).to_string(),
+        };
         let threads = self
             .threads
             .iter()
@@ -215,6 +221,8 @@ pub struct Fragment {
     others: Vec<u32>,
     /// Any of its facts here accesses a `volatile` object.
     volatile: bool,
+    /// Its facts here are atomic operations.
+    atomic: bool,
     /// The location is a struct type reached through an unresolved pointer,
     /// or memory behind a wild pointer: no concrete object is known.
     unresolved: bool,
@@ -266,6 +274,7 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
                     conflicts: Vec::new(),
                     others: Vec::new(),
                     volatile: x.volatile,
+                    atomic: x.atomic,
                     unresolved: matches!(base, Base::Type(_) | Base::Unknown),
                 });
                 out.len() - 1
@@ -278,6 +287,7 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
                 f.confidence = Confidence::Must;
             }
             f.volatile |= x.volatile;
+            f.atomic &= x.atomic;
             push_new(&mut f.threads, x.thread);
             if f.conflicts.len() < 2 * MAX_CONFLICTS
                 && seen.insert((i, y.func, y.span, y.kind, y.thread))
@@ -370,6 +380,7 @@ fn collect_races(
                         creations: Vec::new(),
                         refuted: None,
                         volatile: f.volatile,
+                        atomic: f.atomic,
                         unresolved: f.unresolved,
                         programs: Vec::new(),
                         stale: crate::db::function_stale(db, f.func),
@@ -396,6 +407,7 @@ fn collect_races(
                 r.confidence = Confidence::Must;
             }
             r.volatile |= f.volatile;
+            r.atomic &= f.atomic;
             r.unresolved &= f.unresolved;
             let g = &mut gathered[i];
             g.threads.extend_from_slice(&f.threads);

@@ -406,6 +406,7 @@ mod tests {
             creations: vec![creation],
             refuted: None,
             volatile: false,
+            atomic: false,
             programs: vec![],
             unresolved: false,
             stale: false,

@@ -632,6 +632,18 @@ impl<'a> Walker<'a> {
                 Some(st)
             }
             Some(CallModel::Atomic) => {
+                // The operation accesses the object its first argument
+                // points to, atomically: it races with plain accesses of it
+                // (C11 5.1.2.4), not with other atomic operations.
+                if let (Callee::Direct(n), Some(a)) = (&c.callee, c.args.first()) {
+                    let place = Expr::Deref(Box::new(a.clone()));
+                    if let Some(kind) = atomic_access(n) {
+                        self.record_atomic(fr, &place, kind, c.span, &st);
+                    } else if n.trim_start_matches('_') == "atomic_init" {
+                        // Not atomic (C11 7.17.2.2): a plain write.
+                        self.record(fr, &place, AccessKind::Write, c.span, &st, false);
+                    }
+                }
                 // An atomic store, exchange or compare-and-swap puts its
                 // value operands into memory other threads read.
                 for a in c.args.iter().skip(1) {
@@ -1034,6 +1046,21 @@ fn is_cas(c: &Call) -> bool {
 }
 
 /// Is `c` an atomic store (`__atomic_store_n`, `atomic_store[_explicit]`)?
+/// How an atomic operation of this name accesses the object its first
+/// argument points to: a load reads it, a store, exchange, compare-and-swap
+/// or read-modify-write writes it. `None` for operations on no object
+/// (fences) and for `atomic_init`, which is a plain write (C11 7.17.2.2).
+fn atomic_access(name: &str) -> Option<AccessKind> {
+    let n = name.trim_start_matches('_');
+    if n.contains("fence") || n.contains("synchronize") || n.contains("lock_free") || n == "atomic_init" {
+        return None;
+    }
+    if n.contains("load") || n.ends_with("_read") || n.contains("_read_") {
+        return Some(AccessKind::Read);
+    }
+    Some(AccessKind::Write)
+}
+
 fn is_atomic_store(c: &Call) -> bool {
     matches!(&c.callee, Callee::Direct(n) if matches!(&**n,
         "__atomic_store_n" | "__atomic_store" | "atomic_store" | "atomic_store_explicit"))

@@ -121,6 +121,7 @@ fn with_copies(
                     direct_local: f.direct_local,
                     weak: true,
                     volatile: f.volatile,
+                    atomic: f.atomic,
                     slot: None,
                     ctx: f.ctx.clone(),
                 });
@@ -234,6 +235,7 @@ fn fact_order(rank: &FnRank, a: &AccessFact, b: &AccessFact) -> std::cmp::Orderi
         .then(a.direct_local.cmp(&b.direct_local))
         .then(a.main_ended.cmp(&b.main_ended))
         .then(a.volatile.cmp(&b.volatile))
+        .then(a.atomic.cmp(&b.atomic))
         .then(a.slot.cmp(&b.slot))
 }
 

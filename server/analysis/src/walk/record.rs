@@ -182,6 +182,40 @@ impl<'a> Walker<'a> {
         st: &State,
         stable: bool,
     ) {
+        self.record_keys(fr, place, keys, kind, span, st, stable, false)
+    }
+
+    /// Records the access of an atomic operation (a builtin or library
+    /// call) on `place`: it races with plain accesses only.
+    pub(super) fn record_atomic(
+        &mut self,
+        fr: &Frame,
+        place: &Expr,
+        kind: AccessKind,
+        span: racelens_syntax::Span,
+        st: &State,
+    ) {
+        if st.syms.is_empty() && frame_private(fr, place) {
+            return;
+        }
+        let keys = self.place(fr, place, 0);
+        self.record_keys(fr, place, keys, kind, span, st, false, true)
+    }
+
+    /// [`record_at`](Self::record_at); `atomic`: the access is an atomic
+    /// operation.
+    #[allow(clippy::too_many_arguments)]
+    fn record_keys(
+        &mut self,
+        fr: &Frame,
+        place: &Expr,
+        keys: Vec<LocKey>,
+        kind: AccessKind,
+        span: racelens_syntax::Span,
+        st: &State,
+        stable: bool,
+        atomic_op: bool,
+    ) {
         if keys.is_empty() {
             return;
         }
@@ -367,6 +401,7 @@ impl<'a> Walker<'a> {
                 direct_local,
                 weak: weak || k.is_weak(),
                 volatile,
+                atomic: atomic_op,
                 slot,
                 ctx,
             };
