@@ -478,11 +478,7 @@ pub fn fn_pointer_targets(db: &dyn salsa::Database, ws: Workspace) -> Arc<BTreeM
 pub fn type_names(db: &dyn salsa::Database, ws: Workspace) -> Arc<BTreeMap<Name, bool>> {
     let p = program(db, ws);
     let value = |n: &str| p.globals.contains_key(n) || p.is_function(n);
-    let mut out: BTreeMap<Name, bool> = p
-        .typedefs
-        .keys()
-        .map(|n| (n.clone(), !value(n)))
-        .collect();
+    let mut out: BTreeMap<Name, bool> = p.typedefs.keys().map(|n| (n.clone(), !value(n))).collect();
     for n in p.globals.keys().chain(p.functions.keys()) {
         if n.ends_with("_t") {
             out.insert(n.clone(), false);

@@ -117,7 +117,16 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
     // classes but a few dozen paths and contexts, so each part is decided
     // once per pair of paths or contexts (see [`ctx_pair`]).
     let mut class_of: FxHashMap<
-        (&[Elem], u32, AccessKind, usize, bool, bool, Option<Slot>, bool),
+        (
+            &[Elem],
+            u32,
+            AccessKind,
+            usize,
+            bool,
+            bool,
+            Option<Slot>,
+            bool,
+        ),
         usize,
     > = FxHashMap::default();
     let mut classes: Vec<Class> = Vec::new();

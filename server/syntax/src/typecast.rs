@@ -94,8 +94,10 @@ pub fn typedef_casts(ir: &FnIr, is_type: &dyn Fn(&str) -> bool) -> Option<FnIr> 
 /// pointer) from `body`, noting each one's replacement.
 fn strip(body: &mut Vec<Stmt>, types: &[Name], casts: &mut FxHashMap<u32, Expr>) {
     let is_cast = |s: &Stmt| match s {
-        Stmt::Call(c) => matches!(&c.callee, Callee::Indirect(Expr::Var(n)) if types.contains(n))
-            && c.args.len() == 1,
+        Stmt::Call(c) => {
+            matches!(&c.callee, Callee::Indirect(Expr::Var(n)) if types.contains(n))
+                && c.args.len() == 1
+        }
         _ => false,
     };
     let mut keep = vec![true; body.len()];
@@ -219,14 +221,25 @@ mod tests {
 
     #[test]
     fn a_typedef_name_called_is_a_cast() {
-        let ir = lower("void *f(void *arg) { struct obj *o = (var)(arg); o->n = (u32)(o->n + 1); return o; }");
-        assert_eq!(cast_candidates(&ir), vec![Name::from("var"), Name::from("u32")]);
+        let ir = lower(
+            "void *f(void *arg) { struct obj *o = (var)(arg); o->n = (u32)(o->n + 1); return o; }",
+        );
+        assert_eq!(
+            cast_candidates(&ir),
+            vec![Name::from("var"), Name::from("u32")]
+        );
         let out = typedef_casts(&ir, &|n| n == "var" || n == "u32").expect("rewritten");
         let dump = format!("{:?}", out.body);
         assert!(!dump.contains("Call("), "no call is left: {dump}");
         assert!(!dump.contains("CallResult"), "{dump}");
-        assert!(dump.contains("Cast { ty: Some(\"var\"), value: Var(\"arg\") }"), "{dump}");
-        assert!(!dump.contains("place: Var(\"var\")"), "the type is not read: {dump}");
+        assert!(
+            dump.contains("Cast { ty: Some(\"var\"), value: Var(\"arg\") }"),
+            "{dump}"
+        );
+        assert!(
+            !dump.contains("place: Var(\"var\")"),
+            "the type is not read: {dump}"
+        );
     }
 
     #[test]
@@ -242,6 +255,11 @@ mod tests {
         let ir = lower("int f(long x) { return (u32)((u16)(x)); }");
         let out = typedef_casts(&ir, &|n| n == "u32" || n == "u16").expect("rewritten");
         let dump = format!("{:?}", out.body);
-        assert!(dump.contains("Cast { ty: Some(\"u32\"), value: Cast { ty: Some(\"u16\"), value: Var(\"x\") } }"), "{dump}");
+        assert!(
+            dump.contains(
+                "Cast { ty: Some(\"u32\"), value: Cast { ty: Some(\"u16\"), value: Var(\"x\") } }"
+            ),
+            "{dump}"
+        );
     }
 }

@@ -424,7 +424,9 @@ impl<'a> Walker<'a> {
                         }
                     }
                     for b in handed {
-                        if st.handed.len() < MAX_TRACKED && !st.handed.iter().any(|h| h.0 == flag && h.1 == b) {
+                        if st.handed.len() < MAX_TRACKED
+                            && !st.handed.iter().any(|h| h.0 == flag && h.1 == b)
+                        {
                             st.handed.push((flag.clone(), b));
                         }
                     }
@@ -1052,7 +1054,11 @@ fn is_cas(c: &Call) -> bool {
 /// (fences) and for `atomic_init`, which is a plain write (C11 7.17.2.2).
 fn atomic_access(name: &str) -> Option<AccessKind> {
     let n = name.trim_start_matches('_');
-    if n.contains("fence") || n.contains("synchronize") || n.contains("lock_free") || n == "atomic_init" {
+    if n.contains("fence")
+        || n.contains("synchronize")
+        || n.contains("lock_free")
+        || n == "atomic_init"
+    {
         return None;
     }
     if n.contains("load") || n.ends_with("_read") || n.contains("_read_") {

@@ -177,6 +177,8 @@ impl<'a> Walker<'a> {
         let mut out = targets(self.eval(fr, v, depth + 1));
         if out.is_empty() && is_wild(fr, v) {
             out.push(LocKey::new(Base::Unknown));
+        } else if out.is_empty() && self.d.store_strict.get() {
+            self.d.store_unresolved.set(true);
         } else if out.is_empty() {
             if let Some(t) = self.type_of(fr, v, 0) {
                 if let Some(n) = &t.name {

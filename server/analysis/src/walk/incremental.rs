@@ -244,8 +244,16 @@ pub(super) fn update(
     let timing = std::env::var_os("RACELENS_TIMING").is_some();
     let t0 = std::time::Instant::now();
     if pointer_inputs(old, prog) != pointer_inputs(new, prog) {
-        let old_wrapper = w.d.wrappers.borrow_mut().remove(&f);
-        if old_wrapper.is_some() && old_wrapper != Some(w.is_alloc_wrapper(f)) {
+        // A wrapper's verdict at any nesting level may feed its callers'.
+        let old: Vec<(u8, bool)> = {
+            let mut map = w.d.wrappers.borrow_mut();
+            let levels: Vec<u8> = map.keys().filter(|k| k.0 == f).map(|k| k.1).collect();
+            levels
+                .into_iter()
+                .filter_map(|l| map.remove(&(f, l)).map(|v| (l, v)))
+                .collect()
+        };
+        if old.iter().any(|&(l, v)| w.alloc_wrapper_at(f, l) != v) {
             return Err("allocation wrapper changed");
         }
         let old_ret = w.d.returns.borrow().get(&f).cloned();

@@ -27,9 +27,26 @@ use std::sync::Arc;
 
 /// The C integer types a pointer can be stored in (after typedefs).
 const INTEGER_TYPES: &[&str] = &[
-    "char", "short", "int", "long", "unsigned", "signed", "intptr_t", "uintptr_t", "size_t",
-    "ssize_t", "ptrdiff_t", "intmax_t", "uintmax_t", "int64_t", "uint64_t", "int32_t",
-    "uint32_t", "__int64_t", "__uint64_t", "__intptr_t",
+    "char",
+    "short",
+    "int",
+    "long",
+    "unsigned",
+    "signed",
+    "intptr_t",
+    "uintptr_t",
+    "size_t",
+    "ssize_t",
+    "ptrdiff_t",
+    "intmax_t",
+    "uintmax_t",
+    "int64_t",
+    "uint64_t",
+    "int32_t",
+    "uint32_t",
+    "__int64_t",
+    "__uint64_t",
+    "__intptr_t",
 ];
 
 /// Is `ty` (a cast's type name) an integer type of the program?
@@ -38,7 +55,10 @@ fn integer_type(prog: &Program, ty: &str) -> bool {
         name: Some(ty.into()),
         ..Default::default()
     });
-    t.pointer == 0 && t.name.as_deref().is_some_and(|n| INTEGER_TYPES.contains(&n))
+    t.pointer == 0
+        && t.name
+            .as_deref()
+            .is_some_and(|n| INTEGER_TYPES.contains(&n))
 }
 
 /// The value under casts and `&`: `(intptr_t) &f` is `f`.

@@ -57,8 +57,8 @@ mod store;
 mod threads;
 mod wild;
 pub use incremental::{set_incremental, set_verify, stats as incremental_stats};
-pub use memo::{copies_made, set_copies};
 pub(crate) use laundered::launders;
+pub use memo::{copies_made, set_copies};
 pub(crate) use spawn::same_thread_id;
 
 /// Statement visits allowed per thread before the walk gives up.
@@ -205,7 +205,8 @@ struct WalkData {
     /// Function summaries read so far.
     summaries: std::cell::RefCell<FxHashMap<FunctionId, Arc<FunctionSummary>>>,
     /// Allocation wrappers (see [`Walker::is_alloc_wrapper`]), by function.
-    wrappers: std::cell::RefCell<FxHashMap<FunctionId, bool>>,
+    /// Keyed by function and nesting level (see `store.rs`).
+    wrappers: std::cell::RefCell<FxHashMap<(FunctionId, u8), bool>>,
     /// Laundered functions and their parameter counts (see
     /// `laundered.rs`), once asked.
     laundered: std::cell::RefCell<Option<Arc<Vec<(FunctionId, usize)>>>>,
@@ -248,6 +249,11 @@ struct WalkData {
     /// While the pointer store is built: the cells the function being
     /// processed read (see [`Walker::build_store`]).
     store_reads: std::cell::RefCell<Option<FxHashSet<LocKey>>>,
+    /// While the store's rounds run: an unresolved pointer does not fall
+    /// back to its struct type (the cell may get its values later in the
+    /// round or in the next one), and `store_unresolved` says one was met.
+    store_strict: std::cell::Cell<bool>,
+    store_unresolved: std::cell::Cell<bool>,
     incomplete: FxHashMap<FunctionId, String>,
     replayed_sites: FxHashSet<u32>,
     /// Sites of replays made outside any node (a thread root met again).

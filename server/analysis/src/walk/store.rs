@@ -20,6 +20,10 @@ use racelens_syntax::{Callee, Expr, Name, Stmt};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
+/// Allocation wrappers nest at most this deep (`a` around `b` around `c`
+/// around `malloc`).
+const MAX_WRAPPER_NESTING: u8 = 3;
+
 impl<'a> Walker<'a> {
     /// Fills the store of pointer cells outside frames (globals, fields).
     pub(super) fn build_store(&mut self) {
@@ -91,88 +95,115 @@ impl<'a> Walker<'a> {
         let mut changed_at: FxHashMap<LocKey, u64> = FxHashMap::default();
         let mut last_pass: FxHashMap<FunctionId, (u64, Vec<LocKey>, Vec<Vals>)> =
             FxHashMap::default();
-        for round in 0..3 {
-            // A round is a function of the store and parameters it starts
-            // from: after one that changed neither, the next would repeat it.
-            let mut changed = false;
-            let mut passed: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
-            for &f in &funcs {
-                let own = params.get(&f).map(|p| &p[..]).unwrap_or(&[]);
-                if let Some((at, reads, was)) = last_pass.get(&f) {
-                    if was[..] == *own
-                        && reads
-                            .iter()
-                            .all(|k| changed_at.get(k).is_none_or(|c| c < at))
-                    {
-                        continue;
-                    }
+        // The first (strict) rounds store nothing through an unresolved
+        // pointer: a cell read before it is written (`e->tbl = malloc(..);
+        // e->tbl->tail = &e->h;` in one pass, or a store of a later
+        // function) would otherwise put its type (`(struct T).tail`) into
+        // the store for good, merging every object of the type. Then rounds
+        // with the type fallback run to a fixpoint from there.
+        let mut unresolved: FxHashSet<FunctionId> = FxHashSet::default();
+        for strict in [true, false] {
+            self.d.store_strict.set(strict);
+            if !strict {
+                // Functions that met an unresolved pointer pass again, now
+                // with the fallback; frames and return values read during the
+                // strict rounds knew no types.
+                self.d.frames.borrow_mut().clear();
+                self.d.returns.borrow_mut().clear();
+                for f in &unresolved {
+                    last_pass.remove(f);
                 }
-                clock += 1;
-                let at = clock;
-                *self.d.store_reads.borrow_mut() = Some(FxHashSet::default());
-                let frame = self.frame(f, own);
-                if round < 2 {
-                    visit_calls(&frame.summary.ir.body, &mut |c| {
-                        let Callee::Direct(n) = &c.callee else { return };
-                        if c.args.is_empty() || frame.locals.contains_key(n) {
-                            return;
+            }
+            for round in 0..3 {
+                // A round is a function of the store and parameters it starts
+                // from: after one that changed neither, the next would repeat it.
+                let mut changed = false;
+                let mut passed: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
+                for &f in &funcs {
+                    let own = params.get(&f).map(|p| &p[..]).unwrap_or(&[]);
+                    if let Some((at, reads, was)) = last_pass.get(&f) {
+                        if was[..] == *own
+                            && reads
+                                .iter()
+                                .all(|k| changed_at.get(k).is_none_or(|c| c < at))
+                        {
+                            continue;
                         }
-                        for &g in self.prog.functions_named(n).into_iter().flatten() {
-                            let into = passed.entry(g).or_default();
-                            for (i, a) in c.args.iter().enumerate() {
-                                // Data pointers only: function pointers
-                                // passed down are resolved in the walk, by
-                                // calling context.
-                                let mut v = self.eval(&frame, a, 0);
-                                v.retain(|x| matches!(x, Val::Target(_)));
-                                if v.is_empty() {
-                                    continue;
-                                }
-                                if into.len() <= i {
-                                    into.resize(i + 1, Vals::new());
-                                }
-                                add_vals(&mut into[i], v);
+                    }
+                    clock += 1;
+                    let at = clock;
+                    *self.d.store_reads.borrow_mut() = Some(FxHashSet::default());
+                    let frame = self.frame(f, own);
+                    if round < 2 {
+                        visit_calls(&frame.summary.ir.body, &mut |c| {
+                            let Callee::Direct(n) = &c.callee else { return };
+                            if c.args.is_empty() || frame.locals.contains_key(n) {
+                                return;
                             }
+                            for &g in self.prog.functions_named(n).into_iter().flatten() {
+                                let into = passed.entry(g).or_default();
+                                for (i, a) in c.args.iter().enumerate() {
+                                    // Data pointers only: function pointers
+                                    // passed down are resolved in the walk, by
+                                    // calling context.
+                                    let mut v = self.eval(&frame, a, 0);
+                                    v.retain(|x| matches!(x, Val::Target(_)));
+                                    if v.is_empty() {
+                                        continue;
+                                    }
+                                    if into.len() <= i {
+                                        into.resize(i + 1, Vals::new());
+                                    }
+                                    add_vals(&mut into[i], v);
+                                }
+                            }
+                        });
+                    }
+                    let mut updates = Vec::new();
+                    let mut cur = Vec::new();
+                    self.d.store_unresolved.set(false);
+                    self.store_updates(
+                        &frame,
+                        &frame.summary.ir.body,
+                        !frame.base.has_goto,
+                        &mut cur,
+                        &mut updates,
+                    );
+                    if strict {
+                        match self.d.store_unresolved.get() {
+                            true => unresolved.insert(f),
+                            false => unresolved.remove(&f),
+                        };
+                    }
+                    *self.d.cur_ptrs.borrow_mut() = Ptrs::default();
+                    let reads = self.d.store_reads.borrow_mut().take().unwrap_or_default();
+                    last_pass.insert(f, (at, reads.into_iter().collect(), own.to_vec()));
+                    for (k, v) in updates {
+                        let from = self.d.store_from.entry(f).or_default();
+                        add_vals(from.entry(k.clone()).or_default(), v.iter().cloned());
+                        if add_vals(self.d.store.entry(k.clone()).or_default(), v) {
+                            changed = true;
+                            clock += 1;
+                            changed_at.insert(k, clock);
                         }
-                    });
-                }
-                let mut updates = Vec::new();
-                let mut cur = Vec::new();
-                self.store_updates(
-                    &frame,
-                    &frame.summary.ir.body,
-                    !frame.base.has_goto,
-                    &mut cur,
-                    &mut updates,
-                );
-                *self.d.cur_ptrs.borrow_mut() = Ptrs::default();
-                let reads = self.d.store_reads.borrow_mut().take().unwrap_or_default();
-                last_pass.insert(f, (at, reads.into_iter().collect(), own.to_vec()));
-                for (k, v) in updates {
-                    let from = self.d.store_from.entry(f).or_default();
-                    add_vals(from.entry(k.clone()).or_default(), v.iter().cloned());
-                    if add_vals(self.d.store.entry(k.clone()).or_default(), v) {
-                        changed = true;
-                        clock += 1;
-                        changed_at.insert(k, clock);
                     }
                 }
-            }
-            for (g, v) in passed {
-                let into = params.entry(g).or_default();
-                if into.len() < v.len() {
-                    into.resize(v.len(), Vals::new());
-                    changed = true;
+                for (g, v) in passed {
+                    let into = params.entry(g).or_default();
+                    if into.len() < v.len() {
+                        into.resize(v.len(), Vals::new());
+                        changed = true;
+                    }
+                    for (i, v) in v.into_iter().enumerate() {
+                        changed |= add_vals(&mut into[i], v);
+                    }
                 }
-                for (i, v) in v.into_iter().enumerate() {
-                    changed |= add_vals(&mut into[i], v);
+                if !changed {
+                    if std::env::var_os("RACELENS_TIMING").is_some() {
+                        eprintln!("racelens: walk: pointer store stable after round {round}");
+                    }
+                    break;
                 }
-            }
-            if !changed {
-                if std::env::var_os("RACELENS_TIMING").is_some() {
-                    eprintln!("racelens: walk: pointer store stable after round {round}");
-                }
-                break;
             }
         }
     }
@@ -269,7 +300,14 @@ impl<'a> Walker<'a> {
     /// an allocation site at each of its call sites; otherwise every object
     /// a program allocates through it would be one.
     pub(super) fn is_alloc_wrapper(&self, f: FunctionId) -> bool {
-        if let Some(&w) = self.d.wrappers.borrow().get(&f) {
+        self.alloc_wrapper_at(f, 0)
+    }
+
+    /// [`is_alloc_wrapper`](Self::is_alloc_wrapper) with at most
+    /// `MAX_WRAPPER_NESTING - level` wrappers below it. Cached by level,
+    /// which makes the answer independent of the order of the questions.
+    pub(super) fn alloc_wrapper_at(&self, f: FunctionId, level: u8) -> bool {
+        if let Some(&w) = self.d.wrappers.borrow().get(&(f, level)) {
             return w;
         }
         let s = self.summary(f);
@@ -280,26 +318,28 @@ impl<'a> Walker<'a> {
             .values()
             .any(|m| matches!(m, CallModel::Create { .. }))
         {
-            self.d.wrappers.borrow_mut().insert(f, false);
+            self.d.wrappers.borrow_mut().insert((f, level), false);
             return false;
         }
-        // Until decided, `f` is no wrapper: a cycle of wrappers calling
-        // each other allocates nothing.
-        self.d.wrappers.borrow_mut().insert(f, false);
         // The wrappers `f` calls (`my_malloc` around `xmalloc` around
-        // `malloc`) allocate too.
+        // `malloc`) allocate too, up to a few levels (a chain of thousands
+        // of functions must not recurse as deep; a cycle ends at the limit).
         let mut wraps: FxHashMap<u32, bool> = FxHashMap::default();
-        visit_calls(&s.ir.body, &mut |c| {
-            if let Callee::Direct(n) = &c.callee {
-                if s.models.contains_key(&c.id) {
-                    return;
+        if level < MAX_WRAPPER_NESTING {
+            visit_calls(&s.ir.body, &mut |c| {
+                if let Callee::Direct(n) = &c.callee {
+                    if s.models.contains_key(&c.id) {
+                        return;
+                    }
+                    if let Some(defs) = self.prog.functions_named(n) {
+                        let w = defs.len() == 1
+                            && defs[0] != f
+                            && self.alloc_wrapper_at(defs[0], level + 1);
+                        wraps.insert(c.id, w);
+                    }
                 }
-                if let Some(defs) = self.prog.functions_named(n) {
-                    let w = defs.len() == 1 && defs[0] != f && self.is_alloc_wrapper(defs[0]);
-                    wraps.insert(c.id, w);
-                }
-            }
-        });
+            });
+        }
         let allocates = |e: &Expr| {
             matches!(uncast(e), Expr::CallResult(id)
                 if matches!(s.models.get(id), Some(CallModel::Alloc | CallModel::Realloc))
@@ -333,7 +373,7 @@ impl<'a> Walker<'a> {
             }
         });
         let w = any && all;
-        self.d.wrappers.borrow_mut().insert(f, w);
+        self.d.wrappers.borrow_mut().insert((f, level), w);
         w
     }
 
