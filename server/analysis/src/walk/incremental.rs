@@ -223,14 +223,8 @@ pub(super) fn update(
     }
     // Calls through unresolved pointers read every function's casts, and
     // the arguments of calls to functions that cast their parameters.
-    if old.launders != new.launders {
+    if w.laundering_changed(old, new) {
         return Err("functions cast to integers changed");
-    }
-    let asked = w.d.laundered.borrow_mut().take();
-    if let Some(before) = asked {
-        if w.laundered_all() != before {
-            return Err("functions cast to integers changed");
-        }
     }
     let lock_wrap = |s: &FunctionSummary| w.lock_wrap_of(s, super::lock_wrappers::MAX_NESTING);
     if lock_wrap(old) != lock_wrap(new) {

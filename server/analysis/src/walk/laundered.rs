@@ -151,55 +151,83 @@ impl Walker<'_> {
     /// Every laundered function with its parameter count, computed once
     /// per walk (or update).
     pub(super) fn laundered_all(&self) -> Arc<Vec<(FunctionId, usize)>> {
-        {
-            let cached = self.d.laundered.borrow().clone();
-            match cached {
-                Some(v) => v,
-                None => {
-                    let mut names: Vec<Name> = Vec::new();
-                    // (function, parameter index): what callers pass there.
-                    let mut params: Vec<(Name, usize)> = Vec::new();
-                    let all: Vec<FunctionId> =
-                        self.prog.functions.values().flatten().copied().collect();
-                    for f in &all {
-                        let s = self.summary(*f);
-                        for n in &s.launders {
-                            match s.ir.params.iter().position(|p| p.name == *n) {
-                                Some(i) => params.push((f.name(self.db).clone(), i)),
-                                None => names.push(n.clone()),
+        if let Some(v) = self.d.laundered.borrow().clone() {
+            return v;
+        }
+        let all: Vec<FunctionId> = self.prog.functions.values().flatten().copied().collect();
+        // (function, parameter index): what callers pass there.
+        let mut params: Vec<(Name, usize)> = Vec::new();
+        for f in &all {
+            let s = self.summary(*f);
+            for n in &s.launders {
+                if let Some(i) = s.ir.params.iter().position(|p| p.name == *n) {
+                    params.push((f.name(self.db).clone(), i));
+                }
+            }
+        }
+        params.sort();
+        let mut names: Vec<Name> = Vec::new();
+        for f in &all {
+            names.extend(self.contribution(&self.summary(*f), &params));
+        }
+        names.sort();
+        names.dedup();
+        let mut v: Vec<(FunctionId, usize)> = Vec::new();
+        for n in &names {
+            for f in self.prog.functions_named(n).into_iter().flatten() {
+                v.push((*f, self.summary(*f).ir.params.len()));
+            }
+        }
+        let v = Arc::new(v);
+        *self.d.laundered.borrow_mut() = Some(v.clone());
+        *self.d.laundering_params.borrow_mut() = Some(Arc::new(params));
+        v
+    }
+
+    /// The laundered functions one summary contributes: those it casts to
+    /// an integer itself, and those it passes to a parameter in `params`
+    /// (sorted, with repeats).
+    fn contribution(&self, s: &crate::db::FunctionSummary, params: &[(Name, usize)]) -> Vec<Name> {
+        let mut out: Vec<Name> = s
+            .launders
+            .iter()
+            .filter(|n| !s.ir.params.iter().any(|p| p.name == **n))
+            .cloned()
+            .collect();
+        if !params.is_empty() {
+            crate::visit::visit_calls(&s.ir.body, &mut |c| {
+                let Callee::Direct(g) = &c.callee else { return };
+                for (h, i) in params {
+                    if h == g {
+                        if let Some(Expr::Var(n)) = c.args.get(*i).map(bare) {
+                            if self.prog.functions_named(n).is_some() {
+                                out.push(n.clone());
                             }
                         }
                     }
-                    if !params.is_empty() {
-                        for f in &all {
-                            let s = self.summary(*f);
-                            crate::visit::visit_calls(&s.ir.body, &mut |c| {
-                                let Callee::Direct(g) = &c.callee else { return };
-                                for (h, i) in &params {
-                                    if h == g {
-                                        if let Some(Expr::Var(n)) = c.args.get(*i).map(bare) {
-                                            if self.prog.functions_named(n).is_some() {
-                                                names.push(n.clone());
-                                            }
-                                        }
-                                    }
-                                }
-                            });
-                        }
-                    }
-                    names.sort();
-                    names.dedup();
-                    let mut v: Vec<(FunctionId, usize)> = Vec::new();
-                    for n in &names {
-                        for f in self.prog.functions_named(n).into_iter().flatten() {
-                            v.push((*f, self.summary(*f).ir.params.len()));
-                        }
-                    }
-                    let v = Arc::new(v);
-                    *self.d.laundered.borrow_mut() = Some(v.clone());
-                    v
                 }
-            }
+            });
+        }
+        out.sort();
+        out
+    }
+
+    /// Would replacing summary `old` by `new` change the laundered set (when
+    /// the walk asked for it)? Each function contributes on its own (its
+    /// casts, and the functions it passes to laundering parameters), and an
+    /// unchanged `launders` keeps the laundering parameters as they were.
+    pub(super) fn laundering_changed(
+        &self,
+        old: &crate::db::FunctionSummary,
+        new: &crate::db::FunctionSummary,
+    ) -> bool {
+        if old.launders != new.launders {
+            return true;
+        }
+        let params = self.d.laundering_params.borrow().clone();
+        match params {
+            None => false,
+            Some(p) => self.contribution(old, &p) != self.contribution(new, &p),
         }
     }
 }

@@ -210,6 +210,9 @@ struct WalkData {
     /// Laundered functions and their parameter counts (see
     /// `laundered.rs`), once asked.
     laundered: std::cell::RefCell<Option<Arc<Vec<(FunctionId, usize)>>>>,
+    /// The (function, parameter index) pairs that launder what callers
+    /// pass, kept across updates (see `laundered.rs`).
+    laundering_params: std::cell::RefCell<Option<Arc<Vec<(Name, usize)>>>>,
     /// Lock wrappers (see `lock_wrappers.rs`), by function.
     lock_wrappers: std::cell::RefCell<FxHashMap<FunctionId, Option<Arc<lock_wrappers::LockWrap>>>>,
     /// The current thread's memo: calling context (see [`MemoKey`]) -> its
