@@ -37,6 +37,11 @@ pub struct Thread {
     /// [`SlotArg`]); the function is its entry, where accesses marked with
     /// a [`Slot`] index by that number.
     pub slot: Option<(FunctionId, SlotArg)>,
+    /// Its entry calls through a pointer to one of several functions (a
+    /// launcher's trampoline, `thread->callback(thread)`): its instances may
+    /// be different launches running different code, created and joined at
+    /// different times, so no pair involving it is a *must* race.
+    pub merged_launches: bool,
 }
 
 /// How a thread created in a counting loop receives the loop's counter `i`
@@ -98,6 +103,7 @@ impl Thread {
             leaks: None,
             barriers: Vec::new(),
             slot: None,
+            merged_launches: false,
         }
     }
 }

@@ -202,7 +202,15 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             if *decided == 0 {
                 continue;
             }
+            let merged = |t: u32| {
+                table
+                    .threads
+                    .get(t as usize)
+                    .is_some_and(|x| x.merged_launches)
+            };
             let must = *decided == 2
+                && !merged(ra.thread)
+                && !merged(rb.thread)
                 && !ra.weak
                 && !rb.weak
                 && !weak_base

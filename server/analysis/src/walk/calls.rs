@@ -755,6 +755,20 @@ impl<'a> Walker<'a> {
                 if callees.is_empty() && matches!(c.callee, Callee::Indirect(_)) {
                     callees = self.laundered(c.args.len());
                 }
+                // A thread's entry that calls one of several functions
+                // through a pointer is a launcher's trampoline: its
+                // instances may run different code (see
+                // `Thread::merged_launches`).
+                let t = self.d.thread as usize;
+                if callees.len() > 1
+                    && t != 0
+                    && self.d.node_stack.len() == 1
+                    && !self.d.threads[t].merged_launches
+                {
+                    self.effect();
+                    self.d.sites_epoch = self.d.epoch;
+                    self.d.threads[t].merged_launches = true;
+                }
                 // A thread's entry that calls through a pointer the walk
                 // cannot resolve (a launcher's trampoline whose capsule came
                 // from an allocator out of sight) runs code nobody walks:
