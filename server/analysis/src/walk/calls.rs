@@ -759,15 +759,10 @@ impl<'a> Walker<'a> {
                 // through a pointer is a launcher's trampoline: its
                 // instances may run different code (see
                 // `Thread::merged_launches`).
-                let t = self.d.thread as usize;
-                if callees.len() > 1
-                    && t != 0
-                    && self.d.node_stack.len() == 1
-                    && !self.d.threads[t].merged_launches
-                {
-                    self.effect();
-                    self.d.sites_epoch = self.d.epoch;
-                    self.d.threads[t].merged_launches = true;
+                if callees.len() > 1 && self.d.thread != 0 && self.d.node_stack.len() == 1 {
+                    if let Some(&n) = self.d.node_stack.last() {
+                        self.d.nodes[n as usize].merges = true;
+                    }
                 }
                 // A thread's entry that calls through a pointer the walk
                 // cannot resolve (a launcher's trampoline whose capsule came

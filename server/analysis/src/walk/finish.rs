@@ -273,6 +273,22 @@ impl<'a> Walker<'a> {
         out
     }
 
+    /// The threads whose entry merges launches (`Thread::merged_launches`):
+    /// a fact of the reachable nodes' own statements, like accesses. Sorted.
+    pub(super) fn merged_threads(&self, reach: &[bool]) -> Vec<u32> {
+        let mut v: Vec<u32> = self
+            .d
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(i, n)| n.merges && reach.get(*i).copied().unwrap_or(false))
+            .map(|(_, n)| n.thread)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
     pub(super) fn finish(&mut self) -> ThreadAnalysis {
         let facts = std::mem::take(&mut self.d.facts);
         let mut threads = self.d.threads.clone();
@@ -406,7 +422,13 @@ impl<'a> Walker<'a> {
             locations.insert(k, Arc::new(v));
         }
         let escaped_locals = self.escaped_locals();
-        let private_heap = self.private_heap(&super::incremental::reachable(&self.d));
+        let reach = super::incremental::reachable(&self.d);
+        for t in self.merged_threads(&reach) {
+            if let Some(t) = threads.get_mut(t as usize) {
+                t.merged_launches = true;
+            }
+        }
+        let private_heap = self.private_heap(&reach);
         ThreadAnalysis {
             table: Arc::new(ThreadTable {
                 threads,

@@ -383,6 +383,12 @@ pub(super) fn update(
     if w.private_heap(&reachable(&w.d)) != snap.result.table.private_heap {
         return Err("heap sites published changed");
     }
+    let merged: Vec<u32> = (0..snap.result.table.threads.len() as u32)
+        .filter(|&t| snap.result.table.threads[t as usize].merged_launches)
+        .collect();
+    if w.merged_threads(&reachable(&w.d)) != merged {
+        return Err("a launcher's callees changed");
+    }
     let t_graph = t1.elapsed() - t_walk;
 
     let t2 = std::time::Instant::now();
@@ -631,6 +637,7 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     node.effects = false;
     node.allocs.clear();
     node.published.clear();
+    node.merges = false;
     node.nested.clear();
     // Callers may have reused the node for entry states that differ from its
     // own in what it did not observe of the heap (see `Walker::memo_hit`).

@@ -169,6 +169,9 @@ pub(super) struct Node {
     /// outside the frame, handed to code without a body that may keep it,
     /// or handed to a thread while not fresh. Sorted.
     pub(super) published: Vec<Base>,
+    /// It is a thread's entry and calls one of several functions through a
+    /// pointer: a launcher's trampoline (see `Thread::merged_launches`).
+    pub(super) merges: bool,
     /// (object, container, how): its own statements stored an object of
     /// the first heap site into an object of the second (a heap site or a
     /// frame's local). Sorted.
@@ -218,6 +221,7 @@ impl Node {
             allocates: false,
             allocs: Vec::new(),
             published: Vec::new(),
+            merges: false,
             nested: Vec::new(),
             epoch,
             opaque: false,
@@ -466,7 +470,7 @@ impl<'a> Walker<'a> {
             e
         });
         let (heap_obs, allocates, dep) = (xn.heap_obs.clone(), xn.allocates, xn.dep);
-        let (allocs, published) = (xn.allocs.clone(), xn.published.clone());
+        let (allocs, published, merges) = (xn.allocs.clone(), xn.published.clone(), xn.merges);
         let nested = xn.nested.clone();
         let ctx = self.ctx_for(&st, &st.must, &st.may);
         let id = self.d.nodes.len() as u32;
@@ -490,6 +494,7 @@ impl<'a> Walker<'a> {
             node.allocates = allocates;
             node.allocs = allocs;
             node.published = published;
+            node.merges = merges;
             node.nested = nested;
             node.dep = dep;
             node.exit = exit.clone();
