@@ -1056,7 +1056,6 @@ fn is_cas(c: &Call) -> bool {
     matches!(&c.callee, Callee::Direct(n) if n.contains("compare_exchange") || n.contains("compare_and_swap"))
 }
 
-/// Is `c` an atomic store (`__atomic_store_n`, `atomic_store[_explicit]`)?
 /// How an atomic operation of this name accesses the object its first
 /// argument points to: a load reads it, a store, exchange, compare-and-swap
 /// or read-modify-write writes it. `None` for operations on no object
@@ -1076,6 +1075,7 @@ fn atomic_access(name: &str) -> Option<AccessKind> {
     Some(AccessKind::Write)
 }
 
+/// Is `c` an atomic store (`__atomic_store_n`, `atomic_store[_explicit]`)?
 fn is_atomic_store(c: &Call) -> bool {
     matches!(&c.callee, Callee::Direct(n) if matches!(&**n,
         "__atomic_store_n" | "__atomic_store" | "atomic_store" | "atomic_store_explicit"))

@@ -25,6 +25,11 @@ use crate::visit::visit_stmts;
 use racelens_syntax::{Callee, Expr, FnIr, Name, Stmt};
 use std::sync::Arc;
 
+/// Laundered functions with their parameter counts.
+pub(super) type Laundered = Arc<Vec<(FunctionId, usize)>>;
+/// (function, parameter index) pairs that launder what callers pass.
+pub(super) type Params = Arc<Vec<(Name, usize)>>;
+
 /// The C integer types a pointer can be stored in (after typedefs).
 const INTEGER_TYPES: &[&str] = &[
     "char",
@@ -150,7 +155,7 @@ impl Walker<'_> {
 
     /// Every laundered function with its parameter count, computed once
     /// per walk (or update).
-    pub(super) fn laundered_all(&self) -> Arc<Vec<(FunctionId, usize)>> {
+    pub(super) fn laundered_all(&self) -> Laundered {
         if let Some(v) = self.d.laundered.borrow().clone() {
             return v;
         }

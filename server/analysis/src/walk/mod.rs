@@ -209,10 +209,10 @@ struct WalkData {
     wrappers: std::cell::RefCell<FxHashMap<(FunctionId, u8), bool>>,
     /// Laundered functions and their parameter counts (see
     /// `laundered.rs`), once asked.
-    laundered: std::cell::RefCell<Option<Arc<Vec<(FunctionId, usize)>>>>,
+    laundered: std::cell::RefCell<Option<laundered::Laundered>>,
     /// The (function, parameter index) pairs that launder what callers
     /// pass, kept across updates (see `laundered.rs`).
-    laundering_params: std::cell::RefCell<Option<Arc<Vec<(Name, usize)>>>>,
+    laundering_params: std::cell::RefCell<Option<laundered::Params>>,
     /// Lock wrappers (see `lock_wrappers.rs`), by function.
     lock_wrappers: std::cell::RefCell<FxHashMap<FunctionId, Option<Arc<lock_wrappers::LockWrap>>>>,
     /// The current thread's memo: calling context (see [`MemoKey`]) -> its
