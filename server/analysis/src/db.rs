@@ -351,10 +351,11 @@ pub fn static_renames(
 #[salsa::tracked(returns(ref))]
 pub fn function_summary(db: &dyn salsa::Database, f: FunctionId) -> Arc<FunctionSummary> {
     let mut ir = function_ir(db, f).clone();
-    let launders = crate::walk::launders(db, f.ws(db), &ir);
+    let candidates = syntax::typecast::cast_candidates(&ir);
+    let launders = crate::walk::launders(db, f.ws(db), &ir, &candidates);
     // `(T)(x)` parsed as a call through `T` is a cast when `T` is a type
     // (`syntax::typecast`); only functions that have such a call ask.
-    if !syntax::typecast::cast_candidates(&ir).is_empty() {
+    if !candidates.is_empty() {
         let types = type_names(db, f.ws(db));
         // A name ending in `_t` is a type (POSIX reserves the suffix) unless
         // the program defines it otherwise, and so is `_Bool`.
@@ -362,7 +363,7 @@ pub fn function_summary(db: &dyn salsa::Database, f: FunctionId) -> Arc<Function
             Some(t) => *t,
             None => n == "_Bool" || n.ends_with("_t"),
         };
-        if let Some(out) = syntax::typecast::typedef_casts(&ir, &is_type) {
+        if let Some(out) = syntax::typecast::typedef_casts(&ir, &candidates, &is_type) {
             ir = Arc::new(out);
         }
     }

@@ -1,37 +1,15 @@
 //! Visitors over a function's lowered statements (the IR of
-//! `racelens_syntax`): every statement, nested ones included, every call,
+//! `racelens_syntax`, whose statement visitor this re-exports): every
+//! statement, nested ones included, every call,
 //! every variable name an expression mentions, and every name whose
 //! address it takes. A leaf module: the database ([`crate::db`]), the thread walk and
 //! the explanations and fixes all use it, and it uses none of them.
 
 use racelens_syntax::{Call, Expr, Name, Stmt};
 
-/// Visits every statement, nested ones included.
-pub fn visit_stmts(stmts: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
-    for s in stmts {
-        f(s);
-        match s {
-            Stmt::If {
-                cond, then, els, ..
-            } => {
-                visit_stmts(cond, f);
-                visit_stmts(then, f);
-                visit_stmts(els, f);
-            }
-            Stmt::Loop { cond, body, .. } => {
-                visit_stmts(cond, f);
-                visit_stmts(body, f);
-            }
-            Stmt::Switch { cond, arms, .. } => {
-                visit_stmts(cond, f);
-                for a in arms {
-                    visit_stmts(a, f);
-                }
-            }
-            _ => {}
-        }
-    }
-}
+/// Visits every statement, nested ones included (the syntax layer's
+/// visitor, which its own rewrites share).
+pub use racelens_syntax::visit_stmts;
 
 /// Visits every call, nested ones included.
 pub fn visit_calls(stmts: &[Stmt], f: &mut dyn FnMut(&Call)) {

@@ -215,3 +215,59 @@ pub struct FnIr {
     /// (`n--`, `--n`, `n -= 1`): counters of running threads.
     pub decrements: Vec<Span>,
 }
+
+/// Visits every statement, nested ones included, each before the
+/// statements nested in it.
+pub fn visit_stmts(stmts: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
+    for s in stmts {
+        f(s);
+        match s {
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                visit_stmts(cond, f);
+                visit_stmts(then, f);
+                visit_stmts(els, f);
+            }
+            Stmt::Loop { cond, body, .. } => {
+                visit_stmts(cond, f);
+                visit_stmts(body, f);
+            }
+            Stmt::Switch { cond, arms, .. } => {
+                visit_stmts(cond, f);
+                for a in arms {
+                    visit_stmts(a, f);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// [`visit_stmts`] for rewriting: `f` may change each statement, and then
+/// sees the statements nested in what it left.
+pub fn visit_stmts_mut(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Stmt)) {
+    for s in stmts {
+        f(s);
+        match s {
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                visit_stmts_mut(cond, f);
+                visit_stmts_mut(then, f);
+                visit_stmts_mut(els, f);
+            }
+            Stmt::Loop { cond, body, .. } => {
+                visit_stmts_mut(cond, f);
+                visit_stmts_mut(body, f);
+            }
+            Stmt::Switch { cond, arms, .. } => {
+                visit_stmts_mut(cond, f);
+                for a in arms {
+                    visit_stmts_mut(a, f);
+                }
+            }
+            _ => {}
+        }
+    }
+}

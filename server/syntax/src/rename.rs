@@ -70,46 +70,23 @@ fn name(n: &mut Name, map: &FxHashMap<Name, Name>) {
 }
 
 fn stmts(body: &mut [Stmt], map: &FxHashMap<Name, Name>) {
-    for s in body {
-        match s {
-            Stmt::Access(a) => expr(&mut a.place, map),
-            Stmt::Assign { lhs, rhs } => {
-                expr(lhs, map);
-                expr(rhs, map);
-            }
-            Stmt::Call(c) => {
-                match &mut c.callee {
-                    Callee::Direct(n) => name(n, map),
-                    Callee::Indirect(e) => expr(e, map),
-                }
-                c.args.iter_mut().for_each(|a| expr(a, map));
-            }
-            Stmt::If {
-                cond,
-                test,
-                then,
-                els,
-            } => {
-                stmts(cond, map);
-                test_names(test, map);
-                stmts(then, map);
-                stmts(els, map);
-            }
-            Stmt::Loop {
-                cond, test, body, ..
-            } => {
-                stmts(cond, map);
-                test_names(test, map);
-                stmts(body, map);
-            }
-            Stmt::Switch { cond, arms, .. } => {
-                stmts(cond, map);
-                arms.iter_mut().for_each(|a| stmts(a, map));
-            }
-            Stmt::Return { value: Some(v), .. } => expr(v, map),
-            _ => {}
+    crate::ir::visit_stmts_mut(body, &mut |s| match s {
+        Stmt::Access(a) => expr(&mut a.place, map),
+        Stmt::Assign { lhs, rhs } => {
+            expr(lhs, map);
+            expr(rhs, map);
         }
-    }
+        Stmt::Call(c) => {
+            match &mut c.callee {
+                Callee::Direct(n) => name(n, map),
+                Callee::Indirect(e) => expr(e, map),
+            }
+            c.args.iter_mut().for_each(|a| expr(a, map));
+        }
+        Stmt::If { test, .. } | Stmt::Loop { test, .. } => test_names(test, map),
+        Stmt::Return { value: Some(v), .. } => expr(v, map),
+        _ => {}
+    });
 }
 
 fn test_names(t: &mut Test, map: &FxHashMap<Name, Name>) {

@@ -34,32 +34,19 @@ fn call(c: &mut Call, span: &dyn Fn(&mut Span)) {
 }
 
 fn stmts(body: &mut [Stmt], span: &dyn Fn(&mut Span)) {
-    for s in body {
-        match s {
-            Stmt::Access(a) => span(&mut a.span),
-            Stmt::Call(c) => call(c, span),
-            Stmt::Decl(d) => decl(d, span),
-            Stmt::If {
-                cond, then, els, ..
-            } => {
-                stmts(cond, span);
-                stmts(then, span);
-                stmts(els, span);
-            }
-            Stmt::Loop { cond, body, .. } => {
-                stmts(cond, span);
-                stmts(body, span);
-            }
-            Stmt::Switch { cond, arms, .. } => {
-                stmts(cond, span);
-                for a in arms {
-                    stmts(a, span);
-                }
-            }
-            Stmt::Return { span: s, .. } => span(s),
-            Stmt::Assign { .. } | Stmt::Break | Stmt::Continue | Stmt::Goto => {}
-        }
-    }
+    crate::ir::visit_stmts_mut(body, &mut |s| match s {
+        Stmt::Access(a) => span(&mut a.span),
+        Stmt::Call(c) => call(c, span),
+        Stmt::Decl(d) => decl(d, span),
+        Stmt::Return { span: s, .. } => span(s),
+        Stmt::If { .. }
+        | Stmt::Loop { .. }
+        | Stmt::Switch { .. }
+        | Stmt::Assign { .. }
+        | Stmt::Break
+        | Stmt::Continue
+        | Stmt::Goto => {}
+    });
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 //! exactly one argument, is rewritten; the read of the name as a function
 //! pointer, recorded before the call, goes with it.
 
-use crate::ir::{Access, Call, Callee, Expr, FnIr, Name, Stmt};
+use crate::ir::{Access, Callee, Expr, FnIr, Name, Stmt};
 use rustc_hash::FxHashMap;
 
 /// The names `ir` calls as `(n)(x)` that it does not declare itself: the
@@ -26,48 +26,27 @@ pub fn cast_candidates(ir: &FnIr) -> Vec<Name> {
     let mut declared: Vec<Name> = ir.params.iter().map(|p| p.name.clone()).collect();
     crate::rename::declared_in(&ir.body, &mut declared);
     let mut out = Vec::new();
-    calls(&ir.body, &mut |c| {
-        if let (Callee::Indirect(Expr::Var(n)), 1) = (&c.callee, c.args.len()) {
-            if !declared.contains(n) && !out.contains(n) {
-                out.push(n.clone());
+    crate::ir::visit_stmts(&ir.body, &mut |s| {
+        if let Stmt::Call(c) = s {
+            if let (Callee::Indirect(Expr::Var(n)), 1) = (&c.callee, c.args.len()) {
+                if !declared.contains(n) && !out.contains(n) {
+                    out.push(n.clone());
+                }
             }
         }
     });
     out
 }
 
-fn calls(body: &[Stmt], f: &mut dyn FnMut(&Call)) {
-    for s in body {
-        match s {
-            Stmt::Call(c) => f(c),
-            Stmt::If {
-                cond, then, els, ..
-            } => {
-                calls(cond, f);
-                calls(then, f);
-                calls(els, f);
-            }
-            Stmt::Loop { cond, body, .. } => {
-                calls(cond, f);
-                calls(body, f);
-            }
-            Stmt::Switch { cond, arms, .. } => {
-                calls(cond, f);
-                arms.iter().for_each(|a| calls(a, f));
-            }
-            _ => {}
-        }
-    }
-}
-
-/// `ir` with each call `(T)(x)` whose `T` satisfies `is_type` (see
-/// [`cast_candidates`]) turned into the cast it is. `None` when there is
-/// none.
-pub fn typedef_casts(ir: &FnIr, is_type: &dyn Fn(&str) -> bool) -> Option<FnIr> {
-    let types: Vec<Name> = cast_candidates(ir)
-        .into_iter()
-        .filter(|n| is_type(n))
-        .collect();
+/// `ir` with each call `(T)(x)` whose `T`, one of its `candidates` (see
+/// [`cast_candidates`]), satisfies `is_type` turned into the cast it is.
+/// `None` when there is none.
+pub fn typedef_casts(
+    ir: &FnIr,
+    candidates: &[Name],
+    is_type: &dyn Fn(&str) -> bool,
+) -> Option<FnIr> {
+    let types: Vec<Name> = candidates.iter().filter(|n| is_type(n)).cloned().collect();
     if types.is_empty() {
         return None;
     }
@@ -162,38 +141,21 @@ fn strip(body: &mut Vec<Stmt>, types: &[Name], casts: &mut FxHashMap<u32, Expr>)
 }
 
 fn stmts(body: &mut [Stmt], casts: &FxHashMap<u32, Expr>) {
-    for s in body {
-        match s {
-            Stmt::Access(a) => subst(&mut a.place, casts),
-            Stmt::Assign { lhs, rhs } => {
-                subst(lhs, casts);
-                subst(rhs, casts);
-            }
-            Stmt::Call(c) => {
-                if let Callee::Indirect(e) = &mut c.callee {
-                    subst(e, casts);
-                }
-                c.args.iter_mut().for_each(|a| subst(a, casts));
-            }
-            Stmt::If {
-                cond, then, els, ..
-            } => {
-                stmts(cond, casts);
-                stmts(then, casts);
-                stmts(els, casts);
-            }
-            Stmt::Loop { cond, body, .. } => {
-                stmts(cond, casts);
-                stmts(body, casts);
-            }
-            Stmt::Switch { cond, arms, .. } => {
-                stmts(cond, casts);
-                arms.iter_mut().for_each(|a| stmts(a, casts));
-            }
-            Stmt::Return { value: Some(v), .. } => subst(v, casts),
-            _ => {}
+    crate::ir::visit_stmts_mut(body, &mut |s| match s {
+        Stmt::Access(a) => subst(&mut a.place, casts),
+        Stmt::Assign { lhs, rhs } => {
+            subst(lhs, casts);
+            subst(rhs, casts);
         }
-    }
+        Stmt::Call(c) => {
+            if let Callee::Indirect(e) = &mut c.callee {
+                subst(e, casts);
+            }
+            c.args.iter_mut().for_each(|a| subst(a, casts));
+        }
+        Stmt::Return { value: Some(v), .. } => subst(v, casts),
+        _ => {}
+    });
 }
 
 fn subst(e: &mut Expr, casts: &FxHashMap<u32, Expr>) {
@@ -228,7 +190,8 @@ mod tests {
             cast_candidates(&ir),
             vec![Name::from("var"), Name::from("u32")]
         );
-        let out = typedef_casts(&ir, &|n| n == "var" || n == "u32").expect("rewritten");
+        let out = typedef_casts(&ir, &cast_candidates(&ir), &|n| n == "var" || n == "u32")
+            .expect("rewritten");
         let dump = format!("{:?}", out.body);
         assert!(!dump.contains("Call("), "no call is left: {dump}");
         assert!(!dump.contains("CallResult"), "{dump}");
@@ -246,14 +209,15 @@ mod tests {
     fn a_declared_pointer_or_a_non_type_stays_a_call() {
         let ir = lower("void f(void (*fp)(int), int x) { (fp)(x); (hook)(x); }");
         assert_eq!(cast_candidates(&ir), vec![Name::from("hook")]);
-        assert!(typedef_casts(&ir, &|n| n == "fp").is_none());
-        assert!(typedef_casts(&ir, &|_| false).is_none());
+        assert!(typedef_casts(&ir, &cast_candidates(&ir), &|n| n == "fp").is_none());
+        assert!(typedef_casts(&ir, &cast_candidates(&ir), &|_| false).is_none());
     }
 
     #[test]
     fn nested_casts_compose() {
         let ir = lower("int f(long x) { return (u32)((u16)(x)); }");
-        let out = typedef_casts(&ir, &|n| n == "u32" || n == "u16").expect("rewritten");
+        let out = typedef_casts(&ir, &cast_candidates(&ir), &|n| n == "u32" || n == "u16")
+            .expect("rewritten");
         let dump = format!("{:?}", out.body);
         assert!(
             dump.contains(

@@ -75,9 +75,10 @@ fn bare(mut v: &Expr) -> &Expr {
 }
 
 /// Calls `f` with (type, value) for every cast in `ir`, counting a call
-/// `(T)(x)` through a name it does not declare (see
-/// `racelens_syntax::typecast`) as the cast it may be.
-fn casts(ir: &FnIr, f: &mut dyn FnMut(&Name, &Expr)) {
+/// `(T)(x)` through one of the names `candidates` (those it does not
+/// declare, see `racelens_syntax::typecast::cast_candidates`) as the cast
+/// it may be.
+fn casts(ir: &FnIr, candidates: &[Name], f: &mut dyn FnMut(&Name, &Expr)) {
     fn walk(e: &Expr, f: &mut dyn FnMut(&Name, &Expr)) {
         match e {
             Expr::Cast { ty, value } => {
@@ -92,7 +93,6 @@ fn casts(ir: &FnIr, f: &mut dyn FnMut(&Name, &Expr)) {
             _ => {}
         }
     }
-    let candidates = racelens_syntax::typecast::cast_candidates(ir);
     visit_stmts(&ir.body, &mut |s| match s {
         Stmt::Access(a) => walk(&a.place, f),
         Stmt::Assign { lhs, rhs } => {
@@ -115,10 +115,15 @@ fn casts(ir: &FnIr, f: &mut dyn FnMut(&Name, &Expr)) {
 /// The functions of the program, and the parameters of `ir`, that `ir`
 /// names as values under a cast to an integer type (sorted, no repeats).
 /// Reads the program only when the function casts such a name at all.
-pub(crate) fn launders(db: &dyn salsa::Database, ws: Workspace, ir: &FnIr) -> Vec<Name> {
+pub(crate) fn launders(
+    db: &dyn salsa::Database,
+    ws: Workspace,
+    ir: &FnIr,
+    candidates: &[Name],
+) -> Vec<Name> {
     let mut found: Vec<(Name, Name)> = Vec::new();
     let mut defined = None;
-    casts(ir, &mut |ty, v| {
+    casts(ir, candidates, &mut |ty, v| {
         if let Expr::Var(n) = bare(v) {
             // A parameter stands for the functions its callers pass.
             let param = ir.params.iter().any(|p| p.name == *n);

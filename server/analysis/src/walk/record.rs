@@ -161,6 +161,21 @@ impl<'a> Walker<'a> {
         st: &State,
         stable: bool,
     ) {
+        self.record_place(fr, place, kind, span, st, stable, false)
+    }
+
+    /// [`record`](Self::record) or [`record_atomic`](Self::record_atomic).
+    #[allow(clippy::too_many_arguments)]
+    fn record_place(
+        &mut self,
+        fr: &Frame,
+        place: &Expr,
+        kind: AccessKind,
+        span: racelens_syntax::Span,
+        st: &State,
+        stable: bool,
+        atomic_op: bool,
+    ) {
         // A non-static local whose address is never taken (or a field of
         // one) is this frame's alone: `record_at` records nothing for it,
         // and with no symbolic lock in the state it marks nothing either.
@@ -168,7 +183,7 @@ impl<'a> Walker<'a> {
             return;
         }
         let keys = self.place(fr, place, 0);
-        self.record_at(fr, place, keys, kind, span, st, stable);
+        self.record_keys(fr, place, keys, kind, span, st, stable, atomic_op);
     }
 
     /// Records accesses of `place` to the objects `keys` it denotes.
@@ -195,11 +210,7 @@ impl<'a> Walker<'a> {
         span: racelens_syntax::Span,
         st: &State,
     ) {
-        if st.syms.is_empty() && frame_private(fr, place) {
-            return;
-        }
-        let keys = self.place(fr, place, 0);
-        self.record_keys(fr, place, keys, kind, span, st, false, true)
+        self.record_place(fr, place, kind, span, st, false, true)
     }
 
     /// [`record_at`](Self::record_at); `atomic`: the access is an atomic
