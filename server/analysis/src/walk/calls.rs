@@ -16,7 +16,8 @@ use super::frames::Frame;
 use super::library::{does_not_retain, ASYNC_CALLBACKS, DEFERRED_CALLBACKS, SIGNAL_HANDLERS};
 use super::locks::is_region;
 use super::spawn::same_thread_id;
-use super::state::{join, State, TryKey};
+use super::private::Nest;
+use super::state::{insert_sorted, join, State, TryKey};
 use super::stmts::LONGJMP;
 use super::wild::{hidden_state, is_wild, wild_value, LIBRARY_POINTER_PARAMS};
 use super::{add_vals, uncast, Val, Vals, Walker, MAX_ALLOCATED, MAX_HELD, MAX_TRACKED};
@@ -724,6 +725,7 @@ impl<'a> Walker<'a> {
                     let place = Expr::Deref(Box::new(e.clone()));
                     self.record(fr, &place, AccessKind::Write, c.span, &st, false);
                 }
+                self.reallocated_at(fr, c, &mut st);
                 Some(st)
             }
             Some(CallModel::Alloc) => {
@@ -1013,6 +1015,40 @@ impl<'a> Walker<'a> {
             acc = join(acc, e);
         }
         acc
+    }
+
+    /// `realloc(p, n)` returns a new object (C11 7.22.3.5: the old one is
+    /// deallocated) that holds the old one's contents. It is allocated
+    /// like `malloc`'s, and what the old object held goes wherever the new
+    /// one goes: each old site nests in the new one (see `private.rs`).
+    fn reallocated_at(&mut self, fr: &Frame, c: &Call, st: &mut State) {
+        let new = Base::Heap {
+            func: fr.fname.clone(),
+            call: c.id,
+        };
+        let old: Vec<Base> = match c.args.first() {
+            Some(e) => self
+                .eval(fr, e, 0)
+                .into_iter()
+                .filter_map(|v| match v {
+                    Val::Target(k) if matches!(k.base, Base::Heap { .. }) && k.base != new => {
+                        Some(k.base)
+                    }
+                    _ => None,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        self.allocated_at(fr, c, st);
+        if let Some(&n) = self.d.node_stack.last() {
+            for b in old {
+                let kind = match st.fresh.contains(&b) {
+                    true => Nest::Fresh,
+                    false => Nest::Move,
+                };
+                insert_sorted(&mut self.d.nodes[n as usize].nested, (b, new.clone(), kind));
+            }
+        }
     }
 
     /// The object allocated at call `c` (by `malloc` or a wrapper) is new:

@@ -272,6 +272,9 @@ impl<'a> Walker<'a> {
                 }
                 continue;
             }
+            if debug() {
+                eprintln!("racelens: private {b:?}: allocators {alloc:?}, receivers {recv:?}");
+            }
             out.push((
                 b.clone(),
                 PrivateHeap {

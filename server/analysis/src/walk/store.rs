@@ -102,6 +102,9 @@ impl<'a> Walker<'a> {
         // the store for good, merging every object of the type. Then rounds
         // with the type fallback run to a fixpoint from there.
         let mut unresolved: FxHashSet<FunctionId> = FxHashSet::default();
+        // `q = realloc(p, n)`: the new object holds what the old one held.
+        // (function, old site, new site), gathered as functions pass.
+        let mut reallocs: FxHashSet<(FunctionId, Base, Base)> = FxHashSet::default();
         for strict in [true, false] {
             self.d.store_strict.set(strict);
             if !strict {
@@ -159,6 +162,7 @@ impl<'a> Walker<'a> {
                             }
                         });
                     }
+                    self.reallocs_of(&frame, f, &mut reallocs);
                     let mut updates = Vec::new();
                     let mut cur = Vec::new();
                     self.d.store_unresolved.set(false);
@@ -188,6 +192,15 @@ impl<'a> Walker<'a> {
                         }
                     }
                 }
+                for (f, k, v) in self.realloc_copies(&reallocs) {
+                    let from = self.d.store_from.entry(f).or_default();
+                    add_vals(from.entry(k.clone()).or_default(), v.iter().cloned());
+                    if add_vals(self.d.store.entry(k.clone()).or_default(), v) {
+                        changed = true;
+                        clock += 1;
+                        changed_at.insert(k, clock);
+                    }
+                }
                 for (g, v) in passed {
                     let into = params.entry(g).or_default();
                     if into.len() < v.len() {
@@ -206,6 +219,49 @@ impl<'a> Walker<'a> {
                 }
             }
         }
+    }
+
+    /// The `realloc` calls of `f`'s frame: each heap site its first argument
+    /// may point to, with the call's own site.
+    fn reallocs_of(&self, fr: &Frame, f: FunctionId, out: &mut FxHashSet<(FunctionId, Base, Base)>) {
+        visit_calls(&fr.summary.ir.body, &mut |c| {
+            if !matches!(fr.summary.models.get(&c.id), Some(CallModel::Realloc)) {
+                return;
+            }
+            let new = Base::Heap {
+                func: fr.fname.clone(),
+                call: c.id,
+            };
+            for v in c.args.first().map(|a| self.eval(fr, a, 0)).unwrap_or_default() {
+                if let Val::Target(k) = v {
+                    if matches!(k.base, Base::Heap { .. }) && k.base != new {
+                        out.insert((f, k.base, new.clone()));
+                    }
+                }
+            }
+        });
+    }
+
+    /// The cells `realloc` copies: each cell of an old site, under the new
+    /// site, with the function that made the copy.
+    fn realloc_copies(
+        &self,
+        reallocs: &FxHashSet<(FunctionId, Base, Base)>,
+    ) -> Vec<(FunctionId, LocKey, Vals)> {
+        if reallocs.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (k, v) in &self.d.store {
+            for (f, old, new) in reallocs {
+                if k.base == *old {
+                    let mut to = k.clone();
+                    to.base = new.clone();
+                    out.push((*f, to, v.clone()));
+                }
+            }
+        }
+        out
     }
 
     /// The stores `stmts` make to pointer cells outside the frame, in order.
