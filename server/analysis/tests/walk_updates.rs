@@ -596,3 +596,56 @@ fn a_function_no_longer_cast_to_an_integer_is_no_longer_called() {
     host.set_file_text(virt, base.as_str());
     assert_eq!(reports(&host), before);
 }
+
+/// Whether a function is an allocation wrapper reads whether the functions
+/// it hands the new object to keep it (`walk/store.rs`): an edit of such a
+/// callee, which changes neither the wrapper's summary nor the pointer
+/// store, must change the reports exactly as a walk from scratch does, and
+/// change them back.
+#[test]
+fn a_callee_that_stops_keeping_its_argument_makes_a_wrapper() {
+    let _serial = serial();
+    set_verify(true);
+    let base = r#"#include <pthread.h>
+#include <stdlib.h>
+struct conn { int state; };
+static pthread_key_t key;
+static struct conn *ga, *gb;
+static void remember(struct conn *c) {
+    pthread_setspecific(key, c);
+}
+static struct conn *conn_new(void) {
+    struct conn *c = malloc(sizeof *c);
+    remember(c);
+    return c;
+}
+static void *ta(void *arg) { ga->state = 1; return arg; }
+static void *tb(void *arg) { gb->state = 2; return arg; }
+int main(void) {
+    pthread_t a, b;
+    pthread_key_create(&key, NULL);
+    ga = conn_new();
+    gb = conn_new();
+    pthread_create(&a, NULL, ta, NULL);
+    pthread_create(&b, NULL, tb, NULL);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    return 0;
+}
+"#;
+    let edited = base.replace("    pthread_setspecific(key, c);\n", "    (void) c;\n");
+    assert_ne!(base, edited);
+    let virt = Path::new("/virtual/remember_edit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base);
+    let before = reports(&host);
+    // One object for both connections: the threads' writes race.
+    assert!(!before.is_empty(), "{before:?}");
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    // conn_new is an allocation wrapper now: two objects, no race.
+    assert!(after.is_empty(), "{after:?}");
+    host.set_file_text(virt, base);
+    assert_eq!(reports(&host), before);
+}

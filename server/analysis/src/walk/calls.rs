@@ -954,7 +954,13 @@ impl<'a> Walker<'a> {
                             e.may.remove(&atomic_section().lock);
                         }
                         if wrapper {
+                            let filled = self.copied_into(fr, c);
                             self.allocated_at(fr, c, &mut e);
+                            let new = Base::Heap {
+                                func: fr.fname.clone(),
+                                call: c.id,
+                            };
+                            self.nest_copies(filled, &new, &e);
                         }
                         let mut back = Vec::new();
                         for (p, path, sh) in e.syms.iter().filter(|x| !is_region(&x.1)) {
@@ -1026,22 +1032,20 @@ impl<'a> Walker<'a> {
             func: fr.fname.clone(),
             call: c.id,
         };
-        let old: Vec<Base> = match c.args.first() {
-            Some(e) => self
-                .eval(fr, e, 0)
-                .into_iter()
-                .filter_map(|v| match v {
-                    Val::Target(k) if matches!(k.base, Base::Heap { .. }) && k.base != new => {
-                        Some(k.base)
-                    }
-                    _ => None,
-                })
-                .collect(),
-            None => Vec::new(),
-        };
+        let old = self.copied_into(fr, c);
         self.allocated_at(fr, c, st);
+        self.nest_copies(old, &new, st);
+    }
+
+    /// The new object `new` holds what objects of the sites `old` held
+    /// (`realloc`'s old object, the object an allocation wrapper filled):
+    /// each old site goes wherever the new one goes.
+    fn nest_copies(&mut self, old: Vec<Base>, new: &Base, st: &State) {
         if let Some(&n) = self.d.node_stack.last() {
             for b in old {
+                if b == *new {
+                    continue;
+                }
                 let kind = match st.fresh.contains(&b) {
                     true => Nest::Fresh,
                     false => Nest::Move,

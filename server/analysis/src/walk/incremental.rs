@@ -238,6 +238,15 @@ pub(super) fn update(
     let timing = std::env::var_os("RACELENS_TIMING").is_some();
     let t0 = std::time::Instant::now();
     if pointer_inputs(old, prog) != pointer_inputs(new, prog) {
+        // Callers' wrapper verdicts read whether `f` keeps its parameters.
+        let params = old.ir.params.len().max(new.ir.params.len());
+        for i in 0..params {
+            for l in 0..=super::store::MAX_WRAPPER_NESTING {
+                if w.param_kept(old, i, l) != w.param_kept(new, i, l) {
+                    return Err("allocation wrapper changed");
+                }
+            }
+        }
         // A wrapper's verdict at any nesting level may feed its callers'.
         let old: Vec<(u8, bool)> = {
             let mut map = w.d.wrappers.borrow_mut();
@@ -250,6 +259,7 @@ pub(super) fn update(
         if old.iter().any(|&(l, v)| w.alloc_wrapper_at(f, l) != v) {
             return Err("allocation wrapper changed");
         }
+
         let old_ret = w.d.returns.borrow().get(&f).cloned();
         let old_store = std::mem::take(&mut w.d.store);
         let old_from = std::mem::take(&mut w.d.store_from);

@@ -74,7 +74,7 @@ const MAX_VALS: usize = 16;
 
 /// Heap sites a path follows the freshness of; past that, allocations on
 /// the path are not fresh.
-const MAX_ALLOCATED: usize = 64;
+const MAX_ALLOCATED: usize = 160;
 
 /// Locks tracked as held at once; more are a budget overrun.
 const MAX_HELD: usize = 64;

@@ -10,19 +10,42 @@
 //! not depend on the caller's flow-sensitive pointers.
 
 use super::frames::{set_ptr, tracks_ptr, Frame};
+use super::library::does_not_retain;
 use super::state::Ptrs;
 use super::{add_vals, uncast, Val, Vals, Walker};
 use crate::config::CallModel;
-use crate::db::FunctionId;
+use crate::db::{FunctionId, FunctionSummary};
 use crate::model::*;
 use crate::visit::{visit_calls, visit_stmts};
-use racelens_syntax::{Callee, Expr, Name, Stmt};
+use racelens_syntax::{Call, Callee, Expr, Name, Stmt};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
+/// May `e`'s value be the pointer held in local `x` (up to casts and
+/// offsets)?
+fn holds_value(e: &Expr, x: &Name) -> bool {
+    match uncast(e) {
+        Expr::Var(y) => y == x,
+        Expr::Offset(b) => holds_value(b, x),
+        Expr::Choice(v) => v.iter().any(|e| holds_value(e, x)),
+        _ => false,
+    }
+}
+
+/// The variable a place is reached from (`x` of `x->a[2].b`, `*x`).
+fn root_var(e: &Expr) -> Option<&Name> {
+    match e {
+        Expr::Var(y) => Some(y),
+        Expr::Field { base, .. } | Expr::Index { base, .. } => root_var(base),
+        Expr::Deref(b) | Expr::Offset(b) => root_var(b),
+        Expr::Cast { value, .. } => root_var(value),
+        _ => None,
+    }
+}
+
 /// Allocation wrappers nest at most this deep (`a` around `b` around `c`
 /// around `malloc`).
-const MAX_WRAPPER_NESTING: u8 = 3;
+pub(super) const MAX_WRAPPER_NESTING: u8 = 3;
 
 impl<'a> Walker<'a> {
     /// Fills the store of pointer cells outside frames (globals, fields).
@@ -102,8 +125,9 @@ impl<'a> Walker<'a> {
         // the store for good, merging every object of the type. Then rounds
         // with the type fallback run to a fixpoint from there.
         let mut unresolved: FxHashSet<FunctionId> = FxHashSet::default();
-        // `q = realloc(p, n)`: the new object holds what the old one held.
-        // (function, old site, new site), gathered as functions pass.
+        // `q = realloc(p, n)`, `q = xmalloc_and_fill(..)`: the new object
+        // holds what the old one held. (function, old site, new site),
+        // gathered as functions pass.
         let mut reallocs: FxHashSet<(FunctionId, Base, Base)> = FxHashSet::default();
         for strict in [true, false] {
             self.d.store_strict.set(strict);
@@ -162,7 +186,7 @@ impl<'a> Walker<'a> {
                             }
                         });
                     }
-                    self.reallocs_of(&frame, f, &mut reallocs);
+                    self.copies_of(&frame, f, &mut reallocs);
                     let mut updates = Vec::new();
                     let mut cur = Vec::new();
                     self.d.store_unresolved.set(false);
@@ -221,29 +245,54 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The `realloc` calls of `f`'s frame: each heap site its first argument
-    /// may point to, with the call's own site.
-    fn reallocs_of(&self, fr: &Frame, f: FunctionId, out: &mut FxHashSet<(FunctionId, Base, Base)>) {
+    /// The calls of `f`'s frame whose new object holds what other objects
+    /// held: `realloc` (the heap sites its first argument may point to),
+    /// and allocation wrappers (the sites the wrapper returns, whose cells
+    /// the wrapper filled), each with the call's own site.
+    fn copies_of(&self, fr: &Frame, f: FunctionId, out: &mut FxHashSet<(FunctionId, Base, Base)>) {
         visit_calls(&fr.summary.ir.body, &mut |c| {
-            if !matches!(fr.summary.models.get(&c.id), Some(CallModel::Realloc)) {
-                return;
-            }
             let new = Base::Heap {
                 func: fr.fname.clone(),
                 call: c.id,
             };
-            for v in c.args.first().map(|a| self.eval(fr, a, 0)).unwrap_or_default() {
-                if let Val::Target(k) = v {
-                    if matches!(k.base, Base::Heap { .. }) && k.base != new {
-                        out.insert((f, k.base, new.clone()));
-                    }
+            for old in self.copied_into(fr, c) {
+                if old != new {
+                    out.insert((f, old, new.clone()));
                 }
             }
         });
     }
 
-    /// The cells `realloc` copies: each cell of an old site, under the new
-    /// site, with the function that made the copy.
+    /// The heap sites whose contents call `c` copies into its new object
+    /// (see [`copies_of`](Self::copies_of)).
+    pub(super) fn copied_into(&self, fr: &Frame, c: &Call) -> Vec<Base> {
+        let vals = match fr.summary.models.get(&c.id) {
+            Some(CallModel::Realloc) => c.args.first().map(|a| self.eval(fr, a, 0)).unwrap_or_default(),
+            Some(_) => return Vec::new(),
+            None => {
+                let mut v = Vals::new();
+                for g in self.functions_of(fr, &c.callee) {
+                    if self.is_alloc_wrapper(g) {
+                        add_vals(&mut v, self.return_vals(g));
+                    }
+                }
+                v
+            }
+        };
+        let mut out: Vec<Base> = vals
+            .into_iter()
+            .filter_map(|v| match v {
+                Val::Target(k) if matches!(k.base, Base::Heap { .. }) => Some(k.base),
+                _ => None,
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The cells `realloc` and allocation wrappers copy: each cell of an
+    /// old site, under the new site, with the function that made the copy.
     fn realloc_copies(
         &self,
         reallocs: &FxHashSet<(FunctionId, Base, Base)>,
@@ -402,16 +451,78 @@ impl<'a> Walker<'a> {
                     || wraps.get(id) == Some(&true))
         };
         let null = |e: &Expr| matches!(uncast(e), Expr::Int(0));
-        let mut holds: FxHashMap<Name, bool> = FxHashMap::default();
+        // The locals that only ever hold new memory or null: every value
+        // assigned to them is an allocation, null, or such a local
+        // (`tmp = malloc(n); ptr = tmp; return ptr;`). The greatest such
+        // set: start from every assigned local and drop until stable.
+        let mut assigns: Vec<(Name, Expr)> = Vec::new();
         visit_stmts(&s.ir.body, &mut |st| {
             if let Stmt::Assign {
                 lhs: Expr::Var(x),
                 rhs,
             } = st
             {
-                *holds.entry(x.clone()).or_insert(true) &= allocates(rhs) || null(rhs);
+                assigns.push((x.clone(), rhs.clone()));
             }
         });
+        let mut holds: FxHashMap<Name, bool> =
+            assigns.iter().map(|(x, _)| (x.clone(), true)).collect();
+        loop {
+            let mut changed = false;
+            for (x, rhs) in &assigns {
+                if holds.get(x) != Some(&true) {
+                    continue;
+                }
+                let ok = allocates(rhs)
+                    || null(rhs)
+                    || matches!(uncast(rhs), Expr::Var(y)
+                        if holds.get(y) == Some(&true) && !s.ir.address_taken.contains(y));
+                if !ok {
+                    holds.insert(x.clone(), false);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        // A mere allocator keeps no pointer to the new object: a holding
+        // local whose value is stored anywhere but another holding local,
+        // or handed to code that may keep it, makes `f` a constructor that
+        // publishes (`c = malloc(..); table[fd] = c; return c;`), whose
+        // object must keep its own site.
+        let kept = |x: &Name| {
+            let mut kept = false;
+            visit_stmts(&s.ir.body, &mut |st| {
+                if let Stmt::Assign { lhs, rhs } = st {
+                    // Into a holding local, or into a new object.
+                    if holds_value(rhs, x)
+                        && !root_var(lhs).is_some_and(|y| holds.get(y) == Some(&true))
+                    {
+                        kept = true;
+                    }
+                }
+            });
+            visit_calls(&s.ir.body, &mut |c| {
+                for (i, a) in c.args.iter().enumerate() {
+                    if holds_value(a, x) && self.call_keeps(&s, c, i, level) {
+                        kept = true;
+                    }
+                }
+            });
+            kept
+        };
+        let escaped: Vec<Name> = holds
+            .iter()
+            .filter(|(x, h)| **h && kept(x))
+            .map(|(x, _)| x.clone())
+            .collect();
+        for x in escaped {
+            if super::private::debug() {
+                eprintln!("racelens: {} keeps {x}: no mere allocator", f.name(self.db));
+            }
+            holds.insert(x, false);
+        }
         let (mut any, mut all) = (false, true);
         visit_stmts(&s.ir.body, &mut |st| {
             if let Stmt::Return { value: Some(e), .. } = st {
@@ -431,6 +542,62 @@ impl<'a> Walker<'a> {
         let w = any && all;
         self.d.wrappers.borrow_mut().insert((f, level), w);
         w
+    }
+
+    /// May call `c` of a function with summary `s` keep the pointer passed
+    /// as its argument `i` once it returns (store it, hand it to a thread,
+    /// return it)? A modelled library call keeps it only when it creates a
+    /// thread or stores atomically; a function with a body keeps it when its
+    /// parameter may be stored or handed on to a call that keeps it (a few
+    /// levels deep; deeper, or unknown, it may).
+    fn call_keeps(&self, s: &FunctionSummary, c: &Call, i: usize, level: u8) -> bool {
+        if let Some(m) = s.models.get(&c.id) {
+            return matches!(
+                m,
+                CallModel::Create { .. } | CallModel::Once { .. } | CallModel::Atomic
+            );
+        }
+        let Callee::Direct(n) = &c.callee else {
+            return true;
+        };
+        let Some(defs) = self.prog.functions_named(n) else {
+            return !does_not_retain(n);
+        };
+        if level >= MAX_WRAPPER_NESTING || defs.len() != 1 {
+            return true;
+        }
+        self.param_kept(&self.summary(defs[0]), i, level + 1)
+    }
+
+    /// May the function of summary `g` keep the pointer passed as its
+    /// parameter `i` (see [`call_keeps`](Self::call_keeps)), looking at
+    /// most `MAX_WRAPPER_NESTING - level` calls deeper?
+    pub(super) fn param_kept(&self, g: &FunctionSummary, i: usize, level: u8) -> bool {
+        let Some(p) = g.ir.params.get(i).map(|p| p.name.clone()) else {
+            // A variadic argument.
+            return true;
+        };
+        if g.ir.address_taken.contains(&p) {
+            return true;
+        }
+        let mut kept = false;
+        visit_stmts(&g.ir.body, &mut |st| match st {
+            Stmt::Assign { lhs, rhs } if holds_value(rhs, &p) => {
+                kept |= root_var(lhs) != Some(&p);
+            }
+            Stmt::Return { value: Some(e), .. } if holds_value(e, &p) => kept = true,
+            _ => {}
+        });
+        if !kept {
+            visit_calls(&g.ir.body, &mut |c2| {
+                for (j, a) in c2.args.iter().enumerate() {
+                    if !kept && holds_value(a, &p) && self.call_keeps(g, c2, j, level) {
+                        kept = true;
+                    }
+                }
+            });
+        }
+        kept
     }
 
     /// The pointer store's cell `k`, noted as read while the store is built.
