@@ -947,8 +947,35 @@ impl<'a> Walker<'a> {
                         inner.must.insert(atomic_section());
                         inner.may.insert(atomic_section());
                     }
+                    // A parameter given a local holding a refreshed site's
+                    // newest object holds it too; the caller's locals keep
+                    // holding it unless the callee may allocate from the
+                    // site again.
+                    inner.newest = ThinVec::new();
+                    if !st.newest.is_empty() {
+                        let mut v: Vec<(Name, Base)> = Vec::new();
+                        for (i, p) in params.iter().enumerate() {
+                            if let Some(y) = c.args.get(i).and_then(newest_root) {
+                                for (x, b) in st.newest.iter() {
+                                    if x == y {
+                                        v.push((p.clone(), b.clone()));
+                                    }
+                                }
+                            }
+                        }
+                        v.sort();
+                        v.dedup();
+                        inner.newest = v.into();
+                    }
+                    let kept: ThinVec<(Name, Base)> = st
+                        .newest
+                        .iter()
+                        .filter(|(_, b)| !self.may_allocate(f, b))
+                        .cloned()
+                        .collect();
                     let wrapper = self.is_alloc_wrapper(f);
-                    let e = self.walk_fn(f, inner, bindings).map(|mut e| {
+                    let e = self.walk_fn_with(f, inner, bindings).map(|mut e| {
+                        e.newest = kept;
                         if atomic {
                             e.must.remove(&atomic_section().lock);
                             e.may.remove(&atomic_section().lock);
@@ -1055,6 +1082,47 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// May a call of `f` allocate from heap site `b`: is `b`'s function `f`
+    /// or one `f` may call, directly or through calls it cannot resolve by
+    /// name? (Cached; a question about the program's call graph only.)
+    fn may_allocate(&self, f: FunctionId, b: &Base) -> bool {
+        let Base::Heap { func, .. } = b else {
+            return false;
+        };
+        let key = (f, func.clone());
+        if let Some(&v) = self.d.may_allocate.borrow().get(&key) {
+            return v;
+        }
+        let mut seen: rustc_hash::FxHashSet<FunctionId> = Default::default();
+        let mut todo = vec![f];
+        let mut found = false;
+        while let Some(g) = todo.pop() {
+            if found || !seen.insert(g) {
+                continue;
+            }
+            if **g.name(self.db) == **func {
+                found = true;
+                break;
+            }
+            let s = self.summary(g);
+            crate::visit::visit_calls(&s.ir.body, &mut |c| match &c.callee {
+                Callee::Direct(n) => {
+                    if s.models.contains_key(&c.id) {
+                        return;
+                    }
+                    match self.prog.functions_named(n) {
+                        Some(defs) => todo.extend(defs.iter().copied()),
+                        None => {}
+                    }
+                }
+                // Through a pointer: any function.
+                _ => found = true,
+            });
+        }
+        self.d.may_allocate.borrow_mut().insert(key, found);
+        found
+    }
+
     /// The object allocated at call `c` (by `malloc` or a wrapper) is new:
     /// fresh until it escapes.
     fn allocated_at(&mut self, fr: &Frame, c: &Call, st: &mut State) {
@@ -1075,6 +1143,22 @@ impl<'a> Walker<'a> {
             // Too many sites to follow: no more freshness on this path.
             return;
         }
+        // An older object of the site has escaped on this path: freshness
+        // is a fact of the site, and an access through a pointer to that
+        // older object (loaded from where it escaped to) would pass for an
+        // access to the new one. The site is refreshed: only accesses
+        // through a local that holds the new object are fresh (see
+        // `State::newest`), and no local holds it yet.
+        self.observe_refresh(&b);
+        if st.allocated.contains(&b) && !st.fresh.contains(&b) {
+            if !st.refreshed.contains(&b) {
+                let mut v = st.refreshed.to_vec();
+                v.push(b.clone());
+                v.sort();
+                st.refreshed = v.into();
+            }
+            st.newest.retain(|x| x.1 != b);
+        }
         if !st.allocated.contains(&b) {
             let mut v = st.allocated.to_vec();
             v.push(b.clone());
@@ -1087,6 +1171,18 @@ impl<'a> Walker<'a> {
             v.sort();
             st.fresh = v.into();
         }
+    }
+}
+
+/// The local an argument passes on, up to casts and offsets.
+fn newest_root(e: &Expr) -> Option<&Name> {
+    let mut e = uncast(e);
+    while let Expr::Offset(b) = e {
+        e = uncast(b);
+    }
+    match e {
+        Expr::Var(x) => Some(x),
+        _ => None,
     }
 }
 

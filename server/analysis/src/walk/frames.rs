@@ -38,6 +38,46 @@ pub(super) fn set_ptr(ptrs: &mut Vec<(Name, Vals)>, x: &Name, v: Vals) {
     }
 }
 
+/// `x = rhs`: `x` holds the newest object of a refreshed site (see
+/// `State::refreshed`) when `rhs` is that object's allocation or a local
+/// holding it; otherwise it holds none.
+fn note_newest(fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
+    if st.refreshed.is_empty() {
+        return;
+    }
+    let mut e = uncast(rhs);
+    while let Expr::Offset(b) = e {
+        e = uncast(b);
+    }
+    let held: Vec<Base> = match e {
+        _ if !tracks_ptr(fr, x) => Vec::new(),
+        Expr::CallResult(id) => {
+            let b = Base::Heap {
+                func: fr.fname.clone(),
+                call: *id,
+            };
+            match st.refreshed.contains(&b) {
+                true => vec![b],
+                false => Vec::new(),
+            }
+        }
+        Expr::Var(y) => st
+            .newest
+            .iter()
+            .filter(|(v, _)| v == y)
+            .map(|(_, b)| b.clone())
+            .collect(),
+        _ => Vec::new(),
+    };
+    if held.is_empty() && !st.newest.iter().any(|(v, _)| v == x) {
+        return;
+    }
+    let mut v: Vec<(Name, Base)> = st.newest.iter().filter(|(v, _)| v != x).cloned().collect();
+    v.extend(held.into_iter().map(|b| (x.clone(), b)));
+    v.sort();
+    st.newest = v.into();
+}
+
 /// A function's frame for some pointer arguments: the points-to of its
 /// local pointers, over what the function holds whatever its arguments.
 pub(super) struct Frame {
@@ -96,6 +136,8 @@ impl FrameFacts {
     /// the callee may have spawned again no longer holds.
     pub(super) fn restore(self, st: &mut State, spawned: &[u32]) {
         st.ptrs = self.ptrs;
+        // The callee's locals; the caller puts back what still holds.
+        st.newest = ThinVec::new();
         // A lock the callee took or released no longer follows the flag.
         for g in self.lock_guards {
             let l = &g.2.lock;
@@ -306,6 +348,7 @@ impl<'a> Walker<'a> {
     /// on this path, `x` holds what `rhs` evaluates to (when that is known).
     #[inline(never)]
     pub(super) fn assign_ptr(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
+        note_newest(fr, x, rhs, st);
         if !tracks_ptr(fr, x) {
             return;
         }

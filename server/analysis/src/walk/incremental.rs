@@ -231,6 +231,11 @@ pub(super) fn update(
         return Err("lock wrapper changed");
     }
     w.d.lock_wrappers.borrow_mut().clear();
+    // Which functions a call may reach decided which locals kept holding a
+    // refreshed site's newest object across calls (`calls.rs`).
+    if !w.d.may_allocate.borrow().is_empty() && callees(old) != callees(new) {
+        return Err("the calls of a function changed while refreshed sites are followed");
+    }
     // Inputs shared by every frame: the pointer store and return values.
     // They read only the function's declarations, assignments, returns and
     // calls; when those are unchanged (an edit that moved code or changed
@@ -652,6 +657,7 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     // Callers may have reused the node for entry states that differ from its
     // own in what it did not observe of the heap (see `Walker::memo_hit`).
     let old_heap = (std::mem::take(&mut node.heap_obs), node.allocates);
+    let old_refresh = std::mem::take(&mut node.refresh_obs);
     node.allocates = false;
     let frame = w.frame_cached(fid, &bindings);
     let (out, sites) = w.walk_node(n, &frame, state);
@@ -667,7 +673,7 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
         return Err("the threads it creates changed");
     }
     let node = &w.d.nodes[n as usize];
-    if (&node.heap_obs, node.allocates) != (&old_heap.0, old_heap.1) {
+    if (&node.heap_obs, node.allocates, &node.refresh_obs) != (&old_heap.0, old_heap.1, &old_refresh) {
         return Err("the heap sites the function observes changed");
     }
     if exit != old_exit {
@@ -868,4 +874,18 @@ fn compact(d: &mut WalkData) {
 /// An empty node standing in for one moved out.
 fn placeholder(n: &Node) -> Node {
     Node::new(n.fid, n.thread, Default::default(), 0, Vec::new(), 0)
+}
+
+/// The functions `s` calls by name (sorted), and whether it calls through
+/// a pointer.
+fn callees(s: &FunctionSummary) -> (Vec<Name>, bool) {
+    let mut names = Vec::new();
+    let mut indirect = false;
+    crate::visit::visit_calls(&s.ir.body, &mut |c| match &c.callee {
+        racelens_syntax::Callee::Direct(n) => names.push(n.clone()),
+        _ => indirect = true,
+    });
+    names.sort();
+    names.dedup();
+    (names, indirect)
 }

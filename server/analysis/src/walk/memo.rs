@@ -34,6 +34,8 @@ fn memo_key(fid: FunctionId, st: &State, bindings: &[Vals]) -> MemoKey {
     let mut st = st.clone();
     st.fresh.clear();
     st.allocated.clear();
+    st.refreshed.clear();
+    st.newest = thin_vec::ThinVec::new();
     (fid, st, bindings.to_vec())
 }
 
@@ -69,7 +71,9 @@ fn copy_key(key: &MemoKey) -> MemoKey {
 }
 
 /// Does node `n`'s result hold for entry state `st` as far as the heap goes?
-/// It agrees with `st` on the freshness of every heap site it observed and,
+/// It agrees with `st` on the freshness (and refreshing, and which
+/// parameters hold the newest object, see `State::refreshed`) of every heap
+/// site it observed and,
 /// if it allocates, on which of those sites were already allocated (see
 /// [`Walker::memo_hit`]).
 fn heap_agrees(n: &Node, st: &State) -> bool {
@@ -85,6 +89,13 @@ fn heap_agrees(n: &Node, st: &State) -> bool {
         && n.heap_obs
             .iter()
             .all(|b| n.state.fresh.contains(b) == st.fresh.contains(b))
+        && n.refresh_obs.iter().all(|b| {
+            let newest = |s: &State| -> Vec<Name> {
+                s.newest.iter().filter(|x| &x.1 == b).map(|x| x.0.clone()).collect()
+            };
+            n.state.refreshed.contains(b) == st.refreshed.contains(b)
+                && (!st.refreshed.contains(b) || newest(&n.state) == newest(st))
+        })
 }
 
 /// State `e`, met during or at the end of node `n`'s walk, for entry state
@@ -101,6 +112,21 @@ fn rebase_sites(n: &Node, st: &State, e: &mut State) {
     };
     if n.state.fresh != st.fresh {
         e.fresh = rebased(&e.fresh, &st.fresh).into();
+    }
+    // A site whose refreshing the node did not observe keeps the entry's,
+    // while it stays fresh (refreshing is a fact of fresh sites only).
+    if n.state.refreshed != st.refreshed {
+        let seen = |b: &Base| n.refresh_obs.binary_search(b).is_ok();
+        let mut v: Vec<Base> = e.refreshed.iter().filter(|b| seen(b)).cloned().collect();
+        v.extend(
+            st.refreshed
+                .iter()
+                .filter(|b| !seen(b) && e.fresh.contains(b))
+                .cloned(),
+        );
+        v.sort();
+        v.dedup();
+        e.refreshed = v.into();
     }
     if !n.allocates {
         e.allocated = st.allocated.clone();
@@ -155,6 +181,10 @@ pub(super) struct Node {
     pub(super) cut_up: u32,
     /// The latest global change (epoch) its result has read.
     pub(super) dep: u64,
+    /// Fresh heap sites whose refreshing (see `State::refreshed`) its walk
+    /// (callees included) tested or changed, sorted: its result holds for
+    /// entry states that agree with its own on them.
+    pub(super) refresh_obs: Vec<Base>,
     /// Heap sites whose freshness its walk (callees included) tested or
     /// changed, sorted. Its result holds for any entry state that agrees
     /// with its own on those sites' freshness: the others pass through.
@@ -218,6 +248,7 @@ impl Node {
             cut_up: 0,
             dep: 0,
             heap_obs: Vec::new(),
+            refresh_obs: Vec::new(),
             allocates: false,
             allocs: Vec::new(),
             published: Vec::new(),
@@ -239,6 +270,20 @@ pub(super) type MemoKey = (FunctionId, State, Vec<Vals>);
 
 impl<'a> Walker<'a> {
     pub(super) fn walk_fn(
+        &mut self,
+        fid: FunctionId,
+        mut st: State,
+        bindings: Vec<Vals>,
+    ) -> Option<State> {
+        // No local of the callee holds a refreshed site's newest object.
+        st.newest = thin_vec::ThinVec::new();
+        self.walk_fn_with(fid, st, bindings)
+    }
+
+    /// [`walk_fn`](Self::walk_fn) with `st.newest` naming the callee's own
+    /// parameters (a call passing such an object, or a node walked again
+    /// from its recorded entry state).
+    pub(super) fn walk_fn_with(
         &mut self,
         fid: FunctionId,
         st: State,
@@ -470,6 +515,7 @@ impl<'a> Walker<'a> {
             e
         });
         let (heap_obs, allocates, dep) = (xn.heap_obs.clone(), xn.allocates, xn.dep);
+        let refresh_obs = xn.refresh_obs.clone();
         let (allocs, published, merges) = (xn.allocs.clone(), xn.published.clone(), xn.merges);
         let nested = xn.nested.clone();
         let ctx = self.ctx_for(&st, &st.must, &st.may);
@@ -491,6 +537,7 @@ impl<'a> Walker<'a> {
             let node = &mut self.d.nodes[id as usize];
             node.steps = x_steps;
             node.heap_obs = heap_obs;
+            node.refresh_obs = refresh_obs;
             node.allocates = allocates;
             node.allocs = allocs;
             node.published = published;
@@ -512,7 +559,7 @@ impl<'a> Walker<'a> {
         let depth = self.d.loop_depth;
         for (cfid, cst, cbind, cdepth) in calls {
             self.d.loop_depth = depth + cdepth.saturating_sub(x_depth);
-            self.walk_fn(cfid, cst, cbind);
+            self.walk_fn_with(cfid, cst, cbind);
         }
         self.d.loop_depth = depth;
         let sites = self.leave_node(id);
@@ -583,6 +630,17 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// The walk tested or changed whether heap site `b` is refreshed, or
+    /// which locals hold its newest object.
+    pub(super) fn observe_refresh(&mut self, b: &Base) {
+        if let Some(&n) = self.d.node_stack.last() {
+            let obs = &mut self.d.nodes[n as usize].refresh_obs;
+            if obs.binary_search(b).is_err() {
+                insert_sorted(obs, b.clone());
+            }
+        }
+    }
+
     /// Walks the body of node `id` from `st`; returns the outcome and the
     /// spawn sites visited below it.
     pub(super) fn walk_node(&mut self, id: u32, frame: &Frame, st: State) -> (Out, Vec<u32>) {
@@ -612,6 +670,7 @@ impl<'a> Walker<'a> {
         let c = &self.d.nodes[c as usize];
         let (dep, cut_up, allocates, opaque, obs) =
             (c.dep, c.cut_up, c.allocates, c.opaque, c.heap_obs.clone());
+        let robs = c.refresh_obs.clone();
         let parent = &mut self.d.nodes[p as usize];
         parent.opaque |= opaque;
         parent.dep = parent.dep.max(dep);
@@ -619,6 +678,9 @@ impl<'a> Walker<'a> {
         parent.allocates |= allocates;
         for b in obs {
             insert_sorted(&mut parent.heap_obs, b);
+        }
+        for b in robs {
+            insert_sorted(&mut parent.refresh_obs, b);
         }
     }
 

@@ -233,6 +233,9 @@ struct WalkData {
     /// The current statement's flow-sensitive local pointers (`State::ptrs`),
     /// read by `eval`.
     cur_ptrs: std::cell::RefCell<Ptrs>,
+    /// (function, allocating function): may a call of the first reach the
+    /// second (`calls.rs`, `may_allocate`)? A fact of the call graph.
+    may_allocate: std::cell::RefCell<FxHashMap<(FunctionId, Name), bool>>,
     /// Where `main` stored its own thread id (`pthread_self()`).
     main_tids: Vec<LocKey>,
     /// Per creation site: how every visit so far handed its thread a slot

@@ -265,7 +265,10 @@ impl<'a> Walker<'a> {
         for k in keys {
             self.observe_heap(&k.base);
             if st.fresh.contains(&k.base) {
-                continue;
+                self.observe_refresh(&k.base);
+                if !st.refreshed.contains(&k.base) || through_newest(place, &k.base, st) {
+                    continue;
+                }
             }
             // Locks the access's own index or pointer adds to the state's
             // locksets, in order (most accesses have none: no clone then).
@@ -623,4 +626,38 @@ impl Walker<'_> {
             st.forget_flags(|f| below(f, &chain) || (!whole && below(f, head)));
         }
     }
+}
+
+/// Is `place` an access of the object a local of `st.newest` holds as the
+/// newest object of `site`, through that local alone (`x->f`, `*x`, `x[i]`,
+/// `x->s.f`; not `x->next->f`, which loads another pointer)?
+fn through_newest(place: &Expr, site: &Base, st: &State) -> bool {
+    fn root(e: &Expr) -> Option<&Name> {
+        match e {
+            Expr::Field {
+                base, arrow: false, ..
+            } => root(base),
+            Expr::Field {
+                base, arrow: true, ..
+            }
+            | Expr::Index { base, .. } => match super::uncast(base) {
+                Expr::Var(x) => Some(x),
+                Expr::Offset(b) => match super::uncast(b) {
+                    Expr::Var(x) => Some(x),
+                    _ => None,
+                },
+                _ => None,
+            },
+            Expr::Deref(b) => match super::uncast(b) {
+                Expr::Var(x) => Some(x),
+                Expr::Offset(b) => match super::uncast(b) {
+                    Expr::Var(x) => Some(x),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    root(place).is_some_and(|x| st.newest.iter().any(|(v, b)| v == x && b == site))
 }

@@ -50,6 +50,15 @@ pub(super) struct State {
     pub(super) fresh: Sites,
     /// Heap sites this thread may have allocated from (bounded).
     pub(super) allocated: Sites,
+    /// Fresh sites whose older objects escaped on this path: the new object
+    /// is fresh, but a pointer to an object of the site may be to an older
+    /// one. Only an access through a local known to hold the new object
+    /// (`newest`) is to a fresh object.
+    pub(super) refreshed: Sites,
+    /// (local, site): this frame's local holds the newest object of a
+    /// refreshed site, assigned since that object's allocation. Dropped at
+    /// calls (a callee may allocate from the site again).
+    pub(super) newest: ThinVec<(Name, Base)>,
     /// Symbolic locks: (pointer variable, path, shared) for `&q->lock` held
     /// through `q` since `q` was last assigned. They guard accesses through
     /// the same `q`, whatever object `q` points to.
@@ -145,6 +154,8 @@ pub(super) fn with_context(st: &State, from: &State) -> State {
         handed: st.handed.clone(),
         fresh: st.fresh.clone(),
         allocated: st.allocated.clone(),
+        refreshed: st.refreshed.clone(),
+        newest: st.newest.clone(),
         syms: st.syms.clone(),
         joined_ix: st.joined_ix.clone(),
         joined_tids: st.joined_tids.clone(),
@@ -192,6 +203,14 @@ impl State {
     /// Heap site `b` is no longer fresh on this path: another thread may
     /// reach its objects now.
     pub(super) fn unfresh(&mut self, b: &Base) {
+        // Refreshing matters only while the site is fresh.
+        if self.newest.iter().any(|x| &x.1 == b) {
+            self.newest.retain(|x| &x.1 != b);
+        }
+        if self.refreshed.contains(b) {
+            let rest: Vec<Base> = self.refreshed.iter().filter(|x| *x != b).cloned().collect();
+            self.refreshed = rest.into();
+        }
         let rest: Vec<Base> = self.fresh.iter().filter(|x| *x != b).cloned().collect();
         self.fresh = rest.into();
     }
@@ -318,6 +337,17 @@ pub(super) fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 conds: conds.into(),
                 guards: guards.into(),
                 handed: common(&a.handed, &b.handed).into(),
+                // Refreshed on either path, among the sites still fresh.
+                refreshed: match a.refreshed == b.refreshed {
+                    true => a.refreshed.clone(),
+                    false => {
+                        let mut v = merged(&a.refreshed, &b.refreshed);
+                        v.retain(|x| fresh.contains(x));
+                        v.sort();
+                        Sites::from(v)
+                    }
+                },
+                newest: common(&a.newest, &b.newest).into(),
                 fresh: fresh.into(),
                 allocated: allocated.into(),
                 syms: syms.into(),

@@ -473,9 +473,14 @@ impl<'a> Walker<'a> {
                 if holds.get(x) != Some(&true) {
                     continue;
                 }
+                // Pointer arithmetic stays inside the new object.
+                let mut r = uncast(rhs);
+                while let Expr::Offset(b) = r {
+                    r = uncast(b);
+                }
                 let ok = allocates(rhs)
                     || null(rhs)
-                    || matches!(uncast(rhs), Expr::Var(y)
+                    || matches!(r, Expr::Var(y)
                         if holds.get(y) == Some(&true) && !s.ir.address_taken.contains(y));
                 if !ok {
                     holds.insert(x.clone(), false);
