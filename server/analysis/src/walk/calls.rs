@@ -1085,7 +1085,7 @@ impl<'a> Walker<'a> {
     /// May a call of `f` allocate from heap site `b`: is `b`'s function `f`
     /// or one `f` may call, directly or through calls it cannot resolve by
     /// name? (Cached; a question about the program's call graph only.)
-    fn may_allocate(&self, f: FunctionId, b: &Base) -> bool {
+    pub(super) fn may_allocate(&self, f: FunctionId, b: &Base) -> bool {
         let Base::Heap { func, .. } = b else {
             return false;
         };

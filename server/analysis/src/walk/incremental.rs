@@ -234,7 +234,14 @@ pub(super) fn update(
     // Which functions a call may reach decided which locals kept holding a
     // refreshed site's newest object across calls (`calls.rs`).
     if !w.d.may_allocate.borrow().is_empty() && callees(old) != callees(new) {
-        return Err("the calls of a function changed while refreshed sites are followed");
+        let answers: Vec<((FunctionId, Name), bool)> =
+            w.d.may_allocate.borrow_mut().drain().collect();
+        for ((g, func), v) in answers {
+            let site = Base::Heap { func, call: 0 };
+            if w.may_allocate(g, &site) != v {
+                return Err("the calls of a function changed what a call may allocate");
+            }
+        }
     }
     // Inputs shared by every frame: the pointer store and return values.
     // They read only the function's declarations, assignments, returns and
@@ -243,28 +250,13 @@ pub(super) fn update(
     let timing = std::env::var_os("RACELENS_TIMING").is_some();
     let t0 = std::time::Instant::now();
     if pointer_inputs(old, prog) != pointer_inputs(new, prog) {
-        // Callers' wrapper verdicts read whether `f` keeps its parameters.
-        let params = old.ir.params.len().max(new.ir.params.len());
-        for i in 0..params {
-            for l in 0..=super::store::MAX_WRAPPER_NESTING {
-                if w.param_kept(old, i, l) != w.param_kept(new, i, l) {
-                    return Err("allocation wrapper changed");
-                }
-            }
-        }
-        // A wrapper's verdict at any nesting level may feed its callers'.
-        let old: Vec<(u8, bool)> = {
-            let mut map = w.d.wrappers.borrow_mut();
-            let levels: Vec<u8> = map.keys().filter(|k| k.0 == f).map(|k| k.1).collect();
-            levels
-                .into_iter()
-                .filter_map(|l| map.remove(&(f, l)).map(|v| (l, v)))
-                .collect()
-        };
-        if old.iter().any(|&(l, v)| w.alloc_wrapper_at(f, l) != v) {
+        // A wrapper's verdict at any nesting level may feed its callers',
+        // and reads whether the functions it calls keep their parameters:
+        // every verdict given is asked again.
+        let old: Vec<((FunctionId, u8), bool)> = w.d.wrappers.borrow_mut().drain().collect();
+        if old.iter().any(|&((g, l), v)| w.alloc_wrapper_at(g, l) != v) {
             return Err("allocation wrapper changed");
         }
-
         let old_ret = w.d.returns.borrow().get(&f).cloned();
         let old_store = std::mem::take(&mut w.d.store);
         let old_from = std::mem::take(&mut w.d.store_from);
