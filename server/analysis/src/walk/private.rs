@@ -121,7 +121,10 @@ impl<'a> Walker<'a> {
                     insert_sorted(&mut self.d.nodes[n as usize].nested, edge);
                 }
             }
-            if fresh {
+            // Into an object of its own site (`h->d = (char *) h + n`, or
+            // an older node into a new one): it escapes when that object
+            // does, which unfreshes the site anyway.
+            if fresh && !into.iter().all(|b| *b == k.base) {
                 st.unfresh(&k.base);
             }
         }
