@@ -20,7 +20,9 @@ use super::private::Nest;
 use super::state::{insert_sorted, join, State, TryKey};
 use super::stmts::LONGJMP;
 use super::wild::{hidden_state, is_wild, wild_value, LIBRARY_POINTER_PARAMS};
-use super::{add_vals, uncast, Val, Vals, Walker, MAX_ALLOCATED, MAX_HELD, MAX_TRACKED};
+use super::{
+    add_vals, pointer_local, uncast, Val, Vals, Walker, MAX_ALLOCATED, MAX_HELD, MAX_TRACKED,
+};
 use crate::config::CallModel;
 use crate::db::FunctionId;
 use crate::model::*;
@@ -955,7 +957,7 @@ impl<'a> Walker<'a> {
                     if !st.newest.is_empty() {
                         let mut v: Vec<(Name, Base)> = Vec::new();
                         for (i, p) in params.iter().enumerate() {
-                            if let Some(y) = c.args.get(i).and_then(newest_root) {
+                            if let Some(y) = c.args.get(i).and_then(pointer_local) {
                                 for (x, b) in st.newest.iter() {
                                     if x == y {
                                         v.push((p.clone(), b.clone()));
@@ -1082,47 +1084,6 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// May a call of `f` allocate from heap site `b`: is `b`'s function `f`
-    /// or one `f` may call, directly or through calls it cannot resolve by
-    /// name? (Cached; a question about the program's call graph only.)
-    pub(super) fn may_allocate(&self, f: FunctionId, b: &Base) -> bool {
-        let Base::Heap { func, .. } = b else {
-            return false;
-        };
-        let key = (f, func.clone());
-        if let Some(&v) = self.d.may_allocate.borrow().get(&key) {
-            return v;
-        }
-        let mut seen: rustc_hash::FxHashSet<FunctionId> = Default::default();
-        let mut todo = vec![f];
-        let mut found = false;
-        while let Some(g) = todo.pop() {
-            if found || !seen.insert(g) {
-                continue;
-            }
-            if **g.name(self.db) == **func {
-                found = true;
-                break;
-            }
-            let s = self.summary(g);
-            crate::visit::visit_calls(&s.ir.body, &mut |c| match &c.callee {
-                Callee::Direct(n) => {
-                    if s.models.contains_key(&c.id) {
-                        return;
-                    }
-                    match self.prog.functions_named(n) {
-                        Some(defs) => todo.extend(defs.iter().copied()),
-                        None => {}
-                    }
-                }
-                // Through a pointer: any function.
-                _ => found = true,
-            });
-        }
-        self.d.may_allocate.borrow_mut().insert(key, found);
-        found
-    }
-
     /// The object allocated at call `c` (by `malloc` or a wrapper) is new:
     /// fresh until it escapes.
     fn allocated_at(&mut self, fr: &Frame, c: &Call, st: &mut State) {
@@ -1171,18 +1132,6 @@ impl<'a> Walker<'a> {
             v.sort();
             st.fresh = v.into();
         }
-    }
-}
-
-/// The local an argument passes on, up to casts and offsets.
-fn newest_root(e: &Expr) -> Option<&Name> {
-    let mut e = uncast(e);
-    while let Expr::Offset(b) = e {
-        e = uncast(b);
-    }
-    match e {
-        Expr::Var(x) => Some(x),
-        _ => None,
     }
 }
 

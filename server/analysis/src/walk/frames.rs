@@ -45,29 +45,25 @@ fn note_newest(fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
     if st.refreshed.is_empty() {
         return;
     }
-    let mut e = uncast(rhs);
-    while let Expr::Offset(b) = e {
-        e = uncast(b);
-    }
-    let held: Vec<Base> = match e {
-        _ if !tracks_ptr(fr, x) => Vec::new(),
-        Expr::CallResult(id) => {
-            let b = Base::Heap {
-                func: fr.fname.clone(),
-                call: *id,
-            };
-            match st.refreshed.contains(&b) {
-                true => vec![b],
-                false => Vec::new(),
-            }
-        }
-        Expr::Var(y) => st
-            .newest
+    let held: Vec<Base> = if !tracks_ptr(fr, x) {
+        Vec::new()
+    } else if let Some(y) = super::pointer_local(rhs) {
+        st.newest
             .iter()
             .filter(|(v, _)| v == y)
             .map(|(_, b)| b.clone())
-            .collect(),
-        _ => Vec::new(),
+            .collect()
+    } else if let Expr::CallResult(id) = uncast(rhs) {
+        let b = Base::Heap {
+            func: fr.fname.clone(),
+            call: *id,
+        };
+        match st.refreshed.contains(&b) {
+            true => vec![b],
+            false => Vec::new(),
+        }
+    } else {
+        Vec::new()
     };
     if held.is_empty() && !st.newest.iter().any(|(v, _)| v == x) {
         return;

@@ -127,6 +127,19 @@ fn add_vals(into: &mut Vals, more: impl IntoIterator<Item = Val>) -> bool {
 }
 
 /// The value under any casts: `(T *) (U *) e` is `e`.
+/// The local a pointer expression passes on, up to casts and offsets
+/// (`(char *) p + n`, `q++`).
+pub(super) fn pointer_local(e: &Expr) -> Option<&Name> {
+    let mut e = uncast(e);
+    while let Expr::Offset(b) = e {
+        e = uncast(b);
+    }
+    match e {
+        Expr::Var(x) => Some(x),
+        _ => None,
+    }
+}
+
 pub(super) fn uncast(mut e: &Expr) -> &Expr {
     while let Expr::Cast { value, .. } = e {
         e = value;

@@ -640,22 +640,8 @@ fn through_newest(place: &Expr, site: &Base, st: &State) -> bool {
             Expr::Field {
                 base, arrow: true, ..
             }
-            | Expr::Index { base, .. } => match super::uncast(base) {
-                Expr::Var(x) => Some(x),
-                Expr::Offset(b) => match super::uncast(b) {
-                    Expr::Var(x) => Some(x),
-                    _ => None,
-                },
-                _ => None,
-            },
-            Expr::Deref(b) => match super::uncast(b) {
-                Expr::Var(x) => Some(x),
-                Expr::Offset(b) => match super::uncast(b) {
-                    Expr::Var(x) => Some(x),
-                    _ => None,
-                },
-                _ => None,
-            },
+            | Expr::Index { base, .. }
+            | Expr::Deref(base) => super::pointer_local(base),
             _ => None,
         }
     }

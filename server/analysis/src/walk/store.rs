@@ -1,9 +1,13 @@
 //! The pointer store: flow-insensitive contents of the pointer cells
 //! outside frames (globals, fields, heap), built to a fixed point before
 //! any thread is walked, plus the context-insensitive return values of
-//! functions and the allocation-wrapper test.
+//! functions, the allocation-wrapper test (mere allocators), the cells
+//! `realloc` and wrappers copy into their new object, and which functions
+//! a call may reach to allocate (`may_allocate`).
 //!
-//! Owns `WalkData::store`, `store_reads`, `returns` and `wrappers`.
+//! Owns `WalkData::store`, `store_reads`, `returns`, `wrappers` and
+//! `may_allocate` (facts of the call graph, asked again by `incremental.rs`
+//! after an edit).
 //! Invariants: the store is complete before the first thread starts, and
 //! frames, return values and wrapper answers computed while it was being
 //! built are dropped then (see `walk_all`); return values, like frames, do
@@ -12,7 +16,7 @@
 use super::frames::{set_ptr, tracks_ptr, Frame};
 use super::library::does_not_retain;
 use super::state::Ptrs;
-use super::{add_vals, uncast, Val, Vals, Walker};
+use super::{add_vals, pointer_local, uncast, Val, Vals, Walker};
 use crate::config::CallModel;
 use crate::db::{FunctionId, FunctionSummary};
 use crate::model::*;
@@ -128,7 +132,7 @@ impl<'a> Walker<'a> {
         // `q = realloc(p, n)`, `q = xmalloc_and_fill(..)`: the new object
         // holds what the old one held. (function, old site, new site),
         // gathered as functions pass.
-        let mut reallocs: FxHashSet<(FunctionId, Base, Base)> = FxHashSet::default();
+        let mut copies: FxHashSet<(FunctionId, Base, Base)> = FxHashSet::default();
         for strict in [true, false] {
             self.d.store_strict.set(strict);
             if !strict {
@@ -186,7 +190,7 @@ impl<'a> Walker<'a> {
                             }
                         });
                     }
-                    self.copies_of(&frame, f, &mut reallocs);
+                    self.copies_of(&frame, f, &mut copies);
                     let mut updates = Vec::new();
                     let mut cur = Vec::new();
                     self.d.store_unresolved.set(false);
@@ -207,23 +211,11 @@ impl<'a> Walker<'a> {
                     let reads = self.d.store_reads.borrow_mut().take().unwrap_or_default();
                     last_pass.insert(f, (at, reads.into_iter().collect(), own.to_vec()));
                     for (k, v) in updates {
-                        let from = self.d.store_from.entry(f).or_default();
-                        add_vals(from.entry(k.clone()).or_default(), v.iter().cloned());
-                        if add_vals(self.d.store.entry(k.clone()).or_default(), v) {
-                            changed = true;
-                            clock += 1;
-                            changed_at.insert(k, clock);
-                        }
+                        changed |= self.store_add(f, k, v, &mut clock, &mut changed_at);
                     }
                 }
-                for (f, k, v) in self.realloc_copies(&reallocs) {
-                    let from = self.d.store_from.entry(f).or_default();
-                    add_vals(from.entry(k.clone()).or_default(), v.iter().cloned());
-                    if add_vals(self.d.store.entry(k.clone()).or_default(), v) {
-                        changed = true;
-                        clock += 1;
-                        changed_at.insert(k, clock);
-                    }
+                for (f, k, v) in self.copied_cells(&copies) {
+                    changed |= self.store_add(f, k, v, &mut clock, &mut changed_at);
                 }
                 for (g, v) in passed {
                     let into = params.entry(g).or_default();
@@ -243,6 +235,26 @@ impl<'a> Walker<'a> {
                 }
             }
         }
+    }
+
+    /// Adds `v` to the store's cell `k`, as stored by function `f`. Did the
+    /// cell change (then noted at a new `clock` tick)?
+    fn store_add(
+        &mut self,
+        f: FunctionId,
+        k: LocKey,
+        v: Vals,
+        clock: &mut u64,
+        changed_at: &mut FxHashMap<LocKey, u64>,
+    ) -> bool {
+        let from = self.d.store_from.entry(f).or_default();
+        add_vals(from.entry(k.clone()).or_default(), v.iter().cloned());
+        if !add_vals(self.d.store.entry(k.clone()).or_default(), v) {
+            return false;
+        }
+        *clock += 1;
+        changed_at.insert(k, *clock);
+        true
     }
 
     /// The calls of `f`'s frame whose new object holds what other objects
@@ -293,16 +305,16 @@ impl<'a> Walker<'a> {
 
     /// The cells `realloc` and allocation wrappers copy: each cell of an
     /// old site, under the new site, with the function that made the copy.
-    fn realloc_copies(
+    fn copied_cells(
         &self,
-        reallocs: &FxHashSet<(FunctionId, Base, Base)>,
+        copies: &FxHashSet<(FunctionId, Base, Base)>,
     ) -> Vec<(FunctionId, LocKey, Vals)> {
-        if reallocs.is_empty() {
+        if copies.is_empty() {
             return Vec::new();
         }
         let mut out = Vec::new();
         for (k, v) in &self.d.store {
-            for (f, old, new) in reallocs {
+            for (f, old, new) in copies {
                 if k.base == *old {
                     let mut to = k.clone();
                     to.base = new.clone();
@@ -474,14 +486,11 @@ impl<'a> Walker<'a> {
                     continue;
                 }
                 // Pointer arithmetic stays inside the new object.
-                let mut r = uncast(rhs);
-                while let Expr::Offset(b) = r {
-                    r = uncast(b);
-                }
                 let ok = allocates(rhs)
                     || null(rhs)
-                    || matches!(r, Expr::Var(y)
-                        if holds.get(y) == Some(&true) && !s.ir.address_taken.contains(y));
+                    || pointer_local(rhs).is_some_and(|y| {
+                        holds.get(y) == Some(&true) && !s.ir.address_taken.contains(y)
+                    });
                 if !ok {
                     holds.insert(x.clone(), false);
                     changed = true;
@@ -603,6 +612,47 @@ impl<'a> Walker<'a> {
             });
         }
         kept
+    }
+
+    /// May a call of `f` allocate from heap site `b`: is `b`'s function `f`
+    /// or one `f` may call, directly or through calls it cannot resolve by
+    /// name? (Cached; a question about the program's call graph only.)
+    pub(super) fn may_allocate(&self, f: FunctionId, b: &Base) -> bool {
+        let Base::Heap { func, .. } = b else {
+            return false;
+        };
+        let key = (f, func.clone());
+        if let Some(&v) = self.d.may_allocate.borrow().get(&key) {
+            return v;
+        }
+        let mut seen: FxHashSet<FunctionId> = FxHashSet::default();
+        let mut todo = vec![f];
+        let mut found = false;
+        while let Some(g) = todo.pop() {
+            if found || !seen.insert(g) {
+                continue;
+            }
+            if **g.name(self.db) == **func {
+                found = true;
+                break;
+            }
+            let s = self.summary(g);
+            visit_calls(&s.ir.body, &mut |c| match &c.callee {
+                Callee::Direct(n) => {
+                    if s.models.contains_key(&c.id) {
+                        return;
+                    }
+                    match self.prog.functions_named(n) {
+                        Some(defs) => todo.extend(defs.iter().copied()),
+                        None => {}
+                    }
+                }
+                // Through a pointer: any function.
+                _ => found = true,
+            });
+        }
+        self.d.may_allocate.borrow_mut().insert(key, found);
+        found
     }
 
     /// The pointer store's cell `k`, noted as read while the store is built.
