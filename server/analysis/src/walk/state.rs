@@ -56,8 +56,10 @@ pub(super) struct State {
     /// (`newest`) is to a fresh object.
     pub(super) refreshed: Sites,
     /// (local, site): this frame's local holds the newest object of a
-    /// refreshed site, assigned since that object's allocation. Dropped at
-    /// calls (a callee may allocate from the site again).
+    /// refreshed site, assigned since that object's allocation. A call
+    /// passes it to the parameter the local is given, and the caller's
+    /// locals keep it only across a call that cannot reach the site's
+    /// allocating function (`calls.rs`). Never part of a memo key.
     pub(super) newest: ThinVec<(Name, Base)>,
     /// Symbolic locks: (pointer variable, path, shared) for `&q->lock` held
     /// through `q` since `q` was last assigned. They guard accesses through
