@@ -15,8 +15,8 @@
 use super::frames::Frame;
 use super::library::{does_not_retain, ASYNC_CALLBACKS, DEFERRED_CALLBACKS, SIGNAL_HANDLERS};
 use super::locks::is_region;
-use super::spawn::same_thread_id;
 use super::private::Nest;
+use super::spawn::same_thread_id;
 use super::state::{insert_sorted, join, State, TryKey};
 use super::stmts::LONGJMP;
 use super::wild::{hidden_state, is_wild, wild_value, LIBRARY_POINTER_PARAMS};

@@ -665,7 +665,9 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
         return Err("the threads it creates changed");
     }
     let node = &w.d.nodes[n as usize];
-    if (&node.heap_obs, node.allocates, &node.refresh_obs) != (&old_heap.0, old_heap.1, &old_refresh) {
+    if (&node.heap_obs, node.allocates, &node.refresh_obs)
+        != (&old_heap.0, old_heap.1, &old_refresh)
+    {
         return Err("the heap sites the function observes changed");
     }
     if exit != old_exit {

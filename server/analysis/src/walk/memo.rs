@@ -91,7 +91,11 @@ fn heap_agrees(n: &Node, st: &State) -> bool {
             .all(|b| n.state.fresh.contains(b) == st.fresh.contains(b))
         && n.refresh_obs.iter().all(|b| {
             let newest = |s: &State| -> Vec<Name> {
-                s.newest.iter().filter(|x| &x.1 == b).map(|x| x.0.clone()).collect()
+                s.newest
+                    .iter()
+                    .filter(|x| &x.1 == b)
+                    .map(|x| x.0.clone())
+                    .collect()
             };
             n.state.refreshed.contains(b) == st.refreshed.contains(b)
                 && (!st.refreshed.contains(b) || newest(&n.state) == newest(st))

@@ -279,7 +279,11 @@ impl<'a> Walker<'a> {
     /// (see [`copies_of`](Self::copies_of)).
     pub(super) fn copied_into(&self, fr: &Frame, c: &Call) -> Vec<Base> {
         let vals = match fr.summary.models.get(&c.id) {
-            Some(CallModel::Realloc) => c.args.first().map(|a| self.eval(fr, a, 0)).unwrap_or_default(),
+            Some(CallModel::Realloc) => c
+                .args
+                .first()
+                .map(|a| self.eval(fr, a, 0))
+                .unwrap_or_default(),
             Some(_) => return Vec::new(),
             None => {
                 let mut v = Vals::new();
