@@ -244,6 +244,28 @@ pub fn visit_stmts(stmts: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
     }
 }
 
+/// The expressions statement `s` holds itself (not those of the statements
+/// nested in it), for rewriting: an access's place, both sides of an
+/// assignment, a call through a pointer and the call's arguments, a
+/// returned value.
+pub fn stmt_exprs_mut(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
+    match s {
+        Stmt::Access(a) => f(&mut a.place),
+        Stmt::Assign { lhs, rhs } => {
+            f(lhs);
+            f(rhs);
+        }
+        Stmt::Call(c) => {
+            if let Callee::Indirect(e) = &mut c.callee {
+                f(e);
+            }
+            c.args.iter_mut().for_each(f);
+        }
+        Stmt::Return { value: Some(v), .. } => f(v),
+        _ => {}
+    }
+}
+
 /// [`visit_stmts`] for rewriting: `f` may change each statement, and then
 /// sees the statements nested in what it left.
 pub fn visit_stmts_mut(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Stmt)) {

@@ -38,29 +38,11 @@ pub(crate) fn declared_in(body: &[Stmt], out: &mut Vec<Name>) {
 }
 
 fn decls(body: &[Stmt], out: &mut Vec<Name>) {
-    for s in body {
-        match s {
-            Stmt::Decl(d) => out.push(d.name.clone()),
-            Stmt::If {
-                cond, then, els, ..
-            } => {
-                decls(cond, out);
-                decls(then, out);
-                decls(els, out);
-            }
-            Stmt::Loop { cond, body, .. } => {
-                decls(cond, out);
-                decls(body, out);
-            }
-            Stmt::Switch { cond, arms, .. } => {
-                decls(cond, out);
-                for a in arms {
-                    decls(a, out);
-                }
-            }
-            _ => {}
+    crate::ir::visit_stmts(body, &mut |s| {
+        if let Stmt::Decl(d) = s {
+            out.push(d.name.clone());
         }
-    }
+    });
 }
 
 fn name(n: &mut Name, map: &FxHashMap<Name, Name>) {
@@ -70,22 +52,17 @@ fn name(n: &mut Name, map: &FxHashMap<Name, Name>) {
 }
 
 fn stmts(body: &mut [Stmt], map: &FxHashMap<Name, Name>) {
-    crate::ir::visit_stmts_mut(body, &mut |s| match s {
-        Stmt::Access(a) => expr(&mut a.place, map),
-        Stmt::Assign { lhs, rhs } => {
-            expr(lhs, map);
-            expr(rhs, map);
-        }
-        Stmt::Call(c) => {
-            match &mut c.callee {
-                Callee::Direct(n) => name(n, map),
-                Callee::Indirect(e) => expr(e, map),
+    crate::ir::visit_stmts_mut(body, &mut |s| {
+        crate::ir::stmt_exprs_mut(s, &mut |e| expr(e, map));
+        match s {
+            Stmt::Call(c) => {
+                if let Callee::Direct(n) = &mut c.callee {
+                    name(n, map);
+                }
             }
-            c.args.iter_mut().for_each(|a| expr(a, map));
+            Stmt::If { test, .. } | Stmt::Loop { test, .. } => test_names(test, map),
+            _ => {}
         }
-        Stmt::If { test, .. } | Stmt::Loop { test, .. } => test_names(test, map),
-        Stmt::Return { value: Some(v), .. } => expr(v, map),
-        _ => {}
     });
 }
 

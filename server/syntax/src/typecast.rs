@@ -141,20 +141,8 @@ fn strip(body: &mut Vec<Stmt>, types: &[Name], casts: &mut FxHashMap<u32, Expr>)
 }
 
 fn stmts(body: &mut [Stmt], casts: &FxHashMap<u32, Expr>) {
-    crate::ir::visit_stmts_mut(body, &mut |s| match s {
-        Stmt::Access(a) => subst(&mut a.place, casts),
-        Stmt::Assign { lhs, rhs } => {
-            subst(lhs, casts);
-            subst(rhs, casts);
-        }
-        Stmt::Call(c) => {
-            if let Callee::Indirect(e) = &mut c.callee {
-                subst(e, casts);
-            }
-            c.args.iter_mut().for_each(|a| subst(a, casts));
-        }
-        Stmt::Return { value: Some(v), .. } => subst(v, casts),
-        _ => {}
+    crate::ir::visit_stmts_mut(body, &mut |s| {
+        crate::ir::stmt_exprs_mut(s, &mut |e| subst(e, casts))
     });
 }
 

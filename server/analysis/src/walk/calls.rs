@@ -678,6 +678,7 @@ impl<'a> Walker<'a> {
                         c.span,
                         &st,
                         false,
+                        false,
                     );
                 }
                 Some(st)

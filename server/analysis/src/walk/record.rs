@@ -183,21 +183,7 @@ impl<'a> Walker<'a> {
             return;
         }
         let keys = self.place(fr, place, 0);
-        self.record_keys(fr, place, keys, kind, span, st, stable, atomic_op);
-    }
-
-    /// Records accesses of `place` to the objects `keys` it denotes.
-    pub(super) fn record_at(
-        &mut self,
-        fr: &Frame,
-        place: &Expr,
-        keys: Vec<LocKey>,
-        kind: AccessKind,
-        span: racelens_syntax::Span,
-        st: &State,
-        stable: bool,
-    ) {
-        self.record_keys(fr, place, keys, kind, span, st, stable, false)
+        self.record_at(fr, place, keys, kind, span, st, stable, atomic_op);
     }
 
     /// Records the access of an atomic operation (a builtin or library
@@ -213,10 +199,10 @@ impl<'a> Walker<'a> {
         self.record_place(fr, place, kind, span, st, false, true)
     }
 
-    /// [`record_at`](Self::record_at); `atomic`: the access is an atomic
-    /// operation.
+    /// Records accesses of `place` to the objects `keys` it denotes;
+    /// `atomic_op`: the access is an atomic operation.
     #[allow(clippy::too_many_arguments)]
-    fn record_keys(
+    pub(super) fn record_at(
         &mut self,
         fr: &Frame,
         place: &Expr,
