@@ -649,3 +649,70 @@ int main(void) {
     host.set_file_text(virt, base);
     assert_eq!(reports(&host), before);
 }
+
+/// A call through a pointer may reach only the functions the program uses
+/// as values (`walk/store.rs`, `may_allocate`): while it cannot reach the
+/// function that allocated a refreshed site's newest object, a local keeps
+/// holding that object across the call. An edit of another function's
+/// body that stores a function allocating from that site into the pointer
+/// changes that, and must change the reports exactly as a walk from
+/// scratch does, and change them back.
+#[test]
+fn a_function_stored_as_a_value_is_reached_through_pointers() {
+    let _serial = serial();
+    set_verify(true);
+    let base = r#"#include <pthread.h>
+#include <stdlib.h>
+struct pool { int size; int busy; };
+struct ops { void (*log)(const char *); void *(*alloc)(size_t); };
+static struct ops ops;
+static void *get_mem(size_t n) {
+    if (ops.alloc)
+        return ops.alloc(n);
+    return malloc(n);
+}
+static void quiet(const char *m) { (void)m; }
+static void noisy(const char *m) { free(get_mem(8)); (void)m; }
+static void setup(void) {
+    ops.log = quiet;
+}
+struct pool *pool_new(int n) {
+    struct pool *p = get_mem(sizeof *p);
+    ops.log("new pool");
+    p->size = n;
+    return p;
+}
+static void *worker(void *arg) {
+    struct pool *p = arg;
+    p->busy = p->size;
+    return NULL;
+}
+int main(void) {
+    pthread_t t[4];
+    setup();
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, worker, pool_new(i));
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    (void)noisy;
+    return 0;
+}
+"#;
+    let edited = base.replace("    ops.log = quiet;\n", "    ops.log = noisy;\n");
+    assert_ne!(base, edited);
+    let virt = Path::new("/virtual/value_function_edit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base);
+    let before = reports(&host);
+    // `quiet` cannot allocate: `p->size = n` sets up the newest pool
+    // before its worker gets it.
+    assert!(!before.iter().any(|r| r.contains("size")), "{before:?}");
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    // `noisy` allocates from `get_mem`'s site too: `p` may no longer hold
+    // the newest object of the site.
+    assert!(after.iter().any(|r| r.contains("size")), "{after:?}");
+    host.set_file_text(virt, base);
+    assert_eq!(reports(&host), before);
+}

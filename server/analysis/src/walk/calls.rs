@@ -105,7 +105,11 @@ impl<'a> Walker<'a> {
             if let Val::Target(k) = v {
                 self.observe_heap(&k.base);
                 let fresh = st.fresh.contains(&k.base);
-                if !(handed && fresh) {
+                // Of a refreshed site, only the newest object is fresh: a
+                // pointer that may be to an older one publishes it.
+                let newest = !st.refreshed.contains(&k.base)
+                    || super::frames::holds_newest(fr, e, &k.base, st);
+                if !(handed && fresh && newest) {
                     self.publish(&k.base, why);
                 }
                 if fresh {
@@ -400,7 +404,20 @@ impl<'a> Walker<'a> {
                 // The fresh objects this call hands over (with those nested
                 // in them): where its result says it failed, no thread
                 // received them.
-                let fresh_before = st.fresh.clone();
+                // (Of a refreshed site, older objects escaped before: a
+                // failed creation gives the site its freshness back only when
+                // it was handed the newest object.)
+                let fresh_before: Vec<Base> = st
+                    .fresh
+                    .iter()
+                    .filter(|b| {
+                        !st.refreshed.contains(b)
+                            || c.args
+                                .get(arg)
+                                .is_some_and(|e| super::frames::holds_newest(fr, e, b, &st))
+                    })
+                    .cloned()
+                    .collect();
                 if let Some(e) = c.args.get(arg) {
                     self.escape_to(fr, e, &mut st, true, "a thread argument, not fresh");
                 }
@@ -476,6 +493,12 @@ impl<'a> Walker<'a> {
                     // threads `i < 10` created. With constant ranges, the
                     // joined indices add up (`t[0]`, then `1 <= i < 4`).
                     let join_bound = self.frame_loop().cloned().flatten();
+                    let end_cell = self
+                        .d
+                        .loops
+                        .last()
+                        .filter(|l| l.0 == self.d.stack.len())
+                        .and_then(|l| l.3.clone());
                     let mut matching: Vec<u32> = Vec::new();
                     for (i, s) in self.d.sites.iter().enumerate() {
                         let i = i as u32;
@@ -536,6 +559,14 @@ impl<'a> Walker<'a> {
                             (true, None) if !all && self.frame_loop().is_some() => continue,
                             (true, None) => None,
                             (true, Some(j)) if Some(j) == s.loop_bound.as_ref() => None,
+                            // Up to a cell that counts the site's threads.
+                            (true, Some(_))
+                                if end_cell
+                                    .as_ref()
+                                    .is_some_and(|k| st.counts.contains(&(k.clone(), i))) =>
+                            {
+                                None
+                            }
                             (true, Some(j)) => match const_range(j) {
                                 Some(r) => Some(r),
                                 None if s.loop_bound.is_none() => None,
@@ -978,7 +1009,19 @@ impl<'a> Walker<'a> {
                         .collect();
                     let wrapper = self.is_alloc_wrapper(f);
                     let e = self.walk_fn_with(f, inner, bindings).map(|mut e| {
-                        e.newest = kept;
+                        // What the callee returned, if it returned a site's
+                        // newest object, is what this call's result holds.
+                        let res = super::frames::returned_by(c.id);
+                        let mut kept: Vec<(Name, Base)> =
+                            kept.iter().filter(|(v, _)| *v != res).cloned().collect();
+                        kept.extend(
+                            e.newest
+                                .iter()
+                                .filter(|(v, _)| &**v == super::frames::RETURNED)
+                                .map(|(_, b)| (res.clone(), b.clone())),
+                        );
+                        kept.sort();
+                        e.newest = kept.into();
                         if atomic {
                             e.must.remove(&atomic_section().lock);
                             e.may.remove(&atomic_section().lock);

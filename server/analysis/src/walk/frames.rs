@@ -58,10 +58,17 @@ fn note_newest(fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
             func: fr.fname.clone(),
             call: *id,
         };
-        match st.refreshed.contains(&b) {
-            true => vec![b],
-            false => Vec::new(),
+        let res = returned_by(*id);
+        let mut held: Vec<Base> = st
+            .newest
+            .iter()
+            .filter(|(v, _)| *v == res)
+            .map(|(_, b)| b.clone())
+            .collect();
+        if st.refreshed.contains(&b) {
+            held.push(b);
         }
+        held
     } else {
         Vec::new()
     };
@@ -72,6 +79,80 @@ fn note_newest(fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
     v.extend(held.into_iter().map(|b| (x.clone(), b)));
     v.sort();
     st.newest = v.into();
+}
+
+/// The name under which `State::newest` says what call `id` returned: the
+/// newest object of a refreshed site (a name no C identifier can have).
+pub(super) fn returned_by(id: u32) -> Name {
+    format!("#res{id}").into()
+}
+
+/// The name under which a function's exit state says what it returns.
+pub(super) const RETURNED: &str = "#ret";
+
+/// Does the pointer value `e` hold the newest object of the refreshed site
+/// `b`? A local holding it, the result of the allocation itself, or the
+/// result of a call that returned it.
+pub(super) fn holds_newest(fr: &Frame, e: &Expr, b: &Base, st: &State) -> bool {
+    let e = uncast(e);
+    if let Some(y) = super::pointer_local(e) {
+        if st.newest.iter().any(|(v, s)| v == y && s == b) {
+            return true;
+        }
+    }
+    match e {
+        Expr::CallResult(id) => {
+            let res = returned_by(*id);
+            matches!(b, Base::Heap { func, call } if *func == fr.fname && call == id)
+                || st.newest.iter().any(|(v, s)| *v == res && s == b)
+        }
+        _ => false,
+    }
+}
+
+impl Walker<'_> {
+    /// `return value`: for each refreshed site (and each site this thread
+    /// allocated, which another path to the exit may refresh), does the value hold the
+    /// site's newest object, or no object of the site at all (the result of
+    /// code without a body, another site)? Then whatever the caller assigns
+    /// the call's result to holds the newest object, if it holds one of the
+    /// site at all (`RETURNED`; paths that meet keep what all of them say).
+    pub(super) fn note_returned(&mut self, fr: &Frame, value: &Expr, st: &mut State) {
+        st.newest.retain(|(v, _)| &**v != RETURNED);
+        if st.refreshed.is_empty() && st.allocated.is_empty() {
+            return;
+        }
+        let vals = self.eval(fr, value, 0);
+        let mut tags: Vec<(Name, Base)> = Vec::new();
+        // The sites another path to the exit may refresh: those refreshed,
+        // and those of this function's own allocations.
+        let own = |b: &Base| matches!(b, Base::Heap { func, .. } if *func == fr.fname);
+        let candidates: Vec<Base> = st
+            .refreshed
+            .iter()
+            .chain(st.allocated.iter().filter(|b| own(b)))
+            .cloned()
+            .collect();
+        for b in &candidates {
+            self.observe_heap(b);
+            self.observe_refresh(b);
+        }
+        for b in candidates.iter() {
+            let other = !vals
+                .iter()
+                .any(|v| matches!(v, super::Val::Target(k) if k.base == *b));
+            if other || holds_newest(fr, value, b, st) {
+                tags.push((Name::from(RETURNED), b.clone()));
+            }
+        }
+        if !tags.is_empty() {
+            let mut v: Vec<(Name, Base)> = st.newest.to_vec();
+            v.extend(tags);
+            v.sort();
+            v.dedup();
+            st.newest = v.into();
+        }
+    }
 }
 
 /// A function's frame for some pointer arguments: the points-to of its
@@ -132,8 +213,11 @@ impl FrameFacts {
     /// the callee may have spawned again no longer holds.
     pub(super) fn restore(self, st: &mut State, spawned: &[u32]) {
         st.ptrs = self.ptrs;
-        // The callee's locals; the caller puts back what still holds.
-        st.newest = ThinVec::new();
+        // The callee's locals; the caller puts back what still holds, and
+        // reads what the callee returned (`RETURNED`).
+        if !st.newest.is_empty() {
+            st.newest.retain(|(v, _)| &**v == RETURNED);
+        }
         // A lock the callee took or released no longer follows the flag.
         for g in self.lock_guards {
             let l = &g.2.lock;

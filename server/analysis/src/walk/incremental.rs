@@ -233,7 +233,12 @@ pub(super) fn update(
     w.d.lock_wrappers.borrow_mut().clear();
     // Which functions a call may reach decided which locals kept holding a
     // refreshed site's newest object across calls (`calls.rs`).
-    if !w.d.may_allocate.borrow().is_empty() && callees(old) != callees(new) {
+    // Calls through pointers reach the functions used as values.
+    let values_changed = super::store::value_names(old) != super::store::value_names(new);
+    if values_changed {
+        *w.d.value_functions.borrow_mut() = None;
+    }
+    if !w.d.may_allocate.borrow().is_empty() && (callees(old) != callees(new) || values_changed) {
         let answers: Vec<((FunctionId, Name), bool)> =
             w.d.may_allocate.borrow_mut().drain().collect();
         for ((g, func), v) in answers {

@@ -413,6 +413,23 @@ pub(super) fn does_not_retain(f: &str) -> bool {
         "AES_set_decrypt_key",
         "AES_encrypt",
         "AES_decrypt",
+        // bzip2's one-shot buffer functions.
+        "BZ2_bzBuffToBuffCompress",
+        "BZ2_bzBuffToBuffDecompress",
+        // setjmp keeps the context in the buffer it is given, not the
+        // buffer; cancellation state is the calling thread's own.
+        "setjmp",
+        "_setjmp",
+        "sigsetjmp",
+        "__sigsetjmp",
+        "longjmp",
+        "siglongjmp",
+        "pthread_setcancelstate",
+        "pthread_setcanceltype",
+        "pthread_setname_np",
+        "pthread_getname_np",
+        "pthread_setaffinity_np",
+        "pthread_getaffinity_np",
     ];
     EXACT.contains(&f)
         || LIBC.contains(&f)
@@ -421,6 +438,13 @@ pub(super) fn does_not_retain(f: &str) -> bool {
             "pthread_condattr_",
             "pthread_rwlockattr_",
             "pthread_attr_",
+            // Arbitrary-precision arithmetic (OpenSSL's BN_, GMP's mpz_)
+            // reads and writes its operands during the call.
+            "BN_",
+            "__gmpz_",
+            "__gmpq_",
+            "mpz_",
+            "mpq_",
         ]
         .iter()
         .any(|p| f.starts_with(p))

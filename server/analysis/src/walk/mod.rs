@@ -54,6 +54,7 @@ mod spawn;
 mod state;
 mod stmts;
 mod store;
+mod thread_counts;
 mod threads;
 mod wild;
 pub use incremental::{set_incremental, set_verify, stats as incremental_stats};
@@ -249,6 +250,9 @@ struct WalkData {
     /// (function, allocating function): may a call of the first reach the
     /// second (`calls.rs`, `may_allocate`)? A fact of the call graph.
     may_allocate: std::cell::RefCell<FxHashMap<(FunctionId, Name), bool>>,
+    /// The functions used as values (stored, passed, returned): those a
+    /// call through a pointer may reach (`may_allocate`), once asked.
+    value_functions: std::cell::RefCell<Option<Arc<Vec<FunctionId>>>>,
     /// Where `main` stored its own thread id (`pthread_self()`).
     main_tids: Vec<LocKey>,
     /// Per creation site: how every visit so far handed its thread a slot
@@ -256,8 +260,8 @@ struct WalkData {
     /// visits disagree; see `slots`).
     slot_sites: FxHashMap<u32, Option<(crate::facts::SlotArg, Option<u32>)>>,
     /// Loops being walked, innermost last: (call-stack depth, range,
-    /// counter).
-    loops: Vec<(usize, Option<Name>, Option<Name>)>,
+    /// counter, the cell the range ends at: see `thread_counts.rs`).
+    loops: Vec<(usize, Option<Name>, Option<Name>, Option<LocKey>)>,
     /// Flow-insensitive contents of non-local pointer cells.
     store: FxHashMap<LocKey, Vals>,
     /// The same, by the function whose statements stored them.

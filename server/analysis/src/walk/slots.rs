@@ -302,7 +302,7 @@ impl<'a> Walker<'a> {
         if self.d.loops.len() != 1 {
             return None;
         }
-        let (depth, Some(_), Some(v)) = &self.d.loops[0] else {
+        let (depth, Some(_), Some(v), _) = &self.d.loops[0] else {
             return None;
         };
         if *depth != self.d.stack.len() {
@@ -428,7 +428,7 @@ impl<'a> Walker<'a> {
             return None;
         }
         let depth = self.d.stack.len();
-        for (d, bound, var) in self.d.loops.iter().rev() {
+        for (d, bound, var, _) in self.d.loops.iter().rev() {
             if *d != depth {
                 break;
             }

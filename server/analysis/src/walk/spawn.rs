@@ -278,6 +278,7 @@ impl<'a> Walker<'a> {
             st.created.insert(site);
             st.active.insert(site);
             st.joined_ix.retain(|j| j.0 != site);
+            st.counts.retain(|c| c.1 != site);
             st.joined_tids.retain(|j| j.0 != site);
             st.guards.retain(|g| g.0 != site);
             st.guards

@@ -91,6 +91,9 @@ pub(super) struct State {
     /// twice needs two `unlock(m)`. A second lock of a normal mutex never
     /// returns, so counting is right for both.
     pub(super) rec_depth: ThinVec<(LocKey, u8)>,
+    /// (cell, site): the cell holds how many threads the site's creation
+    /// loop has created, all of them (see `thread_counts.rs`).
+    pub(super) counts: ThinVec<(LocKey, u32)>,
 }
 
 /// Flow-sensitive values of a frame's local pointers, shared between the
@@ -164,6 +167,7 @@ pub(super) fn with_context(st: &State, from: &State) -> State {
         ptrs: st.ptrs.clone(),
         lock_guards: st.lock_guards.clone(),
         rec_depth: st.rec_depth.clone(),
+        counts: st.counts.clone(),
     }
 }
 
@@ -237,24 +241,47 @@ fn merged<T: Clone + PartialEq>(a: &[T], b: &[T]) -> Vec<T> {
 }
 
 /// The sites fresh after a join: fresh on both paths, or fresh on one and
-/// never allocated on the other.
-fn joined_fresh(a: &State, b: &State) -> Vec<Base> {
-    let mut fresh: Vec<Base> = a
-        .fresh
-        .iter()
-        .filter(|f| b.fresh.contains(f) || !b.allocated.contains(f))
-        .cloned()
-        .collect();
-    for f in b.fresh.iter() {
-        if !a.allocated.contains(f) && !fresh.contains(f) {
+/// never allocated on the other. Where two paths to a function's exit meet
+/// (`exit`), a site fresh on one path whose objects escaped on the other
+/// (`return custom ? custom_alloc() : calloc(..)` after an earlier object
+/// escaped) stays fresh, refreshed: only an access through a local holding
+/// its newest object (the call's result, see `frames::note_returned`) is
+/// to a fresh object (`State::refreshed`). Inside a function, where other
+/// locals may hold the older objects, such a site is not fresh. Returns
+/// the fresh sites and those refreshed so.
+fn joined_fresh(a: &State, b: &State, exit: bool) -> (Vec<Base>, Vec<Base>) {
+    let mut fresh: Vec<Base> = Vec::new();
+    let mut refreshed: Vec<Base> = Vec::new();
+    for (x, y) in [(a, b), (b, a)] {
+        for f in x.fresh.iter() {
+            if fresh.contains(f) {
+                continue;
+            }
+            if !y.fresh.contains(f) && y.allocated.contains(f) {
+                if !exit {
+                    continue;
+                }
+                refreshed.push(f.clone());
+            }
             fresh.push(f.clone());
         }
     }
     fresh.sort();
-    fresh
+    refreshed.sort();
+    (fresh, refreshed)
 }
 
+/// How two paths meet.
 pub(super) fn join(a: Option<State>, b: Option<State>) -> Option<State> {
+    join_with(a, b, false)
+}
+
+/// How two paths to a function's exit meet (see [`joined_fresh`]).
+pub(super) fn join_exit(a: Option<State>, b: Option<State>) -> Option<State> {
+    join_with(a, b, true)
+}
+
+fn join_with(a: Option<State>, b: Option<State>, exit: bool) -> Option<State> {
     match (a, b) {
         (None, x) | (x, None) => x,
         (Some(a), Some(b)) => {
@@ -284,9 +311,12 @@ pub(super) fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                     _ => guards.extend(gb),
                 }
             }
-            let fresh = match a.fresh == b.fresh && a.allocated == b.allocated {
-                true => a.fresh.clone(),
-                false => Sites::from(joined_fresh(&a, &b)),
+            let (fresh, newly_refreshed) = match a.fresh == b.fresh && a.allocated == b.allocated {
+                true => (a.fresh.clone(), Vec::new()),
+                false => {
+                    let (f, r) = joined_fresh(&a, &b, exit);
+                    (Sites::from(f), r)
+                }
             };
             let allocated = match a.allocated == b.allocated {
                 true => a.allocated.clone(),
@@ -328,6 +358,23 @@ pub(super) fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 })
                 .collect();
             Some(State {
+                // A count holds where the other path did not create the
+                // site at all (no thread of it to join there).
+                counts: {
+                    let mut v: Vec<(LocKey, u32)> = a
+                        .counts
+                        .iter()
+                        .filter(|c| b.counts.contains(c) || !b.created.contains(c.1))
+                        .cloned()
+                        .collect();
+                    for c in b.counts.iter() {
+                        if !a.created.contains(c.1) && !v.contains(c) {
+                            v.push(c.clone());
+                        }
+                    }
+                    v.sort();
+                    v.into()
+                },
                 rec_depth: rec_depth.into(),
                 must: a.must.intersect(&b.must),
                 may: a.may.union(&b.may),
@@ -340,11 +387,16 @@ pub(super) fn join(a: Option<State>, b: Option<State>) -> Option<State> {
                 guards: guards.into(),
                 handed: common(&a.handed, &b.handed).into(),
                 // Refreshed on either path, among the sites still fresh.
-                refreshed: match a.refreshed == b.refreshed {
+                refreshed: match a.refreshed == b.refreshed && newly_refreshed.is_empty() {
                     true => a.refreshed.clone(),
                     false => {
                         let mut v = merged(&a.refreshed, &b.refreshed);
                         v.retain(|x| fresh.contains(x));
+                        for x in newly_refreshed {
+                            if !v.contains(&x) {
+                                v.push(x);
+                            }
+                        }
                         v.sort();
                         Sites::from(v)
                     }

@@ -11,7 +11,7 @@
 //! and bumps `WalkData::longjmps`, which keeps the context out of the memo.
 
 use super::frames::Frame;
-use super::state::{join, Ptrs, State, TryKey};
+use super::state::{join, join_exit, Ptrs, State, TryKey};
 use super::{Walker, MAX_LOOP_ITERS, STEP_BUDGET};
 use crate::model::*;
 use racelens_syntax::{AccessKind, Call, Callee, Expr, Name, Stmt, Test};
@@ -35,6 +35,14 @@ fn join_b(a: Abrupt, b: Abrupt) -> Abrupt {
     match (a, b) {
         (None, x) | (x, None) => x,
         (Some(a), Some(b)) => join(Some(*a), Some(*b)).map(Box::new),
+    }
+}
+
+/// [`join_exit`] of boxed states: returns meeting.
+fn join_ret(a: Abrupt, b: Abrupt) -> Abrupt {
+    match (a, b) {
+        (None, x) | (x, None) => x,
+        (Some(a), Some(b)) => join_exit(Some(*a), Some(*b)).map(Box::new),
     }
 }
 
@@ -103,7 +111,7 @@ fn relock_out(o: &mut Out, held: &[Held]) {
 fn merge_abrupt(out: &mut Out, o: &Out) {
     out.brk = join_b(out.brk.take(), o.brk.clone());
     out.cont = join_b(out.cont.take(), o.cont.clone());
-    out.ret = join_b(out.ret.take(), o.ret.clone());
+    out.ret = join_ret(out.ret.take(), o.ret.clone());
 }
 
 impl<'a> Walker<'a> {
@@ -113,8 +121,8 @@ impl<'a> Walker<'a> {
         self.d
             .loops
             .last()
-            .filter(|(depth, _, _)| *depth == self.d.stack.len())
-            .map(|(_, b, _)| b)
+            .filter(|l| l.0 == self.d.stack.len())
+            .map(|l| &l.1)
     }
 
     pub(super) fn walk_stmts(&mut self, fr: &Frame, stmts: &[Stmt], st: State) -> Out {
@@ -160,19 +168,24 @@ impl<'a> Walker<'a> {
                     bound,
                     var,
                 } => {
+                    let end = self.loop_end_cell(fr, cond, bound.as_ref(), var.as_ref());
                     self.d
                         .loops
-                        .push((self.d.stack.len(), bound.clone(), var.clone()));
+                        .push((self.d.stack.len(), bound.clone(), var.clone(), end));
                     let r = self.walk_loop(fr, cond, test, body, *do_while, *infinite, state);
                     self.d.loops.pop();
-                    out.ret = join_b(out.ret.take(), r.ret);
+                    out.ret = join_ret(out.ret.take(), r.ret);
                     r.next
                 }
                 Stmt::Switch { cond, arms, zero } => {
                     self.walk_switch(fr, cond, arms, *zero, state, &mut out)
                 }
-                Stmt::Return { .. } => {
-                    out.ret = join_b(out.ret.take(), Some(Box::new(state)));
+                Stmt::Return { value, .. } => {
+                    let mut state = state;
+                    if let Some(v) = value {
+                        self.note_returned(fr, v, &mut state);
+                    }
+                    out.ret = join_ret(out.ret.take(), Some(Box::new(state)));
                     None
                 }
                 Stmt::Break => {
@@ -199,7 +212,7 @@ impl<'a> Walker<'a> {
     /// (callers get theirs back), and keeping them would make equal exits
     /// differ.
     pub(super) fn exit_state(&self, out: Out) -> Option<State> {
-        let mut exit = join(out.next, unbox(out.ret));
+        let mut exit = join_exit(out.next, unbox(out.ret));
         if let Some(e) = exit.as_mut() {
             e.tries.clear();
             e.ptrs = Ptrs::default();
@@ -317,7 +330,7 @@ impl<'a> Walker<'a> {
         let mut arm = |w: &mut Self, stmts: &[Stmt], from: State, acc: &mut Option<State>| {
             let o = w.walk_stmts(fr, stmts, from);
             if switch {
-                out.ret = join_b(out.ret.take(), o.ret);
+                out.ret = join_ret(out.ret.take(), o.ret);
                 out.cont = join_b(out.cont.take(), o.cont);
                 *acc = join(acc.take(), join(o.next, unbox(o.brk)));
             } else {
@@ -416,7 +429,7 @@ impl<'a> Walker<'a> {
         let mut acc = Some(cs.clone());
         for arm in arms {
             let o = self.walk_stmts(fr, arm, cs.clone());
-            out.ret = join_b(out.ret.take(), o.ret);
+            out.ret = join_ret(out.ret.take(), o.ret);
             out.cont = join_b(out.cont.take(), o.cont);
             acc = join(acc, join(o.next, unbox(o.brk)));
         }
@@ -483,6 +496,7 @@ impl<'a> Walker<'a> {
                 state.conds.retain(|c| &c.0 != x);
                 state.guards.retain(|g| &g.1 != x);
                 state.lock_guards.retain(|g| &g.0 != x);
+                self.note_count(fr, &Expr::Var(x.clone()), rhs, &mut state);
                 self.retag(fr, x, rhs, &mut state);
                 if fr.address_taken.contains(x) {
                     self.store_pointer(fr, &Expr::Var(x.clone()), rhs, &mut state);
@@ -496,6 +510,7 @@ impl<'a> Walker<'a> {
                 let mut state = state;
                 self.store_pointer(fr, lhs, rhs, &mut state);
                 self.store_functions(fr, lhs, rhs);
+                self.note_count(fr, lhs, rhs, &mut state);
                 Some(state)
             }
             Stmt::Decl(_) | Stmt::Goto => Some(state),
@@ -533,7 +548,7 @@ impl<'a> Walker<'a> {
                 Some(head.clone())
             } else {
                 let c = self.walk_stmts(fr, cond, head.clone());
-                out.ret = join_b(out.ret.take(), c.ret);
+                out.ret = join_ret(out.ret.take(), c.ret);
                 match c.next {
                     Some(cs) => {
                         let (t, e) = self.split(test, cs);
@@ -547,14 +562,14 @@ impl<'a> Walker<'a> {
             };
             let Some(enter) = enter else { break };
             let b = self.walk_stmts(fr, body, enter);
-            out.ret = join_b(out.ret.take(), b.ret);
+            out.ret = join_ret(out.ret.take(), b.ret);
             exits = join(exits, unbox(b.brk));
             let Some(next) = join(b.next, unbox(b.cont)) else {
                 break;
             };
             if !infinite {
                 let c = self.walk_stmts(fr, cond, next.clone());
-                out.ret = join_b(out.ret.take(), c.ret);
+                out.ret = join_ret(out.ret.take(), c.ret);
                 if let Some(cs) = c.next {
                     let (_, e) = self.split(test, cs);
                     exits = join(exits, Some(e));

@@ -651,12 +651,35 @@ impl<'a> Walker<'a> {
                         None => {}
                     }
                 }
-                // Through a pointer: any function.
-                _ => found = true,
+                // Through a pointer: any function used as a value.
+                _ => todo.extend(self.value_functions().iter().copied()),
             });
         }
         self.d.may_allocate.borrow_mut().insert(key, found);
         found
+    }
+
+    /// The functions the program uses as values (see
+    /// `WalkData::value_functions`).
+    pub(super) fn value_functions(&self) -> Arc<Vec<FunctionId>> {
+        if let Some(v) = self.d.value_functions.borrow().clone() {
+            return v;
+        }
+        let mut names: Vec<Name> = self.prog.global_inits.values().flatten().cloned().collect();
+        for f in self.prog.functions.values().flatten() {
+            names.extend(value_names(&self.summary(*f)));
+        }
+        names.sort();
+        names.dedup();
+        let v: Vec<FunctionId> = names
+            .iter()
+            .filter_map(|n| self.prog.functions_named(n))
+            .flatten()
+            .copied()
+            .collect();
+        let v = Arc::new(v);
+        *self.d.value_functions.borrow_mut() = Some(v.clone());
+        v
     }
 
     /// The pointer store's cell `k`, noted as read while the store is built.
@@ -686,4 +709,20 @@ impl<'a> Walker<'a> {
         self.d.returns.borrow_mut().insert(f, out.clone());
         out
     }
+}
+
+/// The names function `s` uses as values: assigned, passed, returned (a
+/// superset of the functions among them; callees of direct calls are not).
+pub(super) fn value_names(s: &FunctionSummary) -> Vec<Name> {
+    let mut out: Vec<Name> = Vec::new();
+    let mut see = |e: &Expr| crate::visit::visit_names(e, &mut |n| out.push(n.clone()));
+    visit_stmts(&s.ir.body, &mut |st| match st {
+        Stmt::Assign { rhs, .. } => see(rhs),
+        Stmt::Call(c) => c.args.iter().for_each(&mut see),
+        Stmt::Return { value: Some(v), .. } => see(v),
+        _ => {}
+    });
+    out.sort();
+    out.dedup();
+    out
 }

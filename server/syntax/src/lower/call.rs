@@ -41,7 +41,15 @@ impl<'s> Lowerer<'s> {
                     let def = def.clone();
                     let args: Vec<&str> = arg_nodes.iter().map(|a| text(*a, self.src)).collect();
                     let expansion = self.macros.expand_call(&def, &args);
-                    return self.lower_expansion(&def.name, &expansion, self.span(n), out, depth);
+                    let value =
+                        self.lower_expansion(&def.name, &expansion, self.span(n), out, depth);
+                    // A macro that expands to a call (`ZSTD_pthread_create(..)`
+                    // for `pthread_create(..)`) stands for that call in a
+                    // condition's test.
+                    if let Expr::CallResult(id) = value {
+                        self.cond_calls.push((n.id(), id));
+                    }
+                    return value;
                 }
             }
         }

@@ -1,0 +1,136 @@
+//! Cells that count the threads a creation loop has created, so that a join
+//! loop up to such a cell joins every one of them.
+//!
+//! A thread pool often keeps how many workers it started and joins that
+//! many when it is torn down, also on the error path of its own creation
+//! loop:
+//!
+//! ```c
+//! for (i = 0; i < n; i++)
+//!     if (pthread_create(&p->threads[i], 0, worker, p)) {
+//!         p->count = i;      /* threads 0 .. i-1 exist */
+//!         pool_free(p);      /* for (j = 0; j < p->count; j++) join(p->threads[j]) */
+//!         return NULL;
+//!     }
+//! p->count = n;
+//! ```
+//!
+//! A cell *counts* site `s` (`State::counts`) after it is assigned
+//! - the creation loop's counter, in the branch where this round's creation
+//!   failed (`if (pthread_create(..))` tested directly): the threads of the
+//!   earlier rounds, indices `0 .. i`, are all there are;
+//! - the end of the creation loop's range (`0<n`), after the loop.
+//!
+//! Both need the creation loop to start at zero and step by one (its range
+//! in normal form). Any later assignment to the cell ends it. A join loop
+//! whose range is `0<E`, with `E` that one cell, then joins all the
+//! site's threads (`calls.rs`), as a loop with the creation loop's own
+//! range does.
+//!
+//! Under-approximations (each may keep a joined thread live, a possible
+//! false alarm, never a missed race): a result stored in a variable before
+//! it is tested (`err = pthread_create(..); if (err)`), a count kept in a
+//! variable other than the loop's counter, and writes to the cell by code
+//! without a body are not followed; a write that may or may not hit the cell
+//! ends it.
+
+use super::frames::Frame;
+use super::state::State;
+use super::Walker;
+use crate::model::LocKey;
+use racelens_syntax::{Expr, Name, Stmt};
+
+impl Walker<'_> {
+    /// `lhs = rhs`: a cell that counted threads no longer does, and it may
+    /// start to (see the module doc).
+    pub(super) fn note_count(&mut self, fr: &Frame, lhs: &Expr, rhs: &Expr, st: &mut State) {
+        let keys = self.place(fr, lhs, 0);
+        if !st.counts.is_empty() {
+            st.counts.retain(|(k, _)| !keys.contains(k));
+        }
+        let (Expr::Var(v), [key]) = (rhs, &keys[..]) else {
+            return;
+        };
+        let depth = self.d.stack.len();
+        let mut found: Vec<u32> = Vec::new();
+        for (i, s) in self.d.sites.iter().enumerate() {
+            if s.func != fr.fid {
+                continue;
+            }
+            let Some(b) = &s.loop_bound else { continue };
+            let Some(end) = b.strip_prefix("0<") else {
+                continue;
+            };
+            let mut open = self
+                .d
+                .loops
+                .iter()
+                .filter(|l| l.0 == depth && l.1.as_ref() == Some(b));
+            let counts = match open.next() {
+                // Inside the creation loop: the counter, where this round's
+                // creation failed.
+                Some(l) => {
+                    l.2.as_ref() == Some(v)
+                        && st
+                            .conds
+                            .iter()
+                            .any(|c| c.1 && c.0 == super::spawn::call_flag(s.call))
+                }
+                // After it: the end of its range.
+                None => end == &**v,
+            };
+            if counts {
+                found.push(i as u32);
+            }
+        }
+        for s in found {
+            if st.counts.len() < super::MAX_TRACKED && !st.counts.contains(&(key.clone(), s)) {
+                st.counts.push((key.clone(), s));
+            }
+        }
+    }
+
+    /// The one cell a counting loop's range `0<E` ends at (`i < p->count`,
+    /// `i < count`), read in its condition `cond`.
+    pub(super) fn loop_end_cell(
+        &self,
+        fr: &Frame,
+        cond: &[Stmt],
+        bound: Option<&Name>,
+        var: Option<&Name>,
+    ) -> Option<LocKey> {
+        let (b, v) = (bound?, var?);
+        let end = b.strip_prefix("0<")?;
+        if end.parse::<i64>().is_ok() {
+            return None;
+        }
+        let reads: Vec<&Expr> = cond
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Access(a) => Some(&a.place),
+                _ => None,
+            })
+            .collect();
+        // A plain variable, or the one read that is not a plain variable
+        // (`p->count` reads `p`, then `p->count`).
+        let place = match reads
+            .iter()
+            .find(|p| matches!(p, Expr::Var(x) if **x == *end))
+        {
+            Some(p) => *p,
+            None => {
+                let _ = v;
+                let mut deeper = reads.iter().filter(|p| !matches!(p, Expr::Var(_)));
+                let p = deeper.next()?;
+                if deeper.next().is_some() {
+                    return None;
+                }
+                *p
+            }
+        };
+        match &self.place(fr, place, 0)[..] {
+            [k] => Some(k.clone()),
+            _ => None,
+        }
+    }
+}
