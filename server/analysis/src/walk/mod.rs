@@ -517,6 +517,12 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
         w.d.thread_roots.push(Vec::new());
         let entry = w.d.threads[t].entry.clone();
         let args = w.d.thread_args[t].clone();
+        // What its creators stored where its argument leads after creating
+        // it (`POOL_add(ctx, job)` after `POOL_create(..)` started the pool's
+        // workers) is there too when it runs.
+        if w.d.threads[t].site.is_some() && !w.d.group_roots.contains_key(&(t as u32)) {
+            w.add_thread_functions(t as u32, &args);
+        }
         let mut init = State::default();
         // Creation locksets: what the creator held across this thread's life,
         // plus what its own creators held across theirs.

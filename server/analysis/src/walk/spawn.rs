@@ -337,7 +337,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Gives thread `t` the function cells its argument `argv` reaches now.
-    fn add_thread_functions(&mut self, t: u32, argv: &Vals) {
+    pub(super) fn add_thread_functions(&mut self, t: u32, argv: &Vals) {
         let cells = self.functions_reached(argv);
         if cells.is_empty() {
             return;
