@@ -82,43 +82,6 @@ fn atomic_section() -> Held {
 }
 
 impl<'a> Walker<'a> {
-    /// Heap objects reachable from `e` are no longer fresh, and their
-    /// sites are published (see `private.rs`).
-    pub(super) fn escape(&mut self, fr: &Frame, e: &Expr, st: &mut State) {
-        self.escape_to(fr, e, st, false, "stored outside the frame")
-    }
-
-    /// [`escape`](Self::escape); `handed`: `e` is a new thread's argument,
-    /// which does not publish an object that is fresh (it goes to that one
-    /// thread instance).
-    pub(super) fn escape_to(
-        &mut self,
-        fr: &Frame,
-        e: &Expr,
-        st: &mut State,
-        handed: bool,
-        why: &'static str,
-    ) {
-        // Evaluated even when nothing is fresh: a context where something
-        // is must see which sites this would publish.
-        for v in self.eval(fr, e, 0) {
-            if let Val::Target(k) = v {
-                self.observe_heap(&k.base);
-                let fresh = st.fresh.contains(&k.base);
-                // Of a refreshed site, only the newest object is fresh: a
-                // pointer that may be to an older one publishes it.
-                let newest = !st.refreshed.contains(&k.base)
-                    || super::frames::holds_newest(fr, e, &k.base, st);
-                if !(handed && fresh && newest) {
-                    self.publish(&k.base, why);
-                }
-                if fresh {
-                    st.unfresh(&k.base);
-                }
-            }
-        }
-    }
-
     /// Code without a body (a library function, `pthread_join`'s result
     /// slot, `free`) handed a wild pointer may write through it.
     fn wild_call(&mut self, fr: &Frame, c: &Call, model: Option<&CallModel>, st: &State) {
@@ -407,6 +370,9 @@ impl<'a> Walker<'a> {
                 // (Of a refreshed site, older objects escaped before: a
                 // failed creation gives the site its freshness back only when
                 // it was handed the newest object.)
+                for b in st.fresh.iter() {
+                    self.observe_refresh(b);
+                }
                 let fresh_before: Vec<Base> = st
                     .fresh
                     .iter()

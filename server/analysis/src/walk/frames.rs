@@ -111,12 +111,13 @@ pub(super) fn holds_newest(fr: &Frame, e: &Expr, b: &Base, st: &State) -> bool {
 }
 
 impl Walker<'_> {
-    /// `return value`: for each refreshed site (and each site this thread
-    /// allocated, which another path to the exit may refresh), does the value hold the
-    /// site's newest object, or no object of the site at all (the result of
-    /// code without a body, another site)? Then whatever the caller assigns
-    /// the call's result to holds the newest object, if it holds one of the
-    /// site at all (`RETURNED`; paths that meet keep what all of them say).
+    /// `return value`: for each refreshed site (and each site of this
+    /// function's own allocations, which another path to the exit may
+    /// refresh), does the value hold the site's newest object, or no object
+    /// of the site at all (the result of code without a body, another
+    /// site)? Then whatever the caller assigns the call's result to holds
+    /// the newest object, if it holds one of the site at all (`RETURNED`;
+    /// paths that meet keep what all of them say).
     pub(super) fn note_returned(&mut self, fr: &Frame, value: &Expr, st: &mut State) {
         st.newest.retain(|(v, _)| &**v != RETURNED);
         if st.refreshed.is_empty() && st.allocated.is_empty() {

@@ -89,6 +89,46 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Heap objects reachable from `e` are no longer fresh, and their
+    /// sites are published (see `private.rs`).
+    pub(super) fn escape(&mut self, fr: &Frame, e: &Expr, st: &mut State) {
+        self.escape_to(fr, e, st, false, "stored outside the frame")
+    }
+
+    /// [`escape`](Self::escape); `handed`: `e` is a new thread's argument,
+    /// which does not publish an object that is fresh (it goes to that one
+    /// thread instance).
+    pub(super) fn escape_to(
+        &mut self,
+        fr: &Frame,
+        e: &Expr,
+        st: &mut State,
+        handed: bool,
+        why: &'static str,
+    ) {
+        // Evaluated even when nothing is fresh: a context where something
+        // is must see which sites this would publish.
+        for v in self.eval(fr, e, 0) {
+            if let Val::Target(k) = v {
+                self.observe_heap(&k.base);
+                let fresh = st.fresh.contains(&k.base);
+                // Of a refreshed site, only the newest object is fresh: a
+                // pointer that may be to an older one publishes it.
+                if handed && fresh {
+                    self.observe_refresh(&k.base);
+                }
+                let newest = !st.refreshed.contains(&k.base)
+                    || super::frames::holds_newest(fr, e, &k.base, st);
+                if !(handed && fresh && newest) {
+                    self.publish(&k.base, why);
+                }
+                if fresh {
+                    st.unfresh(&k.base);
+                }
+            }
+        }
+    }
+
     /// `lhs = rhs` stores a pointer outside the frame. Storing a fresh
     /// object into a fresh one nests it: it goes wherever its container
     /// goes. Anything else publishes what `rhs` points to.

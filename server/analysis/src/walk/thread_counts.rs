@@ -44,6 +44,16 @@ impl Walker<'_> {
     /// `lhs = rhs`: a cell that counted threads no longer does, and it may
     /// start to (see the module doc).
     pub(super) fn note_count(&mut self, fr: &Frame, lhs: &Expr, rhs: &Expr, st: &mut State) {
+        // Most assignments neither end a count nor start one.
+        let may_count = matches!(rhs, Expr::Var(_))
+            && self
+                .d
+                .sites
+                .iter()
+                .any(|s| s.func == fr.fid && s.loop_bound.is_some());
+        if st.counts.is_empty() && !may_count {
+            return;
+        }
         let keys = self.place(fr, lhs, 0);
         if !st.counts.is_empty() {
             st.counts.retain(|(k, _)| !keys.contains(k));
