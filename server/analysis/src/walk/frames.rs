@@ -125,24 +125,44 @@ impl Walker<'_> {
         }
         let vals = self.eval(fr, value, 0);
         let mut tags: Vec<(Name, Base)> = Vec::new();
-        // The sites another path to the exit may refresh: those refreshed,
-        // and those of this function's own allocations.
-        let own = |b: &Base| matches!(b, Base::Heap { func, .. } if *func == fr.fname);
-        let candidates: Vec<Base> = st
-            .refreshed
-            .iter()
-            .chain(st.allocated.iter().filter(|b| own(b)))
-            .cloned()
-            .collect();
-        for b in &candidates {
-            self.observe_heap(b);
-            self.observe_refresh(b);
+        // The value holds the newest object of these sites (which locals
+        // hold it was observed for the memo).
+        let value = uncast(value);
+        let mut newest: Vec<Base> = Vec::new();
+        let holder: Option<Name> = match value {
+            Expr::CallResult(id) => Some(returned_by(*id)),
+            e => super::pointer_local(e).cloned(),
+        };
+        if let Some(h) = holder {
+            newest.extend(
+                st.newest
+                    .iter()
+                    .filter(|(v, _)| *v == h)
+                    .map(|(_, b)| b.clone()),
+            );
         }
-        for b in candidates.iter() {
+        if let Expr::CallResult(id) = value {
+            let b = Base::Heap {
+                func: fr.fname.clone(),
+                call: *id,
+            };
+            if st.refreshed.contains(&b) {
+                newest.push(b);
+            }
+        }
+        for b in &newest {
+            self.observe_refresh(b);
+            tags.push((Name::from(RETURNED), b.clone()));
+        }
+        // The function's own sites, which another path to the exit may
+        // allocate anew: a value that holds no object of the site says so
+        // whatever the state.
+        let own = |b: &Base| matches!(b, Base::Heap { func, .. } if *func == fr.fname);
+        for b in st.allocated.iter().filter(|b| own(b)) {
             let other = !vals
                 .iter()
                 .any(|v| matches!(v, super::Val::Target(k) if k.base == *b));
-            if other || holds_newest(fr, value, b, st) {
+            if other {
                 tags.push((Name::from(RETURNED), b.clone()));
             }
         }

@@ -207,7 +207,8 @@ impl<'a> Walker<'a> {
     }
 
     /// A function's exit state as its callers see it (and as its node
-    /// keeps it): pending trylock results, its own local pointers and its
+    /// keeps it): pending trylock results, its own local pointers (and
+    /// which of them held a refreshed site's newest object) and its
     /// flag-guarded locks on its locals mean nothing after the return
     /// (callers get theirs back), and keeping them would make equal exits
     /// differ.
@@ -216,6 +217,11 @@ impl<'a> Walker<'a> {
         if let Some(e) = exit.as_mut() {
             e.tries.clear();
             e.ptrs = Ptrs::default();
+            // Which of its locals held a newest object: only what it
+            // returned is the caller's concern.
+            if !e.newest.is_empty() {
+                e.newest.retain(|(v, _)| &**v == super::frames::RETURNED);
+            }
             let prog = self.prog;
             e.lock_guards.retain(|g| prog.global(&g.0).is_some());
         }
