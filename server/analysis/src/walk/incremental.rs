@@ -34,12 +34,12 @@
 
 use super::finish::{base_facts, typed_facts, used_prefixes};
 use super::memo::Node;
-use super::{WalkData, Walker, CONTEXT_BUDGET, HARD_MAX_FACTS};
+use super::{add_vals, Vals, WalkData, Walker, CONTEXT_BUDGET, HARD_MAX_FACTS};
 use crate::config::CallModel;
 use crate::db::{FunctionId, FunctionSummary, Program};
 use crate::facts::AccessFact;
 use crate::facts::ThreadAnalysis;
-use crate::model::{Base, Elem};
+use crate::model::{Base, Elem, LocKey};
 use racelens_syntax::{Callee, Expr, Name, Stmt, TypeInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
@@ -306,7 +306,10 @@ pub(super) fn update(
     w.d.facts.clear();
     w.d.struct_prefixes.clear();
     let t1 = std::time::Instant::now();
+    // Function values its old statements stored may be gone: its nodes
+    // note theirs again from none (see the check below).
     let old_fn_cells = w.d.fn_cells.clone();
+    let stored_before = w.d.fn_cells_from.remove(&f).is_some();
     for &n in &fnodes {
         rewalk(&mut w, n)?;
     }
@@ -314,6 +317,17 @@ pub(super) fn update(
     // them would keep stale entries a walk from scratch drops.
     if w.d.fn_cells != old_fn_cells {
         return Err("function values stored into memory changed");
+    }
+    if stored_before {
+        let mut cells: FxHashMap<LocKey, Vals> = FxHashMap::default();
+        for from in w.d.fn_cells_from.values() {
+            for (k, v) in from {
+                add_vals(cells.entry(k.clone()).or_default(), v.iter().cloned());
+            }
+        }
+        if cells != old_fn_cells {
+            return Err("function values stored into memory changed");
+        }
     }
     if w.escaped_locals() != snap.result.table.escaped_locals {
         return Err("locals escaping to other threads changed");

@@ -205,6 +205,9 @@ struct WalkData {
     /// with `fn` a parameter): the pointer store, built before the walk,
     /// holds only function names assigned directly. Weakly updated.
     fn_cells: FxHashMap<LocKey, Vals>,
+    /// `fn_cells` by the function whose statements stored them: an update
+    /// takes the edited function's out before its nodes walk again.
+    fn_cells_from: FxHashMap<FunctionId, FxHashMap<LocKey, Vals>>,
     /// Per thread: the cells of `fn_cells` that its argument reaches at its
     /// creation (a launcher's trampoline calls `capsule->probe(...)`). Only
     /// the thread that received them sees them: other pools do not.

@@ -328,6 +328,8 @@ impl<'a> Walker<'a> {
                 .cloned()
                 .collect();
             if !new.is_empty() {
+                let from = self.d.fn_cells_from.entry(fr.fid).or_default();
+                add_vals(from.entry(k.clone()).or_default(), new.iter().cloned());
                 changed |= add_vals(self.d.fn_cells.entry(k).or_default(), new);
             }
         }
