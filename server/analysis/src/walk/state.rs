@@ -271,6 +271,30 @@ fn joined_fresh(a: &State, b: &State, exit: bool) -> (Vec<Base>, Vec<Base>) {
     (fresh, refreshed)
 }
 
+/// Facts about a spawn site (`site` names it) after two paths meet: those
+/// both paths hold, and those of one path whose site the other did not
+/// create at all. Sorted.
+fn per_site<T: Clone + Ord>(
+    a: &State,
+    b: &State,
+    xa: &[T],
+    xb: &[T],
+    site: impl Fn(&T) -> u32,
+) -> Vec<T> {
+    let mut v: Vec<T> = xa
+        .iter()
+        .filter(|c| xb.contains(c) || !b.created.contains(site(c)))
+        .cloned()
+        .collect();
+    for c in xb {
+        if !a.created.contains(site(c)) && !v.contains(c) {
+            v.push(c.clone());
+        }
+    }
+    v.sort();
+    v
+}
+
 /// How two paths meet.
 pub(super) fn join(a: Option<State>, b: Option<State>) -> Option<State> {
     join_with(a, b, false)
@@ -287,18 +311,7 @@ fn join_with(a: Option<State>, b: Option<State>, exit: bool) -> Option<State> {
         (Some(a), Some(b)) => {
             let tries = merged(&a.tries, &b.tries);
             // A pair survives where the other path did not spawn the site at all.
-            let mut clean: Vec<(u32, LocKey)> = a
-                .clean
-                .iter()
-                .filter(|c| b.clean.contains(c) || !b.created.contains(c.0))
-                .cloned()
-                .collect();
-            for c in &b.clean {
-                if !a.created.contains(c.0) && !clean.contains(c) {
-                    clean.push(c.clone());
-                }
-            }
-            clean.sort();
+            let clean = per_site(&a, &b, &a.clean, &b.clean, |c| c.0);
             let acquired = common(&a.acquired, &b.acquired);
             let conds = common(&a.conds, &b.conds);
             let mut guards: Vec<(u32, Name, bool)> = Vec::new();
@@ -360,21 +373,7 @@ fn join_with(a: Option<State>, b: Option<State>, exit: bool) -> Option<State> {
             Some(State {
                 // A count holds where the other path did not create the
                 // site at all (no thread of it to join there).
-                counts: {
-                    let mut v: Vec<(LocKey, u32)> = a
-                        .counts
-                        .iter()
-                        .filter(|c| b.counts.contains(c) || !b.created.contains(c.1))
-                        .cloned()
-                        .collect();
-                    for c in b.counts.iter() {
-                        if !a.created.contains(c.1) && !v.contains(c) {
-                            v.push(c.clone());
-                        }
-                    }
-                    v.sort();
-                    v.into()
-                },
+                counts: per_site(&a, &b, &a.counts, &b.counts, |c| c.1).into(),
                 rec_depth: rec_depth.into(),
                 must: a.must.intersect(&b.must),
                 may: a.may.union(&b.may),
