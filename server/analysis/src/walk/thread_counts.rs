@@ -98,6 +98,8 @@ impl Walker<'_> {
                 st.counts.push((key.clone(), s));
             }
         }
+        // Sorted, so that equal facts make equal states.
+        st.counts.sort();
     }
 
     /// The one cell a counting loop's range `0<E` ends at (`i < p->count`,
