@@ -981,10 +981,8 @@ impl<'a> Walker<'a> {
                         let mut kept: Vec<(Name, Base)> =
                             kept.iter().filter(|(v, _)| *v != res).cloned().collect();
                         kept.extend(
-                            e.newest
-                                .iter()
-                                .filter(|(v, _)| &**v == super::frames::RETURNED)
-                                .map(|(_, b)| (res.clone(), b.clone())),
+                            e.newest_held_by(super::frames::RETURNED)
+                                .map(|b| (res.clone(), b.clone())),
                         );
                         kept.sort();
                         e.newest = kept.into();

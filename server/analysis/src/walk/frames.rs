@@ -45,34 +45,11 @@ fn note_newest(fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
     if st.refreshed.is_empty() {
         return;
     }
-    let held: Vec<Base> = if !tracks_ptr(fr, x) {
-        Vec::new()
-    } else if let Some(y) = super::pointer_local(rhs) {
-        st.newest
-            .iter()
-            .filter(|(v, _)| v == y)
-            .map(|(_, b)| b.clone())
-            .collect()
-    } else if let Expr::CallResult(id) = uncast(rhs) {
-        let b = Base::Heap {
-            func: fr.fname.clone(),
-            call: *id,
-        };
-        let res = returned_by(*id);
-        let mut held: Vec<Base> = st
-            .newest
-            .iter()
-            .filter(|(v, _)| *v == res)
-            .map(|(_, b)| b.clone())
-            .collect();
-        if st.refreshed.contains(&b) {
-            held.push(b);
-        }
-        held
-    } else {
-        Vec::new()
+    let held: Vec<Base> = match tracks_ptr(fr, x) {
+        true => newest_held(fr, rhs, st),
+        false => Vec::new(),
     };
-    if held.is_empty() && !st.newest.iter().any(|(v, _)| v == x) {
+    if held.is_empty() && st.newest_held_by(x).next().is_none() {
         return;
     }
     let mut v: Vec<(Name, Base)> = st.newest.iter().filter(|(v, _)| v != x).cloned().collect();
@@ -90,24 +67,37 @@ pub(super) fn returned_by(id: u32) -> Name {
 /// The name under which a function's exit state says what it returns.
 pub(super) const RETURNED: &str = "#ret";
 
-/// Does the pointer value `e` hold the newest object of the refreshed site
-/// `b`? A local holding it, the result of the allocation itself, or the
-/// result of a call that returned it.
-pub(super) fn holds_newest(fr: &Frame, e: &Expr, b: &Base, st: &State) -> bool {
+/// The refreshed sites whose newest object the pointer value `e` holds:
+/// those a local it passes on holds, those a call returned, and the one a
+/// refreshed site's allocation makes.
+fn newest_held(fr: &Frame, e: &Expr, st: &State) -> Vec<Base> {
     let e = uncast(e);
-    if let Some(y) = super::pointer_local(e) {
-        if st.newest.iter().any(|(v, s)| v == y && s == b) {
-            return true;
+    let holder = match e {
+        Expr::CallResult(id) => Some(returned_by(*id)),
+        e => super::pointer_local(e).cloned(),
+    };
+    let mut held: Vec<Base> = match &holder {
+        Some(h) => st.newest_held_by(h).cloned().collect(),
+        None => Vec::new(),
+    };
+    if let Expr::CallResult(id) = e {
+        let b = Base::Heap {
+            func: fr.fname.clone(),
+            call: *id,
+        };
+        if st.refreshed.contains(&b) {
+            held.push(b);
         }
     }
-    match e {
-        Expr::CallResult(id) => {
-            let res = returned_by(*id);
-            matches!(b, Base::Heap { func, call } if *func == fr.fname && call == id)
-                || st.newest.iter().any(|(v, s)| *v == res && s == b)
-        }
-        _ => false,
-    }
+    held
+}
+
+/// Does the pointer value `e` hold the newest object of the refreshed site
+/// `b` ([`newest_held`]), or is it `b`'s allocation itself?
+pub(super) fn holds_newest(fr: &Frame, e: &Expr, b: &Base, st: &State) -> bool {
+    matches!(uncast(e), Expr::CallResult(id)
+        if matches!(b, Base::Heap { func, call } if *func == fr.fname && call == id))
+        || newest_held(fr, e, st).contains(b)
 }
 
 impl Walker<'_> {
@@ -127,29 +117,7 @@ impl Walker<'_> {
         let mut tags: Vec<(Name, Base)> = Vec::new();
         // The value holds the newest object of these sites (which locals
         // hold it was observed for the memo).
-        let value = uncast(value);
-        let mut newest: Vec<Base> = Vec::new();
-        let holder: Option<Name> = match value {
-            Expr::CallResult(id) => Some(returned_by(*id)),
-            e => super::pointer_local(e).cloned(),
-        };
-        if let Some(h) = holder {
-            newest.extend(
-                st.newest
-                    .iter()
-                    .filter(|(v, _)| *v == h)
-                    .map(|(_, b)| b.clone()),
-            );
-        }
-        if let Expr::CallResult(id) = value {
-            let b = Base::Heap {
-                func: fr.fname.clone(),
-                call: *id,
-            };
-            if st.refreshed.contains(&b) {
-                newest.push(b);
-            }
-        }
+        let newest = newest_held(fr, value, st);
         for b in &newest {
             self.observe_refresh(b);
             tags.push((Name::from(RETURNED), b.clone()));

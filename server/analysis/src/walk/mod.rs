@@ -127,7 +127,6 @@ fn add_vals(into: &mut Vals, more: impl IntoIterator<Item = Val>) -> bool {
     changed
 }
 
-/// The value under any casts: `(T *) (U *) e` is `e`.
 /// The local a pointer expression passes on, up to casts and offsets
 /// (`(char *) p + n`, `q++`).
 pub(super) fn pointer_local(e: &Expr) -> Option<&Name> {
@@ -141,6 +140,7 @@ pub(super) fn pointer_local(e: &Expr) -> Option<&Name> {
     }
 }
 
+/// The value under any casts: `(T *) (U *) e` is `e`.
 pub(super) fn uncast(mut e: &Expr) -> &Expr {
     while let Expr::Cast { value, .. } = e {
         e = value;

@@ -631,5 +631,5 @@ fn through_newest(place: &Expr, site: &Base, st: &State) -> bool {
             _ => None,
         }
     }
-    root(place).is_some_and(|x| st.newest.iter().any(|(v, b)| v == x && b == site))
+    root(place).is_some_and(|x| st.newest_held_by(x).any(|b| b == site))
 }

@@ -206,6 +206,15 @@ impl State {
         self.lock_guards.retain(|g| !hit(&g.0));
     }
 
+    /// The refreshed sites whose newest object `holder` holds (a local, a
+    /// call's result, or what a function returns: see `frames.rs`).
+    pub(super) fn newest_held_by<'a>(&'a self, holder: &'a str) -> impl Iterator<Item = &'a Base> {
+        self.newest
+            .iter()
+            .filter(move |(v, _)| &**v == holder)
+            .map(|(_, b)| b)
+    }
+
     /// Heap site `b` is no longer fresh on this path: another thread may
     /// reach its objects now.
     pub(super) fn unfresh(&mut self, b: &Base) {
