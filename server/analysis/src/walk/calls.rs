@@ -752,9 +752,15 @@ impl<'a> Walker<'a> {
                         callees.push(f);
                     }
                 }
+                // A call through a pointer (`(*f)(x)`, or `f(x)` with `f` a
+                // variable rather than a function).
+                let through_pointer = match &c.callee {
+                    Callee::Indirect(_) => true,
+                    Callee::Direct(n) => fr.locals.contains_key(n) || self.prog.global(n).is_some(),
+                };
                 // A pointer the walk cannot resolve may have come back from
                 // an integer (see `laundered.rs`).
-                if callees.is_empty() && matches!(c.callee, Callee::Indirect(_)) {
+                if callees.is_empty() && through_pointer {
                     callees = self.laundered(c.args.len());
                 }
                 // A thread's entry that calls one of several functions
@@ -771,7 +777,7 @@ impl<'a> Walker<'a> {
                 // from an allocator out of sight) runs code nobody walks:
                 // say so rather than miss its races silently.
                 if callees.is_empty()
-                    && matches!(c.callee, Callee::Indirect(_))
+                    && through_pointer
                     && self.d.thread != 0
                     && self.d.node_stack.len() == 1
                 {

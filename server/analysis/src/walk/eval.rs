@@ -258,6 +258,18 @@ impl<'a> Walker<'a> {
                     } else if let Some(v) = fr.pts.get(x) {
                         add_vals(&mut out, v.iter().cloned());
                     }
+                    // A local whose address is taken holds what stores
+                    // through that address put there (`find(&fn)` that
+                    // sets `*out = h->fn`).
+                    if !t.is_static && fr.address_taken.contains(x) {
+                        let k = LocKey::new(Base::Local {
+                            func: fr.fname.clone(),
+                            var: x.clone(),
+                        });
+                        if let Some(v) = self.store_get(&k) {
+                            add_vals(&mut out, v.iter().cloned());
+                        }
+                    }
                 } else if let Some(t) = self.prog.global(x) {
                     if t.array {
                         add_vals(

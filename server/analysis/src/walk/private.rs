@@ -38,7 +38,7 @@ use super::{Val, Walker};
 use crate::db::FunctionId;
 use crate::facts::PrivateHeap;
 use crate::model::Base;
-use racelens_syntax::Expr;
+use racelens_syntax::{Callee, Expr, Name};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How a store put an object of one heap site into a container.
@@ -170,6 +170,31 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Does function `f` never run: the program has a `main`, and no
+    /// function calls `f` by name or uses it as a value? `called` caches
+    /// the names called directly, gathered on first use.
+    fn never_runs(&self, f: FunctionId, called: &mut Option<rustc_hash::FxHashSet<Name>>) -> bool {
+        let name = f.name(self.db);
+        if &**name == "main" || self.prog.functions_named("main").is_none() {
+            return false;
+        }
+        if self.value_functions().contains(&f) {
+            return false;
+        }
+        let called = called.get_or_insert_with(|| {
+            let mut names = rustc_hash::FxHashSet::default();
+            for g in self.prog.functions.values().flatten() {
+                crate::visit::visit_calls(&self.summary(*g).ir.body, &mut |c| {
+                    if let Callee::Direct(n) = &c.callee {
+                        names.insert(n.clone());
+                    }
+                });
+            }
+            names
+        });
+        !called.contains(name)
+    }
+
     /// The unpublished heap sites of the walk, over the nodes `reach` marks,
     /// with their allocating and receiving threads. Sorted by base.
     pub(super) fn private_heap(&self, reach: &[bool]) -> Vec<(Base, PrivateHeap)> {
@@ -214,8 +239,15 @@ impl<'a> Walker<'a> {
             .map(|(_, n)| n.fid)
             .filter(|f| !self.d.incomplete.contains_key(f))
             .collect();
+        // Code nothing calls or takes the address of never runs in a
+        // program with a `main` (a library function the program does not
+        // use): its stores happen nowhere.
+        let mut called: Option<rustc_hash::FxHashSet<Name>> = None;
         for (f, cells) in &self.d.store_from {
             if walked.contains(f) {
+                continue;
+            }
+            if self.never_runs(*f, &mut called) {
                 continue;
             }
             for (cell, vals) in cells {
@@ -230,7 +262,7 @@ impl<'a> Walker<'a> {
                         }
                         false => {
                             if debug() {
-                                eprintln!("racelens: publish {:?}: stored at {cell:?} by a function not walked", k.base);
+                                eprintln!("racelens: publish {:?}: stored at {cell:?} by {}, a function not walked", k.base, f.name(self.db));
                             }
                             published.insert(&k.base);
                         }

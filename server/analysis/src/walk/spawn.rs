@@ -310,11 +310,24 @@ impl<'a> Walker<'a> {
     /// Keeps the function values `lhs = rhs` stores into memory outside the
     /// frame, by calling context (see `WalkData::fn_cells`).
     pub(super) fn store_functions(&mut self, fr: &Frame, lhs: &Expr, rhs: &Expr) {
-        let funcs: Vals = self
+        let mut funcs: Vals = self
             .eval(fr, rhs, 0)
             .into_iter()
             .filter(|v| matches!(v, Val::Func(_)))
             .collect();
+        // Copied from a place whose functions the walk knows
+        // (`*out = h->fn` with `h` where the thread's argument leads).
+        let rv = super::uncast(rhs);
+        if matches!(
+            rv,
+            Expr::Field { .. } | Expr::Index { .. } | Expr::Deref(_) | Expr::Var(_)
+        ) {
+            let walked = self.walked_functions(fr, rv);
+            if !walked.is_empty() {
+                self.opaque();
+                add_vals(&mut funcs, walked.into_iter().map(Val::Func));
+            }
+        }
         if funcs.is_empty() {
             return;
         }
@@ -392,36 +405,55 @@ impl<'a> Walker<'a> {
     }
 
     /// The functions a call through memory may reach in this thread because
-    /// its creator stored them where its argument leads (`capsule->probe`).
+    /// its creator stored them where its argument leads (`capsule->probe`),
+    /// or because this walk stored them through a local's address
+    /// (`find(.., &fn); fn(c);`).
     pub(super) fn thread_callees(&mut self, fr: &Frame, callee: &Callee) -> Vec<FunctionId> {
-        let Callee::Indirect(e) = callee else {
-            return Vec::new();
-        };
-        let Some(cells) = self.d.thread_fns.get(&self.d.thread) else {
-            return Vec::new();
-        };
-        let e = match e {
-            Expr::Deref(inner) => &**inner,
-            e => e,
-        };
-        let mut names: Vec<Name> = Vec::new();
-        for k in self.place(fr, e, 0) {
-            if let Some(v) = cells.get(&k.without_indices()) {
-                for x in v {
-                    if let Val::Func(f) = x {
-                        if !names.contains(f) {
-                            names.push(f.clone());
-                        }
-                    }
-                }
+        let e = match callee {
+            Callee::Indirect(Expr::Deref(inner)) => (**inner).clone(),
+            Callee::Indirect(e) => e.clone(),
+            Callee::Direct(n) if fr.locals.contains_key(n) || self.prog.global(n).is_some() => {
+                Expr::Var(n.clone())
             }
-        }
+            Callee::Direct(_) => return Vec::new(),
+        };
+        let names = self.walked_functions(fr, &e);
         if names.is_empty() {
             return Vec::new();
         }
         // What this thread's context decided cannot be copied elsewhere.
         self.opaque();
         self.definitions(fr, &names)
+    }
+
+    /// The function values the walk (rather than the pointer store) knows
+    /// the place `e` holds: those the creator of this thread stored where
+    /// its argument leads, and those stored through the address of a local
+    /// (a function's out-parameter `*out = h->fn` into the caller's `fn`).
+    /// Sorted names.
+    pub(super) fn walked_functions(&self, fr: &Frame, e: &Expr) -> Vec<Name> {
+        let cells = self.d.thread_fns.get(&self.d.thread);
+        if cells.is_none() && self.d.fn_cells.is_empty() {
+            return Vec::new();
+        }
+        let mut names: Vec<Name> = Vec::new();
+        for k in self.place(fr, e, 0) {
+            let k = k.without_indices();
+            let mine = cells.and_then(|c| c.get(&k));
+            let local = match k.base {
+                Base::Local { .. } => self.d.fn_cells.get(&k),
+                _ => None,
+            };
+            for x in mine.into_iter().chain(local).flatten() {
+                if let Val::Func(f) = x {
+                    if !names.contains(f) {
+                        names.push(f.clone());
+                    }
+                }
+            }
+        }
+        names.sort();
+        names
     }
 }
 

@@ -51,6 +51,10 @@ fn root_var(e: &Expr) -> Option<&Name> {
 /// around `malloc`).
 pub(super) const MAX_WRAPPER_NESTING: u8 = 3;
 
+/// Rounds of the store's fixpoint per mode (strict, then with the type
+/// fallback); arguments pass to parameters in all but the last.
+const STORE_ROUNDS: usize = 6;
+
 impl<'a> Walker<'a> {
     /// Fills the store of pointer cells outside frames (globals, fields).
     pub(super) fn build_store(&mut self) {
@@ -145,7 +149,7 @@ impl<'a> Walker<'a> {
                     last_pass.remove(f);
                 }
             }
-            for round in 0..3 {
+            for round in 0..STORE_ROUNDS {
                 // A round is a function of the store and parameters it starts
                 // from: after one that changed neither, the next would repeat it.
                 let mut changed = false;
@@ -165,8 +169,35 @@ impl<'a> Walker<'a> {
                     let at = clock;
                     *self.d.store_reads.borrow_mut() = Some(FxHashSet::default());
                     let frame = self.frame(f, own);
-                    if round < 2 {
+                    if round + 1 < STORE_ROUNDS {
                         visit_calls(&frame.summary.ir.body, &mut |c| {
+                            // A thread's entry function receives the
+                            // argument of its creation as its parameter
+                            // (`c->srv = arg` in the thread stores what
+                            // the creator handed it).
+                            if let Some(&CallModel::Create { func, arg, .. }) =
+                                frame.summary.models.get(&c.id)
+                            {
+                                let (Some(fe), Some(ae)) = (c.args.get(func), c.args.get(arg))
+                                else {
+                                    return;
+                                };
+                                let mut v = self.eval(&frame, ae, 0);
+                                v.retain(|x| matches!(x, Val::Target(_)));
+                                if v.is_empty() {
+                                    return;
+                                }
+                                let entries =
+                                    self.functions_of(&frame, &Callee::Indirect(fe.clone()));
+                                for g in entries {
+                                    let into = passed.entry(g).or_default();
+                                    if into.is_empty() {
+                                        into.push(Vals::new());
+                                    }
+                                    add_vals(&mut into[0], v.iter().cloned());
+                                }
+                                return;
+                            }
                             let Callee::Direct(n) = &c.callee else { return };
                             if c.args.is_empty() || frame.locals.contains_key(n) {
                                 return;
@@ -546,10 +577,12 @@ impl<'a> Walker<'a> {
             if let Stmt::Return { value: Some(e), .. } = st {
                 let e = uncast(e);
                 // A local that only ever holds new memory (and whose address
-                // nobody else can use to change it).
+                // nobody else can use to change it), or a pointer into it
+                // (`return (char *) p + sizeof(size_t);` past a size header).
                 let fresh = allocates(e)
-                    || matches!(e, Expr::Var(x)
-                        if holds.get(x) == Some(&true) && !s.ir.address_taken.contains(x));
+                    || pointer_local(e).is_some_and(|x| {
+                        holds.get(x) == Some(&true) && !s.ir.address_taken.contains(x)
+                    });
                 if fresh {
                     any = true;
                 } else if !null(e) {
