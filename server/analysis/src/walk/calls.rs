@@ -992,6 +992,15 @@ impl<'a> Walker<'a> {
                         );
                         kept.sort();
                         e.newest = kept.into();
+                        // Locks held exactly when the callee's result is
+                        // (non)zero follow this call's result.
+                        let flag = super::spawn::call_flag(c.id);
+                        for g in e.lock_guards.iter_mut() {
+                            if &*g.0 == super::frames::RETURNED {
+                                g.0 = flag.clone();
+                            }
+                        }
+                        e.lock_guards.sort();
                         if atomic {
                             e.must.remove(&atomic_section().lock);
                             e.may.remove(&atomic_section().lock);

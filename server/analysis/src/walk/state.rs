@@ -432,6 +432,21 @@ fn join_with(a: Option<State>, b: Option<State>, exit: bool) -> Option<State> {
                 },
                 lock_guards: {
                     let mut g = common(&a.lock_guards, &b.lock_guards);
+                    // A guard of one path holds on the other where that path
+                    // agrees with it: the flag as the guard says and the
+                    // lock held, or the flag the other way and the lock not
+                    // held at all.
+                    for (x, y) in [(&a, &b), (&b, &a)] {
+                        for q in x.lock_guards.iter() {
+                            let agrees = (y.conds.contains(&(q.0.clone(), q.1))
+                                && y.must.0.contains(&q.2))
+                                || (y.conds.contains(&(q.0.clone(), !q.1))
+                                    && !y.may.0.iter().any(|o| o.lock == q.2.lock));
+                            if agrees && !g.contains(q) && g.len() < MAX_TRACKED {
+                                g.push(q.clone());
+                            }
+                        }
+                    }
                     // A lock one path holds and the other does not, where the
                     // paths disagree on a flag, is held exactly per the flag.
                     for (x, y) in [(&a, &b), (&b, &a)] {

@@ -184,6 +184,15 @@ impl<'a> Walker<'a> {
                     let mut state = state;
                     if let Some(v) = value {
                         self.note_returned(fr, v, &mut state);
+                        // Whether the result is zero on this path: where
+                        // returns disagree on it and on a lock, the caller's
+                        // test of the result says whether the lock is held
+                        // (`if (!p) return NULL; lock(); return p;`).
+                        if let Some(nz) = result_nonzero(v, &state) {
+                            let ret: Name = super::frames::RETURNED.into();
+                            state.conds.retain(|c| c.0 != ret);
+                            state.conds.push((ret, nz));
+                        }
                     }
                     out.ret = join_ret(out.ret.take(), Some(Box::new(state)));
                     None
@@ -223,7 +232,10 @@ impl<'a> Walker<'a> {
                 e.newest.retain(|(v, _)| &**v == super::frames::RETURNED);
             }
             let prog = self.prog;
-            e.lock_guards.retain(|g| prog.global(&g.0).is_some());
+            let ret = super::frames::RETURNED;
+            e.lock_guards
+                .retain(|g| &*g.0 == ret || prog.global(&g.0).is_some());
+            e.conds.retain(|c| &*c.0 != ret);
         }
         exit
     }
@@ -483,6 +495,11 @@ impl<'a> Walker<'a> {
                 for h in state.handed.iter_mut().filter(|h| h.0 == flag) {
                     h.0 = x.clone();
                 }
+                state.lock_guards.retain(|g| &g.0 != x);
+                for g in state.lock_guards.iter_mut().filter(|g| g.0 == flag) {
+                    g.0 = x.clone();
+                }
+                state.lock_guards.sort();
                 if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) {
                     self.escape(fr, rhs, &mut state);
                 } else if fr.address_taken.contains(x) {
@@ -704,5 +721,17 @@ impl<'a> Walker<'a> {
         } else {
             (fail, ok)
         }
+    }
+}
+
+/// Is the value `v` a `return` gives zero (`Some(false)`) or nonzero
+/// (`Some(true)`) on a path in state `st`: a constant, an address, or a
+/// variable a branch on this path tested?
+fn result_nonzero(v: &Expr, st: &State) -> Option<bool> {
+    match super::uncast(v) {
+        Expr::Int(n) => Some(*n != 0),
+        Expr::AddrOf(_) => Some(true),
+        Expr::Var(x) => st.conds.iter().find(|c| &c.0 == x).map(|c| c.1),
+        _ => None,
     }
 }

@@ -68,7 +68,7 @@ impl<'s> Lowerer<'s> {
         // `assert` is empty under NDEBUG.
         let assumption = match (&callee, arg_nodes.first()) {
             (Callee::Direct(f), Some(&a)) if arg_nodes.len() == 1 && is_assume(f) => {
-                match self.test_of(a, true, true, 0) {
+                match self.test_of(a, true, 0) {
                     Test::Other | Test::Positive { .. } | Test::FieldsZero { .. } => None,
                     t => Some(t),
                 }

@@ -16,14 +16,14 @@ impl<'s> Lowerer<'s> {
         self.cond_calls.clear();
         let inner = unparen(c);
         self.value(inner, out, depth + 1);
-        let test = self.test_of(inner, true, false, 0);
+        let test = self.test_of(inner, true, 0);
         self.cond_calls.clear();
         test
     }
 
-    /// The [`Test`] of a condition; `null_is_zero` also takes `NULL` for zero
-    /// (in assumptions, where it is not a macro this file defines).
-    pub(super) fn test_of(&self, n: Node, positive: bool, null_is_zero: bool, depth: u32) -> Test {
+    /// The [`Test`] of a condition (`positive`: as written, or negated).
+    /// `NULL` counts as zero: no C library defines it otherwise.
+    pub(super) fn test_of(&self, n: Node, positive: bool, depth: u32) -> Test {
         if depth > 8 {
             return Test::Other;
         }
@@ -34,6 +34,11 @@ impl<'s> Lowerer<'s> {
                     id,
                     zero_on_true: !positive,
                 },
+                None => Test::Other,
+            },
+            // A cast keeps a value zero or nonzero (`(unsigned int) p`).
+            "cast_expression" => match n.field("value") {
+                Some(v) => self.test_of(v, positive, depth + 1),
                 None => Test::Other,
             },
             "identifier" => Test::VarZero {
@@ -58,7 +63,7 @@ impl<'s> Lowerer<'s> {
             },
             "unary_expression" if n.field("operator").map(|o| text(o, self.src)) == Some("!") => {
                 match n.field("argument") {
-                    Some(a) => self.test_of(a, !positive, null_is_zero, depth + 1),
+                    Some(a) => self.test_of(a, !positive, depth + 1),
                     None => Test::Other,
                 }
             }
@@ -70,8 +75,8 @@ impl<'s> Lowerer<'s> {
                 // `a && b`, `a || b` of member tests: all zero, or not.
                 if op == "&&" || op == "||" {
                     let all_zero = (op == "&&") == positive;
-                    let lt = self.test_of(l, positive, null_is_zero, depth + 1);
-                    let rt = self.test_of(r, positive, null_is_zero, depth + 1);
+                    let lt = self.test_of(l, positive, depth + 1);
+                    let rt = self.test_of(r, positive, depth + 1);
                     return match (lt, rt) {
                         (
                             Test::FieldsZero {
@@ -94,9 +99,18 @@ impl<'s> Lowerer<'s> {
                         _ => Test::Other,
                     };
                 }
+                // `0`, `NULL`, and either under casts (`(void *) 0`,
+                // `(unsigned int) ((T) 0)`): a null pointer constant.
                 let zero = |x: Node| {
-                    let t = text(unparen(x), self.src);
-                    t == "0" || (null_is_zero && t == "NULL")
+                    let mut x = unparen(x);
+                    while x.kind() == "cast_expression" {
+                        match x.field("value") {
+                            Some(v) => x = unparen(v),
+                            None => break,
+                        }
+                    }
+                    let t = text(x, self.src);
+                    t == "0" || t == "NULL"
                 };
                 let (subject, konst) = if zero(r) {
                     (l, true)
@@ -124,8 +138,8 @@ impl<'s> Lowerer<'s> {
                     return Test::Other;
                 }
                 match op {
-                    "==" => self.test_of(subject, !positive, null_is_zero, depth + 1),
-                    "!=" => self.test_of(subject, positive, null_is_zero, depth + 1),
+                    "==" => self.test_of(subject, !positive, depth + 1),
+                    "!=" => self.test_of(subject, positive, depth + 1),
                     _ => Test::Other,
                 }
             }

@@ -175,10 +175,17 @@ impl<'s> Lowerer<'s> {
                 }
             }
             "unary_expression" => {
-                if let Some(a) = n.field("argument") {
-                    self.value(a, out, depth + 1);
+                let Some(a) = n.field("argument") else {
+                    return Expr::Other;
+                };
+                let v = self.value(a, out, depth + 1);
+                // `-1`: a negative constant (an error result).
+                match (n.field("operator").map(|o| text(o, self.src)), v) {
+                    (Some("-"), Expr::Int(k)) => {
+                        k.checked_neg().map(Expr::Int).unwrap_or(Expr::Other)
+                    }
+                    _ => Expr::Other,
                 }
-                Expr::Other
             }
             "conditional_expression" => {
                 if let Some(c) = n.field("condition") {
