@@ -42,6 +42,11 @@ pub struct Thread {
     /// be different launches running different code, created and joined at
     /// different times, so no pair involving it is a *must* race.
     pub merged_launches: bool,
+    /// A callback group whose functions were only handed, in a table of
+    /// functions (`struct ops`), to code without a body that is not known to
+    /// run them on another thread (`vn_make_ops(.., template, ..)`): it may
+    /// never run at all, so no pair involving it is a *must* race.
+    pub speculative: bool,
 }
 
 /// How a thread created in a counting loop receives the loop's counter `i`
@@ -104,6 +109,7 @@ impl Thread {
             barriers: Vec::new(),
             slot: None,
             merged_launches: false,
+            speculative: false,
         }
     }
 }

@@ -206,7 +206,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
                 table
                     .threads
                     .get(t as usize)
-                    .is_some_and(|x| x.merged_launches)
+                    .is_some_and(|x| x.merged_launches || x.speculative)
             };
             let must = *decided == 2
                 && !merged(ra.thread)

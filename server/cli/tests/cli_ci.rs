@@ -732,3 +732,26 @@ fn json_documents_columns_and_end_positions() {
         "{j}"
     );
 }
+
+/// Callbacks handed in a table of functions to code without a body that
+/// is not known to start threads may never run concurrently: their races
+/// are reported as *may*, while those of real threads stay *must*.
+#[test]
+fn callbacks_in_a_table_handed_to_unknown_code_are_may() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/ops_table_unknown_registrar.c")
+        .canonicalize()
+        .unwrap();
+    let dir = fixture.parent().unwrap().to_path_buf();
+    let (_, j) = json(&dir, &[fixture.to_str().unwrap()]);
+    let races = j["races"].as_array().unwrap();
+    let confidence = |var: &str| -> Vec<&str> {
+        races
+            .iter()
+            .filter(|r| r["variable"] == var)
+            .map(|r| r["confidence"].as_str().unwrap())
+            .collect()
+    };
+    assert_eq!(confidence("counter"), ["may", "may", "may"], "{j}");
+    assert_eq!(confidence("total"), ["must"], "{j}");
+}

@@ -166,7 +166,11 @@ pub enum Stmt {
     },
     Break,
     Continue,
-    Goto,
+    /// `goto label;`
+    Goto(Name),
+    /// `label:` before the statements it labels (which follow it in the
+    /// same list).
+    Label(Name),
 }
 
 /// A C type, reduced to what the analysis needs.

@@ -45,7 +45,8 @@ fn stmts(body: &mut [Stmt], span: &dyn Fn(&mut Span)) {
         | Stmt::Assign { .. }
         | Stmt::Break
         | Stmt::Continue
-        | Stmt::Goto => {}
+        | Stmt::Goto(_)
+        | Stmt::Label(_) => {}
     });
 }
 

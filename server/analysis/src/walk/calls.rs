@@ -881,8 +881,17 @@ impl<'a> Walker<'a> {
                         if !now.is_empty() {
                             st = self.call_back(fr, c, st, &now)?;
                         }
+                        for f in &table {
+                            self.d.callbacks_in_tables.insert(f.name(self.db).clone());
+                        }
                         entries = threads;
                         entries.extend(table);
+                    }
+                    for f in &entries {
+                        let n = f.name(self.db);
+                        if !self.d.callbacks_in_tables.contains(n) {
+                            self.d.callbacks_sure.insert(n.clone());
+                        }
                     }
                     // Without any thread creation in the program, only callbacks
                     // shaped like thread entries (`void *f(void *)`) count.

@@ -289,6 +289,25 @@ impl<'a> Walker<'a> {
         v
     }
 
+    /// The callback groups all of whose functions were only handed to
+    /// unknown code in tables of functions (see `Thread::speculative`).
+    /// Sorted.
+    pub(super) fn speculative_threads(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self
+            .d
+            .group_roots
+            .iter()
+            .filter(|(_, roots)| {
+                roots.iter().all(|(n, _)| {
+                    self.d.callbacks_in_tables.contains(n) && !self.d.callbacks_sure.contains(n)
+                })
+            })
+            .map(|(t, _)| *t)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
     pub(super) fn finish(&mut self) -> ThreadAnalysis {
         let facts = std::mem::take(&mut self.d.facts);
         let mut threads = self.d.threads.clone();
@@ -426,6 +445,11 @@ impl<'a> Walker<'a> {
         for t in self.merged_threads(&reach) {
             if let Some(t) = threads.get_mut(t as usize) {
                 t.merged_launches = true;
+            }
+        }
+        for t in self.speculative_threads() {
+            if let Some(t) = threads.get_mut(t as usize) {
+                t.speculative = true;
             }
         }
         let private_heap = self.private_heap(&reach);

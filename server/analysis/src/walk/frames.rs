@@ -325,7 +325,7 @@ impl<'a> Walker<'a> {
         let mut has_goto = false;
         let mut tested = FxHashSet::default();
         visit_stmts(&summary.ir.body, &mut |s| {
-            has_goto |= matches!(s, Stmt::Goto);
+            has_goto |= matches!(s, Stmt::Goto(_));
             match s {
                 Stmt::If {
                     test: Test::CallZero { id, .. },

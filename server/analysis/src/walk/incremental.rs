@@ -415,6 +415,12 @@ pub(super) fn update(
     if w.merged_threads(&reachable(&w.d)) != merged {
         return Err("a launcher's callees changed");
     }
+    let speculative: Vec<u32> = (0..snap.result.table.threads.len() as u32)
+        .filter(|&t| snap.result.table.threads[t as usize].speculative)
+        .collect();
+    if w.speculative_threads() != speculative {
+        return Err("callbacks handed to unknown code changed");
+    }
     let t_graph = t1.elapsed() - t_walk;
 
     let t2 = std::time::Instant::now();

@@ -105,6 +105,13 @@ pub(super) const ASYNC_CALLBACKS: &[&str] = &[
     "fuse_loop_mt",
     "fuse_session_loop_mt",
     "fuse_lowlevel_new",
+    "fuse_lowlevel_new_compat",
+    "fuse_lowlevel_new_compat25",
+    "fuse_new_compat2",
+    "fuse_new_compat22",
+    "fuse_new_compat25",
+    "fuse_main_real_compat22",
+    "fuse_main_real_compat25",
     "fuse_session_new",
     "fuse_setup",
 ];

@@ -194,6 +194,12 @@ struct WalkData {
     thread_index: FxHashMap<(u32, u32, Name), u32>,
     /// Callback threads by function.
     callback_index: FxHashMap<Name, u32>,
+    /// Callbacks handed to code known to run them (an asynchronous API),
+    /// or shaped like a thread's start routine; and those only handed in a
+    /// table of functions to other code without a body (see
+    /// `Thread::speculative`).
+    callbacks_sure: FxHashSet<Name>,
+    callbacks_in_tables: FxHashSet<Name>,
     /// Callback groups: the entry functions (with their arguments) of a
     /// thread that runs the callbacks one thread handed to unknown code.
     group_roots: FxHashMap<u32, Vec<(Name, Vals)>>,

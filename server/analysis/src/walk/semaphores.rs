@@ -11,7 +11,8 @@
 //!   while it holds `s` (after its own wait), never waits while holding it,
 //!   and returns, loops and leaves branches with `s` in the same state on
 //!   every path, released at the end (a function that returns holding it,
-//!   a wrapper, is not understood); no `goto`, `switch`, `sem_trywait` or
+//!   a wrapper, is not understood); a `goto` reaches its label in the state
+//!   the code falling into the label has; no `switch` arm, `sem_trywait` or
 //!   `sem_timedwait` is involved;
 //! - `&s` is used nowhere else (stored, handed to other code).
 //!
@@ -111,9 +112,7 @@ pub(super) fn binary_semaphore<'s>(
         let body = &f.ir.body;
         let mut names = false;
         let mut ok = true;
-        let mut gotos = false;
         crate::visit::visit_stmts(body, &mut |st| match st {
-            Stmt::Goto => gotos = true,
             Stmt::Call(c) => {
                 let sem_call = matches!(&c.callee, Callee::Direct(n) if SEM_CALLS.contains(&&**n));
                 for (i, a) in c.args.iter().enumerate() {
@@ -147,10 +146,10 @@ pub(super) fn binary_semaphore<'s>(
             }
             _ => {}
         });
-        if !ok || (names && gotos) {
+        if !ok {
             return false;
         }
-        if names && !matches!(flow(body, Some(false), s), Ok(None | Some(false))) {
+        if names && !matches!(flow_with_gotos(body, s), Ok(None | Some(false))) {
             return false;
         }
     }
@@ -169,48 +168,85 @@ fn addr_of(e: &Expr, s: &Name) -> bool {
     }
 }
 
+/// The states at labels: what the `goto`s to each label left (as far as a
+/// pass has found them).
+type Labels = rustc_hash::FxHashMap<Name, Option<bool>>;
+
+/// Whether `s` is held at the end of a function body that starts not
+/// holding it (see [`flow`]). A `goto` carries its state to its label, where
+/// it must agree with the state of the code that falls into the label;
+/// passes repeat until the labels' states are stable (a backward `goto` is
+/// seen on the pass after its label).
+fn flow_with_gotos(body: &[Stmt], s: &Name) -> Result<Option<bool>, ()> {
+    let mut labels = Labels::default();
+    for _ in 0..4 {
+        let before = labels.clone();
+        let end = flow(body, Some(false), s, &mut labels)?;
+        if labels == before {
+            return Ok(end);
+        }
+    }
+    Err(())
+}
+
 /// Whether `s` is held after `stmts`, from `held` (`None`: no path gets
 /// there); an error where a path posts without holding it, waits while
-/// holding it, or paths disagree.
-fn flow(stmts: &[Stmt], mut held: Option<bool>, s: &Name) -> Result<Option<bool>, ()> {
+/// holding it, or paths disagree (at a label too: see [`flow_with_gotos`]).
+fn flow(
+    stmts: &[Stmt],
+    mut held: Option<bool>,
+    s: &Name,
+    labels: &mut Labels,
+) -> Result<Option<bool>, ()> {
     let merge = |a: Option<bool>, b: Option<bool>| match (a, b) {
         (None, x) | (x, None) => Ok(x),
         (Some(x), Some(y)) if x == y => Ok(Some(x)),
         _ => Err(()),
     };
     for st in stmts {
-        let Some(h) = held else {
-            // Unreachable after a return, break or continue.
-            return Ok(None);
-        };
         match st {
-            Stmt::Call(c) if sem_of(c).as_ref() == Some(s) => match &c.callee {
-                Callee::Direct(n) if &**n == "sem_wait" => {
-                    if h {
-                        return Err(());
-                    }
-                    held = Some(true);
+            // A label is reached by falling into it and by its `goto`s.
+            Stmt::Label(l) => {
+                let from_gotos = labels.get(l).copied().flatten();
+                held = merge(held, from_gotos)?;
+            }
+            Stmt::Goto(l) => {
+                if let Some(h) = held {
+                    let at = labels.entry(l.clone()).or_insert(None);
+                    *at = merge(*at, Some(h))?;
                 }
-                Callee::Direct(n) if &**n == "sem_post" => {
-                    if !h {
-                        return Err(());
+                held = None;
+            }
+            Stmt::Call(c) if sem_of(c).as_ref() == Some(s) => {
+                let Some(h) = held else { continue };
+                match &c.callee {
+                    Callee::Direct(n) if &**n == "sem_wait" => {
+                        if h {
+                            return Err(());
+                        }
+                        held = Some(true);
                     }
-                    held = Some(false);
+                    Callee::Direct(n) if &**n == "sem_post" => {
+                        if !h {
+                            return Err(());
+                        }
+                        held = Some(false);
+                    }
+                    _ => {}
                 }
-                _ => {}
-            },
+            }
             Stmt::If {
                 cond, then, els, ..
             } => {
-                let c = flow(cond, held, s)?;
-                held = merge(flow(then, c, s)?, flow(els, c, s)?)?;
+                let c = flow(cond, held, s, labels)?;
+                held = merge(flow(then, c, s, labels)?, flow(els, c, s, labels)?)?;
             }
             Stmt::Loop { cond, body, .. } => {
                 // The body must leave the state as it found it (breaks and
                 // continues included: they may not change it, checked by
                 // requiring no semaphore call in a loop that holds across).
-                let c = flow(cond, held, s)?;
-                let after = flow(body, c, s)?;
+                let c = flow(cond, held, s, labels)?;
+                let after = flow(body, c, s, labels)?;
                 if after.is_some() && after != c {
                     return Err(());
                 }
@@ -222,17 +258,22 @@ fn flow(stmts: &[Stmt], mut held: Option<bool>, s: &Name) -> Result<Option<bool>
                 if mentions_sem(cond, s) || arms.iter().any(|a| mentions_sem(a, s)) {
                     return Err(());
                 }
+                // No arm changes the state; their `goto`s and labels count.
+                for a in arms {
+                    let end = flow(a, held, s, labels)?;
+                    held = merge(held, end)?;
+                }
             }
             Stmt::Return { .. } => {
-                if h {
+                if held == Some(true) {
                     return Err(());
                 }
-                return Ok(None);
+                held = None;
             }
             Stmt::Break | Stmt::Continue => {
                 // Leaves the enclosing loop in this state: the loop checks
                 // that nothing in it touches the semaphore across a jump.
-                return Ok(None);
+                held = None;
             }
             _ => {}
         }
@@ -253,7 +294,10 @@ fn mentions_sem(stmts: &[Stmt], s: &Name) -> bool {
 fn has_jump(stmts: &[Stmt]) -> bool {
     let mut hit = false;
     crate::visit::visit_stmts(stmts, &mut |st| {
-        if matches!(st, Stmt::Break | Stmt::Continue | Stmt::Return { .. }) {
+        if matches!(
+            st,
+            Stmt::Break | Stmt::Continue | Stmt::Return { .. } | Stmt::Goto(_)
+        ) {
             hit = true;
         }
     });

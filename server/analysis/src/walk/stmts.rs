@@ -536,7 +536,7 @@ impl<'a> Walker<'a> {
                 self.note_count(fr, lhs, rhs, &mut state);
                 Some(state)
             }
-            Stmt::Decl(_) | Stmt::Goto => Some(state),
+            Stmt::Decl(_) | Stmt::Goto(_) | Stmt::Label(_) => Some(state),
             Stmt::Call(c) => self.call(fr, c, state),
             _ => Some(state),
         }

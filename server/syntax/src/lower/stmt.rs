@@ -264,8 +264,17 @@ impl<'s> Lowerer<'s> {
             }
             "break_statement" => self.push(out, Stmt::Break),
             "continue_statement" => self.push(out, Stmt::Continue),
-            "goto_statement" => self.push(out, Stmt::Goto),
+            "goto_statement" => {
+                let label = n
+                    .named_child(0)
+                    .map(|l| name(l, self.src))
+                    .unwrap_or_default();
+                self.push(out, Stmt::Goto(label));
+            }
             "labeled_statement" | "attributed_statement" => {
+                if let Some(l) = n.child_by_field_name("label") {
+                    self.push(out, Stmt::Label(name(l, self.src)));
+                }
                 let mut cur = n.walk();
                 let children: Vec<Node> = n
                     .named_children(&mut cur)

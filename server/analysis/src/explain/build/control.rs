@@ -99,7 +99,8 @@ impl<'a> Builder<'a> {
                             .push(j);
                     }
                 }
-                Stmt::Goto => self.model.gap(format!("`goto` in `{}`", fr.fname)),
+                Stmt::Goto(_) => self.model.gap(format!("`goto` in `{}`", fr.fname)),
+                Stmt::Label(_) => {}
             }
         }
     }
