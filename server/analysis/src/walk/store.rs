@@ -116,6 +116,11 @@ impl<'a> Walker<'a> {
         // Parameters hold what any call passes them (context-insensitively,
         // from the previous round): `insert(p, &A)` stores `p` into `A`.
         let mut params: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
+        // The functions calls pass to parameters, only to name the entry of
+        // a thread a wrapper creates (`spawn(worker, arg)` around
+        // `pthread_create(&t, 0, fn, arg)`): other function pointers passed
+        // down are resolved in the walk, by calling context.
+        let mut fn_params: FxHashMap<FunctionId, Vec<Vec<Name>>> = FxHashMap::default();
         // A function's pass is a function of its parameters and of the cells
         // it reads (return values and frames of callees are computed once):
         // one whose parameters and cells are as at its last pass would make
@@ -154,6 +159,7 @@ impl<'a> Walker<'a> {
                 // from: after one that changed neither, the next would repeat it.
                 let mut changed = false;
                 let mut passed: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
+                let mut passed_fns: FxHashMap<FunctionId, Vec<Vec<Name>>> = FxHashMap::default();
                 for &f in &funcs {
                     let own = params.get(&f).map(|p| &p[..]).unwrap_or(&[]);
                     if let Some((at, reads, was)) = last_pass.get(&f) {
@@ -187,8 +193,20 @@ impl<'a> Walker<'a> {
                                 if v.is_empty() {
                                     return;
                                 }
-                                let entries =
+                                let mut entries =
                                     self.functions_of(&frame, &Callee::Indirect(fe.clone()));
+                                if let Some(i) = param_index(&frame, fe) {
+                                    let names = fn_params
+                                        .get(&f)
+                                        .and_then(|p| p.get(i))
+                                        .map(|v| &v[..])
+                                        .unwrap_or(&[]);
+                                    for g in self.definitions(&frame, names) {
+                                        if !entries.contains(&g) {
+                                            entries.push(g);
+                                        }
+                                    }
+                                }
                                 for g in entries {
                                     let into = passed.entry(g).or_default();
                                     if into.is_empty() {
@@ -203,6 +221,38 @@ impl<'a> Walker<'a> {
                                 return;
                             }
                             for &g in self.prog.functions_named(n).into_iter().flatten() {
+                                for (i, a) in c.args.iter().enumerate() {
+                                    let named = match uncast(a) {
+                                        Expr::AddrOf(x) => match uncast(x) {
+                                            Expr::Var(x) => Some(x),
+                                            _ => None,
+                                        },
+                                        Expr::Var(x) => Some(x),
+                                        _ => None,
+                                    };
+                                    let fns: Vec<Name> = match named {
+                                        Some(x)
+                                            if self.prog.is_function(x)
+                                                && !frame.locals.contains_key(x) =>
+                                        {
+                                            vec![x.clone()]
+                                        }
+                                        _ => param_index(&frame, a)
+                                            .and_then(|j| fn_params.get(&f)?.get(j).cloned())
+                                            .unwrap_or_default(),
+                                    };
+                                    if !fns.is_empty() {
+                                        let into = passed_fns.entry(g).or_default();
+                                        if into.len() <= i {
+                                            into.resize(i + 1, Vec::new());
+                                        }
+                                        for x in fns {
+                                            if !into[i].contains(&x) {
+                                                into[i].push(x);
+                                            }
+                                        }
+                                    }
+                                }
                                 let into = passed.entry(g).or_default();
                                 for (i, a) in c.args.iter().enumerate() {
                                     // Data pointers only: function pointers
@@ -247,6 +297,22 @@ impl<'a> Walker<'a> {
                 }
                 for (f, k, v) in self.copied_cells(&copies) {
                     changed |= self.store_add(f, k, v, &mut clock, &mut changed_at);
+                }
+                for (g, v) in passed_fns {
+                    let into = fn_params.entry(g).or_default();
+                    if into.len() < v.len() {
+                        into.resize(v.len(), Vec::new());
+                    }
+                    for (i, names) in v.into_iter().enumerate() {
+                        for x in names {
+                            if !into[i].contains(&x) {
+                                into[i].push(x);
+                                changed = true;
+                                // Its creations may name new entries.
+                                last_pass.remove(&g);
+                            }
+                        }
+                    }
                 }
                 for (g, v) in passed {
                     let into = params.entry(g).or_default();
@@ -758,4 +824,15 @@ pub(super) fn value_names(s: &FunctionSummary) -> Vec<Name> {
     out.sort();
     out.dedup();
     out
+}
+
+/// The index of the parameter `e` names (up to casts, `*` and `&` of a
+/// function pointer), if it names one of `fr`'s parameters.
+fn param_index(fr: &Frame, e: &Expr) -> Option<usize> {
+    let mut e = uncast(e);
+    while let Expr::Deref(x) | Expr::AddrOf(x) = e {
+        e = uncast(x);
+    }
+    let Expr::Var(x) = e else { return None };
+    fr.summary.ir.params.iter().position(|p| p.name == *x)
 }
