@@ -86,6 +86,10 @@ pub(super) struct State {
     pub(super) ptrs: Ptrs,
     /// (var, nonzero, lock): the lock is held exactly when the plain
     /// variable is (non)zero: `if (use_lock) lock(&m); ... if (use_lock) x++;`.
+    /// At a function's exit the variable may be its result (`#ret`, a
+    /// branch fact each `return` notes); the caller renames it to the
+    /// call's flag (`#call{id}`), and an assignment of the result to the
+    /// variable that takes it.
     pub(super) lock_guards: ThinVec<(Name, bool, Held)>,
     /// Extra acquisitions of must-held locks (recursive mutexes): `lock(m)`
     /// twice needs two `unlock(m)`. A second lock of a normal mutex never
