@@ -518,6 +518,9 @@ pub struct Program {
     pub functions: BTreeMap<Name, Vec<FunctionId>>,
     pub globals: BTreeMap<Name, TypeInfo>,
     pub global_inits: BTreeMap<Name, Vec<Name>>,
+    /// The identifiers of struct initializers by member (see
+    /// `racelens_syntax::items::InitField`).
+    pub global_init_fields: BTreeMap<Name, Vec<racelens_syntax::items::InitField>>,
     /// Globals with a definition (not only `extern` declarations), and
     /// those of them whose initializer is not a literal zero.
     pub defined_globals: rustc_hash::FxHashSet<Name>,
@@ -619,6 +622,16 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
                     .entry(named(&g.name))
                     .or_default()
                     .extend(g.init_refs.iter().map(named));
+            }
+            if !g.init_fields.is_empty() {
+                p.global_init_fields
+                    .entry(named(&g.name))
+                    .or_default()
+                    .extend(g.init_fields.iter().map(|x| {
+                        let mut x = x.clone();
+                        x.name = named(&x.name);
+                        x
+                    }));
             }
         }
         for s in &items.structs {

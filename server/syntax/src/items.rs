@@ -44,6 +44,10 @@ pub struct GlobalItem {
     /// Identifiers mentioned in the initializer (function pointer tables,
     /// `&other_global`).
     pub init_refs: Vec<Name>,
+    /// The identifiers of a struct initializer (of the global, or of each
+    /// element of an array of structs) by the member they initialize: see
+    /// [`InitField`].
+    pub init_fields: Vec<InitField>,
     /// The initializer is not a literal zero (`= 1`, `= f()`); false when
     /// there is none (static storage starts at zero) or it is `0`, `NULL`,
     /// `(T) 0`, `{0}`.
@@ -55,6 +59,21 @@ pub struct GlobalItem {
     /// Absolute byte range of the whole declaration.
     pub decl_start: u32,
     pub decl_end: u32,
+}
+
+/// An identifier in a struct's initializer list, by the member it
+/// initializes: `{1, "x", &f}` names `f` at position 2 of 3 elements,
+/// `{.emit = f}` names it by designator. Only the outermost list of a
+/// struct counts (each element's list for an array of structs); the
+/// analysis maps positions to members when the list has no more elements
+/// than the struct has members (with fewer braces, as in `{1, 2, f}` for a
+/// nested struct, positions do not name members).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct InitField {
+    pub pos: u32,
+    pub count: u32,
+    pub field: Option<Name>,
+    pub name: Name,
 }
 
 /// A struct (or union) and its fields.

@@ -271,13 +271,14 @@ impl<'a> Walker<'a> {
                         }
                     }
                 } else if let Some(t) = self.prog.global(x) {
+                    // An array's name is its address; what its elements
+                    // hold is read through an index (`elems[i]`).
                     if t.array {
                         add_vals(
                             &mut out,
                             [Val::Target(LocKey::new(Base::Global(x.clone())))],
                         );
-                    }
-                    if let Some(v) = self.store_get(&LocKey::new(Base::Global(x.clone()))) {
+                    } else if let Some(v) = self.store_get(&LocKey::new(Base::Global(x.clone()))) {
                         add_vals(&mut out, v.iter().cloned());
                     }
                 } else if self.prog.is_function(x) {

@@ -85,7 +85,7 @@ impl<'a> Walker<'a> {
             // to every `struct s`). Which field took which value is not
             // recorded; with one pointer field it is exact.
             let fields = match (ty.pointer, ty.array, &ty.name) {
-                (0, false, Some(n)) => self.prog.structs.get(n),
+                (0, _, Some(n)) => self.prog.structs.get(n),
                 _ => None,
             };
             let data: Vals = vals
@@ -109,6 +109,46 @@ impl<'a> Walker<'a> {
                         .entry(LocKey::new(Base::Global(g.clone())))
                         .or_default(),
                     vals,
+                );
+            }
+        }
+        // A function named in a struct's initializer goes to the member it
+        // initializes (`{"port", &config.port, &config_emit_int}` puts
+        // `config_emit_int` in `config_elements.emit`), when that member
+        // holds a pointer.
+        for (g, inits) in &self.prog.global_init_fields {
+            let ty = self
+                .prog
+                .global(g)
+                .map(|t| self.prog.resolve_type(t))
+                .unwrap_or_default();
+            let fields = match (ty.pointer, &ty.name) {
+                (0, Some(n)) => self.prog.structs.get(n),
+                _ => None,
+            };
+            let Some(fields) = fields else { continue };
+            for x in inits {
+                if !self.prog.is_function(&x.name) || self.prog.global(&x.name).is_some() {
+                    continue;
+                }
+                let field = match &x.field {
+                    Some(f) => Some(f),
+                    None if x.count as usize <= fields.len() => {
+                        fields.get(x.pos as usize).map(|(f, _)| f)
+                    }
+                    None => None,
+                };
+                let Some((f, ft)) = field.and_then(|f| fields.iter().find(|(n, _)| n == f)) else {
+                    continue;
+                };
+                let ft = self.prog.resolve_type(ft);
+                if !(ft.is_function || ft.pointer > 0) || ft.array {
+                    continue;
+                }
+                let k = LocKey::new(Base::Global(g.clone())).with(Elem::Field(f.clone()));
+                add_vals(
+                    self.d.store.entry(k).or_default(),
+                    [Val::Func(x.name.clone())],
                 );
             }
         }

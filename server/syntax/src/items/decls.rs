@@ -7,7 +7,8 @@
 
 use super::types::pointer_param_mask;
 use super::{
-    base_type, declarator, name, text, FileItems, FunctionItem, GlobalItem, MacroDef, StructDef,
+    base_type, declarator, name, text, FileItems, FunctionItem, GlobalItem, InitField, MacroDef,
+    StructDef,
 };
 use crate::fields::Field;
 use crate::ir::{Name, TypeInfo};
@@ -144,17 +145,36 @@ fn declaration_item(node: Node, src: &str, items: &mut FileItems) {
             ty.thread_local = true;
         }
         let mut init_refs = Vec::new();
+        let mut init_fields = Vec::new();
         let mut init_nonzero = false;
         if d.kind() == "init_declarator" {
             if let Some(v) = d.field("value") {
                 collect_identifiers(v, src, &mut init_refs);
                 init_nonzero = !literal_zero(v, src, 0);
+                if v.kind() == "initializer_list" {
+                    match ty.array {
+                        false => struct_init_fields(v, src, &mut init_fields),
+                        true => {
+                            let mut cur = v.walk();
+                            for e in v.named_children(&mut cur) {
+                                let e = match e.kind() {
+                                    "initializer_pair" => e.field("value").unwrap_or(e),
+                                    _ => e,
+                                };
+                                if e.kind() == "initializer_list" {
+                                    struct_init_fields(e, src, &mut init_fields);
+                                }
+                            }
+                        }
+                    }
+                }
             }
         }
         items.globals.push(GlobalItem {
             name: name(n, src),
             ty,
             init_refs,
+            init_fields,
             init_nonzero,
             is_extern,
             start: n.start_byte() as u32,
@@ -200,6 +220,7 @@ fn define_macro_item(node: Node, src: &str, items: &mut FileItems) {
             ..TypeInfo::default()
         },
         init_refs: Vec::new(),
+        init_fields: Vec::new(),
         init_nonzero: true,
         is_extern: false,
         start: arg.start_byte() as u32,
@@ -249,6 +270,46 @@ fn literal_zero(n: Node, src: &str, depth: u32) -> bool {
                 .all(|c| literal_zero(*c, src, depth + 1))
         }
         _ => false,
+    }
+}
+
+/// The identifiers of one struct initializer list by member (see
+/// [`InitField`]).
+fn struct_init_fields(list: Node, src: &str, out: &mut Vec<InitField>) {
+    let mut cur = list.walk();
+    let elems: Vec<Node> = list.named_children(&mut cur).collect();
+    if elems.iter().any(|e| e.kind() == "comment") || out.len() > 4096 {
+        return;
+    }
+    let count = elems.len() as u32;
+    for (i, e) in elems.into_iter().enumerate() {
+        let (field, value) = match e.kind() {
+            "initializer_pair" => {
+                let mut c = e.walk();
+                let designators: Vec<Node> =
+                    e.children_by_field_name("designator", &mut c).collect();
+                let field = match designators[..] {
+                    [d] if d.kind() == "field_designator" => d.named_child(0).map(|f| name(f, src)),
+                    // GNU's old `field: value`.
+                    [d] if d.kind() == "field_identifier" => Some(name(d, src)),
+                    _ => None,
+                };
+                let Some(field) = field else { continue };
+                (Some(field), e.field("value"))
+            }
+            _ => (None, Some(e)),
+        };
+        let Some(value) = value else { continue };
+        let mut names = Vec::new();
+        collect_identifiers(value, src, &mut names);
+        for n in names {
+            out.push(InitField {
+                pos: i as u32,
+                count,
+                field: field.clone(),
+                name: n,
+            });
+        }
     }
 }
 
