@@ -455,7 +455,8 @@ fn range_end(cond: Node, var: &str, src: &str) -> Option<String> {
     if cond.kind() != "binary_expression" {
         return None;
     }
-    let left = unparen(cond.field("left")?);
+    // CIL compares a narrow counter through casts: `(int) i < (int) n`.
+    let left = uncast(cond.field("left")?);
     if left.kind() != "identifier" || text(left, src) != var {
         return None;
     }
@@ -471,16 +472,52 @@ fn range_end(cond: Node, var: &str, src: &str) -> Option<String> {
 }
 
 /// Does the expression `e` step `var` by one (`var++`, `++var`, `var += 1`,
-/// `var = var + 1`)?
+/// `var = var + 1`, and CIL's `var = (T) ((int) var + 1)`)?
 fn steps_by_one(e: Node, var: &str, src: &str) -> bool {
     let step = squash(e, src);
-    [
+    if [
         format!("{var}++"),
         format!("++{var}"),
         format!("{var}+=1"),
         format!("{var}={var}+1"),
     ]
     .contains(&step)
+    {
+        return true;
+    }
+    let e = unparen(e);
+    if e.kind() != "assignment_expression"
+        || e.field("operator").map(|o| text(o, src)) != Some("=")
+        || e.field("left").map(|l| text(l, src)) != Some(var)
+    {
+        return false;
+    }
+    let Some(sum) = e.field("right").map(uncast) else {
+        return false;
+    };
+    if sum.kind() != "binary_expression" || sum.field("operator").map(|o| text(o, src)) != Some("+")
+    {
+        return false;
+    }
+    let side = |f: &str| sum.field(f).map(|x| text(uncast(x), src));
+    matches!(
+        (side("left"), side("right")),
+        (Some(a), Some("1")) | (Some("1"), Some(a)) if a == var
+    )
+}
+
+/// The node under parentheses and casts: `(int) ((T) x)` is `x`.
+fn uncast(mut n: Node) -> Node {
+    loop {
+        n = unparen(n);
+        match n.kind() {
+            "cast_expression" => match n.field("value") {
+                Some(v) => n = v,
+                None => return n,
+            },
+            _ => return n,
+        }
+    }
 }
 
 /// The node's text without whitespace.
