@@ -650,7 +650,9 @@ impl<'a> Walker<'a> {
     pub(super) fn walk_node(&mut self, id: u32, frame: &Frame, st: State) -> (Out, Vec<u32>) {
         self.enter_node(id, frame.fid);
         let body = frame.summary.clone();
+        self.d.gotos.push(Default::default());
         let out = self.walk_stmts(frame, &body.ir.body, st);
+        self.d.gotos.pop();
         let sites = self.leave_node(id);
         // Each fact once per node.
         let node = &mut self.d.nodes[id as usize];

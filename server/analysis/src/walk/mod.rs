@@ -199,6 +199,9 @@ struct WalkData {
     /// table of functions to other code without a body (see
     /// `Thread::speculative`).
     callbacks_sure: FxHashSet<Name>,
+    /// Per function being walked (innermost last): the states the `goto`s
+    /// walked so far carry to their labels (see `walk_stmts`).
+    gotos: Vec<FxHashMap<Name, state::State>>,
     callbacks_in_tables: FxHashSet<Name>,
     /// Callback groups: the entry functions (with their arguments) of a
     /// thread that runs the callbacks one thread handed to unknown code.

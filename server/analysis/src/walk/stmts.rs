@@ -129,7 +129,21 @@ impl<'a> Walker<'a> {
         let mut out = Out::default();
         let mut cur = Some(st);
         for s in stmts {
-            let Some(state) = cur.take() else { break };
+            // A label is reached by falling into it and by the `goto`s to
+            // it walked before it (a cleanup block after a `return`).
+            if let Stmt::Label(l) = s {
+                if let Some(g) = self.d.gotos.last_mut().and_then(|g| g.remove(l)) {
+                    cur = join(cur, Some(g));
+                }
+                continue;
+            }
+            let Some(state) = cur.take() else {
+                // Past a `return`: a later label here may still be reached.
+                if self.d.gotos.last().is_some_and(|g| !g.is_empty()) {
+                    continue;
+                }
+                break;
+            };
             if self.d.bailed.is_some() {
                 break;
             }
@@ -536,7 +550,24 @@ impl<'a> Walker<'a> {
                 self.note_count(fr, lhs, rhs, &mut state);
                 Some(state)
             }
-            Stmt::Decl(_) | Stmt::Goto(_) | Stmt::Label(_) => Some(state),
+            // A `goto` takes its state to its label when the walk meets the
+            // label later in this function. It also goes on as if it fell
+            // through (the label may come before it, or sit inside a block
+            // the walk enters only by falling into it): possible false
+            // alarms on the code it skips, never a path lost.
+            Stmt::Goto(l) => {
+                if let Some(g) = self.d.gotos.last_mut() {
+                    let joined = match g.remove(l) {
+                        Some(old) => join(Some(old), Some(state.clone())),
+                        None => Some(state.clone()),
+                    };
+                    if let Some(j) = joined {
+                        g.insert(l.clone(), j);
+                    }
+                }
+                Some(state)
+            }
+            Stmt::Decl(_) | Stmt::Label(_) => Some(state),
             Stmt::Call(c) => self.call(fr, c, state),
             _ => Some(state),
         }
