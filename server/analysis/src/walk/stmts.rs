@@ -474,6 +474,19 @@ impl<'a> Walker<'a> {
     fn walk_simple(&mut self, fr: &Frame, s: &Stmt, state: State) -> Option<State> {
         match s {
             Stmt::Access(a) => {
+                // `p[i]` reads the pointer `p` too (the lowering cannot tell
+                // a pointer from an array; `p->f` records its read of `p`).
+                for x in indexed_vars(&a.place) {
+                    let t = fr
+                        .locals
+                        .get(x)
+                        .cloned()
+                        .or_else(|| self.prog.global(x).map(|t| self.prog.resolve_type(t)));
+                    if t.is_some_and(|t| t.pointer > 0 && !t.array) {
+                        let v = Expr::Var(x.clone());
+                        self.record(fr, &v, AccessKind::Read, a.span, &state, true);
+                    }
+                }
                 self.record(fr, &a.place, a.kind, a.span, &state, true);
                 let mut state = state;
                 if a.kind == AccessKind::Write {
@@ -764,5 +777,26 @@ fn result_nonzero(v: &Expr, st: &State) -> Option<bool> {
         Expr::AddrOf(_) => Some(true),
         Expr::Var(x) => st.conds.iter().find(|c| &c.0 == x).map(|c| c.1),
         _ => None,
+    }
+}
+
+/// The variables a place indexes directly (`p` of `p[i]`, `p[i].f`,
+/// `p[i][j]`).
+fn indexed_vars(e: &Expr) -> Vec<&Name> {
+    let mut out = Vec::new();
+    let mut e = e;
+    loop {
+        match e {
+            Expr::Index { base, .. } => {
+                if let Expr::Var(x) = &**base {
+                    out.push(x);
+                }
+                e = base;
+            }
+            Expr::Field {
+                base, arrow: false, ..
+            } => e = base,
+            _ => return out,
+        }
     }
 }
