@@ -282,7 +282,14 @@ fn struct_init_fields(list: Node, src: &str, out: &mut Vec<InitField>) {
         return;
     }
     let count = elems.len() as u32;
+    // After a designator, a positional element initializes the member after
+    // the designated one, not the one at its position: skipped.
+    let mut designated = false;
     for (i, e) in elems.into_iter().enumerate() {
+        designated |= e.kind() == "initializer_pair";
+        if designated && e.kind() != "initializer_pair" {
+            continue;
+        }
         let (field, value) = match e.kind() {
             "initializer_pair" => {
                 let mut c = e.walk();
