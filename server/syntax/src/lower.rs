@@ -122,6 +122,17 @@ struct Lowerer<'s> {
     cond_calls: Vec<(usize, u32)>,
 }
 
+/// The node under parentheses and casts: `(int) ((T) x)` is `x`.
+fn uncast(mut n: Node) -> Node {
+    loop {
+        n = unparen(n);
+        match (n.kind(), n.field("value")) {
+            ("cast_expression", Some(v)) => n = v,
+            _ => return n,
+        }
+    }
+}
+
 fn unparen(mut n: Node) -> Node {
     while n.kind() == "parenthesized_expression" {
         match crate::items::first_named(n) {

@@ -756,7 +756,7 @@ impl<'a> Walker<'a> {
                 // variable rather than a function).
                 let through_pointer = match &c.callee {
                     Callee::Indirect(_) => true,
-                    Callee::Direct(n) => fr.locals.contains_key(n) || self.prog.global(n).is_some(),
+                    Callee::Direct(n) => self.names_variable(fr, n),
                 };
                 // A pointer the walk cannot resolve may have come back from
                 // an integer (see `laundered.rs`).

@@ -370,11 +370,15 @@ impl<'a> Walker<'a> {
         out
     }
 
+    /// Does `n`, as `fr` names it, denote a variable (a local or a global)
+    /// rather than a function? A call `n(..)` then goes through a pointer.
+    pub(super) fn names_variable(&self, fr: &Frame, n: &Name) -> bool {
+        fr.locals.contains_key(n) || self.prog.global(n).is_some()
+    }
+
     pub(super) fn functions_of(&self, fr: &Frame, callee: &Callee) -> Vec<FunctionId> {
         let names: Vec<Name> = match callee {
-            Callee::Direct(n) if !fr.locals.contains_key(n) && self.prog.global(n).is_none() => {
-                vec![n.clone()]
-            }
+            Callee::Direct(n) if !self.names_variable(fr, n) => vec![n.clone()],
             Callee::Direct(n) => self
                 .eval(fr, &Expr::Var(n.clone()), 0)
                 .into_iter()

@@ -38,7 +38,8 @@ use super::{Val, Walker};
 use crate::db::FunctionId;
 use crate::facts::PrivateHeap;
 use crate::model::Base;
-use racelens_syntax::{Callee, Expr, Name};
+use racelens_syntax::{Expr, Name};
+use rustc_hash::FxHashSet;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How a store put an object of one heap site into a container.
@@ -171,9 +172,9 @@ impl<'a> Walker<'a> {
     }
 
     /// Does function `f` never run: the program has a `main`, and no
-    /// function calls `f` by name or uses it as a value? `called` caches
-    /// the names called directly, gathered on first use.
-    fn never_runs(&self, f: FunctionId, called: &mut Option<rustc_hash::FxHashSet<Name>>) -> bool {
+    /// function calls `f` by name or uses it as a value? `uncalled` caches
+    /// the names no function calls directly, gathered on first use.
+    fn never_runs(&self, f: FunctionId, uncalled: &mut Option<FxHashSet<Name>>) -> bool {
         let name = f.name(self.db);
         if &**name == "main" || self.prog.functions_named("main").is_none() {
             return false;
@@ -181,18 +182,9 @@ impl<'a> Walker<'a> {
         if self.value_functions().contains(&f) {
             return false;
         }
-        let called = called.get_or_insert_with(|| {
-            let mut names = rustc_hash::FxHashSet::default();
-            for g in self.prog.functions.values().flatten() {
-                crate::visit::visit_calls(&self.summary(*g).ir.body, &mut |c| {
-                    if let Callee::Direct(n) = &c.callee {
-                        names.insert(n.clone());
-                    }
-                });
-            }
-            names
-        });
-        !called.contains(name)
+        uncalled
+            .get_or_insert_with(|| self.uncalled_names())
+            .contains(name)
     }
 
     /// The unpublished heap sites of the walk, over the nodes `reach` marks,
@@ -242,12 +234,12 @@ impl<'a> Walker<'a> {
         // Code nothing calls or takes the address of never runs in a
         // program with a `main` (a library function the program does not
         // use): its stores happen nowhere.
-        let mut called: Option<rustc_hash::FxHashSet<Name>> = None;
+        let mut uncalled: Option<FxHashSet<Name>> = None;
         for (f, cells) in &self.d.store_from {
             if walked.contains(f) {
                 continue;
             }
-            if self.never_runs(*f, &mut called) {
+            if self.never_runs(*f, &mut uncalled) {
                 continue;
             }
             for (cell, vals) in cells {

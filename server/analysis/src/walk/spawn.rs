@@ -412,9 +412,7 @@ impl<'a> Walker<'a> {
         let e = match callee {
             Callee::Indirect(Expr::Deref(inner)) => (**inner).clone(),
             Callee::Indirect(e) => e.clone(),
-            Callee::Direct(n) if fr.locals.contains_key(n) || self.prog.global(n).is_some() => {
-                Expr::Var(n.clone())
-            }
+            Callee::Direct(n) if self.names_variable(fr, n) => Expr::Var(n.clone()),
             Callee::Direct(_) => return Vec::new(),
         };
         let names = self.walked_functions(fr, &e);

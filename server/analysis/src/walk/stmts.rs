@@ -477,13 +477,11 @@ impl<'a> Walker<'a> {
                 // `p[i]` reads the pointer `p` too (the lowering cannot tell
                 // a pointer from an array; `p->f` records its read of `p`).
                 for x in indexed_vars(&a.place) {
-                    let t = fr
-                        .locals
-                        .get(x)
-                        .cloned()
-                        .or_else(|| self.prog.global(x).map(|t| self.prog.resolve_type(t)));
-                    if t.is_some_and(|t| t.pointer > 0 && !t.array) {
-                        let v = Expr::Var(x.clone());
+                    let v = Expr::Var(x.clone());
+                    if self
+                        .type_of(fr, &v, 0)
+                        .is_some_and(|t| t.pointer > 0 && !t.array)
+                    {
                         self.record(fr, &v, AccessKind::Read, a.span, &state, true);
                     }
                 }

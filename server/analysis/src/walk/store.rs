@@ -16,6 +16,7 @@
 use super::frames::{set_ptr, tracks_ptr, Frame};
 use super::library::does_not_retain;
 use super::state::Ptrs;
+use super::threads::function_name;
 use super::{add_vals, pointer_local, uncast, Val, Vals, Walker};
 use crate::config::CallModel;
 use crate::db::{FunctionId, FunctionSummary};
@@ -111,22 +112,13 @@ impl<'a> Walker<'a> {
                     vals,
                 );
             }
-        }
-        // A function named in a struct's initializer goes to the member it
-        // initializes (`{"port", &config.port, &config_emit_int}` puts
-        // `config_emit_int` in `config_elements.emit`), when that member
-        // holds a pointer.
-        for (g, inits) in &self.prog.global_init_fields {
-            let ty = self
-                .prog
-                .global(g)
-                .map(|t| self.prog.resolve_type(t))
-                .unwrap_or_default();
-            let fields = match (ty.pointer, &ty.name) {
-                (0, Some(n)) => self.prog.structs.get(n),
-                _ => None,
+            // A function named in a struct's initializer goes to the member
+            // it initializes (`{"port", &config.port, &config_emit_int}` puts
+            // `config_emit_int` in `config_elements.emit`), when that member
+            // holds a pointer.
+            let (Some(fields), Some(inits)) = (fields, self.prog.global_init_fields.get(g)) else {
+                continue;
             };
-            let Some(fields) = fields else { continue };
             for x in inits {
                 if !self.prog.is_function(&x.name) || self.prog.global(&x.name).is_some() {
                     continue;
@@ -160,7 +152,7 @@ impl<'a> Walker<'a> {
         // a thread a wrapper creates (`spawn(worker, arg)` around
         // `pthread_create(&t, 0, fn, arg)`): other function pointers passed
         // down are resolved in the walk, by calling context.
-        let mut fn_params: FxHashMap<FunctionId, Vec<Vec<Name>>> = FxHashMap::default();
+        let mut fn_params: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
         // A function's pass is a function of its parameters and of the cells
         // it reads (return values and frames of callees are computed once):
         // one whose parameters and cells are as at its last pass would make
@@ -199,7 +191,7 @@ impl<'a> Walker<'a> {
                 // from: after one that changed neither, the next would repeat it.
                 let mut changed = false;
                 let mut passed: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
-                let mut passed_fns: FxHashMap<FunctionId, Vec<Vec<Name>>> = FxHashMap::default();
+                let mut passed_fns: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
                 for &f in &funcs {
                     let own = params.get(&f).map(|p| &p[..]).unwrap_or(&[]);
                     if let Some((at, reads, was)) = last_pass.get(&f) {
@@ -236,23 +228,24 @@ impl<'a> Walker<'a> {
                                 let mut entries =
                                     self.functions_of(&frame, &Callee::Indirect(fe.clone()));
                                 if let Some(i) = param_index(&frame, fe) {
-                                    let names = fn_params
+                                    let names: Vec<Name> = fn_params
                                         .get(&f)
                                         .and_then(|p| p.get(i))
-                                        .map(|v| &v[..])
-                                        .unwrap_or(&[]);
-                                    for g in self.definitions(&frame, names) {
+                                        .into_iter()
+                                        .flatten()
+                                        .filter_map(|x| match x {
+                                            Val::Func(n) => Some(n.clone()),
+                                            _ => None,
+                                        })
+                                        .collect();
+                                    for g in self.definitions(&frame, &names) {
                                         if !entries.contains(&g) {
                                             entries.push(g);
                                         }
                                     }
                                 }
                                 for g in entries {
-                                    let into = passed.entry(g).or_default();
-                                    if into.is_empty() {
-                                        into.push(Vals::new());
-                                    }
-                                    add_vals(&mut into[0], v.iter().cloned());
+                                    add_param(passed.entry(g).or_default(), 0, v.iter().cloned());
                                 }
                                 return;
                             }
@@ -262,51 +255,30 @@ impl<'a> Walker<'a> {
                             }
                             for &g in self.prog.functions_named(n).into_iter().flatten() {
                                 for (i, a) in c.args.iter().enumerate() {
-                                    let named = match uncast(a) {
-                                        Expr::AddrOf(x) => match uncast(x) {
-                                            Expr::Var(x) => Some(x),
-                                            _ => None,
-                                        },
-                                        Expr::Var(x) => Some(x),
-                                        _ => None,
-                                    };
-                                    let fns: Vec<Name> = match named {
+                                    // A function named, or one this function's
+                                    // parameter received (for creations).
+                                    let fns: Vals = match function_name(a) {
                                         Some(x)
-                                            if self.prog.is_function(x)
-                                                && !frame.locals.contains_key(x) =>
+                                            if self.prog.is_function(&x)
+                                                && !frame.locals.contains_key(&x) =>
                                         {
-                                            vec![x.clone()]
+                                            vec![Val::Func(x)]
                                         }
                                         _ => param_index(&frame, a)
                                             .and_then(|j| fn_params.get(&f)?.get(j).cloned())
                                             .unwrap_or_default(),
                                     };
                                     if !fns.is_empty() {
-                                        let into = passed_fns.entry(g).or_default();
-                                        if into.len() <= i {
-                                            into.resize(i + 1, Vec::new());
-                                        }
-                                        for x in fns {
-                                            if !into[i].contains(&x) {
-                                                into[i].push(x);
-                                            }
-                                        }
+                                        add_param(passed_fns.entry(g).or_default(), i, fns);
                                     }
-                                }
-                                let into = passed.entry(g).or_default();
-                                for (i, a) in c.args.iter().enumerate() {
                                     // Data pointers only: function pointers
                                     // passed down are resolved in the walk, by
                                     // calling context.
                                     let mut v = self.eval(&frame, a, 0);
                                     v.retain(|x| matches!(x, Val::Target(_)));
-                                    if v.is_empty() {
-                                        continue;
+                                    if !v.is_empty() {
+                                        add_param(passed.entry(g).or_default(), i, v);
                                     }
-                                    if into.len() <= i {
-                                        into.resize(i + 1, Vals::new());
-                                    }
-                                    add_vals(&mut into[i], v);
                                 }
                             }
                         });
@@ -340,17 +312,11 @@ impl<'a> Walker<'a> {
                 }
                 for (g, v) in passed_fns {
                     let into = fn_params.entry(g).or_default();
-                    if into.len() < v.len() {
-                        into.resize(v.len(), Vec::new());
-                    }
                     for (i, names) in v.into_iter().enumerate() {
-                        for x in names {
-                            if !into[i].contains(&x) {
-                                into[i].push(x);
-                                changed = true;
-                                // Its creations may name new entries.
-                                last_pass.remove(&g);
-                            }
+                        if add_param(into, i, names) {
+                            changed = true;
+                            // Its creations may name new entries.
+                            last_pass.remove(&g);
                         }
                     }
                 }
@@ -875,4 +841,13 @@ fn param_index(fr: &Frame, e: &Expr) -> Option<usize> {
     }
     let Expr::Var(x) = e else { return None };
     fr.summary.ir.params.iter().position(|p| p.name == *x)
+}
+
+/// Adds `v` to what parameter `i` holds in `into` (growing the list). Did
+/// it change?
+fn add_param(into: &mut Vec<Vals>, i: usize, v: impl IntoIterator<Item = Val>) -> bool {
+    if into.len() <= i {
+        into.resize(i + 1, Vals::new());
+    }
+    add_vals(&mut into[i], v)
 }

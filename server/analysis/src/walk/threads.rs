@@ -38,7 +38,7 @@ fn visit_names(e: &Expr, f: &mut dyn FnMut(&Name)) {
 }
 
 /// The function an argument names: `f`, `&f` or `(void *(*)(void *))f`.
-fn function_name(e: &Expr) -> Option<Name> {
+pub(super) fn function_name(e: &Expr) -> Option<Name> {
     match e {
         Expr::Var(n) => Some(n.clone()),
         Expr::AddrOf(inner) | Expr::Cast { value: inner, .. } => function_name(inner),
@@ -250,6 +250,18 @@ impl<'a> Walker<'a> {
                 called.insert(n);
             }
         })
+    }
+
+    /// The names of the functions no function calls directly.
+    pub(super) fn uncalled_names(&self) -> FxHashSet<Name> {
+        self.not_called(&mut |_, c, _, called| {
+            if let Callee::Direct(n) = &c.callee {
+                called.insert(n.clone());
+            }
+        })
+        .into_iter()
+        .map(|r| r.0)
+        .collect()
     }
 
     /// The roots of a program without `main`: functions no function calls

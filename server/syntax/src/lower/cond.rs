@@ -4,7 +4,7 @@
 //! the condition is lowered (cleared before and after), so a [`Test`] can
 //! name the call whose result it compares with zero.
 
-use super::{unparen, Lowerer};
+use super::{uncast, unparen, Lowerer};
 use crate::fields::Field;
 use crate::ir::*;
 use crate::items::{name, text};
@@ -102,14 +102,7 @@ impl<'s> Lowerer<'s> {
                 // `0`, `NULL`, and either under casts (`(void *) 0`,
                 // `(unsigned int) ((T) 0)`): a null pointer constant.
                 let zero = |x: Node| {
-                    let mut x = unparen(x);
-                    while x.kind() == "cast_expression" {
-                        match x.field("value") {
-                            Some(v) => x = unparen(v),
-                            None => break,
-                        }
-                    }
-                    let t = text(x, self.src);
+                    let t = text(uncast(x), self.src);
                     t == "0" || t == "NULL"
                 };
                 let (subject, konst) = if zero(r) {

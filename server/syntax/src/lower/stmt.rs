@@ -6,7 +6,7 @@
 //! [`Lowerer`]; every recursion checks [`MAX_DEPTH`] and marks the function
 //! `truncated` instead of descending further.
 
-use super::{unparen, Lowerer, MAX_DEPTH};
+use super::{uncast, unparen, Lowerer, MAX_DEPTH};
 use crate::fields::Field;
 use crate::ir::*;
 use crate::items::{base_type, declarator, name, text};
@@ -504,20 +504,6 @@ fn steps_by_one(e: Node, var: &str, src: &str) -> bool {
         (side("left"), side("right")),
         (Some(a), Some("1")) | (Some("1"), Some(a)) if a == var
     )
-}
-
-/// The node under parentheses and casts: `(int) ((T) x)` is `x`.
-fn uncast(mut n: Node) -> Node {
-    loop {
-        n = unparen(n);
-        match n.kind() {
-            "cast_expression" => match n.field("value") {
-                Some(v) => n = v,
-                None => return n,
-            },
-            _ => return n,
-        }
-    }
 }
 
 /// The node's text without whitespace.
