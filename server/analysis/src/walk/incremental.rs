@@ -263,16 +263,22 @@ pub(super) fn update(
             return Err("allocation wrapper changed");
         }
         let old_ret = w.d.returns.borrow().get(&f).cloned();
-        let old_store = std::mem::take(&mut w.d.store);
-        let old_from = std::mem::take(&mut w.d.store_from);
-        w.d.frames.borrow_mut().clear();
-        w.d.returns.borrow_mut().clear();
-        w.build_store();
-        if w.d.store != old_store || w.d.store_from != old_from {
-            return Err("pointer store changed");
+        // The edited function's new pass over the built store gives what its
+        // last pass gave: the store stands.
+        w.d.frames.borrow_mut().retain(|(g, _), _| *g != f);
+        w.d.returns.borrow_mut().remove(&f);
+        if !w.same_store_pass(f) {
+            let old_store = std::mem::take(&mut w.d.store);
+            let old_from = std::mem::take(&mut w.d.store_from);
+            w.d.frames.borrow_mut().clear();
+            w.d.returns.borrow_mut().clear();
+            w.build_store();
+            if w.d.store != old_store || w.d.store_from != old_from {
+                return Err("pointer store changed");
+            }
+            w.d.frames.borrow_mut().clear();
+            w.d.returns.borrow_mut().clear();
         }
-        w.d.frames.borrow_mut().clear();
-        w.d.returns.borrow_mut().clear();
         if let Some(old_ret) = old_ret {
             if w.return_vals(f) != old_ret {
                 return Err("return values changed");

@@ -278,6 +278,11 @@ struct WalkData {
     store: FxHashMap<LocKey, Vals>,
     /// The same, by the function whose statements stored them.
     store_from: FxHashMap<FunctionId, FxHashMap<LocKey, Vals>>,
+    /// Each function's last pass while the store was built, and the
+    /// parameters (data pointers, functions) it was built with.
+    store_passes: FxHashMap<FunctionId, store::StorePass>,
+    store_params: FxHashMap<FunctionId, Vec<Vals>>,
+    store_fn_params: FxHashMap<FunctionId, Vec<Vals>>,
     /// The paths of the recorded accesses, one allocation each (see
     /// [`Recorded`]'s hash).
     paths: FxHashSet<Arc<[Elem]>>,
