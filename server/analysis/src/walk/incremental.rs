@@ -14,7 +14,12 @@
 //! - the program can start a thread (one that cannot is not walked at all,
 //!   see `walk::analyse`);
 //! - the program (functions, globals, types), the pointer store, the edited
-//!   function's parameters, return values and thread creations are unchanged;
+//!   function's parameters, return values and thread creations are unchanged
+//!   (the store is kept without building it again when the edited function's
+//!   new pass over it gives what its last pass gave: it is then a fixpoint
+//!   for the new text too, the same a build from scratch finds unless the
+//!   old text's stores fed themselves, `x->next = y; y = x->next` kept by
+//!   a `y` no longer assigned otherwise);
 //! - every re-walked node ends in the same exit state and creates the same
 //!   threads: its own statements create none, a callee that creates some is
 //!   replayed only where a walk from scratch replays it or walks it afresh

@@ -534,6 +534,7 @@ impl<'a> Walker<'a> {
                     if **self.d.cur_ptrs.borrow() != *cur {
                         *self.d.cur_ptrs.borrow_mut() = Arc::new(cur.clone());
                     }
+                    self.struct_copy(fr, lhs, rhs, updates);
                     if let Expr::Var(x) = lhs {
                         if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) {
                             if strong && tracks_ptr(fr, x) {
@@ -586,6 +587,71 @@ impl<'a> Walker<'a> {
                     }
                 }
                 _ => {}
+            }
+        }
+    }
+
+    /// `dst = src` of a whole struct (`job_t job = q->jobs[head]`): each
+    /// pointer member `dst` gets what the same member of `src` holds, so
+    /// that `job.fn(job.arg)` calls what was stored into the queue. Nested
+    /// struct members are followed a few levels.
+    fn struct_copy(&self, fr: &Frame, dst: &Expr, src: &Expr, updates: &mut Vec<(LocKey, Vals)>) {
+        if !matches!(
+            src,
+            Expr::Var(_) | Expr::Field { .. } | Expr::Index { .. } | Expr::Deref(_)
+        ) {
+            return;
+        }
+        let Some(t) = self.type_of(fr, dst, 0) else {
+            return;
+        };
+        let Some(name) = t.name.as_ref().filter(|_| t.pointer == 0 && !t.array) else {
+            return;
+        };
+        if !self.prog.structs.contains_key(name) {
+            return;
+        }
+        let dsts: Vec<LocKey> = self
+            .place(fr, dst, 0)
+            .into_iter()
+            .map(|k| k.without_indices())
+            .collect();
+        if dsts.is_empty() {
+            return;
+        }
+        let srcs: Vec<LocKey> = self
+            .place(fr, src, 0)
+            .into_iter()
+            .map(|k| k.without_indices())
+            .collect();
+        // (member path, its struct type), breadth first.
+        let mut todo: Vec<(Vec<Elem>, Name, u8)> = vec![(Vec::new(), name.clone(), 0)];
+        while let Some((path, ty, depth)) = todo.pop() {
+            for (field, ft) in self.prog.structs.get(&ty).into_iter().flatten() {
+                let ft = self.prog.resolve_type(ft);
+                let mut p = path.clone();
+                p.push(Elem::Field(field.clone()));
+                if ft.pointer > 0 || ft.is_function {
+                    let mut v = Vals::new();
+                    for k in &srcs {
+                        let mut k = k.clone();
+                        k.path.extend(p.iter().cloned());
+                        if let Some(x) = self.store_get(&k) {
+                            add_vals(&mut v, x.iter().cloned());
+                        }
+                    }
+                    if !v.is_empty() {
+                        for k in &dsts {
+                            let mut k = k.clone();
+                            k.path.extend(p.iter().cloned());
+                            updates.push((k, v.clone()));
+                        }
+                    }
+                } else if !ft.array && depth < 3 {
+                    if let Some(n) = ft.name.filter(|n| self.prog.structs.contains_key(n)) {
+                        todo.push((p, n, depth + 1));
+                    }
+                }
             }
         }
     }
