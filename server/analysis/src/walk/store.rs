@@ -611,20 +611,18 @@ impl<'a> Walker<'a> {
         if !self.prog.structs.contains_key(name) {
             return;
         }
-        let dsts: Vec<LocKey> = self
-            .place(fr, dst, 0)
-            .into_iter()
-            .map(|k| k.without_indices())
-            .collect();
+        let places = |e: &Expr| -> Vec<LocKey> {
+            self.place(fr, e, 0)
+                .into_iter()
+                .map(|k| k.without_indices())
+                .collect()
+        };
+        let dsts = places(dst);
         if dsts.is_empty() {
             return;
         }
-        let srcs: Vec<LocKey> = self
-            .place(fr, src, 0)
-            .into_iter()
-            .map(|k| k.without_indices())
-            .collect();
-        // (member path, its struct type), breadth first.
+        let srcs = places(src);
+        // (member path, its struct type, nesting) still to copy.
         let mut todo: Vec<(Vec<Elem>, Name, u8)> = vec![(Vec::new(), name.clone(), 0)];
         while let Some((path, ty, depth)) = todo.pop() {
             for (field, ft) in self.prog.structs.get(&ty).into_iter().flatten() {
