@@ -34,6 +34,7 @@ pub fn visit_names(e: &Expr, f: &mut dyn FnMut(&Name)) {
         Expr::Deref(x) | Expr::AddrOf(x) | Expr::Offset(x) => visit_names(x, f),
         Expr::Cast { value, .. } => visit_names(value, f),
         Expr::Choice(xs) => xs.iter().for_each(|x| visit_names(x, f)),
+        Expr::Init(xs) => xs.iter().for_each(|(_, x)| visit_names(x, f)),
         Expr::CallResult(_) | Expr::Int(_) | Expr::Str | Expr::Other => {}
     }
 }

@@ -62,6 +62,11 @@ pub enum Expr {
     Str,
     /// `c ? a : b`: either value.
     Choice(Vec<Expr>),
+    /// A struct initializer list of a local (`struct job j = {fn, .arg = p}`):
+    /// each element with the member its designator names, or `None` for one
+    /// placed by position (its index), after no designator. Elements placed
+    /// after a designator are left out.
+    Init(Vec<(Option<Name>, Expr)>),
     /// Anything else (arithmetic, comparisons, ...).
     Other,
 }

@@ -278,6 +278,38 @@ mod tests {
     }
 
     #[test]
+    fn struct_initializer_lists_keep_their_elements() {
+        let ir = lower(
+            "void f(void (*fn)(void *), void *p) { struct job j = {fn, .arg = p, 3}; struct job k = {fn, {p}}; int a[2] = {1, 2}; }",
+        );
+        let rhs: Vec<&Expr> = ir
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Assign { rhs, .. } => Some(rhs),
+                _ => None,
+            })
+            .collect();
+        // A positional element after a designator is left out.
+        assert_eq!(
+            rhs[0],
+            &Expr::Init(vec![
+                (None, Expr::Var("fn".into())),
+                (Some("arg".into()), Expr::Var("p".into())),
+            ])
+        );
+        assert_eq!(
+            rhs[1],
+            &Expr::Init(vec![
+                (None, Expr::Var("fn".into())),
+                (None, Expr::Init(vec![(None, Expr::Var("p".into()))])),
+            ])
+        );
+        // Arrays keep the old lowering.
+        assert_eq!(rhs[2], &Expr::Other);
+    }
+
+    #[test]
     fn trylock_condition_is_recognized() {
         let ir = lower("void f(void) { if (pthread_mutex_trylock(&m) == 0) { x = 1; } }");
         assert!(matches!(

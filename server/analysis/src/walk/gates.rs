@@ -225,7 +225,7 @@ impl Counts<'_> {
                     true
                 } else {
                     matches!(lhs, Expr::Var(x) if self.locals.contains(x))
-                        && matches!(uncast(rhs), Expr::Int(_) | Expr::Other)
+                        && matches!(uncast(rhs), Expr::Int(_) | Expr::Other | Expr::Init(_))
                 }
             }
             Stmt::If {

@@ -368,6 +368,8 @@ pub(super) fn subst(template: &Expr, params: &[Name], args: &[Expr]) -> Option<E
                 .map(|x| subst(x, params, args))
                 .collect::<Option<Vec<_>>>()?,
         ),
-        Expr::CallResult(_) | Expr::Int(_) | Expr::Str | Expr::Other => template.clone(),
+        Expr::CallResult(_) | Expr::Int(_) | Expr::Str | Expr::Init(_) | Expr::Other => {
+            template.clone()
+        }
     })
 }

@@ -535,6 +535,16 @@ impl<'a> Walker<'a> {
                         *self.d.cur_ptrs.borrow_mut() = Arc::new(cur.clone());
                     }
                     self.struct_copy(fr, lhs, rhs, updates);
+                    if let Expr::Init(elems) = rhs {
+                        if let Some(t) = self.struct_type(fr, lhs) {
+                            let dsts: Vec<LocKey> = self
+                                .place(fr, lhs, 0)
+                                .into_iter()
+                                .map(|k| k.without_indices())
+                                .collect();
+                            self.struct_init(fr, &dsts, &t, elems, 0, updates);
+                        }
+                    }
                     if let Expr::Var(x) = lhs {
                         if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) {
                             if strong && tracks_ptr(fr, x) {
@@ -591,6 +601,59 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// The struct type of `e` when it is a struct value (not a pointer to
+    /// one, not an array of them).
+    fn struct_type(&self, fr: &Frame, e: &Expr) -> Option<Name> {
+        let t = self.type_of(fr, e, 0)?;
+        let name = t.name.filter(|_| t.pointer == 0 && !t.array)?;
+        self.prog.structs.contains_key(&name).then_some(name)
+    }
+
+    /// `struct job j = {fn, .arg = p}`: each pointer member of `dsts` gets
+    /// the value of the element that initializes it (by designator, or by
+    /// position), nested lists a few levels down.
+    fn struct_init(
+        &self,
+        fr: &Frame,
+        dsts: &[LocKey],
+        ty: &Name,
+        elems: &[(Option<Name>, Expr)],
+        depth: u8,
+        updates: &mut Vec<(LocKey, Vals)>,
+    ) {
+        let Some(fields) = self.prog.structs.get(ty) else {
+            return;
+        };
+        for (i, (designator, value)) in elems.iter().enumerate() {
+            let member = match designator {
+                Some(f) => fields.iter().find(|(n, _)| n == f),
+                None => fields.get(i),
+            };
+            let Some((f, ft)) = member else { continue };
+            let ft = self.prog.resolve_type(ft);
+            let here: Vec<LocKey> = dsts
+                .iter()
+                .map(|k| k.clone().with(Elem::Field(f.clone())))
+                .collect();
+            match value {
+                Expr::Init(inner) if ft.pointer == 0 && !ft.array && depth < 3 => {
+                    if let Some(n) = ft.name.filter(|n| self.prog.structs.contains_key(n)) {
+                        self.struct_init(fr, &here, &n, inner, depth + 1, updates);
+                    }
+                }
+                _ if ft.pointer > 0 || ft.is_function => {
+                    let v = self.eval(fr, value, 0);
+                    if !v.is_empty() {
+                        for k in here {
+                            updates.push((k, v.clone()));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// `dst = src` of a whole struct (`job_t job = q->jobs[head]`): each
     /// pointer member `dst` gets what the same member of `src` holds, so
     /// that `job.fn(job.arg)` calls what was stored into the queue. Nested
@@ -602,15 +665,9 @@ impl<'a> Walker<'a> {
         ) {
             return;
         }
-        let Some(t) = self.type_of(fr, dst, 0) else {
+        let Some(name) = self.struct_type(fr, dst) else {
             return;
         };
-        let Some(name) = t.name.as_ref().filter(|_| t.pointer == 0 && !t.array) else {
-            return;
-        };
-        if !self.prog.structs.contains_key(name) {
-            return;
-        }
         let places = |e: &Expr| -> Vec<LocKey> {
             self.place(fr, e, 0)
                 .into_iter()
@@ -623,7 +680,7 @@ impl<'a> Walker<'a> {
         }
         let srcs = places(src);
         // (member path, its struct type, nesting) still to copy.
-        let mut todo: Vec<(Vec<Elem>, Name, u8)> = vec![(Vec::new(), name.clone(), 0)];
+        let mut todo: Vec<(Vec<Elem>, Name, u8)> = vec![(Vec::new(), name, 0)];
         while let Some((path, ty, depth)) = todo.pop() {
             for (field, ft) in self.prog.structs.get(&ty).into_iter().flatten() {
                 let ft = self.prog.resolve_type(ft);

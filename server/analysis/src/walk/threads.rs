@@ -33,6 +33,7 @@ fn visit_names(e: &Expr, f: &mut dyn FnMut(&Name)) {
             visit_names(v, f)
         }
         Expr::Choice(vs) => vs.iter().for_each(|v| visit_names(v, f)),
+        Expr::Init(vs) => vs.iter().for_each(|(_, v)| visit_names(v, f)),
         Expr::CallResult(_) | Expr::Int(_) | Expr::Str | Expr::Other => {}
     }
 }

@@ -91,7 +91,7 @@ pub(super) fn wild_locals(
             let integer = locals.get(x).map(|t| t.pointer == 0).unwrap_or(false);
             let keeps = match r {
                 Expr::Int(n) => *n != 0,
-                Expr::Other => integer,
+                Expr::Other | Expr::Init(_) => integer,
                 _ => false,
             };
             if !keeps {

@@ -377,9 +377,11 @@ impl<'s> Lowerer<'s> {
                 if let Some(v) = d.field("value") {
                     let saved = self.stmt_span;
                     self.stmt_span = self.span(n);
-                    let rhs = if v.kind() == "initializer_list" {
+                    let rhs = if v.kind() == "initializer_list" && (ty.array || ty.pointer > 0) {
                         self.initializer(v, out, depth + 1);
                         Expr::Other
+                    } else if v.kind() == "initializer_list" {
+                        self.init_list(v, out, depth + 1)
                     } else {
                         self.value(v, out, depth + 1)
                     };
@@ -415,6 +417,56 @@ impl<'s> Lowerer<'s> {
                 None => break,
             }
         }
+    }
+
+    /// A struct initializer list as a value ([`Expr::Init`]), its elements'
+    /// reads emitted as [`initializer`](Self::initializer) emits them.
+    fn init_list(&mut self, n: Node, out: &mut Vec<Stmt>, depth: u32) -> Expr {
+        if depth > MAX_DEPTH {
+            self.ir.truncated = true;
+            return Expr::Other;
+        }
+        let mut cur = n.walk();
+        let children: Vec<Node> = n
+            .named_children(&mut cur)
+            .filter(|c| c.kind() != "comment")
+            .collect();
+        let mut elems = Vec::new();
+        // After a designator, a positional element initializes the member
+        // after the designated one, not the one at its position: left out.
+        let mut designated = false;
+        for c in children {
+            let (field, value) = match c.kind() {
+                "initializer_pair" => {
+                    designated = true;
+                    let mut dc = c.walk();
+                    let ds: Vec<Node> = c.children_by_field_name("designator", &mut dc).collect();
+                    let field = match ds[..] {
+                        [d] if d.kind() == "field_designator" => {
+                            d.named_child(0).map(|f| Name::from(text(f, self.src)))
+                        }
+                        _ => None,
+                    };
+                    let value = match c.field("value") {
+                        Some(v) if v.kind() == "initializer_list" => {
+                            self.init_list(v, out, depth + 1)
+                        }
+                        Some(v) => self.value(v, out, depth + 1),
+                        None => Expr::Other,
+                    };
+                    match field {
+                        Some(f) => (Some(f), value),
+                        None => continue,
+                    }
+                }
+                "initializer_list" => (None, self.init_list(c, out, depth + 1)),
+                _ => (None, self.value(c, out, depth + 1)),
+            };
+            if field.is_some() || !designated {
+                elems.push((field, value));
+            }
+        }
+        Expr::Init(elems)
     }
 
     pub(super) fn initializer(&mut self, n: Node, out: &mut Vec<Stmt>, depth: u32) {
