@@ -274,6 +274,10 @@ struct WalkData {
     /// Loops being walked, innermost last: (call-stack depth, range,
     /// counter, the cell the range ends at: see `thread_counts.rs`).
     loops: Vec<(usize, Option<Name>, Option<Name>, Option<LocKey>)>,
+    /// Counters of the counting loops (from zero) being walked past their
+    /// first pass, with their call-stack depth: such a counter is nonzero
+    /// there (see `Walker::walk_loop`).
+    counted_past_first: Vec<(usize, Name)>,
     /// Flow-insensitive contents of non-local pointer cells.
     store: FxHashMap<LocKey, Vals>,
     /// The same, by the function whose statements stored them.

@@ -280,10 +280,21 @@ impl<'a> Walker<'a> {
         }
         let cs = self.walk_cond(fr, cond, state, out)?;
         // A global that holds zero for the whole run (`constants.rs`):
-        // only the branch taken on zero runs.
+        // only the branch taken on zero runs. A counting loop's counter from
+        // zero, past the loop's first pass: only the branch taken on nonzero
+        // (`if (i == 0) cfg.delay = ..;` runs before the first thread the
+        // loop creates, not after it).
         if let Test::VarZero { var, zero_on_true } = test {
-            if self.constant_zero(fr, var) {
-                let taken = if *zero_on_true { then } else { els };
+            let depth = self.d.stack.len();
+            let zero = self.constant_zero(fr, var);
+            let nonzero = !zero
+                && self
+                    .d
+                    .counted_past_first
+                    .iter()
+                    .any(|(d, v)| *d == depth && v == var);
+            if zero || nonzero {
+                let taken = if *zero_on_true == zero { then } else { els };
                 let o = self.walk_stmts(fr, taken, cs);
                 merge_abrupt(out, &o);
                 return o.next;
@@ -604,7 +615,24 @@ impl<'a> Walker<'a> {
         // are taken after the body, except that a trylock spin may exit at
         // once where its test says.
         let spin = matches!(test, Test::CallZero { .. } | Test::VarZero { .. });
+        // This loop's counter, when it counts up by one from zero and the
+        // body never assigns it (`Stmt::Loop::var`): after the first pass,
+        // which walks the first iteration from the exact entry state, the
+        // passes stand for later iterations, where it is nonzero.
+        let counter = match self.d.loops.last() {
+            Some((d, Some(bound), Some(var), _)) if *d == self.d.stack.len() => {
+                starts_at_zero(bound).then(|| (*d, var.clone()))
+            }
+            _ => None,
+        };
+        let mut pushed = false;
         for iter in 0..MAX_LOOP_ITERS {
+            if iter == 1 {
+                if let Some(c) = &counter {
+                    self.d.counted_past_first.push(c.clone());
+                    pushed = true;
+                }
+            }
             // What a second pass over the same head state could do otherwise
             // than the first: see the end of the loop.
             let (epoch, jumps) = (self.d.epoch, self.d.longjmps);
@@ -655,6 +683,9 @@ impl<'a> Walker<'a> {
                 break;
             }
             head = new_head;
+        }
+        if pushed {
+            self.d.counted_past_first.pop();
         }
         self.d.loop_depth -= 1;
         if let Some(e) = exits.as_mut() {
@@ -797,4 +828,20 @@ fn indexed_vars(e: &Expr) -> Vec<&Name> {
             _ => return out,
         }
     }
+}
+
+/// Does a counting loop's range (`START<END`, see `Stmt::Loop::bound`)
+/// start at zero (`0`, `0U`, `(uint64_t)0`)?
+fn starts_at_zero(bound: &str) -> bool {
+    let Some((start, _)) = bound.split_once('<') else {
+        return false;
+    };
+    let mut s = start;
+    while let Some(rest) = s.strip_prefix('(') {
+        match rest.find(')') {
+            Some(i) if i + 1 < rest.len() => s = &rest[i + 1..],
+            _ => break,
+        }
+    }
+    s.trim_end_matches(['u', 'U', 'l', 'L']) == "0"
 }

@@ -100,10 +100,11 @@ impl<'s> Lowerer<'s> {
                     };
                 }
                 // `0`, `NULL`, and either under casts (`(void *) 0`,
-                // `(unsigned int) ((T) 0)`): a null pointer constant.
+                // `(unsigned int) ((T) 0)`): a null pointer constant; `0UL`
+                // and the other integer suffixes are zero too.
                 let zero = |x: Node| {
                     let t = text(uncast(x), self.src);
-                    t == "0" || t == "NULL"
+                    t.trim_end_matches(['u', 'U', 'l', 'L']) == "0" || t == "NULL"
                 };
                 let (subject, konst) = if zero(r) {
                     (l, true)

@@ -616,23 +616,35 @@ fn stride(e: Node, var: &str, src: &str) -> Option<String> {
 
 /// The range of a counting `while` loop, as [`loop_bound`] gives it for a
 /// `for` loop: `i = START; while (i < END) { ...; i++; }`, the counter set
-/// by the statement just before the loop and stepped by one as the body's
+/// (or declared, `T i = START;`) by the statement just before the loop and stepped by one as the body's
 /// last statement (the shape CIL and hand-written C give counting loops).
 fn while_bound(n: Node, src: &str) -> Option<(Name, Name)> {
     let prev = n.prev_named_sibling()?;
-    if prev.kind() != "expression_statement" {
-        return None;
-    }
-    let init = unparen(crate::items::first_named(prev)?);
-    if init.kind() != "assignment_expression" || text(init.field("operator")?, src) != "=" {
-        return None;
-    }
-    let l = init.field("left")?;
+    let (l, value) = match prev.kind() {
+        "expression_statement" => {
+            let init = unparen(crate::items::first_named(prev)?);
+            if init.kind() != "assignment_expression" || text(init.field("operator")?, src) != "=" {
+                return None;
+            }
+            (init.field("left")?, init.field("right")?)
+        }
+        // `T i = START;`, one declarator.
+        "declaration" => {
+            let mut c = prev.walk();
+            let ds: Vec<Node> = prev.children_by_field_name("declarator", &mut c).collect();
+            let [d] = ds[..] else { return None };
+            if d.kind() != "init_declarator" {
+                return None;
+            }
+            (d.field("declarator")?, d.field("value")?)
+        }
+        _ => return None,
+    };
     if l.kind() != "identifier" {
         return None;
     }
     let var = text(l, src);
-    let start = squash(init.field("right")?, src);
+    let start = squash(value, src);
     let end = range_end(n.field("condition")?, var, src)?;
     let body = n.field("body")?;
     if body.kind() != "compound_statement" {
