@@ -537,11 +537,7 @@ impl<'a> Walker<'a> {
                     self.struct_copy(fr, lhs, rhs, updates);
                     if let Expr::Init(elems) = rhs {
                         if let Some(t) = self.struct_type(fr, lhs) {
-                            let dsts: Vec<LocKey> = self
-                                .place(fr, lhs, 0)
-                                .into_iter()
-                                .map(|k| k.without_indices())
-                                .collect();
+                            let dsts = self.cells(fr, lhs);
                             self.struct_init(fr, &dsts, &t, elems, 0, updates);
                         }
                     }
@@ -557,8 +553,8 @@ impl<'a> Walker<'a> {
                     if v.is_empty() {
                         continue;
                     }
-                    for k in self.place(fr, lhs, 0) {
-                        updates.push((k.without_indices(), v.clone()));
+                    for k in self.cells(fr, lhs) {
+                        updates.push((k, v.clone()));
                     }
                 }
                 Stmt::If {
@@ -599,6 +595,14 @@ impl<'a> Walker<'a> {
                 _ => {}
             }
         }
+    }
+
+    /// The store cells an lvalue may denote (its places, indices dropped).
+    fn cells(&self, fr: &Frame, e: &Expr) -> Vec<LocKey> {
+        self.place(fr, e, 0)
+            .into_iter()
+            .map(|k| k.without_indices())
+            .collect()
     }
 
     /// The struct type of `e` when it is a struct value (not a pointer to
@@ -668,17 +672,11 @@ impl<'a> Walker<'a> {
         let Some(name) = self.struct_type(fr, dst) else {
             return;
         };
-        let places = |e: &Expr| -> Vec<LocKey> {
-            self.place(fr, e, 0)
-                .into_iter()
-                .map(|k| k.without_indices())
-                .collect()
-        };
-        let dsts = places(dst);
+        let dsts = self.cells(fr, dst);
         if dsts.is_empty() {
             return;
         }
-        let srcs = places(src);
+        let srcs = self.cells(fr, src);
         // (member path, its struct type, nesting) still to copy.
         let mut todo: Vec<(Vec<Elem>, Name, u8)> = vec![(Vec::new(), name, 0)];
         while let Some((path, ty, depth)) = todo.pop() {
