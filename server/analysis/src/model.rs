@@ -118,6 +118,9 @@ impl LocKey {
                 let n = c_name(n);
                 n.rsplit("::").next().unwrap_or(n).to_string()
             }
+            Base::Local { func, var } if var.starts_with("#alloca") => {
+                format!("(stack block from alloca in {func})")
+            }
             Base::Local { var, .. } => var.to_string(),
             Base::Heap { func, .. } => format!("(heap object allocated in {func})"),
             // A type-based location: any object of that type that an

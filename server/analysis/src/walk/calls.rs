@@ -729,7 +729,9 @@ impl<'a> Walker<'a> {
                 Some(st)
             }
             Some(CallModel::Alloc) => {
-                self.allocated_at(fr, c, &mut st);
+                if !super::eval::is_alloca(fr, c.id) {
+                    self.allocated_at(fr, c, &mut st);
+                }
                 Some(st)
             }
             Some(_) => Some(st),

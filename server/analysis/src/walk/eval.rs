@@ -322,6 +322,12 @@ impl<'a> Walker<'a> {
                 }
             }
             Expr::CallResult(id) => match fr.summary.models.get(id) {
+                // `alloca` memory lives in the caller's frame: a local of
+                // its own per call, shared only when its address escapes
+                // like any local's.
+                Some(CallModel::Alloc) if is_alloca(fr, *id) => {
+                    out.push(Val::Target(LocKey::new(alloca_base(fr, *id))))
+                }
                 Some(CallModel::Alloc | CallModel::Realloc) => {
                     out.push(Val::Target(LocKey::new(Base::Heap {
                         func: fr.fname.clone(),
@@ -414,5 +420,19 @@ impl<'a> Walker<'a> {
                 )
             })
             .collect()
+    }
+}
+
+/// Is call `id` of `fr` a call of `alloca`?
+pub(super) fn is_alloca(fr: &Frame, id: u32) -> bool {
+    matches!(fr.calls.get(&id), Some(Callee::Direct(n)) if matches!(&**n, "alloca" | "__builtin_alloca"))
+}
+
+/// The frame-local object an `alloca` call returns: a local of the caller
+/// named after the call (`#alloca3`).
+pub(super) fn alloca_base(fr: &Frame, id: u32) -> Base {
+    Base::Local {
+        func: fr.fname.clone(),
+        var: Name::from(format!("#alloca{id}")),
     }
 }

@@ -357,7 +357,9 @@ impl<'a> Walker<'a> {
             let direct_local = match &k.base {
                 Base::Local { func, var } => {
                     let own = *func == fr.fname && direct;
-                    if own && !fr.address_taken.contains(var) {
+                    // An `alloca` block is only ever reached by its address.
+                    let by_address = fr.address_taken.contains(var) || var.starts_with("#alloca");
+                    if own && !by_address {
                         continue;
                     }
                     own
