@@ -167,7 +167,8 @@ impl<'a> Walker<'a> {
         let funcs: Vec<FunctionId> = self.prog.functions.values().flatten().copied().collect();
         self.d.store_passes.clear();
         // Parameters hold what any call passes them (context-insensitively,
-        // from the previous round): `insert(p, &A)` stores `p` into `A`.
+        // from the passes before, in this round or earlier ones):
+        // `insert(p, &A)` stores `p` into `A`.
         let mut params: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
         // The functions calls pass to parameters, only to name the entry of
         // a thread a wrapper creates (`spawn(worker, arg)` around

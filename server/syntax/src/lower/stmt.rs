@@ -657,10 +657,25 @@ fn while_bound(n: Node, src: &str) -> Option<(Name, Name)> {
     if !steps_by_one(crate::items::first_named(last)?, var, src) {
         return None;
     }
-    if leaves_early(body, var, Some(last), src) {
+    if leaves_early(body, var, Some(last), src) || continues(body) {
         return None;
     }
     Some((Name::from(format!("{start}<{end}")), Name::from(var)))
+}
+
+/// Does the loop body `n` hold a `continue` of its own loop (not of an
+/// inner one)? In a `while` loop it skips the step at the end of the body,
+/// so the counter may keep its value for another iteration.
+fn continues(n: Node) -> bool {
+    match n.kind() {
+        "continue_statement" => true,
+        "for_statement" | "while_statement" | "do_statement" => false,
+        _ => {
+            let mut cur = n.walk();
+            let kids: Vec<Node> = n.named_children(&mut cur).collect();
+            kids.into_iter().any(continues)
+        }
+    }
 }
 
 /// Can the loop body `n` leave its loop before the range is done, or change
