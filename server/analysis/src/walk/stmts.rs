@@ -619,9 +619,11 @@ impl<'a> Walker<'a> {
         // body never assigns it (`Stmt::Loop::var`): after the first pass,
         // which walks the first iteration from the exact entry state, the
         // passes stand for later iterations, where it is nonzero.
+        // (Not when its address is taken: a callee may set it back.)
         let counter = match self.d.loops.last() {
             Some((d, Some(bound), Some(var), _)) if *d == self.d.stack.len() => {
-                starts_at_zero(bound).then(|| (*d, var.clone()))
+                (starts_at_zero(bound) && !fr.address_taken.contains(var))
+                    .then(|| (*d, var.clone()))
             }
             _ => None,
         };
