@@ -616,8 +616,10 @@ fn stride(e: Node, var: &str, src: &str) -> Option<String> {
 
 /// The range of a counting `while` loop, as [`loop_bound`] gives it for a
 /// `for` loop: `i = START; while (i < END) { ...; i++; }`, the counter set
-/// (or declared, `T i = START;`) by the statement just before the loop and stepped by one as the body's
-/// last statement (the shape CIL and hand-written C give counting loops).
+/// (or declared, `T i = START;`) by the statement just before the loop and
+/// stepped by one as the body's last statement (the shape CIL and
+/// hand-written C give counting loops), with no `continue` skipping the
+/// step.
 fn while_bound(n: Node, src: &str) -> Option<(Name, Name)> {
     let prev = n.prev_named_sibling()?;
     let (l, value) = match prev.kind() {
