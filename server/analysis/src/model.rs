@@ -9,6 +9,10 @@ use racelens_syntax::Name;
 use std::fmt;
 use thin_vec::ThinVec;
 
+/// The name prefix of the local that stands for an `alloca` call's block
+/// (`#alloca3` for call 3 of its function): a name no C local can have.
+pub const ALLOCA_BLOCK: &str = "#alloca";
+
 /// The base object of a location.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Base {
@@ -118,7 +122,7 @@ impl LocKey {
                 let n = c_name(n);
                 n.rsplit("::").next().unwrap_or(n).to_string()
             }
-            Base::Local { func, var } if var.starts_with("#alloca") => {
+            Base::Local { func, var } if var.starts_with(ALLOCA_BLOCK) => {
                 format!("(stack block from alloca in {func})")
             }
             Base::Local { var, .. } => var.to_string(),

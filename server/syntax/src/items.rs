@@ -127,6 +127,19 @@ pub(crate) fn name(n: Node, src: &str) -> Name {
     Name::from(text(n, src))
 }
 
+/// The member an initializer pair (`.emit = f`, GNU's old `emit: f`)
+/// designates, when it designates exactly one member (not `[2] = ..`, not
+/// `.a.b = ..`).
+pub(crate) fn designated_member(pair: Node, src: &str) -> Option<Name> {
+    let mut c = pair.walk();
+    let designators: Vec<Node> = pair.children_by_field_name("designator", &mut c).collect();
+    match designators[..] {
+        [d] if d.kind() == "field_designator" => d.named_child(0).map(|f| name(f, src)),
+        [d] if d.kind() == "field_identifier" => Some(name(d, src)),
+        _ => None,
+    }
+}
+
 /// Nodes whose children are top-level items too: conditional blocks,
 /// `extern "C" { ... }`.
 pub(crate) fn holds_items(kind: &str) -> bool {

@@ -433,6 +433,6 @@ pub(super) fn is_alloca(fr: &Frame, id: u32) -> bool {
 pub(super) fn alloca_base(fr: &Frame, id: u32) -> Base {
     Base::Local {
         func: fr.fname.clone(),
-        var: Name::from(format!("#alloca{id}")),
+        var: Name::from(format!("{ALLOCA_BLOCK}{id}")),
     }
 }

@@ -358,7 +358,8 @@ impl<'a> Walker<'a> {
                 Base::Local { func, var } => {
                     let own = *func == fr.fname && direct;
                     // An `alloca` block is only ever reached by its address.
-                    let by_address = fr.address_taken.contains(var) || var.starts_with("#alloca");
+                    let by_address =
+                        fr.address_taken.contains(var) || var.starts_with(ALLOCA_BLOCK);
                     if own && !by_address {
                         continue;
                     }

@@ -292,16 +292,9 @@ fn struct_init_fields(list: Node, src: &str, out: &mut Vec<InitField>) {
         }
         let (field, value) = match e.kind() {
             "initializer_pair" => {
-                let mut c = e.walk();
-                let designators: Vec<Node> =
-                    e.children_by_field_name("designator", &mut c).collect();
-                let field = match designators[..] {
-                    [d] if d.kind() == "field_designator" => d.named_child(0).map(|f| name(f, src)),
-                    // GNU's old `field: value`.
-                    [d] if d.kind() == "field_identifier" => Some(name(d, src)),
-                    _ => None,
+                let Some(field) = crate::items::designated_member(e, src) else {
+                    continue;
                 };
-                let Some(field) = field else { continue };
                 (Some(field), e.field("value"))
             }
             _ => (None, Some(e)),

@@ -439,14 +439,7 @@ impl<'s> Lowerer<'s> {
             let (field, value) = match c.kind() {
                 "initializer_pair" => {
                     designated = true;
-                    let mut dc = c.walk();
-                    let ds: Vec<Node> = c.children_by_field_name("designator", &mut dc).collect();
-                    let field = match ds[..] {
-                        [d] if d.kind() == "field_designator" => {
-                            d.named_child(0).map(|f| Name::from(text(f, self.src)))
-                        }
-                        _ => None,
-                    };
+                    let field = crate::items::designated_member(c, self.src);
                     let value = match c.field("value") {
                         Some(v) if v.kind() == "initializer_list" => {
                             self.init_list(v, out, depth + 1)
@@ -569,28 +562,7 @@ fn squash(n: Node, src: &str) -> String {
 /// steps it by `K` instead has the range `START<END+=K`. Joins in one
 /// loop cover the threads created in another only when the ranges match.
 fn loop_bound(n: Node, src: &str) -> Option<(Name, Name)> {
-    let init = n.field("initializer")?;
-    let (var, start) = match init.kind() {
-        "assignment_expression" => {
-            let l = init.field("left")?;
-            if l.kind() != "identifier" || text(init.field("operator")?, src) != "=" {
-                return None;
-            }
-            (text(l, src), squash(init.field("right")?, src))
-        }
-        "declaration" => {
-            let d = init.field("declarator")?;
-            if d.kind() != "init_declarator" {
-                return None;
-            }
-            let v = d.field("declarator")?;
-            if v.kind() != "identifier" {
-                return None;
-            }
-            (text(v, src), squash(d.field("value")?, src))
-        }
-        _ => return None,
-    };
+    let (var, start) = counter_init(n.field("initializer")?, src)?;
     let end = range_end(n.field("condition")?, var, src)?;
     let update = n.field("update")?;
     let step = match steps_by_one(update, var, src) {
@@ -601,6 +573,32 @@ fn loop_bound(n: Node, src: &str) -> Option<(Name, Name)> {
         return None;
     }
     Some((Name::from(format!("{start}<{end}{step}")), Name::from(var)))
+}
+
+/// The counter and start of a counting loop's initialization: `i = START`
+/// or a declaration whose first declarator is `i = START`.
+fn counter_init<'t>(init: Node<'t>, src: &'t str) -> Option<(&'t str, String)> {
+    match init.kind() {
+        "assignment_expression" => {
+            let l = init.field("left")?;
+            if l.kind() != "identifier" || text(init.field("operator")?, src) != "=" {
+                return None;
+            }
+            Some((text(l, src), squash(init.field("right")?, src)))
+        }
+        "declaration" => {
+            let d = init.field("declarator")?;
+            if d.kind() != "init_declarator" {
+                return None;
+            }
+            let v = d.field("declarator")?;
+            if v.kind() != "identifier" {
+                return None;
+            }
+            Some((text(v, src), squash(d.field("value")?, src)))
+        }
+        _ => None,
+    }
 }
 
 /// The step of an update `var += K` or `var = var + K` by a constant (or
@@ -622,31 +620,19 @@ fn stride(e: Node, var: &str, src: &str) -> Option<String> {
 /// step.
 fn while_bound(n: Node, src: &str) -> Option<(Name, Name)> {
     let prev = n.prev_named_sibling()?;
-    let (l, value) = match prev.kind() {
-        "expression_statement" => {
-            let init = unparen(crate::items::first_named(prev)?);
-            if init.kind() != "assignment_expression" || text(init.field("operator")?, src) != "=" {
-                return None;
-            }
-            (init.field("left")?, init.field("right")?)
-        }
+    let init = match prev.kind() {
+        "expression_statement" => unparen(crate::items::first_named(prev)?),
         // `T i = START;`, one declarator.
         "declaration" => {
             let mut c = prev.walk();
-            let ds: Vec<Node> = prev.children_by_field_name("declarator", &mut c).collect();
-            let [d] = ds[..] else { return None };
-            if d.kind() != "init_declarator" {
+            if prev.children_by_field_name("declarator", &mut c).count() != 1 {
                 return None;
             }
-            (d.field("declarator")?, d.field("value")?)
+            prev
         }
         _ => return None,
     };
-    if l.kind() != "identifier" {
-        return None;
-    }
-    let var = text(l, src);
-    let start = squash(value, src);
+    let (var, start) = counter_init(init, src)?;
     let end = range_end(n.field("condition")?, var, src)?;
     let body = n.field("body")?;
     if body.kind() != "compound_statement" {
