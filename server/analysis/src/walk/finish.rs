@@ -246,30 +246,52 @@ impl<'a> Walker<'a> {
     /// `ThreadTable::escaped_locals`): targets of the pointer store (which
     /// holds every pointer stored outside a frame), of thread and callback
     /// arguments, and of the function cells threads were handed.
+    /// A cell of a local is a way out only once that local has escaped
+    /// itself: a pointer kept in a frame's own local (`ritor = rbuffer`
+    /// where `&ritor` is handed to a callee) stays with the frame.
     pub(super) fn escaped_locals(&self) -> Vec<Base> {
-        let mut out: Vec<Base> = Vec::new();
-        let mut add = |vals: &Vals| {
+        let mut out: FxHashSet<Base> = FxHashSet::default();
+        let add = |out: &mut FxHashSet<Base>, vals: &Vals| {
+            let mut grew = false;
             for v in vals {
                 if let Val::Target(k) = v {
                     if matches!(k.base, Base::Local { .. }) {
-                        out.push(k.base.clone());
+                        grew |= out.insert(k.base.clone());
                     }
                 }
             }
+            grew
         };
-        for v in self.d.store.values() {
-            add(v);
-        }
         for v in &self.d.thread_args {
-            add(v);
+            add(&mut out, v);
         }
         for roots in self.d.group_roots.values() {
             for (_, v) in roots {
-                add(v);
+                add(&mut out, v);
             }
         }
+        let mut local_cells: Vec<(&Base, &Vals)> = Vec::new();
+        for (k, v) in self.d.store.iter() {
+            match &k.base {
+                Base::Local { .. } => local_cells.push((&k.base, v)),
+                _ => {
+                    add(&mut out, v);
+                }
+            }
+        }
+        loop {
+            let mut grew = false;
+            for (b, v) in &local_cells {
+                if out.contains(*b) {
+                    grew |= add(&mut out, v);
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        let mut out: Vec<Base> = out.into_iter().collect();
         out.sort();
-        out.dedup();
         out
     }
 

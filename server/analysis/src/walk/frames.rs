@@ -241,6 +241,34 @@ fn split_off<T>(v: &mut ThinVec<T>, keep: impl Fn(&T) -> bool) -> Vec<T> {
     out
 }
 
+/// The non-static local arrays whose name `body` uses as a value: the
+/// right side of an assignment, a call's argument or a returned value,
+/// possibly under casts, offsets (`buf + n`), choices and initializer
+/// lists. An array's name there decays to its address (C11 6.3.2.1p3).
+fn decayed_arrays(body: &[Stmt], locals: &FxHashMap<Name, TypeInfo>) -> Vec<Name> {
+    fn values(e: &Expr, out: &mut Vec<Name>) {
+        match e {
+            Expr::Var(x) => out.push(x.clone()),
+            Expr::Cast { value, .. } => values(value, out),
+            Expr::Offset(x) => values(x, out),
+            Expr::Choice(xs) => xs.iter().for_each(|x| values(x, out)),
+            Expr::Init(xs) => xs.iter().for_each(|(_, x)| values(x, out)),
+            _ => {}
+        }
+    }
+    let mut names = Vec::new();
+    visit_stmts(body, &mut |s| match s {
+        Stmt::Assign { rhs, .. } => values(rhs, &mut names),
+        Stmt::Call(c) => c.args.iter().for_each(|a| values(a, &mut names)),
+        Stmt::Return { value: Some(v), .. } => values(v, &mut names),
+        _ => {}
+    });
+    names.retain(|x| locals.get(x).is_some_and(|t| t.array && !t.is_static));
+    names.sort();
+    names.dedup();
+    names
+}
+
 fn address_taken_has(v: &[Name], x: &Name) -> bool {
     v.iter().any(|y| y == x)
 }
@@ -313,7 +341,12 @@ impl<'a> Walker<'a> {
                 locals.insert(d.name.clone(), self.prog.resolve_type(&d.ty));
             }
         });
-        let address_taken = summary.ir.address_taken.iter().cloned().collect();
+        let mut address_taken: FxHashSet<Name> = summary.ir.address_taken.iter().cloned().collect();
+        // A local array's name used as a value is its address (`g = buf`,
+        // `pthread_create(.., buf)`, `f(buf)`): the array is reached by
+        // address, like `&buf[0]`. Whether that address reaches another
+        // thread is the race check's question (`escaped_locals`).
+        address_taken.extend(decayed_arrays(&summary.ir.body, &locals));
         let fname = fid.name(self.db).clone();
         let mut calls = FxHashMap::default();
         visit_calls(&summary.ir.body, &mut |c| {
