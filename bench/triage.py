@@ -65,8 +65,10 @@ def reports(binary, shared, rel, saved=None, prog=None):
         # objects' functions in backticks).
         var = r["variable"].replace("`", "")
         # What the editor shows by default: must races, and may races on a
-        # concrete object (not `unresolved`: type-based or wild memory).
-        shown = r.get("confidence") == "must" or not r.get("unresolved", False)
+        # concrete object (not `unresolved`: type-based or wild memory)
+        # with a thread that surely exists (not `speculative`).
+        shown = r.get("confidence") == "must" or not (
+            r.get("unresolved", False) or r.get("speculative", False))
         out.append(((f, loc["line"], var), r.get("confidence", "may"), shown))
     return out
 

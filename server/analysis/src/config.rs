@@ -310,7 +310,18 @@ impl Default for Config {
             },
         );
         put(
-            &["pthread_exit", "thrd_exit", "exit", "_exit", "abort"],
+            &[
+                "pthread_exit",
+                "thrd_exit",
+                "exit",
+                "_exit",
+                "abort",
+                // A failed `assert` (glibc, BSD and macOS spellings).
+                "__assert_fail",
+                "__assert_perror_fail",
+                "__assert_rtn",
+                "__assert",
+            ],
             Exit,
         );
         Config {

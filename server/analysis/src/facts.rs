@@ -246,6 +246,13 @@ pub struct ThreadTable {
     /// the thread instance that allocated it and by the one thread instance
     /// it was handed to, fresh, as its argument.
     pub private_heap: Vec<(Base, PrivateHeap)>,
+    /// Heap sites whose objects the program's own state may reach: held by
+    /// a cell of the pointer store in a global, a static, an escaped local,
+    /// an unknown object, or a heap object of such a site (not in a
+    /// type-based object: in a library, that is a caller's).
+    /// Sorted. A library's other heap objects hang off the objects its
+    /// callers pass in (see `races::race_between`).
+    pub global_heap: Vec<Base>,
 }
 
 /// Who may touch the objects of an unpublished heap site.

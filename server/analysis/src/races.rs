@@ -301,6 +301,16 @@ fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) ->
     if matches!(base, Base::Type(_)) && library_root(a.thread) && library_root(b.thread) {
         return None;
     }
+    // So do the objects a library allocates and links only into what its
+    // callers passed (a tree's nodes from its own pool, a table's
+    // buckets): no global, static or escaped local reaches them.
+    if matches!(base, Base::Heap { .. })
+        && library_root(a.thread)
+        && library_root(b.thread)
+        && table.global_heap.binary_search(base).is_err()
+    {
+        return None;
+    }
     if a.must.excludes(&b.must)
         || once_ordered(a, b)
         || once_ordered(b, a)

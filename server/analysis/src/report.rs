@@ -68,6 +68,11 @@ pub struct RaceReport {
     /// (`(struct conn)`) or memory behind a wild pointer. The editor hides
     /// such reports unless asked (`showUnresolved`).
     pub unresolved: bool,
+    /// Every pair of the report involves a speculative callback group
+    /// (`Thread::speculative`): a table of functions handed to code that is
+    /// not known to run them on another thread. The concurrency itself is a
+    /// guess, so the editor hides such reports with the unresolved ones.
+    pub speculative: bool,
     /// The access lies in a function whose current text has new syntax
     /// errors: the report comes from its last good version
     /// ([`crate::baseline`]) and may be out of date. Never set by the CLI,
@@ -329,6 +334,8 @@ pub fn races_in_files(
 struct Gathered<'a> {
     threads: Vec<u32>,
     others: Vec<u32>,
+    /// A fragment's thread lists were cut at [`FRAGMENT_THREADS`].
+    capped: bool,
     conflicts: Vec<&'a FragmentConflict>,
 }
 
@@ -382,6 +389,7 @@ fn collect_races(
                         volatile: f.volatile,
                         atomic: f.atomic,
                         unresolved: f.unresolved,
+                        speculative: false,
                         programs: Vec::new(),
                         stale: crate::db::function_stale(db, f.func),
                     });
@@ -412,10 +420,23 @@ fn collect_races(
             let g = &mut gathered[i];
             g.threads.extend_from_slice(&f.threads);
             g.others.extend_from_slice(&f.others);
+            g.capped |= f.threads.len() >= FRAGMENT_THREADS || f.others.len() >= FRAGMENT_THREADS;
             g.conflicts.extend(f.conflicts.iter());
         }
     }
+    let speculative = |t: &u32| {
+        table
+            .threads
+            .get(*t as usize)
+            .is_some_and(|th| th.speculative)
+    };
     for (r, mut g) in reports.iter_mut().zip(gathered) {
+        // Each pair joins one of the access's threads with one of the
+        // conflicts': when all of either side are speculative, so is every
+        // pair (never a must race).
+        r.speculative = !g.capped
+            && r.confidence == Confidence::May
+            && (g.threads.iter().all(speculative) || g.others.iter().all(speculative));
         g.threads.sort_unstable();
         g.threads.dedup();
         for &t in &g.threads {

@@ -493,6 +493,7 @@ fn json(
             "refutedBy": r.refuted,
             "programs": r.programs,
             "unresolved": r.unresolved,
+            "speculative": r.speculative,
         })
     };
     let finding = |f: &Finding| {

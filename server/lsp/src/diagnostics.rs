@@ -106,9 +106,10 @@ impl DiagnosticsJob {
                 if suppressions.suppresses(&report) {
                     continue;
                 }
-                // A may race with no concrete object is a weak candidate:
-                // shown only on request.
-                if report.unresolved
+                // A may race with no concrete object, or only with a
+                // speculative callback group, is a weak candidate: shown
+                // only on request.
+                if (report.unresolved || report.speculative)
                     && report.confidence == Confidence::May
                     && !snap.show_unresolved
                 {
@@ -409,6 +410,7 @@ mod tests {
             atomic: false,
             programs: vec![],
             unresolved: false,
+            speculative: false,
             stale: false,
         };
         let d = race_diagnostic(&report, DiagnosticSeverity::HINT, &mut files).unwrap();

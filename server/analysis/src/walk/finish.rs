@@ -295,6 +295,50 @@ impl<'a> Walker<'a> {
         out
     }
 
+    /// The heap sites a global may reach (see `ThreadTable::global_heap`),
+    /// given the escaped locals.
+    pub(super) fn global_heap(&self, escaped: &[Base]) -> Vec<Base> {
+        let mut out: FxHashSet<Base> = FxHashSet::default();
+        let add = |out: &mut FxHashSet<Base>, vals: &Vals| {
+            let mut grew = false;
+            for v in vals {
+                if let Val::Target(k) = v {
+                    if matches!(k.base, Base::Heap { .. }) {
+                        grew |= out.insert(k.base.clone());
+                    }
+                }
+            }
+            grew
+        };
+        let mut heap_cells: Vec<(&Base, &Vals)> = Vec::new();
+        for (k, v) in self.d.store.iter() {
+            match &k.base {
+                Base::Heap { .. } => heap_cells.push((&k.base, v)),
+                Base::Local { .. } if escaped.binary_search(&k.base).is_err() => {}
+                // An object behind an unresolved pointer: in a library, a
+                // caller's (the race check's type-based rule).
+                Base::Type(_) => {}
+                _ => {
+                    add(&mut out, v);
+                }
+            }
+        }
+        loop {
+            let mut grew = false;
+            for (b, v) in &heap_cells {
+                if out.contains(*b) {
+                    grew |= add(&mut out, v);
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        let mut out: Vec<Base> = out.into_iter().collect();
+        out.sort();
+        out
+    }
+
     /// The threads whose entry merges launches (`Thread::merged_launches`):
     /// a fact of the reachable nodes' own statements, like accesses. Sorted.
     pub(super) fn merged_threads(&self, reach: &[bool]) -> Vec<u32> {
@@ -475,12 +519,14 @@ impl<'a> Walker<'a> {
             }
         }
         let private_heap = self.private_heap(&reach);
+        let global_heap = self.global_heap(&escaped_locals);
         ThreadAnalysis {
             table: Arc::new(ThreadTable {
                 threads,
                 sites: self.d.sites.clone(),
                 escaped_locals,
                 private_heap,
+                global_heap,
             }),
             locations,
             incomplete: {

@@ -340,8 +340,12 @@ pub(super) fn update(
             return Err("function values stored into memory changed");
         }
     }
-    if w.escaped_locals() != snap.result.table.escaped_locals {
+    let escaped = w.escaped_locals();
+    if escaped != snap.result.table.escaped_locals {
         return Err("locals escaping to other threads changed");
+    }
+    if w.global_heap(&escaped) != snap.result.table.global_heap {
+        return Err("heap sites reached from globals changed");
     }
     let t_walk = t1.elapsed();
     w.d.rewalk = None;

@@ -15,7 +15,10 @@
 //! lock call's result, test it, and return it; a branch taken when a
 //! blocking lock fails (`if (ret) fail(...)`) may hold anything, and is not
 //! walked: its accesses are not recorded (an under-approximation limited to
-//! error paths). A wrapper may call another wrapper instead of the library
+//! error paths). An assertion on the parameters may come first: `assert(..)`
+//! unexpanded, or a test (through `__builtin_expect`, as `assert` expands
+//! to) whose one branch only ends the program (`__assert_fail`, `abort`,
+//! `exit`). A wrapper may call another wrapper instead of the library
 //! (at most [`MAX_NESTING`] deep). Anything else (logging, counters, a
 //! second lock) makes the function an ordinary one, walked from its body.
 //!
@@ -55,7 +58,28 @@ struct Check<'s> {
     found: Option<(u32, LockWrap)>,
     /// Locals holding the lock call's result.
     results: FxHashSet<Name>,
+    /// Calls of `__builtin_expect`, which only hands its argument back.
+    hints: FxHashSet<u32>,
     ok: bool,
+}
+
+/// Does `stmts` (a branch of a wrapper's `if`) end the program, as an
+/// assertion's failure branch does (`if (tmp) __assert_rtn(..);`)? Its
+/// calls all end the process or thread (the `Exit` model), reading only
+/// the wrapper's locals, and there is at least one.
+fn dies(ck: &Check, stmts: &[Stmt]) -> bool {
+    let mut exits = false;
+    for st in stmts {
+        match st {
+            Stmt::Decl(_) => {}
+            Stmt::Access(a) if matches!(&a.place, Expr::Var(x) if ck.locals.contains(x)) => {}
+            Stmt::Call(c) if matches!(ck.s.models.get(&c.id), Some(CallModel::Exit)) => {
+                exits = true;
+            }
+            _ => return false,
+        }
+    }
+    exits
 }
 
 impl<'a> Walker<'a> {
@@ -94,6 +118,7 @@ impl<'a> Walker<'a> {
             locals,
             found: None,
             results: FxHashSet::default(),
+            hints: FxHashSet::default(),
             ok: true,
         };
         self.check_stmts(&mut ck, &s.ir.body, depth);
@@ -132,9 +157,22 @@ impl<'a> Walker<'a> {
                     Expr::CallResult(id) if ck.found.as_ref().is_some_and(|f| f.0 == *id) => {
                         ck.results.insert(x.clone());
                     }
+                    Expr::CallResult(id) if ck.hints.contains(id) => {}
                     Expr::Int(_) => {}
                     _ => ck.ok = false,
                 },
+                // An assertion left unexpanded (`assert(n < MAX)`), or the
+                // branch-prediction hint of an expanded one's test (`tmp =
+                // __builtin_expect(!(n < MAX), 0)`).
+                Stmt::Call(Call {
+                    id,
+                    callee: Callee::Direct(name),
+                    ..
+                }) if matches!(&**name, "__builtin_expect" | "assert")
+                    && !ck.locals.contains(name) =>
+                {
+                    ck.hints.insert(*id);
+                }
                 Stmt::Call(c) => {
                     if ck.found.is_some() {
                         ck.ok = false;
@@ -169,6 +207,10 @@ impl<'a> Walker<'a> {
                     match failure_then {
                         Some(true) => self.check_stmts(ck, els, depth),
                         Some(false) => self.check_stmts(ck, then, depth),
+                        // An assertion on the parameters: its failure
+                        // branch ends the program.
+                        None if dies(ck, then) => self.check_stmts(ck, els, depth),
+                        None if dies(ck, els) => self.check_stmts(ck, then, depth),
                         None => ck.ok = false,
                     }
                 }

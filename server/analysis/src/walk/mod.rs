@@ -404,6 +404,8 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
                             "escaped locals"
                         } else if full.table.private_heap != result.table.private_heap {
                             "private heap"
+                        } else if full.table.global_heap != result.table.global_heap {
+                            "global heap"
                         } else if full.locations != result.locations {
                             "locations"
                         } else {
