@@ -240,8 +240,6 @@ fn fact_order(rank: &FnRank, a: &AccessFact, b: &AccessFact) -> std::cmp::Orderi
 }
 
 impl<'a> Walker<'a> {
-    /// The analysis result. Consumes the facts; the rest of the data stays
-    /// for an incremental update.
     /// The locals whose address may reach another thread (see
     /// `ThreadTable::escaped_locals`): targets of the pointer store (which
     /// holds every pointer stored outside a frame), of thread and callback
@@ -250,93 +248,37 @@ impl<'a> Walker<'a> {
     /// itself: a pointer kept in a frame's own local (`ritor = rbuffer`
     /// where `&ritor` is handed to a callee) stays with the frame.
     pub(super) fn escaped_locals(&self) -> Vec<Base> {
-        let mut out: FxHashSet<Base> = FxHashSet::default();
-        let add = |out: &mut FxHashSet<Base>, vals: &Vals| {
-            let mut grew = false;
-            for v in vals {
-                if let Val::Target(k) = v {
-                    if matches!(k.base, Base::Local { .. }) {
-                        grew |= out.insert(k.base.clone());
-                    }
-                }
-            }
-            grew
-        };
-        for v in &self.d.thread_args {
-            add(&mut out, v);
+        let mut roots: Vec<&Vals> = self.d.thread_args.iter().collect();
+        for r in self.d.group_roots.values() {
+            roots.extend(r.iter().map(|(_, v)| v));
         }
-        for roots in self.d.group_roots.values() {
-            for (_, v) in roots {
-                add(&mut out, v);
-            }
-        }
-        let mut local_cells: Vec<(&Base, &Vals)> = Vec::new();
-        for (k, v) in self.d.store.iter() {
-            match &k.base {
-                Base::Local { .. } => local_cells.push((&k.base, v)),
-                _ => {
-                    add(&mut out, v);
-                }
-            }
-        }
-        loop {
-            let mut grew = false;
-            for (b, v) in &local_cells {
-                if out.contains(*b) {
-                    grew |= add(&mut out, v);
-                }
-            }
-            if !grew {
-                break;
-            }
-        }
-        let mut out: Vec<Base> = out.into_iter().collect();
-        out.sort();
-        out
+        store_closure(
+            &self.d.store,
+            roots,
+            |b| matches!(b, Base::Local { .. }),
+            |cell| match cell {
+                Base::Local { .. } => Cell::Follow,
+                _ => Cell::Root,
+            },
+        )
     }
 
     /// The heap sites a global may reach (see `ThreadTable::global_heap`),
     /// given the escaped locals.
     pub(super) fn global_heap(&self, escaped: &[Base]) -> Vec<Base> {
-        let mut out: FxHashSet<Base> = FxHashSet::default();
-        let add = |out: &mut FxHashSet<Base>, vals: &Vals| {
-            let mut grew = false;
-            for v in vals {
-                if let Val::Target(k) = v {
-                    if matches!(k.base, Base::Heap { .. }) {
-                        grew |= out.insert(k.base.clone());
-                    }
-                }
-            }
-            grew
-        };
-        let mut heap_cells: Vec<(&Base, &Vals)> = Vec::new();
-        for (k, v) in self.d.store.iter() {
-            match &k.base {
-                Base::Heap { .. } => heap_cells.push((&k.base, v)),
-                Base::Local { .. } if escaped.binary_search(&k.base).is_err() => {}
+        store_closure(
+            &self.d.store,
+            Vec::new(),
+            |b| matches!(b, Base::Heap { .. }),
+            |cell| match cell {
+                Base::Heap { .. } => Cell::Follow,
+                Base::Local { .. } if escaped.binary_search(cell).is_err() => Cell::Skip,
                 // An object behind an unresolved pointer: in a library, a
                 // caller's (the race check's type-based rule).
-                Base::Type(_) => {}
-                _ => {
-                    add(&mut out, v);
-                }
-            }
-        }
-        loop {
-            let mut grew = false;
-            for (b, v) in &heap_cells {
-                if out.contains(*b) {
-                    grew |= add(&mut out, v);
-                }
-            }
-            if !grew {
-                break;
-            }
-        }
-        let mut out: Vec<Base> = out.into_iter().collect();
-        out.sort();
-        out
+                Base::Type(_) => Cell::Skip,
+                _ => Cell::Root,
+            },
+        )
     }
 
     /// The threads whose entry merges launches (`Thread::merged_launches`):
@@ -374,6 +316,8 @@ impl<'a> Walker<'a> {
         v
     }
 
+    /// The analysis result. Consumes the facts; the rest of the data stays
+    /// for an incremental update.
     pub(super) fn finish(&mut self) -> ThreadAnalysis {
         let facts = std::mem::take(&mut self.d.facts);
         let mut threads = self.d.threads.clone();
@@ -537,4 +481,63 @@ impl<'a> Walker<'a> {
             },
         }
     }
+}
+
+/// How [`store_closure`] treats a cell of the pointer store, by its base.
+enum Cell {
+    /// What it holds is reached.
+    Root,
+    /// What it holds is reached once its own base is.
+    Follow,
+    /// Never followed.
+    Skip,
+}
+
+/// The bases `wanted` selects among the targets of `roots` and of the
+/// store's cells, a cell counting as `cell` says: sorted.
+fn store_closure(
+    store: &FxHashMap<LocKey, Vals>,
+    roots: Vec<&Vals>,
+    wanted: impl Fn(&Base) -> bool,
+    cell: impl Fn(&Base) -> Cell,
+) -> Vec<Base> {
+    let mut out: FxHashSet<Base> = FxHashSet::default();
+    let add = |out: &mut FxHashSet<Base>, vals: &Vals| {
+        let mut grew = false;
+        for v in vals {
+            if let Val::Target(k) = v {
+                if wanted(&k.base) {
+                    grew |= out.insert(k.base.clone());
+                }
+            }
+        }
+        grew
+    };
+    for v in roots {
+        add(&mut out, v);
+    }
+    let mut follow: Vec<(&Base, &Vals)> = Vec::new();
+    for (k, v) in store.iter() {
+        match cell(&k.base) {
+            Cell::Root => {
+                add(&mut out, v);
+            }
+            Cell::Follow => follow.push((&k.base, v)),
+            Cell::Skip => {}
+        }
+    }
+    loop {
+        let mut grew = false;
+        for (b, v) in &follow {
+            if out.contains(*b) {
+                grew |= add(&mut out, v);
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let mut out: Vec<Base> = out.into_iter().collect();
+    out.sort();
+    out
 }

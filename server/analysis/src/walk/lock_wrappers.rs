@@ -58,7 +58,8 @@ struct Check<'s> {
     found: Option<(u32, LockWrap)>,
     /// Locals holding the lock call's result.
     results: FxHashSet<Name>,
-    /// Calls of `__builtin_expect`, which only hands its argument back.
+    /// Calls of an assertion's pieces that change nothing on success:
+    /// `assert` unexpanded, `__builtin_expect` (its argument back).
     hints: FxHashSet<u32>,
     ok: bool,
 }
