@@ -103,10 +103,18 @@ pub async fn run_blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Failure> {
     match tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(f))).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(payload)) if payload.is::<Cancelled>() => Err(Failure::Cancelled),
-        Ok(Err(payload)) => Err(Failure::Panicked(panic_message(payload.as_ref()))),
+        Ok(caught) => settle(caught),
         Err(e) => Err(Failure::Panicked(e.to_string())),
+    }
+}
+
+/// What a job's `catch_unwind` gave: its value, or the salsa cancellation
+/// or panic that unwound it.
+fn settle<T>(caught: std::thread::Result<T>) -> Result<T, Failure> {
+    match caught {
+        Ok(value) => Ok(value),
+        Err(payload) if payload.is::<Cancelled>() => Err(Failure::Cancelled),
+        Err(payload) => Err(Failure::Panicked(panic_message(payload.as_ref()))),
     }
 }
 
@@ -165,9 +173,7 @@ pub async fn run_analysis<T: Send + 'static>(
         return Err(Failure::Panicked("the analysis thread has stopped".into()));
     }
     match rx.await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(payload)) if payload.is::<Cancelled>() => Err(Failure::Cancelled),
-        Ok(Err(payload)) => Err(Failure::Panicked(panic_message(payload.as_ref()))),
+        Ok(caught) => settle(caught),
         Err(_) => Err(Failure::Panicked(
             "the analysis thread dropped a job".into(),
         )),
