@@ -33,6 +33,7 @@ use std::sync::Arc;
 use stmts::JmpFrame;
 use threads::SiteLocks;
 
+mod alloc_wrappers;
 mod calls;
 mod constants;
 mod counters;

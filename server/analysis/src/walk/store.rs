@@ -16,10 +16,9 @@
 //! not depend on the caller's flow-sensitive pointers.
 
 use super::frames::{set_ptr, tracks_ptr, Frame};
-use super::library::does_not_retain;
 use super::state::Ptrs;
 use super::threads::function_name;
-use super::{add_vals, pointer_local, uncast, Val, Vals, Walker};
+use super::{add_vals, uncast, Val, Vals, Walker};
 use crate::config::CallModel;
 use crate::db::{FunctionId, FunctionSummary};
 use crate::model::*;
@@ -27,28 +26,6 @@ use crate::visit::{visit_calls, visit_stmts};
 use racelens_syntax::{Call, Callee, Expr, Name, Stmt};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
-
-/// May `e`'s value be the pointer held in local `x` (up to casts and
-/// offsets)?
-fn holds_value(e: &Expr, x: &Name) -> bool {
-    match uncast(e) {
-        Expr::Var(y) => y == x,
-        Expr::Offset(b) => holds_value(b, x),
-        Expr::Choice(v) => v.iter().any(|e| holds_value(e, x)),
-        _ => false,
-    }
-}
-
-/// The variable a place is reached from (`x` of `x->a[2].b`, `*x`).
-fn root_var(e: &Expr) -> Option<&Name> {
-    match e {
-        Expr::Var(y) => Some(y),
-        Expr::Field { base, .. } | Expr::Index { base, .. } => root_var(base),
-        Expr::Deref(b) | Expr::Offset(b) => root_var(b),
-        Expr::Cast { value, .. } => root_var(value),
-        _ => None,
-    }
-}
 
 /// What one pass of a function over the pointer store gave (see
 /// [`Walker::store_pass`]): the last pass of each function is kept, so that
@@ -64,9 +41,6 @@ pub(super) struct StorePass {
     unresolved: bool,
 }
 
-/// Allocation wrappers nest at most this deep (`a` around `b` around `c`
-/// around `malloc`).
-pub(super) const MAX_WRAPPER_NESTING: u8 = 3;
 
 /// At most this many rounds of the store's fixpoint per mode (strict, then
 /// with the type fallback); arguments pass to parameters in all but the
@@ -708,211 +682,6 @@ impl<'a> Walker<'a> {
                 }
             }
         }
-    }
-
-    /// Does `f` only ever return memory it has just allocated (or null),
-    /// itself or through such a wrapper? Such a wrapper (`xmalloc`,
-    /// `alloc(ptr, size)` around `realloc`, `my_malloc` around `xmalloc`) is
-    /// an allocation site at each of its call sites; otherwise every object
-    /// a program allocates through it would be one.
-    pub(super) fn is_alloc_wrapper(&self, f: FunctionId) -> bool {
-        self.alloc_wrapper_at(f, 0)
-    }
-
-    /// [`is_alloc_wrapper`](Self::is_alloc_wrapper) with at most
-    /// `MAX_WRAPPER_NESTING - level` wrappers below it. Cached by level,
-    /// which makes the answer independent of the order of the questions.
-    pub(super) fn alloc_wrapper_at(&self, f: FunctionId, level: u8) -> bool {
-        if let Some(&w) = self.d.wrappers.borrow().get(&(f, level)) {
-            return w;
-        }
-        let s = self.summary(f);
-        // A function that also starts threads (storing their ids into the
-        // new object, handing it to them) is no mere allocator: the object
-        // keeps the site inside it, where those stores name it.
-        if s.models
-            .values()
-            .any(|m| matches!(m, CallModel::Create { .. }))
-        {
-            self.d.wrappers.borrow_mut().insert((f, level), false);
-            return false;
-        }
-        // The wrappers `f` calls (`my_malloc` around `xmalloc` around
-        // `malloc`) allocate too, up to a few levels (a chain of thousands
-        // of functions must not recurse as deep; a cycle ends at the limit).
-        let mut wraps: FxHashMap<u32, bool> = FxHashMap::default();
-        if level < MAX_WRAPPER_NESTING {
-            visit_calls(&s.ir.body, &mut |c| {
-                if let Callee::Direct(n) = &c.callee {
-                    if s.models.contains_key(&c.id) {
-                        return;
-                    }
-                    if let Some(defs) = self.prog.functions_named(n) {
-                        let w = defs.len() == 1
-                            && defs[0] != f
-                            && self.alloc_wrapper_at(defs[0], level + 1);
-                        wraps.insert(c.id, w);
-                    }
-                }
-            });
-        }
-        let allocates = |e: &Expr| {
-            matches!(uncast(e), Expr::CallResult(id)
-                if matches!(s.models.get(id), Some(CallModel::Alloc | CallModel::Realloc))
-                    || wraps.get(id) == Some(&true))
-        };
-        let null = |e: &Expr| matches!(uncast(e), Expr::Int(0));
-        // The locals that only ever hold new memory or null: every value
-        // assigned to them is an allocation, null, or such a local
-        // (`tmp = malloc(n); ptr = tmp; return ptr;`). The greatest such
-        // set: start from every assigned local and drop until stable.
-        let mut assigns: Vec<(Name, Expr)> = Vec::new();
-        visit_stmts(&s.ir.body, &mut |st| {
-            if let Stmt::Assign {
-                lhs: Expr::Var(x),
-                rhs,
-            } = st
-            {
-                assigns.push((x.clone(), rhs.clone()));
-            }
-        });
-        let mut holds: FxHashMap<Name, bool> =
-            assigns.iter().map(|(x, _)| (x.clone(), true)).collect();
-        loop {
-            let mut changed = false;
-            for (x, rhs) in &assigns {
-                if holds.get(x) != Some(&true) {
-                    continue;
-                }
-                // Pointer arithmetic stays inside the new object.
-                let ok = allocates(rhs)
-                    || null(rhs)
-                    || pointer_local(rhs).is_some_and(|y| {
-                        holds.get(y) == Some(&true) && !s.ir.address_taken.contains(y)
-                    });
-                if !ok {
-                    holds.insert(x.clone(), false);
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        // A mere allocator keeps no pointer to the new object: a holding
-        // local whose value is stored anywhere but another holding local,
-        // or handed to code that may keep it, makes `f` a constructor that
-        // publishes (`c = malloc(..); table[fd] = c; return c;`), whose
-        // object must keep its own site.
-        let kept = |x: &Name| {
-            let mut kept = false;
-            visit_stmts(&s.ir.body, &mut |st| {
-                if let Stmt::Assign { lhs, rhs } = st {
-                    // Into a holding local, or into a new object.
-                    if holds_value(rhs, x)
-                        && !root_var(lhs).is_some_and(|y| holds.get(y) == Some(&true))
-                    {
-                        kept = true;
-                    }
-                }
-            });
-            visit_calls(&s.ir.body, &mut |c| {
-                for (i, a) in c.args.iter().enumerate() {
-                    if holds_value(a, x) && self.call_keeps(&s, c, i, level) {
-                        kept = true;
-                    }
-                }
-            });
-            kept
-        };
-        let escaped: Vec<Name> = holds
-            .iter()
-            .filter(|(x, h)| **h && kept(x))
-            .map(|(x, _)| x.clone())
-            .collect();
-        for x in escaped {
-            if super::private::debug() {
-                eprintln!("racelens: {} keeps {x}: no mere allocator", f.name(self.db));
-            }
-            holds.insert(x, false);
-        }
-        let (mut any, mut all) = (false, true);
-        visit_stmts(&s.ir.body, &mut |st| {
-            if let Stmt::Return { value: Some(e), .. } = st {
-                let e = uncast(e);
-                // A local that only ever holds new memory (and whose address
-                // nobody else can use to change it), or a pointer into it
-                // (`return (char *) p + sizeof(size_t);` past a size header).
-                let fresh = allocates(e)
-                    || pointer_local(e).is_some_and(|x| {
-                        holds.get(x) == Some(&true) && !s.ir.address_taken.contains(x)
-                    });
-                if fresh {
-                    any = true;
-                } else if !null(e) {
-                    all = false;
-                }
-            }
-        });
-        let w = any && all;
-        self.d.wrappers.borrow_mut().insert((f, level), w);
-        w
-    }
-
-    /// May call `c` of a function with summary `s` keep the pointer passed
-    /// as its argument `i` once it returns (store it, hand it to a thread,
-    /// return it)? A modelled library call keeps it only when it creates a
-    /// thread or stores atomically; a function with a body keeps it when its
-    /// parameter may be stored or handed on to a call that keeps it (a few
-    /// levels deep; deeper, or unknown, it may).
-    fn call_keeps(&self, s: &FunctionSummary, c: &Call, i: usize, level: u8) -> bool {
-        if let Some(m) = s.models.get(&c.id) {
-            return matches!(
-                m,
-                CallModel::Create { .. } | CallModel::Once { .. } | CallModel::Atomic
-            );
-        }
-        let Callee::Direct(n) = &c.callee else {
-            return true;
-        };
-        let Some(defs) = self.prog.functions_named(n) else {
-            return !does_not_retain(n);
-        };
-        if level >= MAX_WRAPPER_NESTING || defs.len() != 1 {
-            return true;
-        }
-        self.param_kept(&self.summary(defs[0]), i, level + 1)
-    }
-
-    /// May the function of summary `g` keep the pointer passed as its
-    /// parameter `i` (see [`call_keeps`](Self::call_keeps)), looking at
-    /// most `MAX_WRAPPER_NESTING - level` calls deeper?
-    pub(super) fn param_kept(&self, g: &FunctionSummary, i: usize, level: u8) -> bool {
-        let Some(p) = g.ir.params.get(i).map(|p| p.name.clone()) else {
-            // A variadic argument.
-            return true;
-        };
-        if g.ir.address_taken.contains(&p) {
-            return true;
-        }
-        let mut kept = false;
-        visit_stmts(&g.ir.body, &mut |st| match st {
-            Stmt::Assign { lhs, rhs } if holds_value(rhs, &p) => {
-                kept |= root_var(lhs) != Some(&p);
-            }
-            Stmt::Return { value: Some(e), .. } if holds_value(e, &p) => kept = true,
-            _ => {}
-        });
-        if !kept {
-            visit_calls(&g.ir.body, &mut |c2| {
-                for (j, a) in c2.args.iter().enumerate() {
-                    if !kept && holds_value(a, &p) && self.call_keeps(g, c2, j, level) {
-                        kept = true;
-                    }
-                }
-            });
-        }
-        kept
     }
 
     /// May a call of `f` allocate from heap site `b`: is `b`'s function `f`
