@@ -18,7 +18,7 @@ use crate::config::CallModel;
 use crate::db::{FunctionId, FunctionSummary};
 use crate::visit::{visit_calls, visit_stmts};
 use racelens_syntax::{Call, Callee, Expr, Name, Stmt};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Allocation wrappers nest at most this deep (`a` around `b` around `c`
 /// around `malloc`).
@@ -191,9 +191,107 @@ impl<'a> Walker<'a> {
                 }
             }
         });
-        let w = any && all;
+        let w = (any && all) || (self.returns_void_pointer(f) && self.pools(&s, &assigns, &allocates, level));
         self.d.wrappers.borrow_mut().insert((f, level), w);
         w
+    }
+
+    /// Is `f` declared to return `void *`, C's type for untyped new memory
+    /// (`malloc`'s own)?
+    fn returns_void_pointer(&self, f: FunctionId) -> bool {
+        let Some(t) = self.prog.returns.get(&**f.name(self.db)) else {
+            return false;
+        };
+        let t = self.prog.resolve_type(t);
+        t.pointer == 1 && t.name.as_deref() == Some("void")
+    }
+
+    /// Is the function of summary `s` (declared to return `void *`) a pool
+    /// allocator: does it return new memory on some path, and memory of its
+    /// own pool on others, keeping no pointer to what it allocates
+    /// (`kmalloc(km, n)`: `malloc(n)` without an arena, else a block cut
+    /// from the arena's free list; `do_cache_alloc(cache)`: a freed buffer
+    /// taken off the cache's list, else `malloc`)? Each block such a pool
+    /// hands out is its caller's until it is freed back, and reuse after a
+    /// free is ordered by the pool (its lock, or its one thread), so each
+    /// call is a new object as with `malloc`. A lookup that creates what it
+    /// does not find (`e = find(t, k); if (!e) { e = malloc(..);
+    /// insert(t, e); } return e;`) keeps its new object and is no pool.
+    fn pools(
+        &self,
+        s: &FunctionSummary,
+        assigns: &[(Name, Expr)],
+        allocates: &dyn Fn(&Expr) -> bool,
+        level: u8,
+    ) -> bool {
+        let mut args_of: FxHashMap<u32, Vec<Expr>> = FxHashMap::default();
+        visit_calls(&s.ir.body, &mut |c| {
+            args_of.insert(c.id, c.args.clone());
+        });
+        // The locals that may hold new memory: assigned an allocation, a
+        // pointer into such a local, or what a call makes of one
+        // (`object = get_object(ret)` past a red zone). Least set.
+        let mut may: FxHashSet<Name> = FxHashSet::default();
+        let mut through: FxHashSet<u32> = FxHashSet::default();
+        loop {
+            let mut changed = false;
+            for (x, rhs) in assigns {
+                let from_call = match uncast(rhs) {
+                    Expr::CallResult(id) if !s.models.contains_key(id) => args_of
+                        .get(id)
+                        .filter(|args| args.iter().any(|a| may.iter().any(|y| holds_value(a, y))))
+                        .map(|_| *id),
+                    _ => None,
+                };
+                if allocates(rhs)
+                    || pointer_local(rhs).is_some_and(|y| may.contains(y))
+                    || from_call.is_some()
+                {
+                    changed |= from_call.is_some_and(|id| through.insert(id));
+                    changed |= may.insert(x.clone());
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        if may.iter().any(|x| s.ir.address_taken.contains(x)) {
+            return false;
+        }
+        // Kept: stored anywhere but into such a local, or handed to code
+        // that may keep it (a call that only returns it, as `get_object`,
+        // hands it back to a local of `may`).
+        let mut kept = false;
+        visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Assign { lhs, rhs } = st {
+                if may.iter().any(|x| holds_value(rhs, x))
+                    && !root_var(lhs).is_some_and(|y| may.contains(y) && matches!(lhs, Expr::Var(_)))
+                {
+                    kept = true;
+                }
+            }
+        });
+        visit_calls(&s.ir.body, &mut |c| {
+            for (i, a) in c.args.iter().enumerate() {
+                if kept || !may.iter().any(|x| holds_value(a, x)) {
+                    continue;
+                }
+                kept = match through.contains(&c.id) {
+                    true => self.call_stores(s, c, i, level),
+                    false => self.call_keeps(s, c, i, level),
+                };
+            }
+        });
+        if kept {
+            return false;
+        }
+        let mut any = false;
+        visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Return { value: Some(e), .. } = st {
+                any |= allocates(e) || pointer_local(e).is_some_and(|x| may.contains(x));
+            }
+        });
+        any
     }
 
     /// May call `c` of a function with summary `s` keep the pointer passed
@@ -203,6 +301,23 @@ impl<'a> Walker<'a> {
     /// parameter may be stored or handed on to a call that keeps it (a few
     /// levels deep; deeper, or unknown, it may).
     fn call_keeps(&self, s: &FunctionSummary, c: &Call, i: usize, level: u8) -> bool {
+        self.call_retains(s, c, i, level, true)
+    }
+
+    /// [`call_keeps`](Self::call_keeps), except that returning the pointer
+    /// does not count (`get_object(ptr)` returns `ptr` past a header).
+    fn call_stores(&self, s: &FunctionSummary, c: &Call, i: usize, level: u8) -> bool {
+        self.call_retains(s, c, i, level, false)
+    }
+
+    fn call_retains(
+        &self,
+        s: &FunctionSummary,
+        c: &Call,
+        i: usize,
+        level: u8,
+        returning: bool,
+    ) -> bool {
         if let Some(m) = s.models.get(&c.id) {
             return matches!(
                 m,
@@ -218,13 +333,13 @@ impl<'a> Walker<'a> {
         if level >= MAX_WRAPPER_NESTING || defs.len() != 1 {
             return true;
         }
-        self.param_kept(&self.summary(defs[0]), i, level + 1)
+        self.param_kept(&self.summary(defs[0]), i, level + 1, returning)
     }
 
     /// May the function of summary `g` keep the pointer passed as its
     /// parameter `i` (see [`call_keeps`](Self::call_keeps)), looking at
     /// most `MAX_WRAPPER_NESTING - level` calls deeper?
-    pub(super) fn param_kept(&self, g: &FunctionSummary, i: usize, level: u8) -> bool {
+    fn param_kept(&self, g: &FunctionSummary, i: usize, level: u8, returning: bool) -> bool {
         let Some(p) = g.ir.params.get(i).map(|p| p.name.clone()) else {
             // A variadic argument.
             return true;
@@ -232,18 +347,44 @@ impl<'a> Walker<'a> {
         if g.ir.address_taken.contains(&p) {
             return true;
         }
+        // The locals that hold `p`'s value (`uint64_t *pre = ptr;`): what
+        // happens to them happens to `p`. Least set.
+        let mut locals: FxHashSet<Name> = g.ir.params.iter().map(|d| d.name.clone()).collect();
+        visit_stmts(&g.ir.body, &mut |st| {
+            if let Stmt::Decl(d) = st {
+                locals.insert(d.name.clone());
+            }
+        });
+        let mut held: FxHashSet<Name> = FxHashSet::from_iter([p]);
+        loop {
+            let mut changed = false;
+            visit_stmts(&g.ir.body, &mut |st| {
+                if let Stmt::Assign { lhs: Expr::Var(y), rhs } = st {
+                    if locals.contains(y)
+                        && !g.ir.address_taken.contains(y)
+                        && held.iter().any(|x| holds_value(rhs, x))
+                    {
+                        changed |= held.insert(y.clone());
+                    }
+                }
+            });
+            if !changed {
+                break;
+            }
+        }
+        let holds = |e: &Expr| held.iter().any(|x| holds_value(e, x));
         let mut kept = false;
         visit_stmts(&g.ir.body, &mut |st| match st {
-            Stmt::Assign { lhs, rhs } if holds_value(rhs, &p) => {
-                kept |= root_var(lhs) != Some(&p);
+            Stmt::Assign { lhs, rhs } if holds(rhs) => {
+                kept |= !matches!(lhs, Expr::Var(y) if held.contains(y));
             }
-            Stmt::Return { value: Some(e), .. } if holds_value(e, &p) => kept = true,
+            Stmt::Return { value: Some(e), .. } if holds(e) => kept |= returning,
             _ => {}
         });
         if !kept {
             visit_calls(&g.ir.body, &mut |c2| {
                 for (j, a) in c2.args.iter().enumerate() {
-                    if !kept && holds_value(a, &p) && self.call_keeps(g, c2, j, level) {
+                    if !kept && holds(a) && self.call_keeps(g, c2, j, level) {
                         kept = true;
                     }
                 }
