@@ -191,7 +191,8 @@ impl<'a> Walker<'a> {
                 }
             }
         });
-        let w = (any && all) || (self.returns_void_pointer(f) && self.pools(&s, &assigns, &allocates, level));
+        let w = (any && all)
+            || (self.returns_void_pointer(f) && self.pools(&s, &assigns, &allocates, level));
         self.d.wrappers.borrow_mut().insert((f, level), w);
         w
     }
@@ -265,7 +266,8 @@ impl<'a> Walker<'a> {
         visit_stmts(&s.ir.body, &mut |st| {
             if let Stmt::Assign { lhs, rhs } = st {
                 if may.iter().any(|x| holds_value(rhs, x))
-                    && !root_var(lhs).is_some_and(|y| may.contains(y) && matches!(lhs, Expr::Var(_)))
+                    && !root_var(lhs)
+                        .is_some_and(|y| may.contains(y) && matches!(lhs, Expr::Var(_)))
                 {
                     kept = true;
                 }
@@ -359,7 +361,11 @@ impl<'a> Walker<'a> {
         loop {
             let mut changed = false;
             visit_stmts(&g.ir.body, &mut |st| {
-                if let Stmt::Assign { lhs: Expr::Var(y), rhs } = st {
+                if let Stmt::Assign {
+                    lhs: Expr::Var(y),
+                    rhs,
+                } = st
+                {
                     if locals.contains(y)
                         && !g.ir.address_taken.contains(y)
                         && held.iter().any(|x| holds_value(rhs, x))

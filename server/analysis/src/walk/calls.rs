@@ -214,6 +214,7 @@ impl<'a> Walker<'a> {
                     .map(|a| self.lock_syms(fr, a))
                     .unwrap_or_default()
                 {
+                    st.sym_guards.retain(|g| !(g.2 .0 == q && g.2 .1 == path));
                     if !st.syms.iter().any(|x| x.0 == q && x.1 == path)
                         && st.syms.len() < MAX_TRACKED
                     {
@@ -280,6 +281,7 @@ impl<'a> Walker<'a> {
                     st.clean.clear();
                     st.syms.clear();
                     st.lock_guards.clear();
+                    st.sym_guards.clear();
                     return Some(st);
                 }
                 if let [k] = &keys[..] {
@@ -323,13 +325,17 @@ impl<'a> Walker<'a> {
                                 (x.1 == *path && (x.0 == *q || aliased(&x.0, i)))
                                     || (is_region(&x.1) && x.1[1..] == path[..])
                             })
-                        })
+                        });
+                        st.sym_guards
+                            .retain(|g| !roots.iter().any(|(_, path)| g.2 .1 == *path));
                     }
                     true => {
                         let last: Vec<Elem> =
                             keys.iter().filter_map(|k| k.path.last().cloned()).collect();
                         st.syms
                             .retain(|x| !x.1.last().map(|e| last.contains(e)).unwrap_or(true));
+                        st.sym_guards
+                            .retain(|g| !g.2 .1.last().map(|e| last.contains(e)).unwrap_or(true));
                     }
                 }
                 let single = keys.len() == 1;
@@ -1049,6 +1055,31 @@ impl<'a> Walker<'a> {
                         back.sort();
                         back.dedup();
                         e.syms = back.into();
+                        // Symbolic locks held exactly when the callee's
+                        // result is (non)zero follow this call's result,
+                        // through the caller's argument; the caller's own
+                        // guards survive unless the callee was given their
+                        // pointer.
+                        let mut guards = Vec::new();
+                        for (v, nz, (p, path, sh)) in e.sym_guards.iter() {
+                            if &**v == super::frames::RETURNED {
+                                let i = params.iter().position(|x| x == p);
+                                if let Some(Some((x, pre))) = i.and_then(|i| arg_root.get(i)) {
+                                    let mut full = pre.clone();
+                                    full.extend(path.iter().cloned());
+                                    guards.push((flag.clone(), *nz, (x.clone(), full, *sh)));
+                                }
+                            } else if !arg_root
+                                .iter()
+                                .flatten()
+                                .any(|(x, pre)| x == p && path.starts_with(pre))
+                            {
+                                guards.push((v.clone(), *nz, (p.clone(), path.clone(), *sh)));
+                            }
+                        }
+                        guards.sort();
+                        guards.dedup();
+                        e.sym_guards = guards.into();
                         e
                     });
                     acc = join(acc, e);
@@ -1079,6 +1110,7 @@ impl<'a> Walker<'a> {
             let e = self.walk_fn(f, inner, bindings).map(|mut e| {
                 // The callback cannot reassign the caller's locals.
                 e.syms = st.syms.clone();
+                e.sym_guards = st.sym_guards.clone();
                 e
             });
             acc = join(acc, e);

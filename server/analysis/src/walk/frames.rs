@@ -195,6 +195,7 @@ pub(super) struct FrameFacts {
     pub(super) guards: Vec<(u32, Name, bool)>,
     pub(super) ptrs: Ptrs,
     pub(super) lock_guards: Vec<(Name, bool, Held)>,
+    pub(super) sym_guards: Vec<(Name, bool, (Name, Vec<Elem>, bool))>,
 }
 
 impl FrameFacts {
@@ -217,6 +218,14 @@ impl FrameFacts {
             }
         }
         st.lock_guards.sort();
+        // The caller's symbolic guards name its own locals: the call site
+        // drops those whose pointer the callee was given (`calls.rs`).
+        for g in self.sym_guards {
+            if !st.sym_guards.contains(&g) {
+                st.sym_guards.push(g);
+            }
+        }
+        st.sym_guards.sort();
         for c in self.conds {
             if !st.conds.iter().any(|x| x.0 == c.0) {
                 st.conds.push(c);
@@ -443,6 +452,7 @@ impl<'a> Walker<'a> {
             guards: split_off(&mut st.guards, |g| global(&g.1)),
             ptrs: std::mem::take(&mut st.ptrs),
             lock_guards: split_off(&mut st.lock_guards, |g| global(&g.0)),
+            sym_guards: std::mem::take(&mut st.sym_guards).to_vec(),
         }
     }
 

@@ -240,6 +240,7 @@ impl<'a> Walker<'a> {
     pub(super) fn retag(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
         let tags = self.region_tags(fr, rhs, st, 0);
         st.syms.retain(|y| &y.0 != x);
+        st.sym_guards.retain(|g| &g.2 .0 != x);
         for (tag, sh) in tags {
             if st.syms.len() < MAX_TRACKED {
                 st.syms.push((x.clone(), tag, sh));

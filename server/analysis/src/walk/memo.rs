@@ -444,6 +444,7 @@ impl<'a> Walker<'a> {
             && n.marks.is_empty()
             && n.state.guards.is_empty()
             && n.state.lock_guards.is_empty()
+            && n.state.sym_guards.is_empty()
             && must_within_may(&n.state)
             && n.exit.as_ref().is_none_or(|e| same_context(e, &n.state))
     }
@@ -460,7 +461,7 @@ impl<'a> Walker<'a> {
         if !must_within_may(st) {
             return None;
         }
-        if !(st.guards.is_empty() && st.lock_guards.is_empty()) {
+        if !(st.guards.is_empty() && st.lock_guards.is_empty() && st.sym_guards.is_empty()) {
             return None;
         }
         let ids = self.d.copies.get(&copy_key(key))?.clone();

@@ -11,6 +11,7 @@
 //! sorted there into context (locksets and thread facts, which a
 //! transparent memo node only records) or not.
 
+use super::locks::is_region;
 use super::{add_vals, common, Vals, MAX_TRACKED};
 use crate::model::*;
 use racelens_syntax::Name;
@@ -91,6 +92,12 @@ pub(super) struct State {
     /// call's flag (`#call{id}`), and an assignment of the result to the
     /// variable that takes it.
     pub(super) lock_guards: ThinVec<(Name, bool, Held)>,
+    /// (var, nonzero, symbolic lock): a symbolic lock (see `syms`) held
+    /// exactly when the plain variable is (non)zero. A function that
+    /// returns nonzero only while holding its parameter's lock
+    /// (`if (!d) return 0; lock(&d->mu); return 1;`) gives its caller
+    /// `&p->mu` held exactly when the call's result is nonzero.
+    pub(super) sym_guards: ThinVec<(Name, bool, (Name, Vec<Elem>, bool))>,
     /// Extra acquisitions of must-held locks (recursive mutexes): `lock(m)`
     /// twice needs two `unlock(m)`. A second lock of a normal mutex never
     /// returns, so counting is right for both.
@@ -170,6 +177,7 @@ pub(super) fn with_context(st: &State, from: &State) -> State {
         joined_tids: st.joined_tids.clone(),
         ptrs: st.ptrs.clone(),
         lock_guards: st.lock_guards.clone(),
+        sym_guards: st.sym_guards.clone(),
         rec_depth: st.rec_depth.clone(),
         counts: st.counts.clone(),
     }
@@ -195,6 +203,7 @@ impl State {
             && self.guards.is_empty()
             && self.handed.is_empty()
             && self.lock_guards.is_empty()
+            && self.sym_guards.is_empty()
             && self.tries.is_empty())
     }
 
@@ -208,6 +217,7 @@ impl State {
         self.guards.retain(|g| !hit(&g.1));
         self.handed.retain(|h| !hit(&h.0));
         self.lock_guards.retain(|g| !hit(&g.0));
+        self.sym_guards.retain(|g| !hit(&g.0));
     }
 
     /// The refreshed sites whose newest object `holder` holds (a local, a
@@ -464,6 +474,45 @@ fn join_with(a: Option<State>, b: Option<State>, exit: bool) -> Option<State> {
                                     && !g.iter().any(|q| q.0 == *v && q.2.lock == h.lock)
                                 {
                                     g.push((v.clone(), *nz, h.clone()));
+                                }
+                            }
+                        }
+                    }
+                    g.sort();
+                    g.into()
+                },
+                sym_guards: {
+                    let mut g = common(&a.sym_guards, &b.sym_guards);
+                    let holds = |s: &State, q: &(Name, Vec<Elem>, bool)| {
+                        s.syms.iter().any(|x| x.0 == q.0 && x.1 == q.1)
+                    };
+                    // As for `lock_guards`: a guard of one path holds on the
+                    // other where that path agrees with it.
+                    for (x, y) in [(&a, &b), (&b, &a)] {
+                        for q in x.sym_guards.iter() {
+                            let agrees = (y.conds.contains(&(q.0.clone(), q.1))
+                                && y.syms.contains(&q.2))
+                                || (y.conds.contains(&(q.0.clone(), !q.1)) && !holds(y, &q.2));
+                            if agrees && !g.contains(q) && g.len() < MAX_TRACKED {
+                                g.push(q.clone());
+                            }
+                        }
+                    }
+                    // A symbolic lock one path holds and the other does not,
+                    // where the paths disagree on a flag.
+                    for (x, y) in [(&a, &b), (&b, &a)] {
+                        for s in x.syms.iter().filter(|s| !is_region(&s.1)) {
+                            if holds(y, s) {
+                                continue;
+                            }
+                            for (v, nz) in &x.conds {
+                                if y.conds.contains(&(v.clone(), !*nz))
+                                    && g.len() < MAX_TRACKED
+                                    && !g
+                                        .iter()
+                                        .any(|q| q.0 == *v && q.2 .0 == s.0 && q.2 .1 == s.1)
+                                {
+                                    g.push((v.clone(), *nz, s.clone()));
                                 }
                             }
                         }

@@ -12,7 +12,7 @@
 
 use super::frames::Frame;
 use super::state::{join, join_exit, Ptrs, State, TryKey};
-use super::{Walker, MAX_LOOP_ITERS, STEP_BUDGET};
+use super::{Walker, MAX_LOOP_ITERS, MAX_TRACKED, STEP_BUDGET};
 use crate::model::*;
 use racelens_syntax::{AccessKind, Call, Callee, Expr, Name, Stmt, Test};
 use std::sync::Arc;
@@ -156,7 +156,10 @@ impl<'a> Walker<'a> {
                 node.steps += 1;
                 // Path-correlated locks and spawns read the locksets and
                 // thread facts at branches and returns.
-                if !(state.lock_guards.is_empty() && state.guards.is_empty()) {
+                if !(state.lock_guards.is_empty()
+                    && state.sym_guards.is_empty()
+                    && state.guards.is_empty())
+                {
                     node.opaque = true;
                 }
             }
@@ -249,6 +252,7 @@ impl<'a> Walker<'a> {
             let ret = super::frames::RETURNED;
             e.lock_guards
                 .retain(|g| &*g.0 == ret || prog.global(&g.0).is_some());
+            e.sym_guards.retain(|g| &*g.0 == ret);
             e.conds.retain(|c| &*c.0 != ret);
         }
         exit
@@ -536,6 +540,11 @@ impl<'a> Walker<'a> {
                     g.0 = x.clone();
                 }
                 state.lock_guards.sort();
+                state.sym_guards.retain(|g| &g.0 != x && &g.2 .0 != x);
+                for g in state.sym_guards.iter_mut().filter(|g| g.0 == flag) {
+                    g.0 = x.clone();
+                }
+                state.sym_guards.sort();
                 if !fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) {
                     self.escape(fr, rhs, &mut state);
                 } else if fr.address_taken.contains(x) {
@@ -555,6 +564,7 @@ impl<'a> Walker<'a> {
                 state.conds.retain(|c| &c.0 != x);
                 state.guards.retain(|g| &g.1 != x);
                 state.lock_guards.retain(|g| &g.0 != x);
+                state.sym_guards.retain(|g| &g.0 != x);
                 self.note_count(fr, &Expr::Var(x.clone()), rhs, &mut state);
                 self.retag(fr, x, rhs, &mut state);
                 if fr.address_taken.contains(x) {
@@ -775,6 +785,23 @@ impl<'a> Walker<'a> {
                             branch.must.remove(&h.lock);
                             branch.may.remove(&h.lock);
                         }
+                    }
+                    let follows: Vec<(bool, (Name, Vec<Elem>, bool))> = branch
+                        .sym_guards
+                        .iter()
+                        .filter(|g| g.0 == v)
+                        .map(|g| (g.1 == nonzero, g.2.clone()))
+                        .collect();
+                    if !follows.is_empty() {
+                        let mut syms = branch.syms.to_vec();
+                        for (held, s) in follows {
+                            syms.retain(|x| !(x.0 == s.0 && x.1 == s.1));
+                            if held && syms.len() < MAX_TRACKED {
+                                syms.push(s);
+                            }
+                        }
+                        syms.sort();
+                        branch.syms = syms.into();
                     }
                 }
                 return (t, e);

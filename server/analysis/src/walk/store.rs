@@ -41,7 +41,6 @@ pub(super) struct StorePass {
     unresolved: bool,
 }
 
-
 /// At most this many rounds of the store's fixpoint per mode (strict, then
 /// with the type fallback); arguments pass to parameters in all but the
 /// last. A function's pass sees what the passes before it in the same round
