@@ -46,6 +46,14 @@ fn root_var(e: &Expr) -> Option<&Name> {
     }
 }
 
+/// A place that holds a function pointer, as the walk names it without
+/// types: a struct member by name, or a global variable.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Slot {
+    Member(Name),
+    Global(Name),
+}
+
 impl<'a> Walker<'a> {
     /// Does `f` only ever return memory it has just allocated (or null),
     /// itself or through such a wrapper? Such a wrapper (`xmalloc`,
@@ -89,6 +97,17 @@ impl<'a> Walker<'a> {
                             && defs[0] != f
                             && self.alloc_wrapper_at(defs[0], level + 1);
                         wraps.insert(c.id, w);
+                    }
+                }
+            });
+        }
+        // Calls through a function pointer that only ever holds allocation
+        // wrappers (Remotery's `g_Settings.malloc`, set to `&CRTMalloc`).
+        if level < MAX_WRAPPER_NESTING {
+            visit_calls(&s.ir.body, &mut |c| {
+                if let Some(slot) = self.slot_of(&s, &c.callee) {
+                    if self.slot_allocates(&slot, level + 1) {
+                        wraps.insert(c.id, true);
                     }
                 }
             });
@@ -195,6 +214,129 @@ impl<'a> Walker<'a> {
             || (self.returns_void_pointer(f) && self.pools(&s, &assigns, &allocates, level));
         self.d.wrappers.borrow_mut().insert((f, level), w);
         w
+    }
+
+    /// The function-pointer slot a call goes through: a member
+    /// (`(*g_Settings.malloc)(..)`, `s->alloc(..)`), or a global variable.
+    fn slot_of(&self, s: &FunctionSummary, callee: &Callee) -> Option<Slot> {
+        let mut e = match callee {
+            Callee::Indirect(e) => e,
+            Callee::Direct(n) => {
+                let local = s.ir.params.iter().any(|p| &p.name == n)
+                    || {
+                        let mut found = false;
+                        visit_stmts(&s.ir.body, &mut |st| {
+                            found |= matches!(st, Stmt::Decl(d) if &d.name == n);
+                        });
+                        found
+                    };
+                return (!local && self.prog.global(n).is_some()).then(|| Slot::Global(n.clone()));
+            }
+        };
+        loop {
+            match e {
+                Expr::Deref(b) => e = b,
+                Expr::Cast { value, .. } => e = value,
+                _ => break,
+            }
+        }
+        match e {
+            Expr::Field { field, .. } => Some(Slot::Member(field.clone())),
+            Expr::Var(n) if self.prog.global(&**n).is_some() && self.prog.functions_named(&**n).is_none() => {
+                Some(Slot::Global(n.clone()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Does every value the program ever puts in `slot` name an allocation
+    /// wrapper (at nesting `level`)? Every assignment to a member of that
+    /// name (of any struct) or to the global, and every initializer of one,
+    /// must name such a function, and there must be one; a member or global
+    /// whose address is taken may be written through it, and is no such
+    /// slot. Cached per slot and level.
+    fn slot_allocates(&self, slot: &Slot, level: u8) -> bool {
+        let key = (slot.clone(), level);
+        if let Some(&v) = self.d.alloc_slots.borrow().get(&key) {
+            return v;
+        }
+        // Asked again while answering (a wrapper that calls through its own
+        // slot): no.
+        self.d.alloc_slots.borrow_mut().insert(key.clone(), false);
+        let is_slot = |e: &Expr| match (slot, uncast(e)) {
+            (Slot::Member(f), Expr::Field { field, .. }) => field == f,
+            (Slot::Global(g), Expr::Var(n)) => n == g,
+            _ => false,
+        };
+        let mut targets: Vec<Name> = Vec::new();
+        let mut ok = true;
+        let function_named = |e: &Expr| -> Option<Name> {
+            let e = match uncast(e) {
+                Expr::AddrOf(x) => uncast(x),
+                x => x,
+            };
+            match e {
+                Expr::Var(n) if self.prog.functions_named(n).is_some() => Some(n.clone()),
+                _ => None,
+            }
+        };
+        for f in self.prog.functions.values().flatten() {
+            let s = self.summary(*f);
+            visit_stmts(&s.ir.body, &mut |st| {
+                if let Stmt::Assign { lhs, rhs } = st {
+                    if is_slot(lhs) {
+                        match function_named(rhs) {
+                            Some(n) => targets.push(n),
+                            None => ok = false,
+                        }
+                    }
+                    if let Expr::AddrOf(x) = uncast(rhs) {
+                        ok &= !is_slot(x);
+                    }
+                }
+            });
+            visit_calls(&s.ir.body, &mut |c| {
+                for a in &c.args {
+                    if let Expr::AddrOf(x) = uncast(a) {
+                        ok &= !is_slot(x);
+                    }
+                }
+            });
+            if !ok {
+                break;
+            }
+        }
+        match slot {
+            Slot::Member(m) => {
+                for fields in self.prog.global_init_fields.values() {
+                    for i in fields.iter().filter(|i| i.field.as_ref() == Some(m)) {
+                        match self.prog.functions_named(&i.name) {
+                            Some(_) => targets.push(i.name.clone()),
+                            None => ok = false,
+                        }
+                    }
+                }
+            }
+            Slot::Global(g) => {
+                for n in self.prog.global_inits.get(g).into_iter().flatten() {
+                    match self.prog.functions_named(n) {
+                        Some(_) => targets.push(n.clone()),
+                        None => ok = false,
+                    }
+                }
+            }
+        }
+        targets.sort();
+        targets.dedup();
+        let v = ok
+            && !targets.is_empty()
+            && targets.iter().all(|n| {
+                self.prog
+                    .functions_named(n)
+                    .is_some_and(|d| d.len() == 1 && self.alloc_wrapper_at(d[0], level))
+            });
+        self.d.alloc_slots.borrow_mut().insert(key, v);
+        v
     }
 
     /// Is `f` declared to return `void *`, C's type for untyped new memory

@@ -264,6 +264,7 @@ pub(super) fn update(
         // and reads whether the functions it calls keep their parameters:
         // every verdict given is asked again.
         let old: Vec<((FunctionId, u8), bool)> = w.d.wrappers.borrow_mut().drain().collect();
+        w.d.alloc_slots.borrow_mut().clear();
         if old.iter().any(|&((g, l), v)| w.alloc_wrapper_at(g, l) != v) {
             return Err("allocation wrapper changed");
         }

@@ -234,6 +234,9 @@ struct WalkData {
     /// Allocation wrappers (see [`Walker::is_alloc_wrapper`]), by function.
     /// Keyed by function and nesting level (see `store.rs`).
     wrappers: std::cell::RefCell<FxHashMap<(FunctionId, u8), bool>>,
+    /// Function-pointer slots that only ever hold allocation wrappers (see
+    /// `alloc_wrappers.rs`), by slot and nesting level.
+    alloc_slots: std::cell::RefCell<FxHashMap<(alloc_wrappers::Slot, u8), bool>>,
     /// Laundered functions and their parameter counts (see
     /// `laundered.rs`), once asked.
     laundered: std::cell::RefCell<Option<laundered::Laundered>>,
@@ -489,6 +492,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
     w.d.frames.borrow_mut().clear();
     w.d.returns.borrow_mut().clear();
     w.d.wrappers.borrow_mut().clear();
+    w.d.alloc_slots.borrow_mut().clear();
     // The root thread: `main`, or every function nobody calls. In library
     // mode the roots are threads of their own, below, and `main` stays
     // empty; a library with too many roots for one walk each (a whole API)
