@@ -650,6 +650,64 @@ int main(void) {
     assert_eq!(reports(&host), before);
 }
 
+/// Whether a call through a function-pointer member allocates reads every
+/// assignment of that member in the program (`walk/alloc_wrappers.rs`): an
+/// edit of another function's body that stores a function returning one
+/// static object into the member must change the reports exactly as a walk
+/// from scratch does, and change them back.
+#[test]
+fn a_new_value_of_an_allocator_member_ends_the_wrapper() {
+    let _serial = serial();
+    set_verify(true);
+    let base = r#"#include <pthread.h>
+#include <stdlib.h>
+struct settings { void *(*alloc)(size_t n); };
+struct conn { int state; };
+static struct settings g;
+static struct conn the_conn;
+static struct conn *ga, *gb;
+static void *crt_alloc(size_t n) { return malloc(n); }
+static void *one_conn(size_t n) { (void) n; return &the_conn; }
+static void configure(int fixed) {
+    if (fixed)
+        g.alloc = crt_alloc;
+}
+static void *lib_alloc(size_t n) { return g.alloc(n); }
+static void *ta(void *arg) { ga->state = 1; return arg; }
+static void *tb(void *arg) { gb->state = 2; return arg; }
+int main(void) {
+    pthread_t a, b;
+    g.alloc = crt_alloc;
+    configure(1);
+    ga = lib_alloc(sizeof *ga);
+    gb = lib_alloc(sizeof *gb);
+    pthread_create(&a, NULL, ta, NULL);
+    pthread_create(&b, NULL, tb, NULL);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    return 0;
+}
+"#;
+    let edited = base.replace(
+        "        g.alloc = crt_alloc;\n",
+        "        g.alloc = one_conn;\n",
+    );
+    assert_ne!(base, edited);
+    let virt = Path::new("/virtual/allocator_member_edit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base);
+    let before = reports(&host);
+    // lib_alloc allocates at each call: two objects, no race.
+    assert!(before.is_empty(), "{before:?}");
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    // The member may hold one_conn: one object for both, and the writes race.
+    assert!(!after.is_empty(), "{after:?}");
+    host.set_file_text(virt, base);
+    assert_eq!(reports(&host), before);
+}
+
 /// A call through a pointer may reach only the functions the program uses
 /// as values (`walk/store.rs`, `may_allocate`): while it cannot reach the
 /// function that allocated a refreshed site's newest object, a local keeps

@@ -222,14 +222,13 @@ impl<'a> Walker<'a> {
         let mut e = match callee {
             Callee::Indirect(e) => e,
             Callee::Direct(n) => {
-                let local = s.ir.params.iter().any(|p| &p.name == n)
-                    || {
-                        let mut found = false;
-                        visit_stmts(&s.ir.body, &mut |st| {
-                            found |= matches!(st, Stmt::Decl(d) if &d.name == n);
-                        });
-                        found
-                    };
+                let local = s.ir.params.iter().any(|p| &p.name == n) || {
+                    let mut found = false;
+                    visit_stmts(&s.ir.body, &mut |st| {
+                        found |= matches!(st, Stmt::Decl(d) if &d.name == n);
+                    });
+                    found
+                };
                 return (!local && self.prog.global(n).is_some()).then(|| Slot::Global(n.clone()));
             }
         };
@@ -242,7 +241,10 @@ impl<'a> Walker<'a> {
         }
         match e {
             Expr::Field { field, .. } => Some(Slot::Member(field.clone())),
-            Expr::Var(n) if self.prog.global(&**n).is_some() && self.prog.functions_named(&**n).is_none() => {
+            Expr::Var(n)
+                if self.prog.global(&**n).is_some()
+                    && self.prog.functions_named(&**n).is_none() =>
+            {
                 Some(Slot::Global(n.clone()))
             }
             _ => None,
