@@ -714,7 +714,9 @@ int main(void) {
 /// holding that object across the call. An edit of another function's
 /// body that stores a function allocating from that site into the pointer
 /// changes that, and must change the reports exactly as a walk from
-/// scratch does, and change them back.
+/// scratch does, and change them back. (`get_mem` returns `char *`: a
+/// `void *` function that may return fresh memory is a pool allocator,
+/// an allocation site at each call, and the site would not be shared.)
 #[test]
 fn a_function_stored_as_a_value_is_reached_through_pointers() {
     let _serial = serial();
@@ -724,7 +726,7 @@ fn a_function_stored_as_a_value_is_reached_through_pointers() {
 struct pool { int size; int busy; };
 struct ops { void (*log)(const char *); void *(*alloc)(size_t); };
 static struct ops ops;
-static void *get_mem(size_t n) {
+static char *get_mem(size_t n) {
     if (ops.alloc)
         return ops.alloc(n);
     return malloc(n);
@@ -735,7 +737,7 @@ static void setup(void) {
     ops.log = quiet;
 }
 struct pool *pool_new(int n) {
-    struct pool *p = get_mem(sizeof *p);
+    struct pool *p = (struct pool *)get_mem(sizeof *p);
     ops.log("new pool");
     p->size = n;
     return p;

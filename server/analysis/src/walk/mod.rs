@@ -180,7 +180,7 @@ struct WalkData {
     counter_names: Vec<Name>,
     counter_entries: Vec<(Name, Name, Expr)>,
     /// Global semaphores judged binary (used as mutexes) or not.
-    semaphores: std::cell::RefCell<FxHashMap<Name, bool>>,
+    semaphores: std::cell::RefCell<FxHashMap<Name, semaphores::Verdict>>,
     /// Globals judged to hold zero for the whole run, or not
     /// (`constants.rs`); an edit that could change a verdict walks again
     /// from scratch.

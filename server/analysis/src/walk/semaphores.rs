@@ -16,6 +16,15 @@
 //!   `sem_timedwait` is involved;
 //! - `&s` is used nowhere else (stored, handed to other code).
 //!
+//! A semaphore that readers pass through gates on one count of readers
+//! (`if (!readers) sem_wait(&s); readers++;` .. `readers--; if (!readers)
+//! sem_post(&s);`, the classic first readers-writers solution) is a
+//! reader-writer lock ([`Verdict::ReadersWriter`]): a writer's `sem_wait`
+//! locks it, a gate's `sem_wait` locks it shared (the walk takes the gate's
+//! branch on every path: whichever reader took it, every reader between
+//! the gates holds it), and every `sem_post` unlocks. Each function still
+//! passes the gates in order, as for a mutex.
+//!
 //! Anything else (a signalling semaphore that starts at 0, a counting one)
 //! keeps today's model: `sem_wait`/`sem_post` order nothing (possible false
 //! alarms, never a hidden race).
@@ -28,7 +37,7 @@ use super::frames::Frame;
 use super::{uncast, Walker};
 use crate::config::CallModel;
 use crate::db::FunctionSummary;
-use racelens_syntax::{Call, Callee, Expr, Name, Stmt};
+use racelens_syntax::{Call, Callee, Expr, Name, Stmt, Test};
 
 /// The calls that name a semaphore without publishing it.
 const SEM_CALLS: &[&str] = &[
@@ -59,12 +68,32 @@ impl<'a> Walker<'a> {
         if fr.locals.contains_key(&s) || self.prog.global(&s).is_none() {
             return None;
         }
-        if !self.d.text_names.contains(&s) {
+        let verdict = self.semaphore_verdict(&s);
+        match (verdict, lock) {
+            (Verdict::No, _) => None,
+            (Verdict::ReadersWriter, true) if gate_call(&fr.summary.ir.body, c.id) => {
+                Some(CallModel::Lock {
+                    arg: 0,
+                    shared: true,
+                })
+            }
+            (_, true) => Some(CallModel::Lock {
+                arg: 0,
+                shared: false,
+            }),
+            (_, false) => Some(CallModel::Unlock { arg: 0 }),
+        }
+    }
+
+    /// What the global semaphore `s` is (see the module doc), judged once
+    /// from the text of every function; `s` joins `text_names`.
+    fn semaphore_verdict(&mut self, s: &Name) -> Verdict {
+        if !self.d.text_names.contains(s) {
             self.d.text_names.push(s.clone());
             self.d.text_names.sort();
         }
-        let known = self.d.semaphores.borrow().get(&s).copied();
-        let binary = match known {
+        let known = self.d.semaphores.borrow().get(s).copied();
+        match known {
             Some(b) => b,
             None => {
                 let sums: Vec<std::sync::Arc<FunctionSummary>> = self
@@ -74,19 +103,78 @@ impl<'a> Walker<'a> {
                     .flatten()
                     .map(|&g| self.summary(g))
                     .collect();
-                let b = binary_semaphore(&s, sums.iter().map(|x| &**x));
+                let b = binary_semaphore(s, sums.iter().map(|x| &**x));
                 self.d.semaphores.borrow_mut().insert(s.clone(), b);
                 b
             }
-        };
-        match (binary, lock) {
-            (false, _) => None,
-            (true, true) => Some(CallModel::Lock {
-                arg: 0,
-                shared: false,
-            }),
-            (true, false) => Some(CallModel::Unlock { arg: 0 }),
         }
+    }
+
+    /// The semaphore of a readers' gate: `then` is the branch of `if
+    /// (!readers)` that only waits on or posts a global semaphore used as
+    /// a reader-writer lock.
+    pub(super) fn readers_gate(&mut self, then: &[Stmt]) -> Option<Name> {
+        let [Stmt::Call(c)] = then else {
+            return None;
+        };
+        if !matches!(&c.callee, Callee::Direct(n) if matches!(&**n, "sem_wait" | "sem_post")) {
+            return None;
+        }
+        let s = sem_of(c)?;
+        self.prog.global(&s)?;
+        (self.semaphore_verdict(&s) == Verdict::ReadersWriter).then_some(s)
+    }
+}
+
+/// What a global semaphore is used as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// Anything else: its calls order nothing.
+    No,
+    /// A mutex: `sem_wait` locks, `sem_post` unlocks.
+    Mutex,
+    /// A reader-writer lock: writers lock it as a mutex, and readers pass
+    /// through gates on a count of readers (`if (!readers) sem_wait(&s);
+    /// readers++;` .. `readers--; if (!readers) sem_post(&s);`, the count
+    /// kept under a mutex): the first reader in takes it for all readers,
+    /// the last one out gives it back. Between the gates a reader holds it
+    /// shared.
+    ReadersWriter,
+}
+
+/// Is call `id` the wait of a readers' gate of `body` (see [`gate`])?
+fn gate_call(body: &[Stmt], id: u32) -> bool {
+    let mut hit = false;
+    crate::visit::visit_stmts(body, &mut |st| {
+        if let Some((_, c, true)) = gate(st) {
+            hit |= c.id == id;
+        }
+    });
+    hit
+}
+
+/// A readers' gate: `if (!count) sem_wait(&s);` (`true`) or `if (!count)
+/// sem_post(&s);` (`false`), with its count and call.
+fn gate(st: &Stmt) -> Option<(&Name, &Call, bool)> {
+    let Stmt::If {
+        test: Test::VarZero {
+            var,
+            zero_on_true: true,
+        },
+        then,
+        els,
+        ..
+    } = st
+    else {
+        return None;
+    };
+    let ([Stmt::Call(c)], []) = (&then[..], &els[..]) else {
+        return None;
+    };
+    match &c.callee {
+        Callee::Direct(n) if &**n == "sem_wait" => Some((var, c, true)),
+        Callee::Direct(n) if &**n == "sem_post" => Some((var, c, false)),
+        _ => None,
     }
 }
 
@@ -106,8 +194,9 @@ fn sem_of(c: &Call) -> Option<Name> {
 pub(super) fn binary_semaphore<'s>(
     s: &Name,
     functions: impl Iterator<Item = &'s FunctionSummary>,
-) -> bool {
+) -> Verdict {
     let mut inits = 0;
+    let mut counts: Vec<Name> = Vec::new();
     for f in functions {
         let body = &f.ir.body;
         let mut names = false;
@@ -147,13 +236,26 @@ pub(super) fn binary_semaphore<'s>(
             _ => {}
         });
         if !ok {
-            return false;
+            return Verdict::No;
         }
-        if names && !matches!(flow_with_gotos(body, s), Ok(None | Some(false))) {
-            return false;
+        if names
+            && !matches!(
+                flow_with_gotos(body, s, &mut counts),
+                Ok(None | Some(false))
+            )
+        {
+            return Verdict::No;
         }
     }
-    inits > 0
+    counts.sort();
+    counts.dedup();
+    match (inits > 0, counts.len()) {
+        (false, _) => Verdict::No,
+        (true, 0) => Verdict::Mutex,
+        // One count of readers for every gate.
+        (true, 1) => Verdict::ReadersWriter,
+        _ => Verdict::No,
+    }
 }
 
 /// Does `e` take the address of `s` (anywhere inside)?
@@ -177,11 +279,11 @@ type Labels = rustc_hash::FxHashMap<Name, Option<bool>>;
 /// it must agree with the state of the code that falls into the label;
 /// passes repeat until the labels' states are stable (a backward `goto` is
 /// seen on the pass after its label).
-fn flow_with_gotos(body: &[Stmt], s: &Name) -> Result<Option<bool>, ()> {
+fn flow_with_gotos(body: &[Stmt], s: &Name, counts: &mut Vec<Name>) -> Result<Option<bool>, ()> {
     let mut labels = Labels::default();
     for _ in 0..4 {
         let before = labels.clone();
-        let end = flow(body, Some(false), s, &mut labels)?;
+        let end = flow(body, Some(false), s, &mut labels, counts)?;
         if labels == before {
             return Ok(end);
         }
@@ -197,6 +299,7 @@ fn flow(
     mut held: Option<bool>,
     s: &Name,
     labels: &mut Labels,
+    counts: &mut Vec<Name>,
 ) -> Result<Option<bool>, ()> {
     let merge = |a: Option<bool>, b: Option<bool>| match (a, b) {
         (None, x) | (x, None) => Ok(x),
@@ -235,18 +338,34 @@ fn flow(
                     _ => {}
                 }
             }
+            // A readers' gate (see [`Verdict::ReadersWriter`]): the first
+            // reader in takes `s`, the last one out gives it back.
+            st if gate(st).is_some_and(|(_, c, _)| sem_of(c).as_ref() == Some(s)) => {
+                let Some((count, _, wait)) = gate(st) else {
+                    continue;
+                };
+                counts.push(count.clone());
+                let Some(h) = held else { continue };
+                if h == wait {
+                    return Err(());
+                }
+                held = Some(wait);
+            }
             Stmt::If {
                 cond, then, els, ..
             } => {
-                let c = flow(cond, held, s, labels)?;
-                held = merge(flow(then, c, s, labels)?, flow(els, c, s, labels)?)?;
+                let c = flow(cond, held, s, labels, counts)?;
+                held = merge(
+                    flow(then, c, s, labels, counts)?,
+                    flow(els, c, s, labels, counts)?,
+                )?;
             }
             Stmt::Loop { cond, body, .. } => {
                 // The body must leave the state as it found it (breaks and
                 // continues included: they may not change it, checked by
                 // requiring no semaphore call in a loop that holds across).
-                let c = flow(cond, held, s, labels)?;
-                let after = flow(body, c, s, labels)?;
+                let c = flow(cond, held, s, labels, counts)?;
+                let after = flow(body, c, s, labels, counts)?;
                 if after.is_some() && after != c {
                     return Err(());
                 }
@@ -260,7 +379,7 @@ fn flow(
                 }
                 // No arm changes the state; their `goto`s and labels count.
                 for a in arms {
-                    let end = flow(a, held, s, labels)?;
+                    let end = flow(a, held, s, labels, counts)?;
                     held = merge(held, end)?;
                 }
             }
