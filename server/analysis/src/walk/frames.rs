@@ -14,6 +14,7 @@
 use super::state::{Ptrs, State};
 use super::wild::wild_locals;
 use super::{add_vals, uncast, Vals, Walker, MAX_TRACKED};
+use crate::config::CallModel;
 use crate::db::{FunctionId, FunctionSummary};
 use crate::model::*;
 use crate::visit::{visit_calls, visit_stmts};
@@ -186,6 +187,84 @@ pub(super) struct FrameBase {
     /// The body has a `goto` (local pointers are then not followed
     /// flow-sensitively by the pointer store).
     pub(super) has_goto: bool,
+    /// Locals whose address is taken only to lend it to library calls that
+    /// keep nothing (see [`lent_only`]).
+    pub(super) lent: FxHashSet<Name>,
+}
+
+/// The variables whose address `e` takes (`&x`, `&x.f`, `&x[i]`).
+fn addresses_in(e: &Expr, out: &mut Vec<Name>) {
+    fn object(e: &Expr) -> Option<&Name> {
+        match e {
+            Expr::Var(x) => Some(x),
+            Expr::Field {
+                base, arrow: false, ..
+            }
+            | Expr::Index { base, .. } => object(base),
+            _ => None,
+        }
+    }
+    match e {
+        Expr::AddrOf(x) => {
+            out.extend(object(x).cloned());
+            addresses_in(x, out);
+        }
+        Expr::Var(_) | Expr::CallResult(_) | Expr::Int(_) | Expr::Str | Expr::Other => {}
+        Expr::Field { base, .. }
+        | Expr::Index { base, .. }
+        | Expr::Deref(base)
+        | Expr::Offset(base) => addresses_in(base, out),
+        Expr::Cast { value, .. } => addresses_in(value, out),
+        Expr::Choice(v) => v.iter().for_each(|x| addresses_in(x, out)),
+        Expr::Init(v) => v.iter().for_each(|(_, x)| addresses_in(x, out)),
+    }
+}
+
+/// The locals of `body` whose address only ever goes, as `&x` itself, to
+/// library calls that keep none of their arguments (`strsep(&first, ..)`):
+/// nothing but such a call can write them, so they can be followed
+/// flow-sensitively between those calls.
+fn lent_only(
+    s: &FunctionSummary,
+    address_taken: &FxHashSet<Name>,
+    has_body: &dyn Fn(&str) -> bool,
+) -> FxHashSet<Name> {
+    let mut bad: Vec<Name> = Vec::new();
+    visit_stmts(&s.ir.body, &mut |st| match st {
+        Stmt::Assign { lhs, rhs } => {
+            addresses_in(lhs, &mut bad);
+            addresses_in(rhs, &mut bad);
+        }
+        Stmt::Call(c) => {
+            let keeps = matches!(
+                s.models.get(&c.id),
+                Some(CallModel::Create { .. } | CallModel::Once { .. } | CallModel::Atomic)
+            );
+            let lent = !keeps
+                && matches!(&c.callee, Callee::Direct(n)
+                    if !has_body(n) && super::library::does_not_retain(n));
+            for a in &c.args {
+                let mut v = Vec::new();
+                addresses_in(a, &mut v);
+                let direct =
+                    matches!(super::uncast(a), Expr::AddrOf(x) if matches!(&**x, Expr::Var(_)));
+                if !(lent && direct) {
+                    bad.extend(v);
+                }
+            }
+            if let Callee::Indirect(e) = &c.callee {
+                addresses_in(e, &mut bad);
+            }
+        }
+        Stmt::Access(a) => addresses_in(&a.place, &mut bad),
+        Stmt::Return { value: Some(e), .. } => addresses_in(e, &mut bad),
+        _ => {}
+    });
+    address_taken
+        .iter()
+        .filter(|x| !bad.contains(x))
+        .cloned()
+        .collect()
 }
 
 /// The caller's frame-local facts, kept aside while a callee runs.
@@ -419,6 +498,9 @@ impl<'a> Walker<'a> {
             })
             .collect();
         let wild = wild_locals(&summary.ir, &locals, &self.prog.structs);
+        let lent = lent_only(&summary, &address_taken, &|n| {
+            self.prog.functions_named(n).is_some()
+        });
         let base = Arc::new(FrameBase {
             fname,
             summary,
@@ -431,6 +513,7 @@ impl<'a> Walker<'a> {
             wild,
             local_assigns,
             has_goto,
+            lent,
         });
         self.d.frame_bases.borrow_mut().insert(fid, base.clone());
         base

@@ -517,20 +517,34 @@ impl<'a> Walker<'a> {
                     }
                     if let Expr::Var(x) = lhs {
                         if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) {
-                            if strong && tracks_ptr(fr, x) {
+                            // A local whose address is taken too, until
+                            // code that may write through that address runs
+                            // (`first = decode(..); pwsc->uri = first;`
+                            // between `strsep(&first, ..)` calls).
+                            if strong && (tracks_ptr(fr, x) || fr.address_taken.contains(x)) {
                                 set_ptr(cur, x, self.eval(fr, rhs, 0));
                             }
                             continue;
                         }
                     }
                     let v = self.eval(fr, rhs, 0);
-                    if v.is_empty() {
-                        continue;
+                    if !v.is_empty() {
+                        for k in self.cells(fr, lhs) {
+                            updates.push((k, v.clone()));
+                        }
                     }
-                    for k in self.cells(fr, lhs) {
-                        updates.push((k, v.clone()));
-                    }
+                    // A store through a pointer may write a local whose
+                    // address is taken (not one only lent to library calls).
+                    cur.retain(|(x, _)| !fr.address_taken.contains(x) || fr.lent.contains(x));
                 }
+                // So may a call, or a library call it is lent to.
+                Stmt::Call(c) => cur.retain(|(x, _)| {
+                    !fr.address_taken.contains(x)
+                        || (fr.lent.contains(x)
+                            && !c.args.iter().any(|a| {
+                                matches!(uncast(a), Expr::AddrOf(y) if matches!(&**y, Expr::Var(v) if v == x))
+                            }))
+                }),
                 Stmt::If {
                     cond, then, els, ..
                 } => {
@@ -546,7 +560,7 @@ impl<'a> Walker<'a> {
                     if !cur.is_empty() {
                         let mut inner = assigned_in(cond);
                         inner.extend(assigned_in(body));
-                        cur.retain(|(x, _)| !inner.contains(x));
+                        cur.retain(|(x, _)| !inner.contains(x) && !fr.address_taken.contains(x));
                     }
                     let mut c = cur.clone();
                     self.store_updates(fr, cond, strong, &mut c, updates);
