@@ -1031,55 +1031,7 @@ impl<'a> Walker<'a> {
                             };
                             self.nest_copies(filled, &new, &e);
                         }
-                        let mut back = Vec::new();
-                        for (p, path, sh) in e.syms.iter().filter(|x| !is_region(&x.1)) {
-                            if let Some(i) = params.iter().position(|x| x == p) {
-                                if let Some(Some((x, pre))) = arg_root.get(i) {
-                                    let mut full = pre.clone();
-                                    full.extend(path.iter().cloned());
-                                    back.push((x.clone(), full, *sh));
-                                }
-                            }
-                        }
-                        // Caller symbols the callee could not see survive it.
-                        for x in &st.syms {
-                            let passed = arg_root
-                                .iter()
-                                .flatten()
-                                .any(|(v, pre)| *v == x.0 && x.1.starts_with(pre));
-                            // The callee cannot reassign the caller's locals.
-                            if !passed || is_region(&x.1) {
-                                back.push(x.clone());
-                            }
-                        }
-                        back.sort();
-                        back.dedup();
-                        e.syms = back.into();
-                        // Symbolic locks held exactly when the callee's
-                        // result is (non)zero follow this call's result,
-                        // through the caller's argument; the caller's own
-                        // guards survive unless the callee was given their
-                        // pointer.
-                        let mut guards = Vec::new();
-                        for (v, nz, (p, path, sh)) in e.sym_guards.iter() {
-                            if &**v == super::frames::RETURNED {
-                                let i = params.iter().position(|x| x == p);
-                                if let Some(Some((x, pre))) = i.and_then(|i| arg_root.get(i)) {
-                                    let mut full = pre.clone();
-                                    full.extend(path.iter().cloned());
-                                    guards.push((flag.clone(), *nz, (x.clone(), full, *sh)));
-                                }
-                            } else if !arg_root
-                                .iter()
-                                .flatten()
-                                .any(|(x, pre)| x == p && path.starts_with(pre))
-                            {
-                                guards.push((v.clone(), *nz, (p.clone(), path.clone(), *sh)));
-                            }
-                        }
-                        guards.sort();
-                        guards.dedup();
-                        e.sym_guards = guards.into();
+                        super::locks::syms_after_call(&mut e, &st, &params, &arg_root, &flag);
                         e
                     });
                     acc = join(acc, e);

@@ -293,3 +293,58 @@ impl<'a> Walker<'a> {
         (v, true)
     }
 }
+
+/// The symbolic locks (and the guards on them) of a callee's exit state
+/// `e`, as the caller sees them after the call: the callee's, rooted at its
+/// parameters, move to the caller's arguments (`arg_root`, by parameter);
+/// a guard on the callee's result follows the call's `flag`; the caller's
+/// own (`before`) survive unless the callee was given their pointer
+/// (region tags always do: the callee cannot reassign the caller's locals).
+pub(super) fn syms_after_call(
+    e: &mut State,
+    before: &State,
+    params: &[Name],
+    arg_root: &[Option<(Name, Vec<Elem>)>],
+    flag: &Name,
+) {
+    let rooted = |p: &Name, path: &[Elem]| -> Option<(Name, Vec<Elem>)> {
+        let i = params.iter().position(|x| x == p)?;
+        let (x, pre) = arg_root.get(i)?.as_ref()?;
+        let mut full = pre.clone();
+        full.extend(path.iter().cloned());
+        Some((x.clone(), full))
+    };
+    let passed = |v: &Name, path: &[Elem]| {
+        arg_root
+            .iter()
+            .flatten()
+            .any(|(x, pre)| x == v && path.starts_with(pre))
+    };
+    let mut back = Vec::new();
+    for (p, path, sh) in e.syms.iter().filter(|x| !is_region(&x.1)) {
+        if let Some((x, full)) = rooted(p, path) {
+            back.push((x, full, *sh));
+        }
+    }
+    for x in &before.syms {
+        if !passed(&x.0, &x.1) || is_region(&x.1) {
+            back.push(x.clone());
+        }
+    }
+    back.sort();
+    back.dedup();
+    e.syms = back.into();
+    let mut guards = Vec::new();
+    for (v, nz, (p, path, sh)) in e.sym_guards.iter() {
+        if &**v == super::frames::RETURNED {
+            if let Some((x, full)) = rooted(p, path) {
+                guards.push((flag.clone(), *nz, (x, full, *sh)));
+            }
+        } else if !passed(p, path) {
+            guards.push((v.clone(), *nz, (p.clone(), path.clone(), *sh)));
+        }
+    }
+    guards.sort();
+    guards.dedup();
+    e.sym_guards = guards.into();
+}
