@@ -19,6 +19,7 @@ use crate::db::{FunctionId, FunctionSummary};
 use crate::visit::{visit_calls, visit_stmts};
 use racelens_syntax::{Call, Callee, Expr, Name, Stmt};
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::sync::Arc;
 
 /// Allocation wrappers nest at most this deep (`a` around `b` around `c`
 /// around `malloc`).
@@ -265,69 +266,8 @@ impl<'a> Walker<'a> {
         // Asked again while answering (a wrapper that calls through its own
         // slot): no.
         self.d.alloc_slots.borrow_mut().insert(key.clone(), false);
-        let is_slot = |e: &Expr| match (slot, uncast(e)) {
-            (Slot::Member(f), Expr::Field { field, .. }) => field == f,
-            (Slot::Global(g), Expr::Var(n)) => n == g,
-            _ => false,
-        };
-        let mut targets: Vec<Name> = Vec::new();
-        let mut ok = true;
-        let function_named = |e: &Expr| -> Option<Name> {
-            let e = match uncast(e) {
-                Expr::AddrOf(x) => uncast(x),
-                x => x,
-            };
-            match e {
-                Expr::Var(n) if self.prog.functions_named(n).is_some() => Some(n.clone()),
-                _ => None,
-            }
-        };
-        for f in self.prog.functions.values().flatten() {
-            let s = self.summary(*f);
-            visit_stmts(&s.ir.body, &mut |st| {
-                if let Stmt::Assign { lhs, rhs } = st {
-                    if is_slot(lhs) {
-                        match function_named(rhs) {
-                            Some(n) => targets.push(n),
-                            None => ok = false,
-                        }
-                    }
-                    if let Expr::AddrOf(x) = uncast(rhs) {
-                        ok &= !is_slot(x);
-                    }
-                }
-            });
-            visit_calls(&s.ir.body, &mut |c| {
-                for a in &c.args {
-                    if let Expr::AddrOf(x) = uncast(a) {
-                        ok &= !is_slot(x);
-                    }
-                }
-            });
-            if !ok {
-                break;
-            }
-        }
-        match slot {
-            Slot::Member(m) => {
-                for fields in self.prog.global_init_fields.values() {
-                    for i in fields.iter().filter(|i| i.field.as_ref() == Some(m)) {
-                        match self.prog.functions_named(&i.name) {
-                            Some(_) => targets.push(i.name.clone()),
-                            None => ok = false,
-                        }
-                    }
-                }
-            }
-            Slot::Global(g) => {
-                for n in self.prog.global_inits.get(g).into_iter().flatten() {
-                    match self.prog.functions_named(n) {
-                        Some(_) => targets.push(n.clone()),
-                        None => ok = false,
-                    }
-                }
-            }
-        }
+        let index = self.slot_index();
+        let (mut targets, ok) = index.get(slot).cloned().unwrap_or((Vec::new(), true));
         targets.sort();
         targets.dedup();
         let v = ok
@@ -339,6 +279,81 @@ impl<'a> Walker<'a> {
             });
         self.d.alloc_slots.borrow_mut().insert(key, v);
         v
+    }
+
+    /// What the program puts in each function-pointer slot: for every slot
+    /// assigned or initialized anywhere, the functions named, and whether
+    /// every value is a function and the slot's address is never taken.
+    /// One pass over every body, kept until the store is asked again.
+    fn slot_index(&self) -> Arc<FxHashMap<Slot, (Vec<Name>, bool)>> {
+        if let Some(i) = self.d.alloc_slot_index.borrow().as_ref() {
+            return i.clone();
+        }
+        let mut index: FxHashMap<Slot, (Vec<Name>, bool)> = FxHashMap::default();
+        let slot = |e: &Expr| match uncast(e) {
+            Expr::Field { field, .. } => Some(Slot::Member(field.clone())),
+            Expr::Var(n) if self.prog.global(n).is_some() => Some(Slot::Global(n.clone())),
+            _ => None,
+        };
+        let function_named = |e: &Expr| -> Option<Name> {
+            let e = match uncast(e) {
+                Expr::AddrOf(x) => uncast(x),
+                x => x,
+            };
+            match e {
+                Expr::Var(n) if self.prog.functions_named(n).is_some() => Some(n.clone()),
+                _ => None,
+            }
+        };
+        let put = |index: &mut FxHashMap<Slot, (Vec<Name>, bool)>, s: Slot, f: Option<Name>| {
+            let e = index.entry(s).or_insert_with(|| (Vec::new(), true));
+            match f {
+                Some(n) => e.0.push(n),
+                None => e.1 = false,
+            }
+        };
+        for f in self.prog.functions.values().flatten() {
+            let s = self.summary(*f);
+            visit_stmts(&s.ir.body, &mut |st| {
+                if let Stmt::Assign { lhs, rhs } = st {
+                    if let Some(k) = slot(lhs) {
+                        put(&mut index, k, function_named(rhs));
+                    }
+                    // Its address taken: it may be written through it.
+                    if let Expr::AddrOf(x) = uncast(rhs) {
+                        if let Some(k) = slot(x) {
+                            put(&mut index, k, None);
+                        }
+                    }
+                }
+            });
+            visit_calls(&s.ir.body, &mut |c| {
+                for a in &c.args {
+                    if let Expr::AddrOf(x) = uncast(a) {
+                        if let Some(k) = slot(x) {
+                            put(&mut index, k, None);
+                        }
+                    }
+                }
+            });
+        }
+        for fields in self.prog.global_init_fields.values() {
+            for i in fields {
+                if let Some(m) = &i.field {
+                    let f = self.prog.functions_named(&i.name).map(|_| i.name.clone());
+                    put(&mut index, Slot::Member(m.clone()), f);
+                }
+            }
+        }
+        for (g, names) in &self.prog.global_inits {
+            for n in names {
+                let f = self.prog.functions_named(n).map(|_| n.clone());
+                put(&mut index, Slot::Global(g.clone()), f);
+            }
+        }
+        let index = Arc::new(index);
+        *self.d.alloc_slot_index.borrow_mut() = Some(index.clone());
+        index
     }
 
     /// Is `f` declared to return `void *`, C's type for untyped new memory

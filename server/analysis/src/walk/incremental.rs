@@ -265,6 +265,7 @@ pub(super) fn update(
         // every verdict given is asked again.
         let old: Vec<((FunctionId, u8), bool)> = w.d.wrappers.borrow_mut().drain().collect();
         w.d.alloc_slots.borrow_mut().clear();
+        *w.d.alloc_slot_index.borrow_mut() = None;
         if old.iter().any(|&((g, l), v)| w.alloc_wrapper_at(g, l) != v) {
             return Err("allocation wrapper changed");
         }

@@ -237,6 +237,11 @@ struct WalkData {
     /// Function-pointer slots that only ever hold allocation wrappers (see
     /// `alloc_wrappers.rs`), by slot and nesting level.
     alloc_slots: std::cell::RefCell<FxHashMap<(alloc_wrappers::Slot, u8), bool>>,
+    /// What the program puts in each function-pointer slot (see
+    /// `alloc_wrappers.rs`), once asked.
+    #[allow(clippy::type_complexity)]
+    alloc_slot_index:
+        std::cell::RefCell<Option<Arc<FxHashMap<alloc_wrappers::Slot, (Vec<Name>, bool)>>>>,
     /// Laundered functions and their parameter counts (see
     /// `laundered.rs`), once asked.
     laundered: std::cell::RefCell<Option<laundered::Laundered>>,
@@ -493,6 +498,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
     w.d.returns.borrow_mut().clear();
     w.d.wrappers.borrow_mut().clear();
     w.d.alloc_slots.borrow_mut().clear();
+    *w.d.alloc_slot_index.borrow_mut() = None;
     // The root thread: `main`, or every function nobody calls. In library
     // mode the roots are threads of their own, below, and `main` stays
     // empty; a library with too many roots for one walk each (a whole API)
