@@ -446,13 +446,41 @@ impl<'a> Walker<'a> {
         if kept {
             return false;
         }
-        let mut any = false;
+        // A pool takes the block it hands out off the pool it is given: it
+        // writes memory it reaches from its parameters, through them or
+        // through its own locals (`cache->freecurr--`, `q->ptr = p->ptr`
+        // with `q = km->loop_head`), not the new memory. A getter that
+        // returns a cached object or new memory and changes no pool (at
+        // most a global counter) is no pool.
+        let params: Vec<&Name> = s.ir.params.iter().map(|p| &p.name).collect();
+        let mut locals: FxHashSet<Name> = params.iter().map(|p| (*p).clone()).collect();
         visit_stmts(&s.ir.body, &mut |st| {
-            if let Stmt::Return { value: Some(e), .. } = st {
-                any |= allocates(e) || pointer_local(e).is_some_and(|x| may.contains(x));
+            if let Stmt::Decl(d) = st {
+                locals.insert(d.name.clone());
             }
         });
-        any
+        let mut takes = false;
+        visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Assign { lhs, .. } = st {
+                takes |= !matches!(lhs, Expr::Var(_))
+                    && root_var(lhs).is_some_and(|y| locals.contains(y) && !may.contains(y));
+            }
+        });
+        let reallocates = s.models.values().any(|m| matches!(m, CallModel::Realloc));
+        let (mut any, mut caller_object) = (false, false);
+        visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Return { value: Some(e), .. } = st {
+                let fresh = allocates(e) || pointer_local(e).is_some_and(|x| may.contains(x));
+                any |= fresh;
+                // The caller's own object given back (`return ap;` when it
+                // is big enough) is a new object only for a realloc-like
+                // function, whose callers drop the old pointer.
+                caller_object |= !fresh && params.iter().any(|p| holds_value(e, p));
+            }
+        });
+        // A realloc-like function (`krealloc(km, ap, n)`, which gives `ap`
+        // back when it is big enough) changes no pool of its own either.
+        any && (takes || reallocates) && (!caller_object || reallocates)
     }
 
     /// May call `c` of a function with summary `s` keep the pointer passed
