@@ -4,6 +4,10 @@
 //! `kmalloc(km, n)` or `do_cache_alloc(cache)` that hand out a block of
 //! their pool or a new one).
 //!
+//! Owns `WalkData::wrappers`, `alloc_slots` and `alloc_slot_index`
+//! (dropped when the store is built and when an edit changes the pointer
+//! inputs, see `incremental.rs`).
+//!
 //! Invariants: the answer is syntactic (a function's body and declared
 //! return type, and those of the wrappers it calls, at most
 //! `MAX_WRAPPER_NESTING` deep), so it never depends on the walk's values

@@ -1,11 +1,11 @@
 //! The pointer store: flow-insensitive contents of the pointer cells
 //! outside frames (globals, fields, heap), built to a fixed point before
 //! any thread is walked, plus the context-insensitive return values of
-//! functions, the allocation-wrapper test (mere allocators), the cells
-//! `realloc` and wrappers copy into their new object, and which functions
-//! a call may reach to allocate (`may_allocate`).
+//! functions, the cells `realloc` and allocation wrappers (see
+//! `alloc_wrappers.rs`) copy into their new object, and which functions a
+//! call may reach to allocate (`may_allocate`).
 //!
-//! Owns `WalkData::store`, `store_reads`, `returns`, `wrappers` and
+//! Owns `WalkData::store`, `store_reads`, `returns` and
 //! `may_allocate` (facts of the call graph, asked again by `incremental.rs`
 //! after an edit), and `store_passes` / `store_params` (each function's last
 //! pass, and the parameters the build ended with: an edit whose new pass
