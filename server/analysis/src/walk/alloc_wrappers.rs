@@ -51,6 +51,17 @@ fn root_var(e: &Expr) -> Option<&Name> {
     }
 }
 
+/// The names of a function's parameters and declared locals.
+fn local_names(s: &FunctionSummary) -> FxHashSet<Name> {
+    let mut out: FxHashSet<Name> = s.ir.params.iter().map(|p| p.name.clone()).collect();
+    visit_stmts(&s.ir.body, &mut |st| {
+        if let Stmt::Decl(d) = st {
+            out.insert(d.name.clone());
+        }
+    });
+    out
+}
+
 /// A place that holds a function pointer, as the walk names it without
 /// types: a struct member by name, or a global variable.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -227,14 +238,8 @@ impl<'a> Walker<'a> {
         let mut e = match callee {
             Callee::Indirect(e) => e,
             Callee::Direct(n) => {
-                let local = s.ir.params.iter().any(|p| &p.name == n) || {
-                    let mut found = false;
-                    visit_stmts(&s.ir.body, &mut |st| {
-                        found |= matches!(st, Stmt::Decl(d) if &d.name == n);
-                    });
-                    found
-                };
-                return (!local && self.prog.global(n).is_some()).then(|| Slot::Global(n.clone()));
+                let global = !local_names(s).contains(n) && self.prog.global(n).is_some();
+                return global.then(|| Slot::Global(n.clone()));
             }
         };
         loop {
@@ -457,12 +462,7 @@ impl<'a> Walker<'a> {
         // returns a cached object or new memory and changes no pool (at
         // most a global counter) is no pool.
         let params: Vec<&Name> = s.ir.params.iter().map(|p| &p.name).collect();
-        let mut locals: FxHashSet<Name> = params.iter().map(|p| (*p).clone()).collect();
-        visit_stmts(&s.ir.body, &mut |st| {
-            if let Stmt::Decl(d) = st {
-                locals.insert(d.name.clone());
-            }
-        });
+        let locals = local_names(s);
         let mut takes = false;
         visit_stmts(&s.ir.body, &mut |st| {
             if let Stmt::Assign { lhs, .. } = st {
@@ -542,12 +542,7 @@ impl<'a> Walker<'a> {
         }
         // The locals that hold `p`'s value (`uint64_t *pre = ptr;`): what
         // happens to them happens to `p`. Least set.
-        let mut locals: FxHashSet<Name> = g.ir.params.iter().map(|d| d.name.clone()).collect();
-        visit_stmts(&g.ir.body, &mut |st| {
-            if let Stmt::Decl(d) = st {
-                locals.insert(d.name.clone());
-            }
-        });
+        let locals = local_names(g);
         let mut held: FxHashSet<Name> = FxHashSet::from_iter([p]);
         loop {
             let mut changed = false;

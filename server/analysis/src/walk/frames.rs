@@ -220,6 +220,17 @@ fn addresses_in(e: &Expr, out: &mut Vec<Name>) {
     }
 }
 
+/// The variable `a` lends its address to, when the argument is `&x` itself.
+pub(super) fn lent_to(a: &Expr) -> Option<&Name> {
+    match uncast(a) {
+        Expr::AddrOf(x) => match &**x {
+            Expr::Var(v) => Some(v),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The locals of `body` whose address only ever goes, as `&x` itself, to
 /// library calls that keep none of their arguments (`strsep(&first, ..)`):
 /// nothing but such a call can write them, so they can be followed
@@ -246,9 +257,7 @@ fn lent_only(
             for a in &c.args {
                 let mut v = Vec::new();
                 addresses_in(a, &mut v);
-                let direct =
-                    matches!(super::uncast(a), Expr::AddrOf(x) if matches!(&**x, Expr::Var(_)));
-                if !(lent && direct) {
+                if !(lent && lent_to(a).is_some()) {
                     bad.extend(v);
                 }
             }

@@ -110,16 +110,16 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The semaphore of a readers' gate: `then` is the branch of `if
-    /// (!readers)` that only waits on or posts a global semaphore used as
-    /// a reader-writer lock.
-    pub(super) fn readers_gate(&mut self, then: &[Stmt]) -> Option<Name> {
-        let [Stmt::Call(c)] = then else {
-            return None;
-        };
-        if !matches!(&c.callee, Callee::Direct(n) if matches!(&**n, "sem_wait" | "sem_post")) {
-            return None;
-        }
+    /// The semaphore of a readers' gate (see [`gate`]): an `if` with this
+    /// test and these branches, on a global semaphore used as a
+    /// reader-writer lock.
+    pub(super) fn readers_gate(
+        &mut self,
+        test: &Test,
+        then: &[Stmt],
+        els: &[Stmt],
+    ) -> Option<Name> {
+        let (_, c, _) = gate_parts(test, then, els)?;
         let s = sem_of(c)?;
         self.prog.global(&s)?;
         (self.semaphore_verdict(&s) == Verdict::ReadersWriter).then_some(s)
@@ -156,19 +156,28 @@ fn gate_call(body: &[Stmt], id: u32) -> bool {
 /// A readers' gate: `if (!count) sem_wait(&s);` (`true`) or `if (!count)
 /// sem_post(&s);` (`false`), with its count and call.
 fn gate(st: &Stmt) -> Option<(&Name, &Call, bool)> {
-    let Stmt::If {
-        test: Test::VarZero {
-            var,
-            zero_on_true: true,
-        },
-        then,
-        els,
-        ..
-    } = st
+    match st {
+        Stmt::If {
+            test, then, els, ..
+        } => gate_parts(test, then, els),
+        _ => None,
+    }
+}
+
+/// [`gate`] of an `if`'s parts.
+fn gate_parts<'s>(
+    test: &'s Test,
+    then: &'s [Stmt],
+    els: &'s [Stmt],
+) -> Option<(&'s Name, &'s Call, bool)> {
+    let Test::VarZero {
+        var,
+        zero_on_true: true,
+    } = test
     else {
         return None;
     };
-    let ([Stmt::Call(c)], []) = (&then[..], &els[..]) else {
+    let ([Stmt::Call(c)], []) = (then, els) else {
         return None;
     };
     match &c.callee {

@@ -306,7 +306,7 @@ impl<'a> Walker<'a> {
             // The readers' gate of a semaphore used as a reader-writer lock
             // (`if (!readers) sem_wait(&s);`): every reader holds `s`
             // shared from here, whichever reader took it (`semaphores.rs`).
-            if *zero_on_true && els.is_empty() && self.readers_gate(then).is_some() {
+            if self.readers_gate(test, then, els).is_some() {
                 let o = self.walk_stmts(fr, then, cs);
                 merge_abrupt(out, &o);
                 return o.next;

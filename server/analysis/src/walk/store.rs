@@ -541,9 +541,7 @@ impl<'a> Walker<'a> {
                 Stmt::Call(c) => cur.retain(|(x, _)| {
                     !fr.address_taken.contains(x)
                         || (fr.lent.contains(x)
-                            && !c.args.iter().any(|a| {
-                                matches!(uncast(a), Expr::AddrOf(y) if matches!(&**y, Expr::Var(v) if v == x))
-                            }))
+                            && !c.args.iter().any(|a| super::frames::lent_to(a) == Some(x)))
                 }),
                 Stmt::If {
                     cond, then, els, ..
