@@ -928,7 +928,10 @@ impl<'a> Walker<'a> {
                         .map(|i| {
                             c.args
                                 .get(i)
-                                .map(|a| self.eval(fr, a, 0))
+                                .map(|a| match uncast(a) {
+                                    Expr::Int(0) => vec![Val::Zero],
+                                    _ => self.eval(fr, a, 0),
+                                })
                                 .unwrap_or_default()
                         })
                         .collect();

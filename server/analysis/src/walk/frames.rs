@@ -13,7 +13,7 @@
 
 use super::state::{Ptrs, State};
 use super::wild::wild_locals;
-use super::{add_vals, uncast, Vals, Walker, MAX_TRACKED};
+use super::{add_vals, uncast, Val, Vals, Walker, MAX_TRACKED};
 use crate::config::CallModel;
 use crate::db::{FunctionId, FunctionSummary};
 use crate::model::*;
@@ -151,6 +151,12 @@ pub(super) struct Frame {
     pub(super) fid: FunctionId,
     pub(super) base: Arc<FrameBase>,
     pub(super) pts: FxHashMap<Name, Vals>,
+    /// Parameters given the constant zero (a null pointer, `0`) that the
+    /// body never assigns and whose address it never takes: they stay
+    /// zero, so a branch taken only when one is nonzero never runs (`if
+    /// (parent) parent->children = n;` of `add(NULL, ..)`; `if (!level)
+    /// exit(1);` of `log(0, ..)`).
+    pub(super) zeros: Vec<Name>,
 }
 
 impl std::ops::Deref for Frame {
@@ -190,6 +196,89 @@ pub(super) struct FrameBase {
     /// Locals whose address is taken only to lend it to library calls that
     /// keep nothing (see [`lent_only`]).
     pub(super) lent: FxHashSet<Name>,
+}
+
+/// The variables that stay zero in a frame whose parameters `params` are
+/// given zero (see [`Frame::zeros`]): those parameters and the locals copied
+/// from them, when every assignment to each gives it zero (`p = parent`,
+/// `p = NULL`, or `p = p->parent`, which runs only where `p` is not null).
+fn zero_locals(base: &FrameBase, params: Vec<Name>) -> Vec<Name> {
+    let mut assigns: FxHashMap<&Name, Vec<&Expr>> = FxHashMap::default();
+    for (x, rhs) in &base.local_assigns {
+        assigns.entry(x).or_default().push(rhs);
+    }
+    let is_param = |x: &Name| base.summary.ir.params.iter().any(|p| p.name == *x);
+    // The greatest set closed under "every assignment gives zero"...
+    let mut z: FxHashSet<&Name> = params.iter().collect();
+    z.extend(
+        assigns
+            .keys()
+            .copied()
+            .filter(|x| !is_param(x) && !base.address_taken.contains(*x)),
+    );
+    loop {
+        let before = z.len();
+        let keep: Vec<&Name> = z
+            .iter()
+            .copied()
+            .filter(|x| {
+                assigns
+                    .get(x)
+                    .is_none_or(|rs| rs.iter().all(|r| zero_valued(r, &z)))
+            })
+            .collect();
+        z = keep.into_iter().collect();
+        if z.len() == before {
+            break;
+        }
+    }
+    // ...of which only the parameters and what is copied from them.
+    let mut out: Vec<Name> = params.iter().filter(|p| z.contains(p)).cloned().collect();
+    loop {
+        let more: Vec<Name> = z
+            .iter()
+            .filter(|x| !out.contains(x))
+            .filter(|x| {
+                assigns.get(*x).is_some_and(|rs| {
+                    rs.iter()
+                        .any(|r| matches!(uncast(r), Expr::Var(y) if out.contains(y)))
+                })
+            })
+            .map(|x| (*x).clone())
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        out.extend(more);
+    }
+    out
+}
+
+/// Is `e` zero when the variables `z` are: the constant, one of them, or
+/// memory read through one of them (which never runs)?
+fn zero_valued(e: &Expr, z: &FxHashSet<&Name>) -> bool {
+    fn through(e: &Expr) -> Option<&Name> {
+        match e {
+            Expr::Field {
+                base, arrow: true, ..
+            }
+            | Expr::Deref(base) => match uncast(base) {
+                Expr::Var(v) => Some(v),
+                b => through(b),
+            },
+            Expr::Field { base, .. } | Expr::Index { base, .. } => match uncast(base) {
+                Expr::Var(v) if matches!(e, Expr::Index { .. }) => Some(v),
+                b => through(b),
+            },
+            _ => None,
+        }
+    }
+    match uncast(e) {
+        Expr::Int(0) => true,
+        Expr::Var(v) => z.contains(v),
+        Expr::Choice(es) => es.iter().all(|e| zero_valued(e, z)),
+        e => through(e).is_some_and(|v| z.contains(v)),
+    }
 }
 
 /// The variables whose address `e` takes (`&x`, `&x.f`, `&x[i]`).
@@ -400,12 +489,29 @@ impl<'a> Walker<'a> {
     fn frame_inner(&self, fid: FunctionId, bindings: &[Vals]) -> Frame {
         let base = self.frame_base(fid);
         let mut pts: FxHashMap<Name, Vals> = FxHashMap::default();
+        let mut zeros = Vec::new();
         for (i, p) in base.summary.ir.params.iter().enumerate() {
-            if let Some(b) = bindings.get(i) {
-                pts.insert(p.name.clone(), b.clone());
+            match bindings.get(i) {
+                Some(b) if b.contains(&Val::Zero) => {
+                    if !base.address_taken.contains(&p.name) {
+                        zeros.push(p.name.clone());
+                    }
+                }
+                Some(b) => {
+                    pts.insert(p.name.clone(), b.clone());
+                }
+                None => {}
             }
         }
-        let mut frame = Frame { fid, base, pts };
+        if !zeros.is_empty() {
+            zeros = zero_locals(&base, zeros);
+        }
+        let mut frame = Frame {
+            fid,
+            base,
+            pts,
+            zeros,
+        };
         // Flow-insensitive points-to of local pointers, to a small fixpoint.
         let base = frame.base.clone();
         for _ in 0..3 {

@@ -110,6 +110,10 @@ const MAX_PREFIXES: usize = 64;
 enum Val {
     Target(LocKey),
     Func(Name),
+    /// The constant zero given as an argument (`f(NULL)`, `log(0, ..)`).
+    /// Only ever a whole binding of its own: the callee's frame turns it
+    /// into a parameter known to be zero (`Frame::zeros`), never a value.
+    Zero,
 }
 
 type Vals = Vec<Val>;

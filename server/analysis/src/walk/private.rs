@@ -142,6 +142,7 @@ impl<'a> Walker<'a> {
         // thread instance, and its contents go where its address goes.
         let container = |b: &Base| matches!(b, Base::Heap { .. } | Base::Local { .. });
         if into.is_empty() || !into.iter().all(container) {
+            if debug() { let st: Vec<String> = self.d.node_stack.iter().map(|&n| self.d.nodes[n as usize].fid.name(self.db).to_string()).collect(); eprintln!("racelens: store {lhs:?} into {into:?} stack {st:?}"); }
             return self.escape(fr, rhs, st);
         }
         for v in self.eval(fr, rhs, 0) {
@@ -289,16 +290,32 @@ impl<'a> Walker<'a> {
                 }
             }
         }
+        // A nested object goes wherever its container goes: first the
+        // threads that may hold it.
+        let own_allocs: BTreeMap<&Base, BTreeSet<u32>> =
+            roles.iter().map(|(b, r)| (*b, r.0.clone())).collect();
+        loop {
+            let mut changed = false;
+            for &(c, x) in &nested {
+                if let Some((a, r)) = roles.get(x).cloned() {
+                    let own = roles.entry(c).or_default();
+                    let before = (own.0.len(), own.1.len());
+                    own.0.extend(a);
+                    own.1.extend(r);
+                    changed |= before != (own.0.len(), own.1.len());
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
         // A move is private when nobody but the allocating instances is
-        // involved: the moving thread allocates the container's site and
-        // is handed no private object, and neither site has receivers.
-        let receives: BTreeSet<u32> = roles.values().flat_map(|r| r.1.iter().copied()).collect();
+        // involved: the moving thread allocates the container's site, and
+        // no object of either site is handed to a thread, directly or
+        // inside another object.
         for (c, x, t) in moves {
             let alone = |b: &Base| roles.get(b).is_none_or(|r| r.1.is_empty());
-            let ok = roles.get(x).is_some_and(|r| r.0.contains(&t))
-                && !receives.contains(&t)
-                && alone(x)
-                && alone(c);
+            let ok = own_allocs.get(x).is_some_and(|a| a.contains(&t)) && alone(x) && alone(c);
             if !ok {
                 if debug() {
                     eprintln!("racelens: publish {c:?}: moved into {x:?} by thread {t}");
@@ -306,19 +323,12 @@ impl<'a> Walker<'a> {
                 published.insert(c);
             }
         }
-        // A nested object goes wherever its container goes.
+        // Then publication.
         loop {
             let mut changed = false;
             for &(c, x) in &nested {
                 if published.contains(x) && published.insert(c) {
                     changed = true;
-                }
-                if let Some((a, r)) = roles.get(x).cloned() {
-                    let own = roles.entry(c).or_default();
-                    let before = (own.0.len(), own.1.len());
-                    own.0.extend(a);
-                    own.1.extend(r);
-                    changed |= before != (own.0.len(), own.1.len());
                 }
             }
             if !changed {

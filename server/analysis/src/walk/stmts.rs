@@ -283,14 +283,15 @@ impl<'a> Walker<'a> {
             }
         }
         let cs = self.walk_cond(fr, cond, state, out)?;
-        // A global that holds zero for the whole run (`constants.rs`):
+        // A global that holds zero for the whole run (`constants.rs`), or
+        // a parameter given zero that nothing changes (`Frame::zeros`):
         // only the branch taken on zero runs. A counting loop's counter from
         // zero, past the loop's first pass: only the branch taken on nonzero
         // (`if (i == 0) cfg.delay = ..;` runs before the first thread the
         // loop creates, not after it).
         if let Test::VarZero { var, zero_on_true } = test {
             let depth = self.d.stack.len();
-            let zero = self.constant_zero(fr, var);
+            let zero = fr.zeros.contains(var) || self.constant_zero(fr, var);
             let nonzero = !zero
                 && self
                     .d
@@ -625,6 +626,18 @@ impl<'a> Walker<'a> {
         infinite: bool,
         st: State,
     ) -> Out {
+        // A loop that runs while a variable known to be zero is nonzero
+        // (`for (p = parent; p; p = p->parent)` of `add(NULL, ..)`) never
+        // runs its body.
+        if let Test::VarZero {
+            var,
+            zero_on_true: false,
+        } = test
+        {
+            if !do_while && !infinite && fr.zeros.contains(var) {
+                return self.walk_stmts(fr, cond, st);
+            }
+        }
         self.d.loop_depth += 1;
         let mut out = Out::default();
         let mut head = st;
