@@ -36,7 +36,8 @@ pub(super) struct OwnVars {
     values: Vec<(Name, SlotArg)>,
     /// `p` and the locals assigned once from `(T *) p`.
     ptrs: Vec<Name>,
-    /// Accesses `A[i]` of a counting loop over `i` that come before a
+    /// Accesses `A[i]` of a counting loop over `i` (or through a local
+    /// alias `t = &A[i]`, see [`element_aliases`]) that come before a
     /// thread creation in the loop's body: (span, counter, call id).
     creator: Vec<(Span, Name, u32)>,
 }
@@ -49,9 +50,9 @@ impl OwnVars {
 
 /// The accesses `A[i]` (`A[i].f`) in counting loops over `i` that precede
 /// a thread creation of the same iteration (pre-order), with that call.
-fn creator_accesses(body: &[Stmt], models: &BTreeMap<u32, CallModel>) -> Vec<(Span, Name, u32)> {
+fn creator_accesses(ir: &FnIr, models: &BTreeMap<u32, CallModel>) -> Vec<(Span, Name, u32)> {
     let mut out = Vec::new();
-    visit_stmts(body, &mut |s| {
+    visit_stmts(&ir.body, &mut |s| {
         let Stmt::Loop {
             body,
             var: Some(v),
@@ -61,9 +62,20 @@ fn creator_accesses(body: &[Stmt], models: &BTreeMap<u32, CallModel>) -> Vec<(Sp
         else {
             return;
         };
+        let aliases = element_aliases(ir, body, v);
+        // An alias stands for this iteration's element once assigned.
+        let mut live: Vec<Name> = Vec::new();
         let mut pending: Vec<Span> = Vec::new();
         visit_stmts(body, &mut |s| match s {
-            Stmt::Access(a) if counter_index(&a.place) == Some(v) => pending.push(a.span),
+            Stmt::Assign {
+                lhs: Expr::Var(x), ..
+            } if aliases.iter().any(|(y, _)| y == x) => live.push(x.clone()),
+            Stmt::Access(a)
+                if counter_index(&a.place) == Some(v)
+                    || deref_root(&a.place).is_some_and(|r| live.contains(r)) =>
+            {
+                pending.push(a.span)
+            }
             Stmt::Call(c) if matches!(models.get(&c.id), Some(CallModel::Create { .. })) => {
                 for sp in pending.drain(..) {
                     out.push((sp, v.clone(), c.id));
@@ -72,6 +84,38 @@ fn creator_accesses(body: &[Stmt], models: &BTreeMap<u32, CallModel>) -> Vec<(Sp
             _ => {}
         });
     });
+    out
+}
+
+/// Locals that stand for the element `A[v]` of a counting loop over `v`
+/// (`t = threads + i;`, `t = &threads[i];`): assigned by a statement of the
+/// loop's body itself (not inside a branch), from the element's address,
+/// and nowhere else in the function; their address is never taken. With
+/// the element expression `A[v]`.
+fn element_aliases(ir: &FnIr, body: &[Stmt], v: &Name) -> Vec<(Name, Expr)> {
+    let mut out = Vec::new();
+    for s in body {
+        let Stmt::Assign {
+            lhs: Expr::Var(x),
+            rhs,
+        } = s
+        else {
+            continue;
+        };
+        let Expr::AddrOf(e) = uncast(rhs) else {
+            continue;
+        };
+        if !matches!(&**e, Expr::Index { base, var: Some(y), .. } if y == v && !has_index(base)) {
+            continue;
+        }
+        let mut n = 0;
+        visit_stmts(&ir.body, &mut |s| {
+            n += matches!(s, Stmt::Assign { lhs: Expr::Var(y), .. } if y == x) as u32;
+        });
+        if n == 1 && !ir.address_taken.contains(x) && !ir.params.iter().any(|p| p.name == *x) {
+            out.push((x.clone(), (**e).clone()));
+        }
+    }
     out
 }
 
@@ -123,7 +167,7 @@ fn deref_root(e: &Expr) -> Option<&Name> {
 /// The own-number variables of a single-parameter function.
 fn own_vars(ir: &FnIr, fname: &str, models: &BTreeMap<u32, CallModel>) -> OwnVars {
     let mut out = OwnVars {
-        creator: creator_accesses(&ir.body, models),
+        creator: creator_accesses(ir, models),
         ..OwnVars::default()
     };
     let [param] = &ir.params[..] else {
@@ -320,7 +364,16 @@ impl<'a> Walker<'a> {
         if lv != v || fr.address_taken.contains(v) {
             return None;
         }
-        match uncast(arg?) {
+        // `t = &A[i]; .. create(.., t)` hands `&A[i]`.
+        let aliases = element_aliases(&fr.summary.ir, body, v);
+        let arg = match uncast(arg?) {
+            Expr::Var(x) => match aliases.into_iter().find(|(y, _)| y == x) {
+                Some((_, e)) => Expr::AddrOf(Box::new(e)),
+                None => Expr::Var(x.clone()),
+            },
+            e => e.clone(),
+        };
+        match &arg {
             Expr::Var(x) if x == v => Some(SlotArg::Value),
             Expr::AddrOf(inner) => match &**inner {
                 Expr::Index {
@@ -378,7 +431,9 @@ impl<'a> Walker<'a> {
         if let Some((_, _, call)) = own
             .creator
             .iter()
-            .find(|(s, v, _)| *s == span && counter_index(place) == Some(v))
+            .find(|(s, v, _)| {
+                *s == span && (counter_index(place) == Some(v) || deref_root(place).is_some())
+            })
         {
             return Some(Slot {
                 pos,
