@@ -42,6 +42,9 @@ pub struct Thread {
     /// be different launches running different code, created and joined at
     /// different times, so no pair involving it is a *must* race.
     pub merged_launches: bool,
+    /// Every creation handed it a fresh heap object as its argument (no
+    /// other thread held it): each instance's argument is its own.
+    pub owns_arg: bool,
     /// A callback group whose functions were only handed, in a table of
     /// functions (`struct ops`), to code without a body that is not known to
     /// run them on another thread (`vn_make_ops(.., template, ..)`): it may
@@ -109,6 +112,7 @@ impl Thread {
             barriers: Vec::new(),
             slot: None,
             merged_launches: false,
+            owns_arg: false,
             speculative: false,
         }
     }
@@ -159,6 +163,9 @@ pub struct AccessFact {
     pub atomic: bool,
     /// The index of the instance's own slot (see [`Slot`]).
     pub slot: Option<Slot>,
+    /// The access goes through a pointer that holds an object of the
+    /// accessing thread instance's own (see [`Own`]).
+    pub own: Option<Own>,
     /// Locksets and thread facts at the access, shared between accesses made
     /// in the same state (most are), which keeps large programs small.
     pub ctx: Arc<FactCtx>,
@@ -210,6 +217,7 @@ impl AccessFact {
         self.volatile.hash(h);
         self.atomic.hash(h);
         self.slot.hash(h);
+        self.own.hash(h);
     }
 }
 
@@ -228,6 +236,20 @@ impl AccessFact {
             path: self.path.to_vec(),
         }
     }
+}
+
+/// Why the object an access goes through belongs to the accessing thread
+/// instance (`walk::own`): two instances never share such an object, so
+/// two accesses of the same kind by two instances touch two objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Own {
+    /// The instance allocated it (`c = malloc(..)`, or an allocation
+    /// wrapper's result), and the pointer came from that allocation
+    /// through locals and parameters only.
+    Alloc,
+    /// It is the instance's argument, in a thread that was handed a fresh
+    /// object at every creation ([`Thread::owns_arg`]).
+    Arg,
 }
 
 /// Threads and spawn sites of the program.

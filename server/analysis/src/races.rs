@@ -6,7 +6,7 @@
 //! *must* race when the must-variants hold and no abstraction is involved.
 
 use crate::db::{SourceFile, Workspace};
-use crate::facts::{AccessFact, Slot, SlotArg, ThreadAnalysis, ThreadTable};
+use crate::facts::{AccessFact, Own, Slot, SlotArg, ThreadAnalysis, ThreadTable};
 use crate::model::{Base, Elem};
 use crate::walk;
 use racelens_syntax::AccessKind;
@@ -125,6 +125,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             bool,
             bool,
             Option<Slot>,
+            Option<Own>,
             bool,
         ),
         usize,
@@ -142,6 +143,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             f.direct_local,
             f.weak,
             f.slot,
+            f.own,
             f.atomic,
         );
         let c = *class_of.entry(key).or_insert_with(|| {
@@ -187,6 +189,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             }
             if *overlap == 0
                 || slot_apart(ra, rb, table)
+                || own_apart(base, ra, rb, table)
                 || private.is_some_and(|p| p.apart(ra.thread, rb.thread))
             {
                 continue;
@@ -325,6 +328,20 @@ fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) ->
         return None;
     }
     Some(!a.may.excludes(&b.may))
+}
+
+/// Two thread instances never share an object each holds as its own (see
+/// `walk::own`): one it allocated, or the fresh argument it was handed.
+/// (Same-kind pairs only: an allocator and the thread it handed the object
+/// to share it.)
+fn own_apart(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
+    let (Some(x), Some(y)) = (a.own, b.own) else {
+        return false;
+    };
+    let owns = |t: u32| table.threads.get(t as usize).is_some_and(|t| t.owns_arg);
+    x == y
+        && matches!(base, Base::Heap { .. })
+        && (x == Own::Alloc || (owns(a.thread) && owns(b.thread)))
 }
 
 /// Two instances of one slot thread (see `walk::slots`) accessing the

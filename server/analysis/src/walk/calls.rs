@@ -390,6 +390,7 @@ impl<'a> Walker<'a> {
                     })
                     .cloned()
                     .collect();
+                self.note_handed(fr, c, c.args.get(arg), &st);
                 if let Some(e) = c.args.get(arg) {
                     self.escape_to(fr, e, &mut st, true, "a thread argument, not fresh");
                 }
@@ -593,7 +594,9 @@ impl<'a> Walker<'a> {
                     // Which `pthread_once_t` is meant is unknown: the init
                     // function may run once per control, so it guards nothing.
                     for f in targets {
-                        if let Some(e) = self.walk_fn(f, st.clone(), Vec::new()) {
+                        let mut s1 = st.clone();
+                        s1.own = ThinVec::new();
+                        if let Some(e) = self.walk_fn(f, s1, Vec::new()) {
                             st.created = st.created.union(&e.created);
                         }
                     }
@@ -606,6 +609,7 @@ impl<'a> Walker<'a> {
                 };
                 for f in targets {
                     let mut s2 = st.clone();
+                    s2.own = ThinVec::new();
                     s2.must.insert(once.clone());
                     s2.may.insert(once.clone());
                     if let Some(e) = self.walk_fn(f, s2, Vec::new()) {
@@ -1000,7 +1004,21 @@ impl<'a> Walker<'a> {
                         .cloned()
                         .collect();
                     let wrapper = self.is_alloc_wrapper(f);
+                    inner.own = self.own_params(fr, c, &params, &st);
                     let e = self.walk_fn_with(f, inner, bindings).map(|mut e| {
+                        // The caller's own pointers, and what the callee
+                        // returned, if it returned one of them.
+                        let ret = e
+                            .own
+                            .iter()
+                            .find(|(v, _)| &**v == super::frames::RETURNED)
+                            .map(|x| x.1);
+                        let mut own: Vec<(Name, crate::facts::Own)> = st.own.to_vec();
+                        if let Some(k) = ret {
+                            own.push((super::frames::returned_by(c.id), k));
+                            own.sort();
+                        }
+                        e.own = own.into();
                         // What the callee returned, if it returned a site's
                         // newest object, is what this call's result holds.
                         let res = super::frames::returned_by(c.id);
@@ -1062,9 +1080,11 @@ impl<'a> Walker<'a> {
             let bindings = vec![Vals::new(); n];
             let mut inner = st.clone();
             inner.syms = ThinVec::new();
+            inner.own = ThinVec::new();
             let e = self.walk_fn(f, inner, bindings).map(|mut e| {
                 // The callback cannot reassign the caller's locals.
                 e.syms = st.syms.clone();
+                e.own = st.own.clone();
                 e.sym_guards = st.sym_guards.clone();
                 e
             });

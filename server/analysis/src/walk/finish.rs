@@ -123,6 +123,7 @@ fn with_copies(
                     volatile: f.volatile,
                     atomic: f.atomic,
                     slot: None,
+                    own: None,
                     ctx: f.ctx.clone(),
                 });
             }
@@ -237,6 +238,7 @@ fn fact_order(rank: &FnRank, a: &AccessFact, b: &AccessFact) -> std::cmp::Orderi
         .then(a.volatile.cmp(&b.volatile))
         .then(a.atomic.cmp(&b.atomic))
         .then(a.slot.cmp(&b.slot))
+        .then(a.own.cmp(&b.own))
 }
 
 impl<'a> Walker<'a> {
@@ -455,6 +457,11 @@ impl<'a> Walker<'a> {
         for t in self.merged_threads(&reach) {
             if let Some(t) = threads.get_mut(t as usize) {
                 t.merged_launches = true;
+            }
+        }
+        for t in self.owning_threads(&reach) {
+            if let Some(t) = threads.get_mut(t as usize) {
+                t.owns_arg = true;
             }
         }
         for t in self.speculative_threads() {

@@ -110,6 +110,7 @@ impl Walker<'_> {
     /// the newest object, if it holds one of the site at all (`RETURNED`;
     /// paths that meet keep what all of them say).
     pub(super) fn note_returned(&mut self, fr: &Frame, value: &Expr, st: &mut State) {
+        self.note_own_returned(fr, value, st);
         st.newest.retain(|(v, _)| &**v != RETURNED);
         if st.refreshed.is_empty() && st.allocated.is_empty() {
             return;
@@ -659,6 +660,7 @@ impl<'a> Walker<'a> {
     #[inline(never)]
     pub(super) fn assign_ptr(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
         note_newest(fr, x, rhs, st);
+        self.note_own(fr, x, rhs, st);
         if !tracks_ptr(fr, x) {
             return;
         }

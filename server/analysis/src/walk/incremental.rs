@@ -432,6 +432,12 @@ pub(super) fn update(
     if w.merged_threads(&reachable(&w.d)) != merged {
         return Err("a launcher's callees changed");
     }
+    let owning: Vec<u32> = (0..snap.result.table.threads.len() as u32)
+        .filter(|&t| snap.result.table.threads[t as usize].owns_arg)
+        .collect();
+    if w.owning_threads(&reachable(&w.d)) != owning {
+        return Err("a thread's argument is handed fresh or not");
+    }
     let speculative: Vec<u32> = (0..snap.result.table.threads.len() as u32)
         .filter(|&t| snap.result.table.threads[t as usize].speculative)
         .collect();
@@ -686,6 +692,7 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     node.effects = false;
     node.allocs.clear();
     node.published.clear();
+    node.stale_spawns.clear();
     node.merges = false;
     node.nested.clear();
     // Callers may have reused the node for entry states that differ from its

@@ -203,6 +203,9 @@ pub(super) struct Node {
     /// outside the frame, handed to code without a body that may keep it,
     /// or handed to a thread while not fresh. Sorted.
     pub(super) published: Vec<Base>,
+    /// Its own statements' thread creations (call ids) that handed their
+    /// thread an argument that was not a fresh heap object (see `own.rs`).
+    pub(super) stale_spawns: Vec<u32>,
     /// It is a thread's entry and calls one of several functions through a
     /// pointer: a launcher's trampoline (see `Thread::merged_launches`).
     pub(super) merges: bool,
@@ -256,6 +259,7 @@ impl Node {
             allocates: false,
             allocs: Vec::new(),
             published: Vec::new(),
+            stale_spawns: Vec::new(),
             merges: false,
             nested: Vec::new(),
             epoch,
@@ -523,6 +527,7 @@ impl<'a> Walker<'a> {
         let refresh_obs = xn.refresh_obs.clone();
         let (allocs, published, merges) = (xn.allocs.clone(), xn.published.clone(), xn.merges);
         let nested = xn.nested.clone();
+        let stale_spawns = xn.stale_spawns.clone();
         let ctx = self.ctx_for(&st, &st.must, &st.may);
         let id = self.d.nodes.len() as u32;
         self.d.nodes.push(Node::new(
@@ -546,6 +551,7 @@ impl<'a> Walker<'a> {
             node.allocates = allocates;
             node.allocs = allocs;
             node.published = published;
+            node.stale_spawns = stale_spawns;
             node.merges = merges;
             node.nested = nested;
             node.dep = dep;

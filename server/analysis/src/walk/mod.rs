@@ -47,6 +47,7 @@ mod library;
 mod lock_wrappers;
 mod locks;
 mod memo;
+mod own;
 mod private;
 mod record;
 mod semaphores;
@@ -317,6 +318,8 @@ struct WalkData {
     root_replayed: FxHashSet<u32>,
     /// Heap sites published outside any node (see `private.rs`).
     root_published: Vec<Base>,
+    /// Thread creations outside any node that handed a stale argument.
+    root_stale_spawns: Vec<(FunctionId, u32)>,
     /// Allocation sites visited inside a loop (they stand for many objects),
     /// with the epoch at which each was first seen there.
     heap_in_loop: FxHashMap<Base, u64>,
@@ -596,6 +599,15 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
             }
         } else if let Some(fs) = prog.functions_named(&entry) {
             let f = fs[0];
+            // Its argument is its own if every creation handed it a fresh
+            // object (the race check asks `Thread::owns_arg`, see `own.rs`).
+            let heap_arg = !args.is_empty()
+                && args
+                    .iter()
+                    .all(|v| matches!(v, Val::Target(k) if matches!(k.base, Base::Heap { .. })));
+            if let Some(p) = w.summary(f).ir.params.first().filter(|_| heap_arg) {
+                init.own = thin_vec::thin_vec![(p.name.clone(), crate::facts::Own::Arg)];
+            }
             let bindings = vec![args];
             let exit = w.walk_fn(f, init, bindings);
             w.thread_ended(exit);

@@ -395,6 +395,10 @@ impl<'a> Walker<'a> {
                 }
             };
             let slot = self.slot_tag(fr, place, span, &k);
+            let own = match k.base {
+                Base::Heap { .. } => super::own::own_access(place, st),
+                _ => None,
+            };
             let fact = AccessFact {
                 path,
                 thread: self.d.thread,
@@ -406,6 +410,7 @@ impl<'a> Walker<'a> {
                 volatile,
                 atomic: atomic_op,
                 slot,
+                own,
                 ctx,
             };
             let n = self.d.node_stack.last().copied();

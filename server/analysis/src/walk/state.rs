@@ -13,6 +13,7 @@
 
 use super::locks::is_region;
 use super::{add_vals, common, Vals, MAX_TRACKED};
+use crate::facts::Own;
 use crate::model::*;
 use racelens_syntax::Name;
 use std::sync::Arc;
@@ -105,6 +106,9 @@ pub(super) struct State {
     /// (cell, site): the cell holds how many threads the site's creation
     /// loop has created, all of them (see `thread_counts.rs`).
     pub(super) counts: ThinVec<(LocKey, u32)>,
+    /// This frame's local pointers that hold an object of the thread
+    /// instance's own, and why (see `own.rs`). Sorted by name.
+    pub(super) own: ThinVec<(Name, Own)>,
 }
 
 /// Flow-sensitive values of a frame's local pointers, shared between the
@@ -180,6 +184,7 @@ pub(super) fn with_context(st: &State, from: &State) -> State {
         sym_guards: st.sym_guards.clone(),
         rec_depth: st.rec_depth.clone(),
         counts: st.counts.clone(),
+        own: st.own.clone(),
     }
 }
 
@@ -424,6 +429,7 @@ fn join_with(a: Option<State>, b: Option<State>, exit: bool) -> Option<State> {
                     }
                 },
                 newest: common(&a.newest, &b.newest).into(),
+                own: common(&a.own, &b.own).into(),
                 fresh: fresh.into(),
                 allocated: allocated.into(),
                 syms: syms.into(),

@@ -1,0 +1,220 @@
+//! Objects of a thread instance's own: which local pointers of a frame
+//! hold an object that only this instance got from where it came from
+//! (`State::own`), and which accesses go through one
+//! ([`AccessFact::own`](crate::facts::AccessFact)).
+//!
+//! Two ways an object is an instance's own ([`Own`]):
+//! - the instance allocated it: the pointer is an allocation's result
+//!   (`malloc`, an allocation wrapper), or a local or parameter it was
+//!   copied into, through locals, parameters and return values only;
+//! - it is the instance's argument, in a thread whose every creation handed
+//!   it a fresh object (checked by the race check, `Thread::owns_arg`): the
+//!   entry's parameter, and what it is copied into.
+//!
+//! Two thread instances never allocate one object, and a fresh object is
+//! handed to one instance only, so two accesses through own pointers of the
+//! same kind, by two instances, touch two objects, however the objects
+//! were later published (`races::ctx_pair`). An access through a pointer
+//! loaded from memory (`q = list->head`) is never own: it may reach another
+//! instance's object, and it still pairs with everything.
+//!
+//! Invariants: entries name this frame's non-static locals whose address is
+//! not taken (`tracks_ptr`), and the names `#ret` (what the function
+//! returns) and `#res{id}` (what call `id` returned, until the next
+//! assignment reads it). A callee starts from its own parameters only
+//! (`WalkData::pending_own`, set by the call); the caller's entries are
+//! kept aside while it runs (`FrameFacts`). Paths that meet keep the
+//! entries they agree on. The state is part of the memo key.
+
+use super::eval::is_alloca;
+use super::frames::{returned_by, tracks_ptr, Frame, RETURNED};
+use super::state::State;
+use super::{pointer_local, uncast, Val, Walker, MAX_TRACKED};
+use crate::config::CallModel;
+use crate::db::FunctionId;
+use crate::facts::Own;
+use crate::model::Base;
+use racelens_syntax::{Call, Expr, Name};
+use rustc_hash::FxHashSet;
+use thin_vec::ThinVec;
+
+fn lookup(st: &State, x: &str) -> Option<Own> {
+    st.own.iter().find(|(y, _)| &**y == x).map(|(_, k)| *k)
+}
+
+/// Why the object that `place` is a part of (`x->f`, `*x`, `x[i]`,
+/// `x->s.f`; not `x->next->f`, which loads another pointer) is the
+/// instance's own, if it is.
+pub(super) fn own_access(place: &Expr, st: &State) -> Option<Own> {
+    fn root(e: &Expr) -> Option<&Name> {
+        match e {
+            Expr::Field {
+                base, arrow: false, ..
+            } => root(base),
+            Expr::Field {
+                base, arrow: true, ..
+            }
+            | Expr::Index { base, .. }
+            | Expr::Deref(base) => pointer_local(base),
+            _ => None,
+        }
+    }
+    if st.own.is_empty() {
+        return None;
+    }
+    root(place).and_then(|x| lookup(st, x))
+}
+
+impl Walker<'_> {
+    /// Does call `id` of `fr` return new memory of its own (an allocation,
+    /// or a call of allocation wrappers only)?
+    fn allocates_at(&self, fr: &Frame, id: u32) -> bool {
+        match fr.summary.models.get(&id) {
+            Some(CallModel::Alloc) => !is_alloca(fr, id),
+            Some(_) => false,
+            None => {
+                let Some(callee) = fr.calls.get(&id) else {
+                    return false;
+                };
+                let fs = self.functions_of(fr, callee);
+                !fs.is_empty() && fs.iter().all(|&f| self.is_alloc_wrapper(f))
+            }
+        }
+    }
+
+    /// Why the pointer value `e` holds an object of the instance's own.
+    pub(super) fn own_value(&self, fr: &Frame, e: &Expr, st: &State) -> Option<Own> {
+        let mut e = uncast(e);
+        while let Expr::Offset(b) = e {
+            e = uncast(b);
+        }
+        match e {
+            Expr::Var(x) => lookup(st, x),
+            Expr::CallResult(id) => lookup(st, &returned_by(*id))
+                .or_else(|| self.allocates_at(fr, *id).then_some(Own::Alloc)),
+            _ => None,
+        }
+    }
+
+    /// `x = rhs` for a local: `x` holds an own object when `rhs` is one.
+    pub(super) fn note_own(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
+        let k = self.own_value(fr, rhs, st);
+        if st.own.is_empty() && k.is_none() {
+            return;
+        }
+        let mut v: Vec<(Name, Own)> = st
+            .own
+            .iter()
+            .filter(|(y, _)| y != x && !y.starts_with("#res"))
+            .cloned()
+            .collect();
+        if let Some(k) = k {
+            if tracks_ptr(fr, x) && v.len() < MAX_TRACKED {
+                v.push((x.clone(), k));
+            }
+        }
+        v.sort();
+        st.own = v.into();
+    }
+
+    /// The entries a callee of call `c` starts with: its parameters given
+    /// an own pointer.
+    pub(super) fn own_params(
+        &self,
+        fr: &Frame,
+        c: &Call,
+        params: &[Name],
+        st: &State,
+    ) -> ThinVec<(Name, Own)> {
+        if st.own.is_empty() && !c.args.iter().any(|a| matches!(uncast(a), Expr::CallResult(_))) {
+            return ThinVec::new();
+        }
+        let mut v: Vec<(Name, Own)> = params
+            .iter()
+            .zip(&c.args)
+            .filter_map(|(p, a)| Some((p.clone(), self.own_value(fr, a, st)?)))
+            .collect();
+        v.sort();
+        v.dedup_by(|a, b| a.0 == b.0);
+        v.into()
+    }
+
+    /// `return value`: the caller's result holds an own object when
+    /// `value` is one.
+    pub(super) fn note_own_returned(&self, fr: &Frame, value: &Expr, st: &mut State) {
+        let k = self.own_value(fr, value, st);
+        if st.own.is_empty() && k.is_none() {
+            return;
+        }
+        let mut v: Vec<(Name, Own)> = st
+            .own
+            .iter()
+            .filter(|(y, _)| &**y != RETURNED)
+            .cloned()
+            .collect();
+        if let Some(k) = k {
+            v.push((Name::from(RETURNED), k));
+        }
+        v.sort();
+        st.own = v.into();
+    }
+
+    /// A thread creation hands `arg`: unless it is a fresh heap object
+    /// (the newest of its site), the thread does not own its argument.
+    pub(super) fn note_handed(&mut self, fr: &Frame, c: &Call, arg: Option<&Expr>, st: &State) {
+        let fresh = arg.is_some_and(|e| {
+            let v = self.eval(fr, e, 0);
+            !v.is_empty()
+                && v.iter().all(|x| match x {
+                    Val::Target(k) => {
+                        matches!(k.base, Base::Heap { .. })
+                            && st.fresh.contains(&k.base)
+                            && (!st.refreshed.contains(&k.base)
+                                || super::frames::holds_newest(fr, e, &k.base, st))
+                    }
+                    _ => false,
+                })
+        });
+        if fresh {
+            return;
+        }
+        match self.d.node_stack.last() {
+            Some(&n) => {
+                let v = &mut self.d.nodes[n as usize].stale_spawns;
+                if !v.contains(&c.id) {
+                    v.push(c.id);
+                }
+            }
+            None => self.d.root_stale_spawns.push((fr.fid, c.id)),
+        }
+    }
+
+    /// The threads that own their argument: every creation, over the
+    /// nodes `reach` marks, handed them a fresh heap object, and they are
+    /// no callback group. Sorted.
+    pub(super) fn owning_threads(&self, reach: &[bool]) -> Vec<u32> {
+        let mut stale: FxHashSet<(FunctionId, u32)> =
+            self.d.root_stale_spawns.iter().copied().collect();
+        for (i, n) in self.d.nodes.iter().enumerate() {
+            if reach.get(i).copied().unwrap_or(false) {
+                stale.extend(n.stale_spawns.iter().map(|&c| (n.fid, c)));
+            }
+        }
+        let mut out = Vec::new();
+        for (t, th) in self.d.threads.iter().enumerate().skip(1) {
+            let Some(site) = th.site.and_then(|s| self.d.sites.get(s as usize)) else {
+                continue;
+            };
+            let heap = |v: &Val| matches!(v, Val::Target(k) if matches!(k.base, Base::Heap { .. }));
+            let args = &self.d.thread_args[t];
+            if !stale.contains(&(site.func, site.call))
+                && !self.d.group_roots.contains_key(&(t as u32))
+                && !args.is_empty()
+                && args.iter().all(heap)
+            {
+                out.push(t as u32);
+            }
+        }
+        out
+    }
+}
