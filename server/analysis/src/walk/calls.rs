@@ -934,6 +934,7 @@ impl<'a> Walker<'a> {
                                 .get(i)
                                 .map(|a| match uncast(a) {
                                     Expr::Int(0) => vec![Val::Zero],
+                                    Expr::Var(x) if fr.zeros.contains(x) => vec![Val::Zero],
                                     _ => self.eval(fr, a, 0),
                                 })
                                 .unwrap_or_default()
