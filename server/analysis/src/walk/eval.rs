@@ -196,6 +196,28 @@ impl<'a> Walker<'a> {
         out
     }
 
+    /// Is `e` the address of the last member of a struct, an array
+    /// (`&it->data`, under casts)?
+    fn trailing_array(&self, fr: &Frame, e: &Expr) -> bool {
+        let Expr::AddrOf(m) = super::uncast(e) else {
+            return false;
+        };
+        let Expr::Field { base, field, arrow } = &**m else {
+            return false;
+        };
+        let Some(bt) = self.type_of(fr, base, 0) else {
+            return false;
+        };
+        if bt.pointer != *arrow as u8 {
+            return false;
+        }
+        bt.name
+            .as_deref()
+            .and_then(|n| self.prog.structs.get(n))
+            .and_then(|fields| fields.last())
+            .is_some_and(|(n, t)| n == field && t.array)
+    }
+
     /// Does this pointer value come from a call to a function without a body?
     fn from_unknown_call(&self, fr: &Frame, v: &Expr) -> bool {
         /// Library functions that return a pointer to the calling thread's
@@ -303,7 +325,20 @@ impl<'a> Walker<'a> {
             Expr::Offset(value) => {
                 // Pointer arithmetic stays in the object; stepping back from a
                 // member (container_of) reaches the enclosing struct, and
-                // stepping from an element reaches any element.
+                // stepping from an element reaches any element. From the
+                // address of a struct's trailing array (`(char *)
+                // &it->data + n`, memcached's `ITEM_key`) there is nowhere
+                // to go but into that array.
+                if self.trailing_array(fr, value) {
+                    for v in self.eval(fr, value, depth + 1) {
+                        let v = match v {
+                            Val::Target(k) => Val::Target(k.with(Elem::Index(None))),
+                            v => v,
+                        };
+                        add_vals(&mut out, [v]);
+                    }
+                    return out;
+                }
                 for v in self.eval(fr, value, depth + 1) {
                     let v = match v {
                         Val::Target(mut k) if matches!(k.path.last(), Some(Elem::Field(_))) => {
