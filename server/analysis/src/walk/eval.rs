@@ -196,26 +196,34 @@ impl<'a> Walker<'a> {
         out
     }
 
-    /// Is `e` the address of the last member of a struct, an array
-    /// (`&it->data`, under casts)?
-    fn trailing_array(&self, fr: &Frame, e: &Expr) -> bool {
+    /// Is `e` the address of a struct member that is an array (`&it->data`,
+    /// under casts)?
+    fn array_member_addr(&self, fr: &Frame, e: &Expr) -> bool {
         let Expr::AddrOf(m) = super::uncast(e) else {
             return false;
         };
-        let Expr::Field { base, field, arrow } = &**m else {
-            return false;
-        };
-        let Some(bt) = self.type_of(fr, base, 0) else {
-            return false;
-        };
-        if bt.pointer != *arrow as u8 {
-            return false;
-        }
-        bt.name
-            .as_deref()
-            .and_then(|n| self.prog.structs.get(n))
-            .and_then(|fields| fields.last())
-            .is_some_and(|(n, t)| n == field && t.array)
+        matches!(&**m, Expr::Field { .. }) && self.type_of(fr, m, 0).is_some_and(|t| t.array)
+    }
+
+    /// Is member `f` an array in every struct that has a member `f`? (What
+    /// a pointer holds names the member, not its struct.)
+    fn array_member(&self, f: &Name) -> bool {
+        self.array_fields
+            .get_or_init(|| {
+                let mut arrays: rustc_hash::FxHashSet<Name> = Default::default();
+                let mut others: rustc_hash::FxHashSet<Name> = Default::default();
+                for fields in self.prog.structs.values() {
+                    for (n, t) in fields {
+                        match self.prog.resolve_type(t).array {
+                            true => arrays.insert(n.clone()),
+                            false => others.insert(n.clone()),
+                        };
+                    }
+                }
+                arrays.retain(|n| !others.contains(n));
+                arrays
+            })
+            .contains(f)
     }
 
     /// Does this pointer value come from a call to a function without a body?
@@ -325,22 +333,20 @@ impl<'a> Walker<'a> {
             Expr::Offset(value) => {
                 // Pointer arithmetic stays in the object; stepping back from a
                 // member (container_of) reaches the enclosing struct, and
-                // stepping from an element reaches any element. From the
-                // address of a struct's trailing array (`(char *)
-                // &it->data + n`, memcached's `ITEM_key`) there is nowhere
-                // to go but into that array.
-                if self.trailing_array(fr, value) {
-                    for v in self.eval(fr, value, depth + 1) {
-                        let v = match v {
-                            Val::Target(k) => Val::Target(k.with(Elem::Index(None))),
-                            v => v,
-                        };
-                        add_vals(&mut out, [v]);
-                    }
-                    return out;
-                }
+                // stepping from an element reaches any element. From a
+                // member that is an array (`(char *) &it->data + n`,
+                // memcached's `ITEM_key`; `token++` over `conn->auth`) it
+                // stays among that array's elements: leaving the array is
+                // undefined.
+                let member_array = self.array_member_addr(fr, value);
                 for v in self.eval(fr, value, depth + 1) {
                     let v = match v {
+                        Val::Target(k)
+                            if matches!(k.path.last(), Some(Elem::Field(f))
+                                if member_array || self.array_member(f)) =>
+                        {
+                            Val::Target(k.with(Elem::Index(None)))
+                        }
                         Val::Target(mut k) if matches!(k.path.last(), Some(Elem::Field(_))) => {
                             k.path.pop();
                             Val::Target(k)

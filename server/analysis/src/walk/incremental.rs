@@ -189,6 +189,7 @@ pub(super) fn update(
         d: std::mem::take(&mut snap.data),
         untracked: Default::default(),
         own_vars: Default::default(),
+        array_fields: Default::default(),
     };
     // Summaries read by the previous revision's walk, and the frames built
     // from them: the edited function's are stale. A frame base is a fact of

@@ -648,6 +648,9 @@ struct Walker<'a> {
     /// Per function: the variables holding a slot thread's own number
     /// (see `slots`), from the function's text.
     own_vars: std::cell::RefCell<FxHashMap<FunctionId, Arc<slots::OwnVars>>>,
+    /// Member names that are arrays in every struct that has one (see
+    /// `Walker::array_member`), gathered on first use.
+    array_fields: std::cell::OnceCell<rustc_hash::FxHashSet<Name>>,
 }
 
 impl<'a> Walker<'a> {
@@ -661,6 +664,7 @@ impl<'a> Walker<'a> {
             },
             untracked: Default::default(),
             own_vars: Default::default(),
+            array_fields: Default::default(),
         }
     }
 
