@@ -509,7 +509,13 @@ impl<'a> Walker<'a> {
                         self.record(fr, &v, AccessKind::Read, a.span, &state, true);
                     }
                 }
-                self.record(fr, &a.place, a.kind, a.span, &state, true);
+                // An array named as a value is its address (C11 6.3.2.1):
+                // `p = s->name` reads no memory.
+                let decays = a.kind == AccessKind::Read
+                    && self.type_of(fr, &a.place, 0).is_some_and(|t| t.array);
+                if !decays {
+                    self.record(fr, &a.place, a.kind, a.span, &state, true);
+                }
                 let mut state = state;
                 if a.kind == AccessKind::Write {
                     self.forget_written_flags(fr, &a.place, &mut state);
