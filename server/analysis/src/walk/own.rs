@@ -126,7 +126,12 @@ impl Walker<'_> {
         params: &[Name],
         st: &State,
     ) -> ThinVec<(Name, Own)> {
-        if st.own.is_empty() && !c.args.iter().any(|a| matches!(uncast(a), Expr::CallResult(_))) {
+        if st.own.is_empty()
+            && !c
+                .args
+                .iter()
+                .any(|a| matches!(uncast(a), Expr::CallResult(_)))
+        {
             return ThinVec::new();
         }
         let mut v: Vec<(Name, Own)> = params

@@ -142,7 +142,15 @@ impl<'a> Walker<'a> {
         // thread instance, and its contents go where its address goes.
         let container = |b: &Base| matches!(b, Base::Heap { .. } | Base::Local { .. });
         if into.is_empty() || !into.iter().all(container) {
-            if debug() { let st: Vec<String> = self.d.node_stack.iter().map(|&n| self.d.nodes[n as usize].fid.name(self.db).to_string()).collect(); eprintln!("racelens: store {lhs:?} into {into:?} stack {st:?}"); }
+            if debug() {
+                let st: Vec<String> = self
+                    .d
+                    .node_stack
+                    .iter()
+                    .map(|&n| self.d.nodes[n as usize].fid.name(self.db).to_string())
+                    .collect();
+                eprintln!("racelens: store {lhs:?} into {into:?} stack {st:?}");
+            }
             return self.escape(fr, rhs, st);
         }
         for v in self.eval(fr, rhs, 0) {

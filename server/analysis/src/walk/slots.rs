@@ -428,13 +428,9 @@ impl<'a> Walker<'a> {
         }
         let pos = pos as u8;
         // The creating loop's `A[i]` before creating thread `i`.
-        if let Some((_, _, call)) = own
-            .creator
-            .iter()
-            .find(|(s, v, _)| {
-                *s == span && (counter_index(place) == Some(v) || deref_root(place).is_some())
-            })
-        {
+        if let Some((_, _, call)) = own.creator.iter().find(|(s, v, _)| {
+            *s == span && (counter_index(place) == Some(v) || deref_root(place).is_some())
+        }) {
             return Some(Slot {
                 pos,
                 stride: 1,
