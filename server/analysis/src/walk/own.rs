@@ -14,22 +14,24 @@
 //! Two thread instances never allocate one object, and a fresh object is
 //! handed to one instance only, so two accesses through own pointers of the
 //! same kind, by two instances, touch two objects, however the objects
-//! were later published (`races::ctx_pair`). An access through a pointer
+//! were later published (`races::own_apart`). An access through a pointer
 //! loaded from memory (`q = list->head`) is never own: it may reach another
 //! instance's object, and it still pairs with everything.
 //!
 //! Invariants: entries name this frame's non-static locals whose address is
 //! not taken (`tracks_ptr`), and the names `#ret` (what the function
 //! returns) and `#res{id}` (what call `id` returned, until the next
-//! assignment reads it). A callee starts from its own parameters only
-//! (`WalkData::pending_own`, set by the call); the caller's entries are
-//! kept aside while it runs (`FrameFacts`). Paths that meet keep the
-//! entries they agree on. The state is part of the memo key.
+//! assignment reads it). A call gives its callee the entries of the
+//! parameters it passes own pointers to ([`Walker::own_params`]) and, once
+//! it returns, the caller's entries back with `#res{id}` for an own result
+//! (`calls.rs`); callbacks and `pthread_once` functions start with none, a
+//! thread's entry with its parameter (`walk_all`). Paths that meet
+//! keep the entries they agree on. The state is part of the memo key.
 
 use super::eval::is_alloca;
 use super::frames::{returned_by, tracks_ptr, Frame, RETURNED};
 use super::state::State;
-use super::{pointer_local, uncast, Val, Walker, MAX_TRACKED};
+use super::{uncast, Val, Walker, MAX_TRACKED};
 use crate::config::CallModel;
 use crate::db::FunctionId;
 use crate::facts::Own;
@@ -42,27 +44,26 @@ fn lookup(st: &State, x: &str) -> Option<Own> {
     st.own.iter().find(|(y, _)| &**y == x).map(|(_, k)| *k)
 }
 
+/// The state's entries without those `drop` names, with `add` (bounded).
+fn replace_own(st: &mut State, drop: impl Fn(&str) -> bool, add: Option<(Name, Own)>) {
+    let mut v: Vec<(Name, Own)> = st.own.iter().filter(|(y, _)| !drop(y)).cloned().collect();
+    if let Some(e) = add {
+        if v.len() < MAX_TRACKED {
+            v.push(e);
+        }
+    }
+    v.sort();
+    st.own = v.into();
+}
+
 /// Why the object that `place` is a part of (`x->f`, `*x`, `x[i]`,
 /// `x->s.f`; not `x->next->f`, which loads another pointer) is the
 /// instance's own, if it is.
 pub(super) fn own_access(place: &Expr, st: &State) -> Option<Own> {
-    fn root(e: &Expr) -> Option<&Name> {
-        match e {
-            Expr::Field {
-                base, arrow: false, ..
-            } => root(base),
-            Expr::Field {
-                base, arrow: true, ..
-            }
-            | Expr::Index { base, .. }
-            | Expr::Deref(base) => pointer_local(base),
-            _ => None,
-        }
-    }
     if st.own.is_empty() {
         return None;
     }
-    root(place).and_then(|x| lookup(st, x))
+    super::record::access_root(place).and_then(|x| lookup(st, x))
 }
 
 impl Walker<'_> {
@@ -102,19 +103,8 @@ impl Walker<'_> {
         if st.own.is_empty() && k.is_none() {
             return;
         }
-        let mut v: Vec<(Name, Own)> = st
-            .own
-            .iter()
-            .filter(|(y, _)| y != x && !y.starts_with("#res"))
-            .cloned()
-            .collect();
-        if let Some(k) = k {
-            if tracks_ptr(fr, x) && v.len() < MAX_TRACKED {
-                v.push((x.clone(), k));
-            }
-        }
-        v.sort();
-        st.own = v.into();
+        let add = k.filter(|_| tracks_ptr(fr, x)).map(|k| (x.clone(), k));
+        replace_own(st, |y| y == &**x || y.starts_with("#res"), add);
     }
 
     /// The entries a callee of call `c` starts with: its parameters given
@@ -151,17 +141,8 @@ impl Walker<'_> {
         if st.own.is_empty() && k.is_none() {
             return;
         }
-        let mut v: Vec<(Name, Own)> = st
-            .own
-            .iter()
-            .filter(|(y, _)| &**y != RETURNED)
-            .cloned()
-            .collect();
-        if let Some(k) = k {
-            v.push((Name::from(RETURNED), k));
-        }
-        v.sort();
-        st.own = v.into();
+        let add = k.map(|k| (Name::from(RETURNED), k));
+        replace_own(st, |y| y == RETURNED, add);
     }
 
     /// A thread creation hands `arg`: unless it is a fresh heap object

@@ -622,22 +622,24 @@ impl Walker<'_> {
     }
 }
 
-/// Is `place` an access of the object a local of `st.newest` holds as the
-/// newest object of `site`, through that local alone (`x->f`, `*x`, `x[i]`,
-/// `x->s.f`; not `x->next->f`, which loads another pointer)?
-fn through_newest(place: &Expr, site: &Base, st: &State) -> bool {
-    fn root(e: &Expr) -> Option<&Name> {
-        match e {
-            Expr::Field {
-                base, arrow: false, ..
-            } => root(base),
-            Expr::Field {
-                base, arrow: true, ..
-            }
-            | Expr::Index { base, .. }
-            | Expr::Deref(base) => super::pointer_local(base),
-            _ => None,
+/// The local pointer an access goes through alone, if it does (`x->f`,
+/// `*x`, `x[i]`, `x->s.f`; not `x->next->f`, which loads another pointer).
+pub(super) fn access_root(e: &Expr) -> Option<&Name> {
+    match e {
+        Expr::Field {
+            base, arrow: false, ..
+        } => access_root(base),
+        Expr::Field {
+            base, arrow: true, ..
         }
+        | Expr::Index { base, .. }
+        | Expr::Deref(base) => super::pointer_local(base),
+        _ => None,
     }
-    root(place).is_some_and(|x| st.newest_held_by(x).any(|b| b == site))
+}
+
+/// Is `place` an access of the object a local of `st.newest` holds as the
+/// newest object of `site`, through that local alone ([`access_root`])?
+fn through_newest(place: &Expr, site: &Base, st: &State) -> bool {
+    access_root(place).is_some_and(|x| st.newest_held_by(x).any(|b| b == site))
 }
