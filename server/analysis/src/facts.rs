@@ -139,6 +139,9 @@ pub struct Site {
     pub created_before: SiteSet,
     /// The thread id escaped to unknown code: joins through it are not trusted.
     pub tid_escaped: bool,
+    /// The creation stores the thread id in a member of the very object it
+    /// hands the thread (`pthread_create(&c->th, .., c)`): that member.
+    pub tid_in_arg: Option<Name>,
 }
 
 /// One access of a thread to a location, with the analysis facts at that point.
@@ -166,6 +169,9 @@ pub struct AccessFact {
     /// The access goes through a pointer that holds an object of the
     /// accessing thread instance's own (see [`Own`]).
     pub own: Option<Own>,
+    /// The access goes through a pointer `x` after `pthread_join(x->f)`:
+    /// the member `f` (see `walk::own`).
+    pub joined: Option<Name>,
     /// Locksets and thread facts at the access, shared between accesses made
     /// in the same state (most are), which keeps large programs small.
     pub ctx: Arc<FactCtx>,
@@ -218,6 +224,7 @@ impl AccessFact {
         self.atomic.hash(h);
         self.slot.hash(h);
         self.own.hash(h);
+        self.joined.hash(h);
     }
 }
 

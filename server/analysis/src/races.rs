@@ -126,6 +126,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             bool,
             Option<Slot>,
             Option<Own>,
+            Option<racelens_syntax::Name>,
             bool,
         ),
         usize,
@@ -144,6 +145,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             f.weak,
             f.slot,
             f.own,
+            f.joined.clone(),
             f.atomic,
         );
         let c = *class_of.entry(key).or_insert_with(|| {
@@ -190,6 +192,8 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             if *overlap == 0
                 || slot_apart(ra, rb, table)
                 || own_apart(base, ra, rb, table)
+                || joined_apart(ra, rb, table)
+                || joined_apart(rb, ra, table)
                 || private.is_some_and(|p| p.apart(ra.thread, rb.thread))
             {
                 continue;
@@ -342,6 +346,26 @@ fn own_apart(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
     x == y
         && matches!(base, Base::Heap { .. })
         && (x == Own::Alloc || (owns(a.thread) && owns(b.thread)))
+}
+
+/// `a` goes through `x` after `pthread_join(x->f)`, and `b` is the access
+/// of a thread to its own argument, a thread whose creation stored its id
+/// in that argument's member `f` (`pthread_create(&c->th, .., c)`): if
+/// `x`'s object is `b`'s, its thread was joined before `a`; if not, they
+/// touch two objects.
+fn joined_apart(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
+    let Some(f) = &a.joined else {
+        return false;
+    };
+    let Some(th) = table.threads.get(b.thread as usize) else {
+        return false;
+    };
+    b.own == Some(Own::Arg)
+        && th.owns_arg
+        && th
+            .site
+            .and_then(|s| table.sites.get(s as usize))
+            .is_some_and(|s| s.tid_in_arg.as_ref() == Some(f))
 }
 
 /// Two instances of one slot thread (see `walk::slots`) accessing the

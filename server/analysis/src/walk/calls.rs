@@ -396,6 +396,12 @@ impl<'a> Walker<'a> {
                 }
                 let slot = self.site_slot(fr, c, c.args.get(arg));
                 self.spawn(fr, c, &mut st, tids, entries, argv, false);
+                if let Some(&s) = self.d.site_index.get(&(fr.fid, c.id)) {
+                    self.d.sites[s as usize].tid_in_arg = match (c.args.get(tid), c.args.get(arg)) {
+                        (Some(t), Some(a)) => super::own::tid_in_arg(t, a),
+                        _ => None,
+                    };
+                }
                 if super::spawn::result_tested(fr, c) {
                     let flag = super::spawn::call_flag(c.id);
                     let mut handed: Vec<Base> = fresh_before
@@ -431,6 +437,7 @@ impl<'a> Walker<'a> {
             }
             Some(CallModel::Join { tid, all }) => {
                 if let Some(e) = c.args.get(tid) {
+                    self.note_joined(fr, e, &mut st);
                     let keys: Vec<LocKey> = self.place(fr, e, 0);
                     self.read(self.d.sites_epoch);
                     if self.d.thread != 0
@@ -596,6 +603,7 @@ impl<'a> Walker<'a> {
                     for f in targets {
                         let mut s1 = st.clone();
                         s1.own = ThinVec::new();
+                        s1.joined_own = ThinVec::new();
                         if let Some(e) = self.walk_fn(f, s1, Vec::new()) {
                             st.created = st.created.union(&e.created);
                         }
@@ -610,6 +618,7 @@ impl<'a> Walker<'a> {
                 for f in targets {
                     let mut s2 = st.clone();
                     s2.own = ThinVec::new();
+                    s2.joined_own = ThinVec::new();
                     s2.must.insert(once.clone());
                     s2.may.insert(once.clone());
                     if let Some(e) = self.walk_fn(f, s2, Vec::new()) {
@@ -1006,6 +1015,7 @@ impl<'a> Walker<'a> {
                         .collect();
                     let wrapper = self.is_alloc_wrapper(f);
                     inner.own = self.own_params(fr, c, &params, &st);
+                    inner.joined_own = ThinVec::new();
                     let e = self.walk_fn_with(f, inner, bindings).map(|mut e| {
                         // The caller's own pointers, and what the callee
                         // returned, if it returned one of them.
@@ -1020,6 +1030,7 @@ impl<'a> Walker<'a> {
                             own.sort();
                         }
                         e.own = own.into();
+                        e.joined_own = st.joined_own.clone();
                         // What the callee returned, if it returned a site's
                         // newest object, is what this call's result holds.
                         let res = super::frames::returned_by(c.id);
@@ -1082,10 +1093,12 @@ impl<'a> Walker<'a> {
             let mut inner = st.clone();
             inner.syms = ThinVec::new();
             inner.own = ThinVec::new();
+            inner.joined_own = ThinVec::new();
             let e = self.walk_fn(f, inner, bindings).map(|mut e| {
                 // The callback cannot reassign the caller's locals.
                 e.syms = st.syms.clone();
                 e.own = st.own.clone();
+                e.joined_own = st.joined_own.clone();
                 e.sym_guards = st.sym_guards.clone();
                 e
             });

@@ -124,6 +124,7 @@ fn with_copies(
                     atomic: f.atomic,
                     slot: None,
                     own: None,
+                    joined: None,
                     ctx: f.ctx.clone(),
                 });
             }
@@ -239,6 +240,7 @@ fn fact_order(rank: &FnRank, a: &AccessFact, b: &AccessFact) -> std::cmp::Orderi
         .then(a.atomic.cmp(&b.atomic))
         .then(a.slot.cmp(&b.slot))
         .then(a.own.cmp(&b.own))
+        .then(a.joined.cmp(&b.joined))
 }
 
 impl<'a> Walker<'a> {
@@ -459,7 +461,8 @@ impl<'a> Walker<'a> {
                 t.merged_launches = true;
             }
         }
-        for t in self.owning_threads(&reach) {
+        let owning = self.owning_threads(&reach);
+        for &t in &owning {
             if let Some(t) = threads.get_mut(t as usize) {
                 t.owns_arg = true;
             }
@@ -474,7 +477,7 @@ impl<'a> Walker<'a> {
         ThreadAnalysis {
             table: Arc::new(ThreadTable {
                 threads,
-                sites: self.d.sites.clone(),
+                sites: self.joinable_sites(&owning),
                 escaped_locals,
                 private_heap,
                 global_heap,

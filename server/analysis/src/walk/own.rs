@@ -35,7 +35,7 @@ use super::{uncast, Val, Walker, MAX_TRACKED};
 use crate::config::CallModel;
 use crate::db::FunctionId;
 use crate::facts::Own;
-use crate::model::Base;
+use crate::model::{Base, Elem};
 use racelens_syntax::{Call, Expr, Name};
 use rustc_hash::FxHashSet;
 use thin_vec::ThinVec;
@@ -66,7 +66,66 @@ pub(super) fn own_access(place: &Expr, st: &State) -> Option<Own> {
     super::record::access_root(place).and_then(|x| lookup(st, x))
 }
 
+/// The member `f` when `place` goes through a pointer `x` alone after
+/// `pthread_join(x->f)` on this path.
+pub(super) fn joined_access(place: &Expr, st: &State) -> Option<Name> {
+    if st.joined_own.is_empty() {
+        return None;
+    }
+    let x = super::record::access_root(place)?;
+    st.joined_own
+        .iter()
+        .find(|(y, _)| y == x)
+        .map(|(_, f)| f.clone())
+}
+
+/// The member that `pthread_create(tid, .., arg)` stores the thread id in
+/// when that member belongs to the object it hands over (`&c->th` and
+/// `c`, the same local pointer).
+pub(super) fn tid_in_arg(tid: &Expr, arg: &Expr) -> Option<Name> {
+    let Expr::AddrOf(m) = uncast(tid) else {
+        return None;
+    };
+    let Expr::Field {
+        base,
+        field,
+        arrow: true,
+    } = &**m
+    else {
+        return None;
+    };
+    match (uncast(base), uncast(arg)) {
+        (Expr::Var(p), Expr::Var(q)) if p == q => Some(field.clone()),
+        _ => None,
+    }
+}
+
 impl Walker<'_> {
+    /// `pthread_join(x->f, ..)`: from here on this path, what goes through
+    /// `x` comes after the end of the thread whose id `x->f` holds.
+    pub(super) fn note_joined(&self, fr: &Frame, tid: &Expr, st: &mut State) {
+        let Expr::Field {
+            base,
+            field,
+            arrow: true,
+        } = uncast(tid)
+        else {
+            return;
+        };
+        let Expr::Var(x) = uncast(base) else {
+            return;
+        };
+        if tracks_ptr(fr, x)
+            && st.joined_own.len() < MAX_TRACKED
+            && !st.joined_own.iter().any(|(y, f)| y == x && f == field)
+        {
+            let mut v = st.joined_own.to_vec();
+            v.push((x.clone(), field.clone()));
+            v.sort();
+            st.joined_own = v.into();
+        }
+    }
+
     /// Does call `id` of `fr` return new memory of its own (an allocation,
     /// or a call of allocation wrappers only)?
     fn allocates_at(&self, fr: &Frame, id: u32) -> bool {
@@ -202,5 +261,55 @@ impl Walker<'_> {
             }
         }
         out
+    }
+
+    /// The sites, keeping a thread id stored in a member of the handed
+    /// object (`Site::tid_in_arg`) only where that member holds the id its
+    /// creation stored: no statement of the program writes a member of
+    /// that name, and every creation that stores an id in one is such a
+    /// creation, of threads that own their argument (`owning`, sorted), so
+    /// no object's member gets a second id.
+    pub(super) fn joinable_sites(&self, owning: &[u32]) -> Vec<crate::facts::Site> {
+        let mut sites = self.d.sites.clone();
+        if sites.iter().all(|s| s.tid_in_arg.is_none()) {
+            return sites;
+        }
+        let mut unsafe_members: FxHashSet<Name> = FxHashSet::default();
+        for &f in self.prog.functions.values().flatten() {
+            crate::visit::visit_stmts(&self.summary(f).ir.body, &mut |s| {
+                if let racelens_syntax::Stmt::Access(a) = s {
+                    if a.kind == racelens_syntax::AccessKind::Write {
+                        if let Expr::Field { field, .. } = &a.place {
+                            unsafe_members.insert(field.clone());
+                        }
+                    }
+                }
+            });
+        }
+        for (i, s) in sites.iter().enumerate() {
+            let owned = self
+                .d
+                .threads
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.site == Some(i as u32))
+                .all(|(t, _)| owning.binary_search(&(t as u32)).is_ok());
+            for k in &s.tid {
+                if let Some(Elem::Field(f)) = k.path.last() {
+                    if s.tid_in_arg.as_ref() != Some(f) || !owned {
+                        unsafe_members.insert(f.clone());
+                    }
+                }
+            }
+        }
+        for s in &mut sites {
+            if s.tid_in_arg
+                .as_ref()
+                .is_some_and(|f| unsafe_members.contains(f))
+            {
+                s.tid_in_arg = None;
+            }
+        }
+        sites
     }
 }

@@ -395,9 +395,12 @@ impl<'a> Walker<'a> {
                 }
             };
             let slot = self.slot_tag(fr, place, span, &k);
-            let own = match k.base {
-                Base::Heap { .. } => super::own::own_access(place, st),
-                _ => None,
+            let (own, joined) = match k.base {
+                Base::Heap { .. } => (
+                    super::own::own_access(place, st),
+                    super::own::joined_access(place, st),
+                ),
+                _ => (None, None),
             };
             let fact = AccessFact {
                 path,
@@ -411,6 +414,7 @@ impl<'a> Walker<'a> {
                 atomic: atomic_op,
                 slot,
                 own,
+                joined,
                 ctx,
             };
             let n = self.d.node_stack.last().copied();

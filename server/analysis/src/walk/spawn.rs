@@ -102,6 +102,7 @@ impl<'a> Walker<'a> {
                     joined_before: None,
                     created_before: SiteSet::default(),
                     tid_escaped: false,
+                    tid_in_arg: None,
                 });
                 self.d.site_index.insert(key, s);
                 s

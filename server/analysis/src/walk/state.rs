@@ -109,6 +109,9 @@ pub(super) struct State {
     /// This frame's local pointers that hold an object of the thread
     /// instance's own, and why (see `own.rs`). Sorted by name.
     pub(super) own: ThinVec<(Name, Own)>,
+    /// (local, member): this frame's local pointer `x` has not changed
+    /// since `pthread_join(x->member)` on this path (see `own.rs`).
+    pub(super) joined_own: ThinVec<(Name, Name)>,
 }
 
 /// Flow-sensitive values of a frame's local pointers, shared between the
@@ -185,6 +188,7 @@ pub(super) fn with_context(st: &State, from: &State) -> State {
         rec_depth: st.rec_depth.clone(),
         counts: st.counts.clone(),
         own: st.own.clone(),
+        joined_own: st.joined_own.clone(),
     }
 }
 
@@ -430,6 +434,7 @@ fn join_with(a: Option<State>, b: Option<State>, exit: bool) -> Option<State> {
                 },
                 newest: common(&a.newest, &b.newest).into(),
                 own: common(&a.own, &b.own).into(),
+                joined_own: common(&a.joined_own, &b.joined_own).into(),
                 fresh: fresh.into(),
                 allocated: allocated.into(),
                 syms: syms.into(),
