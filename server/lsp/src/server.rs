@@ -228,7 +228,10 @@ impl LanguageServer for Server {
                 let path = uri_to_path(&event.uri);
                 let created_or_deleted =
                     event.typ == FileChangeType::CREATED || event.typ == FileChangeType::DELETED;
-                if workspace::is_c(&path) && created_or_deleted {
+                // A change to a C file no scan has listed yet (the first
+                // scan may still be reading the folder) is read by a rescan,
+                // so that it is not lost.
+                if workspace::is_c(&path) && (created_or_deleted || !state.knows(&path)) {
                     rescan = true;
                 } else {
                     revision = Some(state.disk_file_changed(&path));

@@ -29,7 +29,6 @@ use crate::diagnostics::{FileDiagnostics, Publisher, EXPLAIN_LIMITS};
 use crate::state::State;
 use crate::workspace;
 use racelens_analysis::Cancelled;
-use std::collections::BTreeSet;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -556,7 +555,7 @@ impl Session {
         let loaded = run_blocking(move || workspace::load(&added))
             .await
             .unwrap_or_default();
-        let revision = self.lock().add_disk_files(BTreeSet::new(), loaded);
+        let revision = self.lock().set_loaded(loaded);
         self.schedule_diagnostics(revision);
     }
 }

@@ -288,25 +288,43 @@ impl State {
         self.host.set_build(build);
     }
 
-    /// Adds files read from disk (skipping open ones: the editor's text wins)
-    /// and remembers the workspace's file list.
+    /// Adds the files the first scan read from disk and remembers the
+    /// workspace's file list. Open files keep the editor's text, and files
+    /// a rescan read while the scan ran keep what the rescan read, which is
+    /// newer (a change announced before the scan was done starts one).
     pub fn add_disk_files(
         &mut self,
         files: BTreeSet<PathBuf>,
         loaded: Vec<(PathBuf, Parsed)>,
     ) -> u64 {
+        let loaded: Vec<(PathBuf, Parsed)> = loaded
+            .into_iter()
+            .filter(|(p, _)| !self.disk_files.contains(p))
+            .collect();
+        self.disk_files.extend(files);
+        self.set_loaded(loaded)
+    }
+
+    /// Files read from disk after `set_disk_files` listed them (open ones
+    /// keep the editor's text).
+    pub fn set_loaded(&mut self, loaded: Vec<(PathBuf, Parsed)>) -> u64 {
         self.sync();
         let fresh: Vec<(PathBuf, Parsed)> = loaded
             .into_iter()
             .filter(|(p, _)| !self.docs.contains_key(p))
             .collect();
         self.host.set_files(fresh);
-        self.disk_files.extend(files);
         // Declared programs name files by glob: match the new list.
         if !self.config.config.programs.is_empty() {
             self.reload_build();
         }
         self.bump()
+    }
+
+    /// Is the file in the workspace as far as it knows yet: open, or
+    /// listed by a scan?
+    pub fn knows(&self, path: &Path) -> bool {
+        self.docs.contains_key(path) || self.disk_files.contains(path)
     }
 
     /// Replaces the workspace's file list after a rescan: files that left it
