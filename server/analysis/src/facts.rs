@@ -252,7 +252,7 @@ impl AccessFact {
 pub enum Own {
     /// The instance allocated it (`c = malloc(..)`, or an allocation
     /// wrapper's result), and the pointer came from that allocation
-    /// through locals and parameters only.
+    /// through locals, parameters and return values only.
     Alloc,
     /// It is the instance's argument, in a thread that was handed a fresh
     /// object at every creation ([`Thread::owns_arg`]).

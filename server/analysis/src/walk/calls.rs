@@ -602,8 +602,7 @@ impl<'a> Walker<'a> {
                     // function may run once per control, so it guards nothing.
                     for f in targets {
                         let mut s1 = st.clone();
-                        s1.own = ThinVec::new();
-                        s1.joined_own = ThinVec::new();
+                        s1.leave_own();
                         if let Some(e) = self.walk_fn(f, s1, Vec::new()) {
                             st.created = st.created.union(&e.created);
                         }
@@ -617,8 +616,7 @@ impl<'a> Walker<'a> {
                 };
                 for f in targets {
                     let mut s2 = st.clone();
-                    s2.own = ThinVec::new();
-                    s2.joined_own = ThinVec::new();
+                    s2.leave_own();
                     s2.must.insert(once.clone());
                     s2.may.insert(once.clone());
                     if let Some(e) = self.walk_fn(f, s2, Vec::new()) {
@@ -1014,23 +1012,10 @@ impl<'a> Walker<'a> {
                         .cloned()
                         .collect();
                     let wrapper = self.is_alloc_wrapper(f);
+                    inner.leave_own();
                     inner.own = self.own_params(fr, c, &params, &st);
-                    inner.joined_own = ThinVec::new();
                     let e = self.walk_fn_with(f, inner, bindings).map(|mut e| {
-                        // The caller's own pointers, and what the callee
-                        // returned, if it returned one of them.
-                        let ret = e
-                            .own
-                            .iter()
-                            .find(|(v, _)| &**v == super::frames::RETURNED)
-                            .map(|x| x.1);
-                        let mut own: Vec<(Name, crate::facts::Own)> = st.own.to_vec();
-                        if let Some(k) = ret {
-                            own.push((super::frames::returned_by(c.id), k));
-                            own.sort();
-                        }
-                        e.own = own.into();
-                        e.joined_own = st.joined_own.clone();
+                        super::own::own_after_call(&mut e, &st, c.id);
                         // What the callee returned, if it returned a site's
                         // newest object, is what this call's result holds.
                         let res = super::frames::returned_by(c.id);
@@ -1092,13 +1077,11 @@ impl<'a> Walker<'a> {
             let bindings = vec![Vals::new(); n];
             let mut inner = st.clone();
             inner.syms = ThinVec::new();
-            inner.own = ThinVec::new();
-            inner.joined_own = ThinVec::new();
+            inner.leave_own();
             let e = self.walk_fn(f, inner, bindings).map(|mut e| {
                 // The callback cannot reassign the caller's locals.
                 e.syms = st.syms.clone();
-                e.own = st.own.clone();
-                e.joined_own = st.joined_own.clone();
+                e.restore_own(&st);
                 e.sym_guards = st.sym_guards.clone();
                 e
             });

@@ -338,12 +338,11 @@ impl<'a> Walker<'a> {
                 // memcached's `ITEM_key`; `token++` over `conn->auth`) it
                 // stays among that array's elements: leaving the array is
                 // undefined.
-                let member_array = self.array_member_addr(fr, value);
                 for v in self.eval(fr, value, depth + 1) {
                     let v = match v {
                         Val::Target(k)
                             if matches!(k.path.last(), Some(Elem::Field(f))
-                                if member_array || self.array_member(f)) =>
+                                if self.array_member(f) || self.array_member_addr(fr, value)) =>
                         {
                             Val::Target(k.with(Elem::Index(None)))
                         }

@@ -661,9 +661,6 @@ impl<'a> Walker<'a> {
     pub(super) fn assign_ptr(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
         note_newest(fr, x, rhs, st);
         self.note_own(fr, x, rhs, st);
-        if st.joined_own.iter().any(|(y, _)| y == x) {
-            st.joined_own.retain(|(y, _)| y != x);
-        }
         if !tracks_ptr(fr, x) {
             return;
         }

@@ -601,10 +601,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
             let f = fs[0];
             // Its argument is its own if every creation handed it a fresh
             // object (the race check asks `Thread::owns_arg`, see `own.rs`).
-            let heap_arg = !args.is_empty()
-                && args
-                    .iter()
-                    .all(|v| matches!(v, Val::Target(k) if matches!(k.base, Base::Heap { .. })));
+            let heap_arg = own::heap_args(&args);
             if let Some(p) = w.summary(f).ir.params.first().filter(|_| heap_arg) {
                 init.own = thin_vec::thin_vec![(p.name.clone(), crate::facts::Own::Arg)];
             }

@@ -27,6 +27,11 @@
 //! (`calls.rs`); callbacks and `pthread_once` functions start with none, a
 //! thread's entry with its parameter (`walk_all`). Paths that meet
 //! keep the entries they agree on. The state is part of the memo key.
+//!
+//! Joins through an own argument's member: `State::joined_own` names the
+//! locals `x` unchanged since `pthread_join(x->f)` (frame-local like
+//! `own`), and [`Walker::joinable_sites`] keeps `Site::tid_in_arg` only
+//! where `f` can hold no other id than its creation's (`races::joined_apart`).
 
 use super::eval::is_alloca;
 use super::frames::{returned_by, tracks_ptr, Frame, RETURNED};
@@ -42,6 +47,28 @@ use thin_vec::ThinVec;
 
 fn lookup(st: &State, x: &str) -> Option<Own> {
     st.own.iter().find(|(y, _)| &**y == x).map(|(_, k)| *k)
+}
+
+/// Is every value a thread is handed a heap object (what its entry can own)?
+pub(super) fn heap_args(args: &[Val]) -> bool {
+    !args.is_empty()
+        && args
+            .iter()
+            .all(|v| matches!(v, Val::Target(k) if matches!(k.base, Base::Heap { .. })))
+}
+
+/// `e`, the state after call `id` returned, for the caller whose state at
+/// the call was `caller`: the caller's own pointers, and `#res{id}` when the
+/// callee returned one of its own (`#ret`).
+pub(super) fn own_after_call(e: &mut State, caller: &State, id: u32) {
+    let ret = lookup(e, RETURNED);
+    e.restore_own(caller);
+    if let Some(k) = ret {
+        let mut v = e.own.to_vec();
+        v.push((returned_by(id), k));
+        v.sort();
+        e.own = v.into();
+    }
 }
 
 /// The state's entries without those `drop` names, with `add` (bounded).
@@ -156,8 +183,10 @@ impl Walker<'_> {
         }
     }
 
-    /// `x = rhs` for a local: `x` holds an own object when `rhs` is one.
+    /// `x = rhs` for a local: `x` holds an own object when `rhs` is one,
+    /// and no longer the object a join went through.
     pub(super) fn note_own(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
+        st.joined_own.retain(|(y, _)| y != x);
         let k = self.own_value(fr, rhs, st);
         if st.own.is_empty() && k.is_none() {
             return;
@@ -250,12 +279,9 @@ impl Walker<'_> {
             let Some(site) = th.site.and_then(|s| self.d.sites.get(s as usize)) else {
                 continue;
             };
-            let heap = |v: &Val| matches!(v, Val::Target(k) if matches!(k.base, Base::Heap { .. }));
-            let args = &self.d.thread_args[t];
             if !stale.contains(&(site.func, site.call))
                 && !self.d.group_roots.contains_key(&(t as u32))
-                && !args.is_empty()
-                && args.iter().all(heap)
+                && heap_args(&self.d.thread_args[t])
             {
                 out.push(t as u32);
             }

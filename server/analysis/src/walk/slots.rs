@@ -365,15 +365,15 @@ impl<'a> Walker<'a> {
             return None;
         }
         // `t = &A[i]; .. create(.., t)` hands `&A[i]`.
-        let aliases = element_aliases(&fr.summary.ir, body, v);
-        let arg = match uncast(arg?) {
-            Expr::Var(x) => match aliases.into_iter().find(|(y, _)| y == x) {
-                Some((_, e)) => Expr::AddrOf(Box::new(e)),
-                None => Expr::Var(x.clone()),
-            },
-            e => e.clone(),
+        let arg = uncast(arg?);
+        let alias = match arg {
+            Expr::Var(x) => element_aliases(&fr.summary.ir, body, v)
+                .into_iter()
+                .find(|(y, _)| y == x)
+                .map(|(_, e)| Expr::AddrOf(Box::new(e))),
+            _ => None,
         };
-        match &arg {
+        match alias.as_ref().unwrap_or(arg) {
             Expr::Var(x) if x == v => Some(SlotArg::Value),
             Expr::AddrOf(inner) => match &**inner {
                 Expr::Index {

@@ -206,6 +206,20 @@ pub(super) fn must_within_may(st: &State) -> bool {
 }
 
 impl State {
+    /// Entering another frame: this frame's own pointers (see `own.rs`)
+    /// name its locals, which mean nothing there.
+    pub(super) fn leave_own(&mut self) {
+        self.own = ThinVec::new();
+        self.joined_own = ThinVec::new();
+    }
+
+    /// Back in `caller`'s frame after a call: its own pointers are as they
+    /// were (a callee cannot assign locals whose address is not taken).
+    pub(super) fn restore_own(&mut self, caller: &State) {
+        self.own = caller.own.clone();
+        self.joined_own = caller.joined_own.clone();
+    }
+
     /// Does the state hold branch facts or guards on flags?
     pub(super) fn has_flags(&self) -> bool {
         !(self.conds.is_empty()
