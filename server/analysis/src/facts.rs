@@ -83,6 +83,13 @@ pub struct Slot {
     pub before: u32,
 }
 
+impl SlotArg {
+    /// The thread is handed a pointer to its own element (`&A[i]`).
+    pub fn is_pointer(self) -> bool {
+        matches!(self, SlotArg::Pointer | SlotArg::Stored)
+    }
+}
+
 impl Slot {
     /// Does a thread that receives its number as `arg` make this derivation
     /// hold? (A stored number needs `Stored`; a pointer `Pointer` or
@@ -248,7 +255,7 @@ impl AccessFact {
 /// Why the object an access goes through belongs to the accessing thread
 /// instance (`walk::own`): two instances never share such an object, so
 /// two accesses of the same kind by two instances touch two objects.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Own {
     /// The instance allocated it (`c = malloc(..)`, or an allocation
     /// wrapper's result), and the pointer came from that allocation
@@ -257,6 +264,75 @@ pub enum Own {
     /// It is the instance's argument, in a thread that was handed a fresh
     /// object at every creation ([`Thread::owns_arg`]).
     Arg,
+    /// A pointer into the argument past its start (`w + 1`, `w[i]`): the
+    /// argument is still the instance's when it owns it as a whole, but
+    /// not when it owns one slot of an array.
+    ArgPart,
+    /// The instance allocated it too, as far as the members it was loaded
+    /// through hold only what their owner stored (`walk::held`): a pointer
+    /// loaded from a member of an own object (`s = w->data`, `s->reg`), or
+    /// one that is that or an own allocation. Valid only where
+    /// [`HeldMembers::holds`] says so.
+    Held(HeldChain),
+}
+
+/// The members a [`Own::Held`] pointer was loaded through.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct HeldChain {
+    /// It started at the thread's argument ([`Own::Arg`]).
+    pub arg: bool,
+    /// ... or past its start ([`Own::ArgPart`]).
+    pub part: bool,
+    /// Members loaded from the argument itself.
+    pub from_arg: thin_vec::ThinVec<Name>,
+    /// Members loaded from objects the instance allocated.
+    pub from_alloc: thin_vec::ThinVec<Name>,
+    /// The heap sites of the objects it loaded from (sorted), unless
+    /// `unknown`.
+    pub sites: thin_vec::ThinVec<Base>,
+    pub unknown: bool,
+}
+
+/// Which members keep what [`Own::Held`] pointers assume (see `walk::held`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct HeldMembers {
+    /// A statement may store into a member of this name something its
+    /// owner did not allocate, or store it other than by name (sorted).
+    pub dirty: Vec<Name>,
+    /// A thread stores into a member of this name of its own argument
+    /// (sorted): the argument's creator must not read it as its own.
+    pub arg_stored: Vec<Name>,
+    /// Some copy may write members no name tells: no member holds.
+    pub all_dirty: bool,
+    /// A pointer is stored into an element no member names: no element
+    /// (`f[]`) holds.
+    pub elements_dirty: bool,
+    /// Heap sites whose objects a copy or an element store no member names
+    /// may write anything into (sorted).
+    pub dirty_sites: Vec<Base>,
+}
+
+impl HeldMembers {
+    /// Do the members `c` was loaded through hold only what the loading
+    /// instance allocated? (`whole`: the thread owns its argument;
+    /// `slot`: it owns the element of an array it was handed.)
+    pub fn holds(&self, c: &HeldChain, whole: bool, slot: bool) -> bool {
+        let clean = |n: &Name| {
+            self.dirty.binary_search(n).is_err() && !(self.elements_dirty && n.ends_with("[]"))
+        };
+        let sites_clean = match c.unknown {
+            true => self.dirty_sites.is_empty(),
+            false => c.sites.iter().all(|b| self.dirty_sites.binary_search(b).is_err()),
+        };
+        !self.all_dirty
+            && sites_clean
+            && (!c.arg || whole || (slot && !c.part))
+            && c.from_arg.iter().all(clean)
+            && c.from_alloc.iter().all(clean)
+            && c.from_alloc
+                .iter()
+                .all(|n| self.arg_stored.binary_search(n).is_err())
+    }
 }
 
 /// Threads and spawn sites of the program.
@@ -282,6 +358,8 @@ pub struct ThreadTable {
     /// Sorted. A library's other heap objects hang off the objects its
     /// callers pass in (see `races::race_between`).
     pub global_heap: Vec<Base>,
+    /// Members that hold what [`Own::Held`] pointers assume.
+    pub held: HeldMembers,
 }
 
 /// Who may touch the objects of an unpublished heap site.

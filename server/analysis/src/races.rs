@@ -125,7 +125,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             bool,
             bool,
             Option<Slot>,
-            Option<Own>,
+            Option<&Own>,
             Option<racelens_syntax::Name>,
             bool,
         ),
@@ -144,7 +144,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             f.direct_local,
             f.weak,
             f.slot,
-            f.own,
+            f.own.as_ref(),
             f.joined.clone(),
             f.atomic,
         );
@@ -336,16 +336,36 @@ fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) ->
 
 /// Two thread instances never share an object each holds as its own (see
 /// `walk::own`): one it allocated, or the fresh argument it was handed.
-/// (Same-kind pairs only: an allocator and the thread it handed the object
-/// to share it.)
+/// (Not an argument and an allocation: an allocator and the thread it
+/// handed the object to share it.) An object loaded through members that
+/// hold only their owner's allocations (`walk::held`) is one the instance
+/// allocated, even where the walk lost track of which object it is.
 fn own_apart(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
-    let (Some(x), Some(y)) = (a.own, b.own) else {
+    let (Some(x), Some(y)) = (&a.own, &b.own) else {
         return false;
     };
-    let owns = |t: u32| table.threads.get(t as usize).is_some_and(|t| t.owns_arg);
-    x == y
-        && matches!(base, Base::Heap { .. })
-        && (x == Own::Alloc || (owns(a.thread) && owns(b.thread)))
+    let thread = |t: u32| table.threads.get(t as usize);
+    let owns = |t: u32| thread(t).is_some_and(|t| t.owns_arg);
+    let allocated = |k: &Own, t: u32| match k {
+        Own::Alloc => true,
+        Own::Held(c) => {
+            let slot = thread(t).is_some_and(|t| t.slot.is_some_and(|(_, a)| a.is_pointer()));
+            table.held.holds(c, owns(t), slot)
+        }
+        Own::Arg | Own::ArgPart => false,
+    };
+    let arg = |k: &Own| matches!(k, Own::Arg | Own::ArgPart);
+    match base {
+        Base::Heap { .. } if arg(x) && arg(y) => owns(a.thread) && owns(b.thread),
+        Base::Heap { .. } => allocated(x, a.thread) && allocated(y, b.thread),
+        Base::Type(_) => {
+            matches!(x, Own::Held(_))
+                && matches!(y, Own::Held(_))
+                && allocated(x, a.thread)
+                && allocated(y, b.thread)
+        }
+        _ => false,
+    }
 }
 
 /// `a` goes through `x` after `pthread_join(x->f)`, and `b` is the access

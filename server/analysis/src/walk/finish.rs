@@ -474,6 +474,10 @@ impl<'a> Walker<'a> {
         }
         let private_heap = self.private_heap(&reach);
         let global_heap = self.global_heap(&escaped_locals);
+        let held = self.held_members(&reach, &threads);
+        if super::private::debug() {
+            eprintln!("racelens: held members: {held:?}");
+        }
         ThreadAnalysis {
             table: Arc::new(ThreadTable {
                 threads,
@@ -481,6 +485,7 @@ impl<'a> Walker<'a> {
                 escaped_locals,
                 private_heap,
                 global_heap,
+                held,
             }),
             locations,
             incomplete: {

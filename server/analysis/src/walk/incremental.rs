@@ -439,6 +439,9 @@ pub(super) fn update(
     if w.owning_threads(&reachable(&w.d)) != owning {
         return Err("a thread's argument is handed fresh or not");
     }
+    if w.held_members(&reachable(&w.d), &snap.result.table.threads) != snap.result.table.held {
+        return Err("members that hold only their owner's objects changed");
+    }
     let speculative: Vec<u32> = (0..snap.result.table.threads.len() as u32)
         .filter(|&t| snap.result.table.threads[t as usize].speculative)
         .collect();
@@ -694,6 +697,7 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     node.allocs.clear();
     node.published.clear();
     node.stale_spawns.clear();
+    node.held.clear();
     node.merges = false;
     node.nested.clear();
     // Callers may have reused the node for entry states that differ from its

@@ -206,6 +206,9 @@ pub(super) struct Node {
     /// Its own statements' thread creations (call ids) that handed their
     /// thread an argument that was not a fresh heap object (see `own.rs`).
     pub(super) stale_spawns: Vec<u32>,
+    /// What its own statements stored into members (see `held.rs`).
+    /// Sorted.
+    pub(super) held: Vec<super::held::HeldStore>,
     /// It is a thread's entry and calls one of several functions through a
     /// pointer: a launcher's trampoline (see `Thread::merged_launches`).
     pub(super) merges: bool,
@@ -260,6 +263,7 @@ impl Node {
             allocs: Vec::new(),
             published: Vec::new(),
             stale_spawns: Vec::new(),
+            held: Vec::new(),
             merges: false,
             nested: Vec::new(),
             epoch,
@@ -528,6 +532,7 @@ impl<'a> Walker<'a> {
         let (allocs, published, merges) = (xn.allocs.clone(), xn.published.clone(), xn.merges);
         let nested = xn.nested.clone();
         let stale_spawns = xn.stale_spawns.clone();
+        let held = xn.held.clone();
         let ctx = self.ctx_for(&st, &st.must, &st.may);
         let id = self.d.nodes.len() as u32;
         self.d.nodes.push(Node::new(
@@ -552,6 +557,7 @@ impl<'a> Walker<'a> {
             node.allocs = allocs;
             node.published = published;
             node.stale_spawns = stale_spawns;
+            node.held = held;
             node.merges = merges;
             node.nested = nested;
             node.dep = dep;

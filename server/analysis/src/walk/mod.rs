@@ -41,6 +41,7 @@ mod eval;
 mod finish;
 mod frames;
 mod gates;
+mod held;
 mod incremental;
 mod laundered;
 mod library;
@@ -320,6 +321,8 @@ struct WalkData {
     root_published: Vec<Base>,
     /// Thread creations outside any node that handed a stale argument.
     root_stale_spawns: Vec<(FunctionId, u32)>,
+    /// Stores into members outside any node (see `held.rs`).
+    root_held: Vec<held::HeldStore>,
     /// Allocation sites visited inside a loop (they stand for many objects),
     /// with the epoch at which each was first seen there.
     heap_in_loop: FxHashMap<Base, u64>,

@@ -39,14 +39,111 @@ use super::state::State;
 use super::{uncast, Val, Walker, MAX_TRACKED};
 use crate::config::CallModel;
 use crate::db::FunctionId;
-use crate::facts::Own;
+use crate::facts::{HeldChain, Own};
 use crate::model::{Base, Elem};
 use racelens_syntax::{Call, Expr, Name};
 use rustc_hash::FxHashSet;
 use thin_vec::ThinVec;
 
 fn lookup(st: &State, x: &str) -> Option<Own> {
-    st.own.iter().find(|(y, _)| &**y == x).map(|(_, k)| *k)
+    st.own.iter().find(|(y, _)| &**y == x).map(|(_, k)| k.clone())
+}
+
+/// At most this many members in a [`HeldChain`]: a longer chain is not own.
+const MAX_CHAIN: usize = 4;
+
+/// What a pointer loaded from member `f` of an object of kind `k` holds
+/// (see `held.rs`), if the chain stays short.
+/// `sites`: the heap sites the object loaded from may be of (`None`: not
+/// known).
+fn held_from(k: Own, f: &Name, sites: Option<Vec<Base>>) -> Option<Own> {
+    let mut c = match k.clone() {
+        Own::Alloc => HeldChain::default(),
+        Own::Arg | Own::ArgPart => {
+            let mut c = HeldChain {
+                arg: true,
+                part: k == Own::ArgPart,
+                ..HeldChain::default()
+            };
+            c.from_arg.push(f.clone());
+            add_sites(&mut c, sites);
+            return Some(Own::Held(c));
+        }
+        Own::Held(c) => c,
+    };
+    if c.from_arg.len() + c.from_alloc.len() >= MAX_CHAIN {
+        return None;
+    }
+    if !c.from_alloc.contains(f) {
+        c.from_alloc.push(f.clone());
+        c.from_alloc.sort();
+    }
+    add_sites(&mut c, sites);
+    Some(Own::Held(c))
+}
+
+/// At most this many container sites in a [`HeldChain`]: more are not
+/// known.
+const MAX_SITES: usize = 8;
+
+fn add_sites(c: &mut HeldChain, sites: Option<Vec<Base>>) {
+    let Some(sites) = sites else {
+        c.unknown = true;
+        c.sites.clear();
+        return;
+    };
+    if c.unknown {
+        return;
+    }
+    for b in sites {
+        if let Err(i) = c.sites.binary_search(&b) {
+            c.sites.insert(i, b);
+        }
+    }
+    if c.sites.len() > MAX_SITES {
+        c.unknown = true;
+        c.sites.clear();
+    }
+}
+
+/// Where two paths (or the alternatives of `c ? a : b`) meet: an object
+/// the instance allocated either way is one it allocated; an argument and
+/// anything else is neither.
+pub(super) fn join_own(a: &Own, b: &Own) -> Option<Own> {
+    if a == b {
+        return Some(a.clone());
+    }
+    let chain = |k: &Own| match k {
+        Own::Alloc => Some(HeldChain::default()),
+        Own::Held(c) => Some(c.clone()),
+        Own::Arg | Own::ArgPart => None,
+    };
+    let (mut c, d) = (chain(a)?, chain(b)?);
+    c.arg |= d.arg;
+    c.part |= d.part;
+    add_sites(&mut c, (!d.unknown).then(|| d.sites.to_vec()));
+    for (into, from) in [(&mut c.from_arg, &d.from_arg), (&mut c.from_alloc, &d.from_alloc)] {
+        for n in from {
+            if !into.contains(n) {
+                into.push(n.clone());
+            }
+        }
+        into.sort();
+    }
+    (c.from_arg.len() + c.from_alloc.len() <= MAX_CHAIN).then_some(Own::Held(c))
+}
+
+/// The entries both states agree on, joined (see [`join_own`]).
+pub(super) fn common_own(a: &[(Name, Own)], b: &[(Name, Own)]) -> ThinVec<(Name, Own)> {
+    if a == b {
+        return a.iter().cloned().collect();
+    }
+    a.iter()
+        .filter_map(|(x, k)| {
+            let (_, l) = b.iter().find(|(y, _)| y == x)?;
+            Some((x.clone(), join_own(k, l)?))
+        })
+        .collect()
 }
 
 /// Is every value a thread is handed a heap object (what its entry can own)?
@@ -83,15 +180,6 @@ fn replace_own(st: &mut State, drop: impl Fn(&str) -> bool, add: Option<(Name, O
     st.own = v.into();
 }
 
-/// Why the object that `place` is a part of (`x->f`, `*x`, `x[i]`,
-/// `x->s.f`; not `x->next->f`, which loads another pointer) is the
-/// instance's own, if it is.
-pub(super) fn own_access(place: &Expr, st: &State) -> Option<Own> {
-    if st.own.is_empty() {
-        return None;
-    }
-    super::record::access_root(place).and_then(|x| lookup(st, x))
-}
 
 /// The member `f` when `place` goes through a pointer `x` alone after
 /// `pthread_join(x->f)` on this path.
@@ -171,14 +259,116 @@ impl Walker<'_> {
 
     /// Why the pointer value `e` holds an object of the instance's own.
     pub(super) fn own_value(&self, fr: &Frame, e: &Expr, st: &State) -> Option<Own> {
+        self.own_value_at(fr, e, st, 0)
+    }
+
+    fn own_value_at(&self, fr: &Frame, e: &Expr, st: &State, depth: u32) -> Option<Own> {
         let mut e = uncast(e);
+        let mut moved = false;
         while let Expr::Offset(b) = e {
             e = uncast(b);
+            moved = true;
         }
-        match e {
+        let k = match e {
             Expr::Var(x) => lookup(st, x),
             Expr::CallResult(id) => lookup(st, &returned_by(*id))
                 .or_else(|| self.allocates_at(fr, *id).then_some(Own::Alloc)),
+            // A pointer loaded from a member of an own object (`held.rs`),
+            // or from an element of an array one holds.
+            Expr::Field { field, .. } if !st.own.is_empty() && depth < 8 => {
+                let k = self.own_object(fr, e, st, depth + 1)?;
+                held_from(k, field, self.cell_sites(fr, e))
+            }
+            Expr::Index { .. } | Expr::Deref(_) if !st.own.is_empty() && depth < 8 => {
+                let cell = Self::element_cell(e)?;
+                let k = self.own_object(fr, e, st, depth + 1)?;
+                held_from(k, &cell, self.cell_sites(fr, e))
+            }
+            Expr::Choice(alts) if depth < 8 => {
+                let mut out: Option<Own> = None;
+                for a in alts.iter().filter(|a| !matches!(uncast(a), Expr::Int(0))) {
+                    let k = self.own_value_at(fr, a, st, depth + 1)?;
+                    out = Some(match out {
+                        None => k,
+                        Some(o) => join_own(&o, &k)?,
+                    });
+                }
+                out
+            }
+            _ => None,
+        };
+        match k {
+            Some(Own::Arg) if moved => Some(Own::ArgPart),
+            k => k,
+        }
+    }
+
+    /// Why the object that `place` is a part of (`x->f`, `*x`, `x[i]`,
+    /// `x->s.f`, and through pointers loaded from own objects' members,
+    /// `x->next->f`, see `held.rs`) is the instance's own, if it is.
+    pub(super) fn own_access(&self, fr: &Frame, place: &Expr, st: &State) -> Option<Own> {
+        if st.own.is_empty() {
+            return None;
+        }
+        self.own_object(fr, place, st, 0)
+    }
+
+    /// The heap sites of the objects place `e` lies in, if all are known.
+    pub(super) fn cell_sites(&self, fr: &Frame, e: &Expr) -> Option<Vec<Base>> {
+        let places = self.place(fr, e, 0);
+        if places.is_empty() {
+            return None;
+        }
+        let mut out = Vec::new();
+        for k in places {
+            match k.base {
+                Base::Heap { .. } => {
+                    if !out.contains(&k.base) {
+                        out.push(k.base)
+                    }
+                }
+                _ => return None,
+            }
+        }
+        Some(out)
+    }
+
+    /// The name that stands for element place `e` (`x->f[i]`, `*x->f`) in
+    /// `held.rs`: `f[]`, for the elements of an array member `f` or of the
+    /// array a pointer member `f` points to. `None` when no member names it.
+    pub(super) fn element_cell(e: &Expr) -> Option<Name> {
+        let base = match e {
+            Expr::Index { base, .. } | Expr::Deref(base) => uncast(base),
+            _ => return None,
+        };
+        let Expr::Field { field, .. } = base else {
+            return None;
+        };
+        Some(Name::from(format!("{field}[]")))
+    }
+
+    /// The kind of own object `place` lies in. Past the start of an
+    /// argument (`w[1].f`, `(w + 1)->f`) it is [`Own::ArgPart`]: another
+    /// instance's slot, unless the argument is the instance's as a whole.
+    pub(super) fn own_object(&self, fr: &Frame, place: &Expr, st: &State, depth: u32) -> Option<Own> {
+        if depth > 8 {
+            return None;
+        }
+        match place {
+            Expr::Field {
+                base, arrow: false, ..
+            } => self.own_object(fr, base, st, depth + 1),
+            Expr::Index { base, .. } if self.is_array(fr, base) => {
+                self.own_object(fr, base, st, depth + 1)
+            }
+            Expr::Index { base, index, .. } => match self.own_value_at(fr, base, st, depth + 1)? {
+                Own::Arg if *index != Some(0) => Some(Own::ArgPart),
+                k => Some(k),
+            },
+            Expr::Field {
+                base, arrow: true, ..
+            }
+            | Expr::Deref(base) => self.own_value_at(fr, base, st, depth + 1),
             _ => None,
         }
     }
@@ -187,7 +377,12 @@ impl Walker<'_> {
     /// and no longer the object a join went through.
     pub(super) fn note_own(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
         st.joined_own.retain(|(y, _)| y != x);
-        let k = self.own_value(fr, rhs, st);
+        let null = || {
+            let ptr = fr.locals.get(x).is_some_and(|t| t.pointer > 0);
+            (ptr && !st.own.is_empty() && matches!(uncast(rhs), Expr::Int(0)))
+                .then(|| Own::Held(HeldChain::default()))
+        };
+        let k = self.own_value(fr, rhs, st).or_else(null);
         if st.own.is_empty() && k.is_none() {
             return;
         }
@@ -225,7 +420,15 @@ impl Walker<'_> {
     /// `return value`: the caller's result holds an own object when
     /// `value` is one.
     pub(super) fn note_own_returned(&self, fr: &Frame, value: &Expr, st: &mut State) {
-        let k = self.own_value(fr, value, st);
+        let k = self.own_value(fr, value, st).or_else(|| {
+            // A null pointer is no other instance's object: the paths that
+            // return one agree with those that return an own allocation.
+            let ptr = self.prog.returns.get(&fr.fname).is_some_and(|t| {
+                let t = self.prog.resolve_type(t);
+                t.pointer > 0
+            });
+            (ptr && matches!(uncast(value), Expr::Int(0))).then(|| Own::Held(HeldChain::default()))
+        });
         if st.own.is_empty() && k.is_none() {
             return;
         }

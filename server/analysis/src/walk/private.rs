@@ -196,6 +196,28 @@ impl<'a> Walker<'a> {
             .contains(name)
     }
 
+    /// The functions no node `reach` marks walked in full, but which may
+    /// run (see `never_runs`), in the program's order.
+    pub(super) fn unwalked_functions(&self, reach: &[bool]) -> Vec<FunctionId> {
+        let walked: FxHashSet<FunctionId> = self
+            .d
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| reach.get(*i).copied().unwrap_or(false))
+            .map(|(_, n)| n.fid)
+            .filter(|f| !self.d.incomplete.contains_key(f))
+            .collect();
+        let mut uncalled: Option<FxHashSet<Name>> = None;
+        self.prog
+            .functions
+            .values()
+            .flatten()
+            .copied()
+            .filter(|f| !walked.contains(f) && !self.never_runs(*f, &mut uncalled))
+            .collect()
+    }
+
     /// The unpublished heap sites of the walk, over the nodes `reach` marks,
     /// with their allocating and receiving threads. Sorted by base.
     pub(super) fn private_heap(&self, reach: &[bool]) -> Vec<(Base, PrivateHeap)> {

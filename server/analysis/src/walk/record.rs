@@ -397,9 +397,12 @@ impl<'a> Walker<'a> {
             let slot = self.slot_tag(fr, place, span, &k);
             let (own, joined) = match k.base {
                 Base::Heap { .. } => (
-                    super::own::own_access(place, st),
+                    self.own_access(fr, place, st),
                     super::own::joined_access(place, st),
                 ),
+                // An object the walk lost track of may still be reached
+                // through own members (`held.rs`).
+                Base::Type(_) => (self.own_access(fr, place, st), None),
                 _ => (None, None),
             };
             let fact = AccessFact {

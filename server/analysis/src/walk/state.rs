@@ -447,7 +447,7 @@ fn join_with(a: Option<State>, b: Option<State>, exit: bool) -> Option<State> {
                     }
                 },
                 newest: common(&a.newest, &b.newest).into(),
-                own: common(&a.own, &b.own).into(),
+                own: super::own::common_own(&a.own, &b.own),
                 joined_own: common(&a.joined_own, &b.joined_own).into(),
                 fresh: fresh.into(),
                 allocated: allocated.into(),

@@ -200,6 +200,7 @@ impl<'a> Walker<'a> {
                 Stmt::Return { value, .. } => {
                     let mut state = state;
                     if let Some(v) = value {
+                        self.note_held_addr(fr, v);
                         self.note_returned(fr, v, &mut state);
                         // Whether the result is zero on this path: where
                         // returns disagree on it and on a lock, the caller's
@@ -582,6 +583,7 @@ impl<'a> Walker<'a> {
                 state.sym_guards.retain(|g| &g.0 != x);
                 self.note_count(fr, &Expr::Var(x.clone()), rhs, &mut state);
                 self.retag(fr, x, rhs, &mut state);
+                self.note_held_addr(fr, rhs);
                 if fr.address_taken.contains(x) {
                     self.store_pointer(fr, &Expr::Var(x.clone()), rhs, &mut state);
                 }
@@ -592,6 +594,7 @@ impl<'a> Walker<'a> {
                 // Storing a pointer anywhere but a local publishes it,
                 // unless it goes into a fresh object (see `private.rs`).
                 let mut state = state;
+                self.note_held_store(fr, lhs, rhs, &state);
                 self.store_pointer(fr, lhs, rhs, &mut state);
                 self.store_functions(fr, lhs, rhs);
                 self.note_count(fr, lhs, rhs, &mut state);
@@ -615,7 +618,10 @@ impl<'a> Walker<'a> {
                 Some(state)
             }
             Stmt::Decl(_) | Stmt::Label(_) => Some(state),
-            Stmt::Call(c) => self.call(fr, c, state),
+            Stmt::Call(c) => {
+                self.note_held_call(fr, c);
+                self.call(fr, c, state)
+            }
             _ => Some(state),
         }
     }
