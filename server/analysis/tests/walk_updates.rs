@@ -776,3 +776,39 @@ int main(void) {
     host.set_file_text(virt, base);
     assert_eq!(reports(&host), before);
 }
+
+/// An edit of a call's argument (`ws_addarg(& pwsc->request_headers, ..)`
+/// mistyped as `request_heaers` in mt-daapd's `ws_getheaders`): the pointer
+/// store passes arguments to the callee's parameters, so the update must
+/// not keep the store as it was. It once did, and the update recorded
+/// accesses through the callee's parameter that a walk from scratch does
+/// not make.
+#[test]
+fn call_argument_edits_update_the_walk_exactly() {
+    let _serial = serial();
+    set_verify(true);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/bench/realworld/pthread/mt-daapd_comb.c");
+    let Ok(bytes) = std::fs::read(&path) else {
+        eprintln!("skipped: {} is missing", path.display());
+        return;
+    };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let call = "ws_addarg(& pwsc->request_headers, first";
+    let at = text.find(call).expect("the header call in ws_getheaders");
+    let edited = format!(
+        "{}{}{}",
+        &text[..at],
+        call.replace("request_headers", "request_heaers"),
+        &text[at + call.len()..]
+    );
+    let virt = Path::new("/virtual/real/mt-daapd_comb.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, text.as_str());
+    let original = reports(&host);
+    // Verification panics inside the analysis on a difference.
+    host.set_file_text(virt, edited.as_str());
+    assert_eq!(reports(&host), replayed(virt, &[&text, &edited]));
+    host.set_file_text(virt, text.as_str());
+    assert_eq!(reports(&host), original);
+}

@@ -250,21 +250,48 @@ impl<'a> Walker<'a> {
     /// arguments, and of the function cells threads were handed.
     /// A cell of a local is a way out only once that local has escaped
     /// itself: a pointer kept in a frame's own local (`ritor = rbuffer`
-    /// where `&ritor` is handed to a callee) stays with the frame.
-    pub(super) fn escaped_locals(&self) -> Vec<Base> {
+    /// where `&ritor` is handed to a callee) stays with the frame. So is a
+    /// cell of a heap object only the instance that allocated it touches
+    /// (an unpublished site handed to no thread, see `private.rs`): the
+    /// frame that stored the address belongs to that instance
+    /// (`alac->input_buffer = packet` into the decoder a thread made for
+    /// itself).
+    pub(super) fn escaped_locals(&self, reach: &[bool]) -> Vec<Base> {
+        let first = self.escaped_locals_plain();
+        let alone: FxHashSet<Base> = self
+            .private_heap_given(reach, &first)
+            .into_iter()
+            .filter(|(_, p)| p.receivers.is_empty())
+            .map(|(b, _)| b)
+            .collect();
+        if super::private::debug() {
+            eprintln!("racelens: escaped locals {first:?}; alone heap sites {alone:?}");
+        }
+        if alone.is_empty() {
+            return first;
+        }
+        self.escaped_closure(|cell| match cell {
+            Base::Local { .. } => Cell::Follow,
+            Base::Heap { .. } if alone.contains(cell) => Cell::Skip,
+            _ => Cell::Root,
+        })
+    }
+
+    /// [`escaped_locals`](Self::escaped_locals) with every heap cell a way
+    /// out (what publication, `private.rs`, starts from).
+    pub(super) fn escaped_locals_plain(&self) -> Vec<Base> {
+        self.escaped_closure(|cell| match cell {
+            Base::Local { .. } => Cell::Follow,
+            _ => Cell::Root,
+        })
+    }
+
+    fn escaped_closure(&self, cell: impl Fn(&Base) -> Cell) -> Vec<Base> {
         let mut roots: Vec<&Vals> = self.d.thread_args.iter().collect();
         for r in self.d.group_roots.values() {
             roots.extend(r.iter().map(|(_, v)| v));
         }
-        store_closure(
-            &self.d.store,
-            roots,
-            |b| matches!(b, Base::Local { .. }),
-            |cell| match cell {
-                Base::Local { .. } => Cell::Follow,
-                _ => Cell::Root,
-            },
-        )
+        store_closure(&self.d.store, roots, |b| matches!(b, Base::Local { .. }), cell)
     }
 
     /// The heap sites a global may reach (see `ThreadTable::global_heap`),
@@ -454,8 +481,8 @@ impl<'a> Walker<'a> {
         for (k, v) in located {
             locations.insert(k, Arc::new(v));
         }
-        let escaped_locals = self.escaped_locals();
         let reach = super::incremental::reachable(&self.d);
+        let escaped_locals = self.escaped_locals(&reach);
         for t in self.merged_threads(&reach) {
             if let Some(t) = threads.get_mut(t as usize) {
                 t.merged_launches = true;

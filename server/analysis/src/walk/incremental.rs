@@ -20,8 +20,11 @@
 //!   for the new text too, the same a build from scratch finds unless the
 //!   old text's stores fed themselves, `x->next = y; y = x->next` kept by
 //!   a `y` no longer assigned otherwise);
-//! - every re-walked node ends in the same exit state and creates the same
-//!   threads: its own statements create none, a callee that creates some is
+//! - every re-walked node ends in the same exit state, or its callers are
+//!   walked again too (bottom-up, each on its own unchanged entry state,
+//!   replaying the changed context from the memo; at most
+//!   [`MAX_CALLER_REWALKS`], and never a thread's entry), and creates the
+//!   same threads: its own statements create none, a callee that creates some is
 //!   replayed only where a walk from scratch replays it or walks it afresh
 //!   (first walked during the node's own first walk), and the reachable
 //!   nodes replay the same creations (thread uniqueness depends on it);
@@ -171,6 +174,10 @@ pub(super) fn update(
     let [f] = changed[..] else {
         return Err("several functions changed");
     };
+    if verifying() && std::env::var_os("RACELENS_VERIFY_DUMP").is_some() {
+        let p = crate::units::file_view(db, f.ws(db).universe(db), f.file(db));
+        eprintln!("racelens: verify: edited `{}`\n<<<FILE\n{}\nFILE>>>", f.name(db), p.text);
+    }
     let (old, new) = (&snap.summaries[&f], &summaries[&f]);
     if old.ir.params != new.ir.params {
         return Err("parameters changed");
@@ -306,16 +313,14 @@ pub(super) fn update(
         Some(c) => c,
         None => Counts::of(&w.d.nodes, &old_reach),
     };
-    let old_content: Vec<NodeContent> = fnodes
-        .iter()
-        .map(|&n| {
-            let node = &w.d.nodes[n as usize];
-            (node.facts.clone(), node.prefixes.clone())
-        })
-        .collect();
+    let content = |d: &WalkData, n: u32| -> NodeContent {
+        let node = &d.nodes[n as usize];
+        (node.facts.clone(), node.prefixes.clone())
+    };
+    let mut old_content: Vec<NodeContent> = fnodes.iter().map(|&n| content(&w.d, n)).collect();
     // Nodes that reach an edited one: replaying them would hide a recursion.
     w.d.forbidden = callers(&w.d, &fnodes);
-    let old_below: Vec<FxHashSet<u32>> = fnodes.iter().map(|&n| below(&w.d, n)).collect();
+    let mut old_below: Vec<FxHashSet<u32>> = fnodes.iter().map(|&n| below(&w.d, n)).collect();
     let old_replayed = w.d.replayed_sites.clone();
     w.d.facts.clear();
     w.d.struct_prefixes.clear();
@@ -324,8 +329,34 @@ pub(super) fn update(
     // note theirs again from none (see the check below).
     let old_fn_cells = w.d.fn_cells.clone();
     let stored_before = w.d.fn_cells_from.remove(&f).is_some();
+    // Every context walked again, the edited function's first, then the
+    // callers of those whose exit state changed (see `caller_rewalks`).
+    let mut rewalked: Vec<u32> = fnodes.clone();
+    let mut stale: std::collections::BTreeSet<u32> = std::collections::BTreeSet::new();
     for &n in &fnodes {
-        rewalk(&mut w, n)?;
+        if rewalk(&mut w, n)? {
+            stale.extend(parents(&w.d, n, &old_reach)?);
+        }
+    }
+    // Bottom-up (a context's callees were first walked after it): each
+    // caller replays the changed context from the memo, with its new exit.
+    while let Some(p) = stale.pop_last() {
+        if rewalked.len() >= fnodes.len() + MAX_CALLER_REWALKS {
+            return Err("the exit state changed for too many callers");
+        }
+        if rewalked.contains(&p) {
+            return Err("the exit state of a re-walked context changed");
+        }
+        // Replaying a context still to be walked again, or one that reaches
+        // one, would replay a stale exit.
+        let pending: Vec<u32> = stale.iter().copied().chain([p]).collect();
+        w.d.forbidden = callers(&w.d, &pending);
+        old_content.push(content(&w.d, p));
+        old_below.push(below(&w.d, p));
+        rewalked.push(p);
+        if rewalk(&mut w, p)? {
+            stale.extend(parents(&w.d, p, &old_reach)?);
+        }
     }
     // Walk-wide facts that only grow during a walk: an update that changed
     // them would keep stale entries a walk from scratch drops.
@@ -343,7 +374,7 @@ pub(super) fn update(
             return Err("function values stored into memory changed");
         }
     }
-    let escaped = w.escaped_locals();
+    let escaped = w.escaped_locals(&reachable(&w.d));
     if escaped != snap.result.table.escaped_locals {
         return Err("locals escaping to other threads changed");
     }
@@ -357,7 +388,7 @@ pub(super) fn update(
     w.d.struct_prefixes.clear();
 
     let new_reach = reachable(&w.d);
-    if fnodes.iter().any(|&n| !new_reach[n as usize]) {
+    if rewalked.iter().any(|&n| !new_reach[n as usize]) {
         return Err("an edited context dropped out");
     }
     // Thread uniqueness (kept from the last result) depends on which
@@ -372,7 +403,7 @@ pub(super) fn update(
         return Err("the threads replayed changed");
     }
     w.d.replayed_sites = replayed;
-    for (i, &n) in fnodes.iter().enumerate() {
+    for (i, &n) in rewalked.iter().enumerate() {
         let now = below(&w.d, n);
         if old_below[i]
             .iter()
@@ -396,14 +427,15 @@ pub(super) fn update(
     }
     // The reachable facts and prefixes change by the re-walked nodes' old
     // and new content, and by the nodes that dropped out or came in.
-    for (i, &n) in fnodes.iter().enumerate() {
+    for (i, &n) in rewalked.iter().enumerate() {
         counts.remove(&old_content[i].0, &old_content[i].1);
         let node = &w.d.nodes[n as usize];
         counts.add(&node.facts, &node.prefixes);
     }
+    let walked_again: FxHashSet<u32> = rewalked.iter().copied().collect();
     for (i, node) in w.d.nodes.iter().enumerate() {
         let was = old_reach.get(i).copied().unwrap_or(false);
-        if fnodes.binary_search(&(i as u32)).is_ok() || was == new_reach[i] {
+        if walked_again.contains(&(i as u32)) || was == new_reach[i] {
             continue;
         }
         match was {
@@ -467,8 +499,10 @@ pub(super) fn update(
     w.d.counts = Some(counts);
     if timing {
         eprintln!(
-            "racelens: walk: updated {} contexts of one function: store {:?}, re-walk {:?}, graph {:?}, facts {:?}",
+            "racelens: walk: updated {} contexts of `{}` ({} callers): store {:?}, re-walk {:?}, graph {:?}, facts {:?}",
             fnodes.len(),
+            fname,
+            rewalked.len() - fnodes.len(),
             t_store,
             t_walk,
             t_graph,
@@ -486,7 +520,9 @@ enum PointerInput {
     Decl(Name, TypeInfo),
     Assign(Expr, Expr),
     Return(Option<Expr>),
-    Call(u32, Callee),
+    /// A call and its arguments: the store passes them to the callee's
+    /// parameters (`StorePass::passed`).
+    Call(u32, Callee, Vec<Expr>),
 }
 
 /// An assignment to a name that is neither a local nor a global (code being
@@ -512,7 +548,7 @@ fn pointer_inputs<'s>(
         _ => {}
     });
     crate::visit::visit_calls(&s.ir.body, &mut |c| {
-        v.push(PointerInput::Call(c.id, c.callee.clone()))
+        v.push(PointerInput::Call(c.id, c.callee.clone(), c.args.clone()))
     });
     (v, &s.ir.address_taken, &s.models)
 }
@@ -660,8 +696,32 @@ impl Counts {
     }
 }
 
-/// Walks node `n` of the edited function again, in its original context.
-fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
+/// At most this many callers walked again after an exit state changed
+/// (each costs a walk of its body, its callees replayed from the memo).
+const MAX_CALLER_REWALKS: usize = 24;
+
+/// The reachable contexts that call `n`, which end differently now: a
+/// thread's entry (whose exit ends the thread) has none to walk again.
+fn parents(d: &WalkData, n: u32, reach: &[bool]) -> Result<Vec<u32>, &'static str> {
+    if d.thread_roots.iter().flatten().any(|&r| r == n) {
+        return Err("the exit state of a thread's entry changed");
+    }
+    let out: Vec<u32> = d
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, node)| reach.get(*i).copied().unwrap_or(false) && node.children.contains(&n))
+        .map(|(i, _)| i as u32)
+        .collect();
+    match out.is_empty() {
+        true => Err("the exit state changed"),
+        false => Ok(out),
+    }
+}
+
+/// Walks node `n` again, in its original context: whether its exit state
+/// changed (the threads it creates and the heap it observes may not).
+fn rewalk(w: &mut Walker, n: u32) -> Result<bool, &'static str> {
     let node = &w.d.nodes[n as usize];
     // A re-walk that no longer records the node's pending join would leave
     // it standing; one that records it bails anyway.
@@ -724,10 +784,12 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<(), &'static str> {
     {
         return Err("the heap sites the function observes changed");
     }
-    if exit != old_exit {
-        return Err("the exit state changed");
+    if exit == old_exit {
+        return Ok(false);
     }
-    Ok(())
+    // Callers replay it from the memo with this exit.
+    w.d.nodes[n as usize].exit = exit;
+    Ok(true)
 }
 
 /// Is replaying node `x` during the re-walk of `n` what a walk from scratch

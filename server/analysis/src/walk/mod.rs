@@ -431,6 +431,11 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
                             "incomplete"
                         };
                         if std::env::var_os("RACELENS_VERIFY_DUMP").is_some() {
+                            for (b, f) in &result.locations {
+                                if !full.locations.contains_key(b) {
+                                    eprintln!("base {b:?}: incremental only, {} facts", f.len());
+                                }
+                            }
                             for (b, f) in &full.locations {
                                 let r = result.locations.get(b);
                                 if r != Some(f) {

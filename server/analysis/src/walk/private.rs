@@ -221,6 +221,16 @@ impl<'a> Walker<'a> {
     /// The unpublished heap sites of the walk, over the nodes `reach` marks,
     /// with their allocating and receiving threads. Sorted by base.
     pub(super) fn private_heap(&self, reach: &[bool]) -> Vec<(Base, PrivateHeap)> {
+        self.private_heap_given(reach, &self.escaped_locals_plain())
+    }
+
+    /// [`private_heap`](Self::private_heap), given the locals whose address
+    /// may reach another thread.
+    pub(super) fn private_heap_given(
+        &self,
+        reach: &[bool],
+        escaped: &[Base],
+    ) -> Vec<(Base, PrivateHeap)> {
         let heap = |b: &Base| matches!(b, Base::Heap { .. });
         let mut published: BTreeSet<&Base> = self.d.root_published.iter().collect();
         let mut roles: BTreeMap<&Base, (BTreeSet<u32>, BTreeSet<u32>)> = BTreeMap::new();
@@ -245,8 +255,7 @@ impl<'a> Walker<'a> {
         }
         // A local whose address may reach another thread publishes what it
         // holds.
-        let escaped = self.escaped_locals();
-        for b in &escaped {
+        for b in escaped {
             published.insert(b);
         }
         // The pointer store holds what any code stores outside frames. The
