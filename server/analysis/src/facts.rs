@@ -149,6 +149,16 @@ pub struct Site {
     /// The creation stores the thread id in a member of the very object it
     /// hands the thread (`pthread_create(&c->th, .., c)`): that member.
     pub tid_in_arg: Option<Name>,
+    /// Sites that may still run (created and not joined, by the creating
+    /// thread) at some visit of this one, over all its visits. A site not
+    /// in its own set is *serial*: each visit comes after the join of the
+    /// thread the visit before created (`for (..) { create; ...; join; }`),
+    /// so its threads never overlap.
+    pub active_seen: SiteSet,
+    /// Some spawn at this site was not a visit the walk saw in order (a
+    /// memo replay of its function, or a callback group's registration):
+    /// `active_seen` says nothing.
+    pub unseen_spawns: bool,
 }
 
 /// One access of a thread to a location, with the analysis facts at that point.
@@ -395,6 +405,22 @@ impl ThreadTable {
     }
 
     /// Is abstract thread `t` created at most once (unknown threads are)?
+    /// Do the instances of thread `t` run one after another? Its site is
+    /// serial (see `Site::active_seen`) in a unique creator.
+    pub fn is_serial(&self, t: u32) -> bool {
+        let Some(th) = self.threads.get(t as usize) else {
+            return false;
+        };
+        let (Some(s), Some(p)) = (th.site, th.parent) else {
+            return false;
+        };
+        self.is_unique(p)
+            && self
+                .sites
+                .get(s as usize)
+                .is_some_and(|x| !x.unseen_spawns && !x.active_seen.contains(s))
+    }
+
     pub fn is_unique(&self, t: u32) -> bool {
         self.threads
             .get(t as usize)

@@ -269,7 +269,9 @@ const PARTNERS: usize = 16;
 /// may-locksets leave them unexcluded (a must race needs that too).
 fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> Option<bool> {
     let unique = |t: u32| table.is_unique(t);
-    if a.thread == b.thread && unique(a.thread) {
+    // One instance, or instances that run one after another: each joined
+    // before the next is created.
+    if a.thread == b.thread && (unique(a.thread) || table.is_serial(a.thread)) {
         return None;
     }
     // Two accesses by name to a local are in the same frame only within
@@ -606,6 +608,20 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
                 return true;
             }
             let (sa, sb) = (ca[ia - 1].1.expect("site"), cb[ib - 1].1.expect("site"));
+            // Two threads the ancestor created itself, at sites neither of
+            // which it visits while the other's thread may run (a restart
+            // loop that joins one input thread before it creates the next,
+            // whichever site creates it).
+            let direct = ia == 1 && ib == 1;
+            let seen = |s: u32, other: u32| {
+                table
+                    .sites
+                    .get(s as usize)
+                    .is_none_or(|x| x.unseen_spawns || x.active_seen.contains(other))
+            };
+            if direct && !seen(sa, sb) && !seen(sb, sa) {
+                return false;
+            }
             if sa == sb {
                 return true;
             }

@@ -501,6 +501,34 @@ impl<'a> Walker<'a> {
         }
         let private_heap = self.private_heap(&reach);
         let global_heap = self.global_heap(&escaped_locals);
+        let mut sites = self.joinable_sites(&owning);
+        // Spawns no visit saw in order: a memo replay, a callback group's
+        // registration (see `Site::unseen_spawns`).
+        for &s in &self.d.replayed_sites {
+            if let Some(x) = sites.get_mut(s as usize) {
+                x.unseen_spawns = true;
+            }
+        }
+        for t in self.d.group_roots.keys() {
+            if let Some(x) = threads
+                .get(*t as usize)
+                .and_then(|th| th.site)
+                .and_then(|s| sites.get_mut(s as usize))
+            {
+                x.unseen_spawns = true;
+            }
+        }
+        if super::private::debug() {
+            for (i, s) in sites.iter().enumerate() {
+                eprintln!(
+                    "racelens: site {i} in {}: visits {}, active seen {:?}, unseen spawns {}",
+                    s.func.name(self.db),
+                    s.visits,
+                    s.active_seen,
+                    s.unseen_spawns
+                );
+            }
+        }
         let held = self.held_members(&reach, &threads);
         if super::private::debug() {
             eprintln!("racelens: held members: {held:?}");
@@ -508,7 +536,7 @@ impl<'a> Walker<'a> {
         ThreadAnalysis {
             table: Arc::new(ThreadTable {
                 threads,
-                sites: self.joinable_sites(&owning),
+                sites,
                 escaped_locals,
                 private_heap,
                 global_heap,

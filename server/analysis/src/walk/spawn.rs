@@ -103,6 +103,8 @@ impl<'a> Walker<'a> {
                     created_before: SiteSet::default(),
                     tid_escaped: false,
                     tid_in_arg: None,
+                    active_seen: SiteSet::default(),
+                    unseen_spawns: false,
                 });
                 self.d.site_index.insert(key, s);
                 s
@@ -126,6 +128,7 @@ impl<'a> Walker<'a> {
                     .collect(),
             );
             info.created_before = info.created_before.union(&st.created);
+            info.active_seen = info.active_seen.union(&st.active);
             info.joined_before = Some(match &info.joined_before {
                 None => finished,
                 Some(j) => j.intersect(&finished),
