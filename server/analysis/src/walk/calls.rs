@@ -511,6 +511,19 @@ impl<'a> Walker<'a> {
                             matching.push(i);
                             continue;
                         }
+                        // One id place, holding the id of the site's only
+                        // thread that may run (see `State::tid_held`): a
+                        // round that creates and joins it (`for (;;) {
+                        // create(&t); ..; join(t); }`).
+                        let scalar = |k: &LocKey| !k.path.iter().any(|e| matches!(e, Elem::Index(_)));
+                        if s.tid.len() == 1
+                            && keys.len() == 1
+                            && scalar(&keys[0])
+                            && st.tid_held.contains(i)
+                        {
+                            matching.push(i);
+                            continue;
+                        }
                         let created = s.loop_bound.as_deref().and_then(const_range);
                         // A strided join loop joins its indices one by one;
                         // two loops together may cover a constant range.

@@ -280,6 +280,20 @@ impl<'a> Walker<'a> {
                 now.retain(|g| before.contains(g));
             }
             st.created.insert(site);
+            // The site's one id place now holds this thread's id: joining
+            // it joins the site if no earlier thread of it may still run.
+            // Other sites storing there lose theirs.
+            let tids = self.d.sites[site as usize].tid.clone();
+            for (j, other) in self.d.sites.iter().enumerate() {
+                let j = j as u32;
+                if j != site && other.tid.iter().any(|t| tids.iter().any(|k| same_thread_id(k, t))) {
+                    st.tid_held.remove(j);
+                }
+            }
+            match !callback && tids.len() == 1 && !st.active.contains(site) {
+                true => st.tid_held.insert(site),
+                false => st.tid_held.remove(site),
+            }
             st.active.insert(site);
             st.joined_ix.retain(|j| j.0 != site);
             st.counts.retain(|c| c.1 != site);

@@ -32,6 +32,11 @@ pub(super) struct State {
     pub(super) created: SiteSet,
     /// Sites that may have been created and not joined.
     pub(super) active: SiteSet,
+    /// Active sites with at most one thread running, whose id is what the
+    /// site's one thread id place holds now (no other creation stored into
+    /// it since): joining that place joins the site (see `spawn.rs`). A
+    /// context field, like `active`.
+    pub(super) tid_held: SiteSet,
     /// Lock calls whose result a later test may check: the lock taken on
     /// success, and whether success is a nonzero result.
     pub(super) tries: ThinVec<(TryKey, Held, bool)>,
@@ -167,6 +172,7 @@ pub(super) fn with_context(st: &State, from: &State) -> State {
         may: from.may.clone(),
         created: from.created.clone(),
         active: from.active.clone(),
+        tid_held: from.tid_held.clone(),
         clean: from.clean.clone(),
         acquired: from.acquired.clone(),
         phases: from.phases.clone(),
@@ -425,6 +431,19 @@ fn join_with(a: Option<State>, b: Option<State>, exit: bool) -> Option<State> {
                 may: a.may.union(&b.may),
                 created: a.created.union(&b.created),
                 active: a.active.union(&b.active),
+                // Held where it holds on both paths (a site not running on a
+                // path holds there).
+                tid_held: SiteSet(
+                    a.tid_held
+                        .union(&b.tid_held)
+                        .0
+                        .into_iter()
+                        .filter(|&s| {
+                            (a.tid_held.contains(s) || !a.active.contains(s))
+                                && (b.tid_held.contains(s) || !b.active.contains(s))
+                        })
+                        .collect(),
+                ),
                 tries: tries.into(),
                 clean: clean.into(),
                 acquired: acquired.into(),

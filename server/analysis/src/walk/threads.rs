@@ -179,6 +179,7 @@ impl<'a> Walker<'a> {
         }
         st.clean.retain(|(x, _)| *x != s);
         st.active.remove(s);
+        st.tid_held.remove(s);
     }
 
     pub(super) fn protect(&mut self, site: u32, held: Vec<LocKey>, inside: Vec<(u32, LocKey)>) {
