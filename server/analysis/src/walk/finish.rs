@@ -256,19 +256,15 @@ impl<'a> Walker<'a> {
     /// frame that stored the address belongs to that instance
     /// (`alac->input_buffer = packet` into the decoder a thread made for
     /// itself).
-    pub(super) fn escaped_locals(&self, reach: &[bool]) -> Vec<Base> {
-        let first = self.escaped_locals_plain();
-        let alone: FxHashSet<Base> = self
-            .private_heap_given(reach, &first)
-            .into_iter()
+    /// `private`: the unpublished heap sites ([`private_heap`](Self::private_heap)).
+    pub(super) fn escaped_locals(&self, private: &[(Base, PrivateHeap)]) -> Vec<Base> {
+        let alone: FxHashSet<&Base> = private
+            .iter()
             .filter(|(_, p)| p.receivers.is_empty())
             .map(|(b, _)| b)
             .collect();
-        if super::private::debug() {
-            eprintln!("racelens: escaped locals {first:?}; alone heap sites {alone:?}");
-        }
         if alone.is_empty() {
-            return first;
+            return self.escaped_locals_plain();
         }
         self.escaped_closure(|cell| match cell {
             Base::Local { .. } => Cell::Follow,
@@ -482,7 +478,8 @@ impl<'a> Walker<'a> {
             locations.insert(k, Arc::new(v));
         }
         let reach = super::incremental::reachable(&self.d);
-        let escaped_locals = self.escaped_locals(&reach);
+        let private_heap = self.private_heap(&reach);
+        let escaped_locals = self.escaped_locals(&private_heap);
         for t in self.merged_threads(&reach) {
             if let Some(t) = threads.get_mut(t as usize) {
                 t.merged_launches = true;
@@ -499,7 +496,6 @@ impl<'a> Walker<'a> {
                 t.speculative = true;
             }
         }
-        let private_heap = self.private_heap(&reach);
         let global_heap = self.global_heap(&escaped_locals);
         let mut sites = self.joinable_sites(&owning);
         // Spawns no visit saw in order: a memo replay, a callback group's

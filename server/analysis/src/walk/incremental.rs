@@ -374,7 +374,10 @@ pub(super) fn update(
             return Err("function values stored into memory changed");
         }
     }
-    let escaped = w.escaped_locals(&reachable(&w.d));
+    // Compacting below renumbers nodes but keeps which are reachable: the
+    // unpublished sites stay as computed here.
+    let private = w.private_heap(&reachable(&w.d));
+    let escaped = w.escaped_locals(&private);
     if escaped != snap.result.table.escaped_locals {
         return Err("locals escaping to other threads changed");
     }
@@ -456,7 +459,7 @@ pub(super) fn update(
     // Unreachable contexts go, and the rest is renumbered in the order a
     // walk from scratch would create them.
     compact(&mut w.d);
-    if w.private_heap(&reachable(&w.d)) != snap.result.table.private_heap {
+    if private != snap.result.table.private_heap {
         return Err("heap sites published changed");
     }
     let merged: Vec<u32> = (0..snap.result.table.threads.len() as u32)

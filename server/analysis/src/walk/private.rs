@@ -221,16 +221,6 @@ impl<'a> Walker<'a> {
     /// The unpublished heap sites of the walk, over the nodes `reach` marks,
     /// with their allocating and receiving threads. Sorted by base.
     pub(super) fn private_heap(&self, reach: &[bool]) -> Vec<(Base, PrivateHeap)> {
-        self.private_heap_given(reach, &self.escaped_locals_plain())
-    }
-
-    /// [`private_heap`](Self::private_heap), given the locals whose address
-    /// may reach another thread.
-    pub(super) fn private_heap_given(
-        &self,
-        reach: &[bool],
-        escaped: &[Base],
-    ) -> Vec<(Base, PrivateHeap)> {
         let heap = |b: &Base| matches!(b, Base::Heap { .. });
         let mut published: BTreeSet<&Base> = self.d.root_published.iter().collect();
         let mut roles: BTreeMap<&Base, (BTreeSet<u32>, BTreeSet<u32>)> = BTreeMap::new();
@@ -255,7 +245,10 @@ impl<'a> Walker<'a> {
         }
         // A local whose address may reach another thread publishes what it
         // holds.
-        for b in escaped {
+        // (Every heap cell counts as a way out here: `escaped_locals`
+        // refines that with the result.)
+        let escaped = self.escaped_locals_plain();
+        for b in &escaped {
             published.insert(b);
         }
         // The pointer store holds what any code stores outside frames. The
