@@ -332,7 +332,10 @@ impl HeldMembers {
         };
         let sites_clean = match c.unknown {
             true => self.dirty_sites.is_empty(),
-            false => c.sites.iter().all(|b| self.dirty_sites.binary_search(b).is_err()),
+            false => c
+                .sites
+                .iter()
+                .all(|b| self.dirty_sites.binary_search(b).is_err()),
         };
         !self.all_dirty
             && sites_clean

@@ -515,7 +515,8 @@ impl<'a> Walker<'a> {
                         // thread that may run (see `State::tid_held`): a
                         // round that creates and joins it (`for (;;) {
                         // create(&t); ..; join(t); }`).
-                        let scalar = |k: &LocKey| !k.path.iter().any(|e| matches!(e, Elem::Index(_)));
+                        let scalar =
+                            |k: &LocKey| !k.path.iter().any(|e| matches!(e, Elem::Index(_)));
                         if s.tid.len() == 1
                             && keys.len() == 1
                             && scalar(&keys[0])

@@ -287,7 +287,12 @@ impl<'a> Walker<'a> {
         for r in self.d.group_roots.values() {
             roots.extend(r.iter().map(|(_, v)| v));
         }
-        store_closure(&self.d.store, roots, |b| matches!(b, Base::Local { .. }), cell)
+        store_closure(
+            &self.d.store,
+            roots,
+            |b| matches!(b, Base::Local { .. }),
+            cell,
+        )
     }
 
     /// The heap sites a global may reach (see `ThreadTable::global_heap`),

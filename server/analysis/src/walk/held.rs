@@ -165,7 +165,9 @@ impl Walker<'_> {
             | Expr::Index { base, .. } => self.held_addr_taken(fr, base, out),
             Expr::Cast { value, .. } => self.held_addr_taken(fr, value, out),
             Expr::Choice(xs) => xs.iter().for_each(|x| self.held_addr_taken(fr, x, out)),
-            Expr::Init(xs) => xs.iter().for_each(|(_, x)| self.held_addr_taken(fr, x, out)),
+            Expr::Init(xs) => xs
+                .iter()
+                .for_each(|(_, x)| self.held_addr_taken(fr, x, out)),
             _ => {}
         }
     }
@@ -313,7 +315,10 @@ impl Walker<'_> {
                     }
                     if any {
                         if super::private::debug() {
-                            eprintln!("racelens: held: all members by a copy in {} to {dst:?}", fr.fname);
+                            eprintln!(
+                                "racelens: held: all members by a copy in {} to {dst:?}",
+                                fr.fname
+                            );
                         }
                         out.push(HeldStore::All)
                     } else if !sites.is_empty() {
@@ -376,7 +381,8 @@ impl Walker<'_> {
         let body = &fr.summary.ir.body;
         crate::visit::visit_stmts(body, &mut |s| match s {
             Stmt::Assign { lhs, rhs } => {
-                let local = matches!(lhs, Expr::Var(x) if fr.locals.get(x).is_some_and(|t| !t.is_static));
+                let local =
+                    matches!(lhs, Expr::Var(x) if fr.locals.get(x).is_some_and(|t| !t.is_static));
                 if local {
                     self.held_addr_taken(&fr, rhs, out);
                 } else {
@@ -384,9 +390,7 @@ impl Walker<'_> {
                 }
             }
             Stmt::Call(c) => out.extend(self.held_call(&fr, c)),
-            Stmt::Return {
-                value: Some(v), ..
-            } => self.held_addr_taken(&fr, v, out),
+            Stmt::Return { value: Some(v), .. } => self.held_addr_taken(&fr, v, out),
             _ => {}
         });
     }
@@ -417,7 +421,9 @@ impl Walker<'_> {
                 HeldStore::All => out.all_dirty = true,
                 HeldStore::Elements => out.elements_dirty = true,
                 HeldStore::Sites(b) => out.dirty_sites.extend(b.iter().cloned()),
-                HeldStore::Own { member, arg: true, .. } => {
+                HeldStore::Own {
+                    member, arg: true, ..
+                } => {
                     arg_stored.insert(member.clone());
                 }
                 HeldStore::Own { .. } => {}

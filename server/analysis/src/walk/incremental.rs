@@ -176,7 +176,11 @@ pub(super) fn update(
     };
     if verifying() && std::env::var_os("RACELENS_VERIFY_DUMP").is_some() {
         let p = crate::units::file_view(db, f.ws(db).universe(db), f.file(db));
-        eprintln!("racelens: verify: edited `{}`\n<<<FILE\n{}\nFILE>>>", f.name(db), p.text);
+        eprintln!(
+            "racelens: verify: edited `{}`\n<<<FILE\n{}\nFILE>>>",
+            f.name(db),
+            p.text
+        );
     }
     let (old, new) = (&snap.summaries[&f], &summaries[&f]);
     if old.ir.params != new.ir.params {

@@ -46,7 +46,10 @@ use rustc_hash::FxHashSet;
 use thin_vec::ThinVec;
 
 fn lookup(st: &State, x: &str) -> Option<Own> {
-    st.own.iter().find(|(y, _)| &**y == x).map(|(_, k)| k.clone())
+    st.own
+        .iter()
+        .find(|(y, _)| &**y == x)
+        .map(|(_, k)| k.clone())
 }
 
 /// At most this many members in a [`HeldChain`]: a longer chain is not own.
@@ -122,7 +125,10 @@ pub(super) fn join_own(a: &Own, b: &Own) -> Option<Own> {
     c.arg |= d.arg;
     c.part |= d.part;
     add_sites(&mut c, (!d.unknown).then(|| d.sites.to_vec()));
-    for (into, from) in [(&mut c.from_arg, &d.from_arg), (&mut c.from_alloc, &d.from_alloc)] {
+    for (into, from) in [
+        (&mut c.from_arg, &d.from_arg),
+        (&mut c.from_alloc, &d.from_alloc),
+    ] {
         for n in from {
             if !into.contains(n) {
                 into.push(n.clone());
@@ -179,7 +185,6 @@ fn replace_own(st: &mut State, drop: impl Fn(&str) -> bool, add: Option<(Name, O
     v.sort();
     st.own = v.into();
 }
-
 
 /// The member `f` when `place` goes through a pointer `x` alone after
 /// `pthread_join(x->f)` on this path.
@@ -350,7 +355,13 @@ impl Walker<'_> {
     /// The kind of own object `place` lies in. Past the start of an
     /// argument (`w[1].f`, `(w + 1)->f`) it is [`Own::ArgPart`]: another
     /// instance's slot, unless the argument is the instance's as a whole.
-    pub(super) fn own_object(&self, fr: &Frame, place: &Expr, st: &State, depth: u32) -> Option<Own> {
+    pub(super) fn own_object(
+        &self,
+        fr: &Frame,
+        place: &Expr,
+        st: &State,
+        depth: u32,
+    ) -> Option<Own> {
         if depth > 8 {
             return None;
         }

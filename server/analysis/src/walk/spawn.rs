@@ -286,7 +286,12 @@ impl<'a> Walker<'a> {
             let tids = self.d.sites[site as usize].tid.clone();
             for (j, other) in self.d.sites.iter().enumerate() {
                 let j = j as u32;
-                if j != site && other.tid.iter().any(|t| tids.iter().any(|k| same_thread_id(k, t))) {
+                if j != site
+                    && other
+                        .tid
+                        .iter()
+                        .any(|t| tids.iter().any(|k| same_thread_id(k, t)))
+                {
                     st.tid_held.remove(j);
                 }
             }
