@@ -173,6 +173,19 @@ fn body_edits_of_real_programs_update_the_walk_exactly() {
     }
 }
 
+/// mt-daapd from the benchmark corpus (`../shared`, as in CI), if there.
+fn mt_daapd() -> Option<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/bench/realworld/pthread/mt-daapd_comb.c");
+    match std::fs::read(&path) {
+        Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(_) => {
+            eprintln!("skipped: {} is missing", path.display());
+            None
+        }
+    }
+}
+
 /// Consecutive edits of one function walked in many contexts
 /// (`yystpcpy` in mt-daapd's parser: a copy loop over local pointers). A
 /// re-walk once built the edited function's frames while the walk still held
@@ -182,13 +195,9 @@ fn body_edits_of_real_programs_update_the_walk_exactly() {
 fn consecutive_edits_of_a_copy_loop_update_the_walk_exactly() {
     let _serial = serial();
     set_verify(true);
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/bench/realworld/pthread/mt-daapd_comb.c");
-    let Ok(bytes) = std::fs::read(&path) else {
-        eprintln!("skipped: {} is missing", path.display());
+    let Some(text) = mt_daapd() else {
         return;
     };
-    let text = String::from_utf8_lossy(&bytes).into_owned();
     let head = "static char *yystpcpy(char *yydest , char const   *yysrc ) \n{";
     let start = text.find(head).expect("yystpcpy in mt-daapd");
     let semi = start + text[start..].find(';').expect("a statement");
@@ -787,13 +796,9 @@ int main(void) {
 fn call_argument_edits_update_the_walk_exactly() {
     let _serial = serial();
     set_verify(true);
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/bench/realworld/pthread/mt-daapd_comb.c");
-    let Ok(bytes) = std::fs::read(&path) else {
-        eprintln!("skipped: {} is missing", path.display());
+    let Some(text) = mt_daapd() else {
         return;
     };
-    let text = String::from_utf8_lossy(&bytes).into_owned();
     let call = "ws_addarg(& pwsc->request_headers, first";
     let at = text.find(call).expect("the header call in ws_getheaders");
     let edited = format!(

@@ -196,18 +196,22 @@ impl<'a> Walker<'a> {
             .contains(name)
     }
 
-    /// The functions no node `reach` marks walked in full, but which may
-    /// run (see `never_runs`), in the program's order.
-    pub(super) fn unwalked_functions(&self, reach: &[bool]) -> Vec<FunctionId> {
-        let walked: FxHashSet<FunctionId> = self
-            .d
+    /// The functions a node `reach` marks walked in full (not cut short).
+    fn walked_fully(&self, reach: &[bool]) -> FxHashSet<FunctionId> {
+        self.d
             .nodes
             .iter()
             .enumerate()
             .filter(|(i, _)| reach.get(*i).copied().unwrap_or(false))
             .map(|(_, n)| n.fid)
             .filter(|f| !self.d.incomplete.contains_key(f))
-            .collect();
+            .collect()
+    }
+
+    /// The functions no node `reach` marks walked in full, but which may
+    /// run (see `never_runs`), in the program's order.
+    pub(super) fn unwalked_functions(&self, reach: &[bool]) -> Vec<FunctionId> {
+        let walked = self.walked_fully(reach);
         let mut uncalled: Option<FxHashSet<Name>> = None;
         self.prog
             .functions
@@ -255,15 +259,7 @@ impl<'a> Walker<'a> {
         // walk saw the stores of the functions it walked in full, in their
         // calling contexts; the store speaks for the others. Into a heap
         // object or a local, a store nests; anywhere else, it publishes.
-        let walked: rustc_hash::FxHashSet<FunctionId> = self
-            .d
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| reach.get(*i).copied().unwrap_or(false))
-            .map(|(_, n)| n.fid)
-            .filter(|f| !self.d.incomplete.contains_key(f))
-            .collect();
+        let walked = self.walked_fully(reach);
         // Code nothing calls or takes the address of never runs in a
         // program with a `main` (a library function the program does not
         // use): its stores happen nowhere.
