@@ -15,13 +15,18 @@
 //! named `f` is one of these:
 //! - a store of zero, a string, or a value that is no pointer;
 //! - through a pointer to an object the storing instance allocated (or,
-//!   for a thread that owns its argument, to that argument), of a value
-//!   the instance allocated ([`Own::Alloc`], or `Held` itself, whose own
-//!   chain keeps the promise in turn);
+//!   for a thread that owns its argument or its slot of an array, to that
+//!   argument), of a value the instance allocated ([`Own::Alloc`], or
+//!   `Held` itself, whose own chain keeps the promise in turn);
 //!
 //! and no `f` is written another way: through its address (`&x->f`
 //! anywhere), by copying a whole struct that contains it, by a `memcpy`
-//! into one, by code the walk did not follow. Stores through the
+//! into one, by code the walk did not follow. Elements are named by the
+//! member that holds or points to their array (`f[]` for `x->f[i]`); a
+//! pointer stored through a pointer no member names (`*out = p`) spoils
+//! the elements of the heap sites it may point to, or every element when
+//! that is not known, and a copy of bytes of unknown kind spoils the sites
+//! its destination may be, or everything. Stores through the
 //! argument are also kept apart (`HeldMembers::arg_stored`): the creator
 //! holds the argument as its own allocation and must not take what the
 //! thread stored there for its own. Into an object the storing instance
