@@ -1189,7 +1189,7 @@ impl<'a> Walker<'a> {
 
 /// Is `c` a compare-and-swap (GCC's builtins, C11's generic functions)?
 /// The value swapped in is its third argument in every form.
-fn is_cas(c: &Call) -> bool {
+pub(super) fn is_cas(c: &Call) -> bool {
     matches!(&c.callee, Callee::Direct(n) if n.contains("compare_exchange") || n.contains("compare_and_swap"))
 }
 

@@ -11,6 +11,10 @@
 //! different locksets used to run out of them and lose its lock) and an
 //! integer parameter that indexes a lock array is known at each call.
 //!
+//! A compare-and-swap counts as a trylock inside a wrapper as it does at a
+//! direct call: only when it swaps in a constant (fixture
+//! `cas_through_helper.c`).
+//!
 //! A wrapper's body may only read its own locals and parameters, keep the
 //! lock call's result, test it, and return it; a branch taken when a
 //! blocking lock fails (`if (ret) fail(...)`) may hold anything, and is not
@@ -238,6 +242,15 @@ impl<'a> Walker<'a> {
             return None;
         }
         let (model, arg) = match ck.s.models.get(&c.id) {
+            // A compare-and-swap that swaps in a computed value updates a
+            // counter (`cas(&q->pos, w, w + n)` through `cas(val, old,
+            // new)`): no trylock, as at a direct call (`calls.rs`).
+            Some(CallModel::TryLock { .. })
+                if super::calls::is_cas(c)
+                    && !matches!(c.args.get(2).map(super::uncast), Some(Expr::Int(_))) =>
+            {
+                return None
+            }
             Some(m @ CallModel::Lock { arg, .. })
             | Some(m @ CallModel::Unlock { arg })
             | Some(m @ CallModel::TryLock { arg, .. }) => (m.clone(), c.args.get(*arg)?.clone()),
