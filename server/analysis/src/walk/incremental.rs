@@ -334,7 +334,7 @@ pub(super) fn update(
     let old_fn_cells = w.d.fn_cells.clone();
     let stored_before = w.d.fn_cells_from.remove(&f).is_some();
     // Every context walked again, the edited function's first, then the
-    // callers of those whose exit state changed (see `caller_rewalks`).
+    // callers of those whose exit state changed (see the module doc).
     let mut rewalked: Vec<u32> = fnodes.clone();
     let mut stale: std::collections::BTreeSet<u32> = std::collections::BTreeSet::new();
     for &n in &fnodes {
