@@ -256,15 +256,20 @@ impl<'a> Walker<'a> {
     /// frame that stored the address belongs to that instance
     /// (`alac->input_buffer = packet` into the decoder a thread made for
     /// itself).
-    /// `private`: the unpublished heap sites ([`private_heap`](Self::private_heap)).
-    pub(super) fn escaped_locals(&self, private: &[(Base, PrivateHeap)]) -> Vec<Base> {
+    /// `private`: the unpublished heap sites ([`private_heap`](Self::private_heap)),
+    /// computed from `plain` ([`escaped_locals_plain`](Self::escaped_locals_plain)).
+    pub(super) fn escaped_locals(
+        &self,
+        private: &[(Base, PrivateHeap)],
+        plain: Vec<Base>,
+    ) -> Vec<Base> {
         let alone: FxHashSet<&Base> = private
             .iter()
             .filter(|(_, p)| p.receivers.is_empty())
             .map(|(b, _)| b)
             .collect();
         if alone.is_empty() {
-            return self.escaped_locals_plain();
+            return plain;
         }
         self.escaped_closure(|cell| match cell {
             Base::Local { .. } => Cell::Follow,
@@ -483,8 +488,9 @@ impl<'a> Walker<'a> {
             locations.insert(k, Arc::new(v));
         }
         let reach = super::incremental::reachable(&self.d);
-        let private_heap = self.private_heap(&reach);
-        let escaped_locals = self.escaped_locals(&private_heap);
+        let plain = self.escaped_locals_plain();
+        let private_heap = self.private_heap(&reach, &plain);
+        let escaped_locals = self.escaped_locals(&private_heap, plain);
         for t in self.merged_threads(&reach) {
             if let Some(t) = threads.get_mut(t as usize) {
                 t.merged_launches = true;

@@ -380,8 +380,9 @@ pub(super) fn update(
     }
     // Compacting below renumbers nodes but keeps which are reachable: the
     // unpublished sites stay as computed here.
-    let private = w.private_heap(&reachable(&w.d));
-    let escaped = w.escaped_locals(&private);
+    let plain = w.escaped_locals_plain();
+    let private = w.private_heap(&reachable(&w.d), &plain);
+    let escaped = w.escaped_locals(&private, plain);
     if escaped != snap.result.table.escaped_locals {
         return Err("locals escaping to other threads changed");
     }
@@ -463,22 +464,23 @@ pub(super) fn update(
     // Unreachable contexts go, and the rest is renumbered in the order a
     // walk from scratch would create them.
     compact(&mut w.d);
+    let reach = reachable(&w.d);
     if private != snap.result.table.private_heap {
         return Err("heap sites published changed");
     }
     let merged: Vec<u32> = (0..snap.result.table.threads.len() as u32)
         .filter(|&t| snap.result.table.threads[t as usize].merged_launches)
         .collect();
-    if w.merged_threads(&reachable(&w.d)) != merged {
+    if w.merged_threads(&reach) != merged {
         return Err("a launcher's callees changed");
     }
     let owning: Vec<u32> = (0..snap.result.table.threads.len() as u32)
         .filter(|&t| snap.result.table.threads[t as usize].owns_arg)
         .collect();
-    if w.owning_threads(&reachable(&w.d)) != owning {
+    if w.owning_threads(&reach) != owning {
         return Err("a thread's argument is handed fresh or not");
     }
-    if w.held_members(&reachable(&w.d), &snap.result.table.threads) != snap.result.table.held {
+    if w.held_members(&reach, &snap.result.table.threads) != snap.result.table.held {
         return Err("members that hold only their owner's objects changed");
     }
     let speculative: Vec<u32> = (0..snap.result.table.threads.len() as u32)

@@ -224,7 +224,14 @@ impl<'a> Walker<'a> {
 
     /// The unpublished heap sites of the walk, over the nodes `reach` marks,
     /// with their allocating and receiving threads. Sorted by base.
-    pub(super) fn private_heap(&self, reach: &[bool]) -> Vec<(Base, PrivateHeap)> {
+    /// `escaped`: the locals whose address may reach another thread when
+    /// every heap cell counts as a way out
+    /// ([`escaped_locals_plain`](Self::escaped_locals_plain)).
+    pub(super) fn private_heap(
+        &self,
+        reach: &[bool],
+        escaped: &[Base],
+    ) -> Vec<(Base, PrivateHeap)> {
         let heap = |b: &Base| matches!(b, Base::Heap { .. });
         let mut published: BTreeSet<&Base> = self.d.root_published.iter().collect();
         let mut roles: BTreeMap<&Base, (BTreeSet<u32>, BTreeSet<u32>)> = BTreeMap::new();
@@ -251,8 +258,7 @@ impl<'a> Walker<'a> {
         // holds.
         // (Every heap cell counts as a way out here: `escaped_locals`
         // refines that with the result.)
-        let escaped = self.escaped_locals_plain();
-        for b in &escaped {
+        for b in escaped {
             published.insert(b);
         }
         // The pointer store holds what any code stores outside frames. The
