@@ -565,6 +565,11 @@ impl Program {
                 Some(def) if def.name.as_ref() != Some(n) => {
                     t.volatile |= def.volatile << t.pointer.min(7);
                     t.pointer += def.pointer;
+                    if t.array && def.array {
+                        t.rows = t.rows.saturating_add(def.rows + 1);
+                    } else if def.array {
+                        t.rows = def.rows;
+                    }
                     t.array |= def.array;
                     t.atomic |= def.atomic;
                     t.name = def.name.clone();

@@ -138,6 +138,10 @@ pub struct Site {
     /// when known (see `Stmt::Loop::bound`).
     pub loop_bound: Option<Name>,
     pub visits: u32,
+    /// Visits by entry function (sorted by name): a site in a helper that
+    /// each call hands another function (`create_thread(0, rx_loop);
+    /// create_thread(1, timers);`) creates each of them once.
+    pub entry_visits: Vec<(Name, u32)>,
     /// Sites certainly finished (created before and joined) whenever this site spawns.
     pub joined_before: Option<SiteSet>,
     /// Sites possibly created (by the same thread) before this site spawns,

@@ -185,6 +185,10 @@ pub struct TypeInfo {
     pub name: Option<Name>,
     pub pointer: u8,
     pub array: bool,
+    /// Array dimensions past the first: `T *a[2][64]` has `array` and one
+    /// row, so `a[0]` is still an array (of pointers) and `a[0][i]` a
+    /// pointer.
+    pub rows: u8,
     pub atomic: bool,
     pub thread_local: bool,
     pub is_static: bool,
@@ -195,6 +199,21 @@ pub struct TypeInfo {
 }
 
 impl TypeInfo {
+    /// The type after one `[i]` or `*`: an array loses a dimension, else a
+    /// pointer a level. False (unchanged) for a scalar.
+    pub fn index_once(&mut self) -> bool {
+        if self.rows > 0 {
+            self.rows -= 1;
+        } else if self.array {
+            self.array = false;
+        } else if self.pointer > 0 {
+            self.pointer -= 1;
+        } else {
+            return false;
+        }
+        true
+    }
+
     /// Is the declared object itself volatile?
     pub fn is_volatile(&self) -> bool {
         self.pointer < 8 && (self.volatile >> self.pointer) & 1 == 1

@@ -200,7 +200,11 @@ impl<'s> Lowerer<'s> {
             };
             if let Some(nn) = declarator(dn, &mut ty) {
                 if ty.array {
+                    // `int m[][4]` is `int (*m)[4]`: indexing `m`
+                    // dereferences it, and the row it yields is indexed
+                    // in place (see `indexes_array`).
                     ty.array = false;
+                    ty.rows = 0;
                     ty.pointer += 1;
                 }
                 let span = self.span(nn);

@@ -1030,6 +1030,9 @@ impl<'a> Walker<'a> {
                     inner.own = self.own_params(fr, c, &params, &st);
                     let e = self.walk_fn_with(f, inner, bindings).map(|mut e| {
                         super::own::own_after_call(&mut e, &st, c.id);
+                        // What it returned in this context is this call's
+                        // result (see `Walker::note_return_value`).
+                        super::frames::name_result(&mut e, c.id, !wrapper);
                         // What the callee returned, if it returned a site's
                         // newest object, is what this call's result holds.
                         let res = super::frames::returned_by(c.id);
@@ -1213,6 +1216,35 @@ fn atomic_access(name: &str) -> Option<AccessKind> {
 }
 
 /// Is `c` an atomic store (`__atomic_store_n`, `atomic_store[_explicit]`)?
+/// The value an atomic store, exchange or compare-and-swap `c` may put into
+/// the object its first argument points to (`v` of
+/// `__atomic_store_n(p, v, o)`, `new` of `CAS(p, old, new)`, `*v` of the
+/// generic `__atomic_store(p, &v, o)`).
+pub(super) fn atomic_stored_value(c: &Call) -> Option<Expr> {
+    let Callee::Direct(n) = &c.callee else {
+        return None;
+    };
+    let (i, by_ref) = match &**n {
+        "__atomic_store_n" | "atomic_store" | "atomic_store_explicit" | "__atomic_exchange_n"
+        | "atomic_exchange" | "atomic_exchange_explicit" | "__sync_lock_test_and_set" => (1, false),
+        "__atomic_compare_exchange_n"
+        | "atomic_compare_exchange_strong"
+        | "atomic_compare_exchange_weak"
+        | "atomic_compare_exchange_strong_explicit"
+        | "atomic_compare_exchange_weak_explicit"
+        | "__sync_val_compare_and_swap"
+        | "__sync_bool_compare_and_swap" => (2, false),
+        "__atomic_store" | "__atomic_exchange" => (1, true),
+        "__atomic_compare_exchange" => (2, true),
+        _ => return None,
+    };
+    let v = c.args.get(i)?.clone();
+    Some(match by_ref {
+        true => Expr::Deref(Box::new(v)),
+        false => v,
+    })
+}
+
 fn is_atomic_store(c: &Call) -> bool {
     matches!(&c.callee, Callee::Direct(n) if matches!(&**n,
         "__atomic_store_n" | "__atomic_store" | "atomic_store" | "atomic_store_explicit"))

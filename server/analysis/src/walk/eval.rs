@@ -51,20 +51,12 @@ impl<'a> Walker<'a> {
             },
             Expr::Index { base, .. } => {
                 let mut t = self.type_of(fr, base, depth + 1)?;
-                if t.array {
-                    t.array = false;
-                } else {
-                    t.pointer = t.pointer.saturating_sub(1);
-                }
+                t.index_once();
                 Some(t)
             }
             Expr::Deref(v) => {
                 let mut t = self.type_of(fr, v, depth + 1)?;
-                if t.array {
-                    t.array = false;
-                } else {
-                    t.pointer = t.pointer.saturating_sub(1);
-                }
+                t.index_once();
                 Some(t)
             }
             Expr::AddrOf(p) => {
@@ -374,9 +366,29 @@ impl<'a> Walker<'a> {
                         call: *id,
                     })))
                 }
+                // An atomic load (or exchange, fetch-and-op) yields what the
+                // object held.
+                Some(CallModel::Atomic) => {
+                    if let Some(o) = fr.atomic_objects.get(id) {
+                        add_vals(&mut out, self.eval(fr, o, depth + 1));
+                    }
+                }
                 Some(_) => {}
                 None => {
                     if let Some(callee) = fr.calls.get(id) {
+                        // What the callee returned where the walk called it
+                        // (see `Walker::note_return_value`).
+                        let res = super::frames::returned_by(*id);
+                        if let Some(v) = self
+                            .d
+                            .cur_ptrs
+                            .borrow()
+                            .iter()
+                            .find(|(y, _)| *y == res)
+                        {
+                            add_vals(&mut out, v.1.iter().cloned());
+                            return out;
+                        }
                         for f in self.functions_of(fr, callee) {
                             // What an allocation wrapper returns is a new
                             // object per call site, as with `malloc`.

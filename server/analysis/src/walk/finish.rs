@@ -450,7 +450,16 @@ impl<'a> Walker<'a> {
                 .unwrap_or(true);
             let unique = th.unique
                 && parent_unique
-                && site.map(|s| !s.in_loop && s.visits <= 1).unwrap_or(true)
+                && site
+                    .map(|s| {
+                        let visits = s
+                            .entry_visits
+                            .iter()
+                            .find(|(n, _)| *n == th.entry)
+                            .map_or(s.visits, |v| v.1);
+                        !s.in_loop && visits <= 1
+                    })
+                    .unwrap_or(true)
                 && th
                     .site
                     .map(|s| !self.d.replayed_sites.contains(&s))

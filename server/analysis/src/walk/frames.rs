@@ -68,6 +68,22 @@ pub(super) fn returned_by(id: u32) -> Name {
 /// The name under which a function's exit state says what it returns.
 pub(super) const RETURNED: &str = "#ret";
 
+/// After call `id` returns: what the callee returned (`RETURNED` among
+/// the pointers `restore` gave back) becomes the call's result,
+/// [`returned_by`]`(id)`, when `keep`; an older result of the same call
+/// goes either way.
+pub(super) fn name_result(st: &mut State, id: u32, keep: bool) {
+    let res = returned_by(id);
+    let ret = st.ptrs.iter().find(|(x, _)| &**x == RETURNED).map(|r| r.1.clone());
+    if ret.is_none() && !st.ptrs.iter().any(|(x, _)| *x == res) {
+        return;
+    }
+    let mut p: Vec<(Name, Vals)> = st.ptrs.to_vec();
+    p.retain(|(x, _)| &**x != RETURNED);
+    set_ptr(&mut p, &res, ret.filter(|_| keep).unwrap_or_default());
+    st.ptrs = Arc::new(p);
+}
+
 /// The refreshed sites whose newest object the pointer value `e` holds:
 /// those a local it passes on holds, those a call returned, and the one a
 /// refreshed site's allocation makes.
@@ -176,6 +192,10 @@ pub(super) struct FrameBase {
     pub(super) locals: FxHashMap<Name, TypeInfo>,
     pub(super) address_taken: FxHashSet<Name>,
     pub(super) calls: FxHashMap<u32, Callee>,
+    /// Atomic operations by call id: the object each reads (`*p` of
+    /// `atomic_load(p)`, `__atomic_exchange_n(p, ..)`), whose old value is
+    /// the call's result.
+    pub(super) atomic_objects: FxHashMap<u32, Expr>,
     /// Locals assigned exactly once, from `&place`: `d = &s->datum`.
     pub(super) single_defs: FxHashMap<Name, Expr>,
     /// Locals assigned from a call result: (local, call id).
@@ -380,7 +400,15 @@ impl FrameFacts {
     /// Gives the facts back to the state after the call. A guard of a site
     /// the callee may have spawned again no longer holds.
     pub(super) fn restore(self, st: &mut State, spawned: &[u32]) {
+        let returned = st.ptrs.iter().find(|(x, _)| &**x == RETURNED).cloned();
         st.ptrs = self.ptrs;
+        // What the callee returned, under `RETURNED` until the call site
+        // names it after its call (`calls.rs`; other callers drop it).
+        if let Some(r) = returned {
+            let mut p: Vec<(Name, Vals)> = st.ptrs.to_vec();
+            set_ptr(&mut p, &r.0, r.1);
+            st.ptrs = Arc::new(p);
+        }
         // The callee's locals; the caller puts back what still holds, and
         // reads what the callee returned (`RETURNED`).
         if !st.newest.is_empty() {
@@ -553,8 +581,14 @@ impl<'a> Walker<'a> {
         address_taken.extend(decayed_arrays(&summary.ir.body, &locals));
         let fname = fid.name(self.db).clone();
         let mut calls = FxHashMap::default();
+        let mut atomic_objects = FxHashMap::default();
         visit_calls(&summary.ir.body, &mut |c| {
             calls.insert(c.id, c.callee.clone());
+            if matches!(summary.models.get(&c.id), Some(CallModel::Atomic)) {
+                if let Some(a) = c.args.first() {
+                    atomic_objects.insert(c.id, Expr::Deref(Box::new(a.clone())));
+                }
+            }
         });
         let mut counts: FxHashMap<Name, (u32, Option<Expr>)> = FxHashMap::default();
         let mut from_calls = Vec::new();
@@ -623,6 +657,7 @@ impl<'a> Walker<'a> {
             locals,
             address_taken,
             calls,
+            atomic_objects,
             single_defs,
             from_calls,
             tested,
@@ -653,6 +688,25 @@ impl<'a> Walker<'a> {
             lock_guards: split_off(&mut st.lock_guards, |g| global(&g.0)),
             sym_guards: std::mem::take(&mut st.sym_guards).to_vec(),
         }
+    }
+
+    /// `return v`: what `v` points to here, in this calling context and on
+    /// this path, is what the call's result holds (`RETURNED` among the
+    /// state's pointers; paths that disagree join, and a path that returns
+    /// nothing known drops it, so the caller falls back on the function's
+    /// context-free return values).
+    pub(super) fn note_return_value(&self, fr: &Frame, v: &Expr, st: &mut State) {
+        let vals = self.eval(fr, v, 0);
+        if std::env::var_os("RL_TMP").is_some() {
+            eprintln!("TMP return {v:?} in {} = {vals:?} ptrs {:?}", fr.fname, st.ptrs);
+        }
+        let ret = RETURNED;
+        if vals.is_empty() && !st.ptrs.iter().any(|(y, _)| &**y == ret) {
+            return;
+        }
+        let mut p: Vec<(Name, Vals)> = st.ptrs.to_vec();
+        set_ptr(&mut p, &Name::from(ret), vals);
+        st.ptrs = Arc::new(p);
     }
 
     /// `x = rhs` for a local pointer whose address is not taken: from here

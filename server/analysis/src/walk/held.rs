@@ -340,11 +340,7 @@ impl Walker<'_> {
         let Some(mut t) = self.type_of(fr, uncast(e), 0) else {
             return Pointee::Unknown;
         };
-        if t.array {
-            t.array = false;
-        } else if t.pointer > 0 {
-            t.pointer -= 1;
-        } else {
+        if !t.index_once() {
             return Pointee::Unknown;
         }
         if let Some(ms) = self.struct_members(&t) {

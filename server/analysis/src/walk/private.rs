@@ -259,6 +259,9 @@ impl<'a> Walker<'a> {
         // (Every heap cell counts as a way out here: `escaped_locals`
         // refines that with the result.)
         for b in escaped {
+            if debug() && heap(b) {
+                eprintln!("racelens: publish {b:?}: reachable from an escaped local");
+            }
             published.insert(b);
         }
         // The pointer store holds what any code stores outside frames. The
@@ -362,6 +365,9 @@ impl<'a> Walker<'a> {
             let mut changed = false;
             for &(c, x) in &nested {
                 if published.contains(x) && published.insert(c) {
+                    if debug() {
+                        eprintln!("racelens: publish {c:?}: nested in published {x:?}");
+                    }
                     changed = true;
                 }
             }

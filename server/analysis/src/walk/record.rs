@@ -506,7 +506,13 @@ impl<'a> Walker<'a> {
             }
             let Some(e) = k.path.get(i) else { break };
             match e {
-                Elem::Index(_) => ty.array = false,
+                Elem::Index(_) => {
+                    if ty.rows > 0 {
+                        ty.rows -= 1;
+                    } else {
+                        ty.array = false;
+                    }
+                }
                 Elem::Field(f) => match ty.name.as_deref().and_then(|n| self.prog.field_type(n, f))
                 {
                     Some(ft) => ty = self.prog.resolve_type(ft),

@@ -99,6 +99,7 @@ impl<'a> Walker<'a> {
                     in_loop: false,
                     loop_bound,
                     visits: 0,
+                    entry_visits: Vec::new(),
                     joined_before: None,
                     created_before: SiteSet::default(),
                     tid_escaped: false,
@@ -142,6 +143,13 @@ impl<'a> Walker<'a> {
         let mut child_sites: Vec<u32> = Vec::new();
         for f in entries {
             let name = f.name(self.db).clone();
+            {
+                let ev = &mut self.d.sites[site as usize].entry_visits;
+                match ev.binary_search_by(|(n, _)| n.cmp(&name)) {
+                    Ok(i) => ev[i].1 += 1,
+                    Err(i) => ev.insert(i, (name.clone(), 1)),
+                }
+            }
             // A thread that (transitively) creates itself again is the same abstract thread.
             let chain: Vec<u32> = {
                 let mut v = vec![self.d.thread];

@@ -202,6 +202,7 @@ impl<'a> Walker<'a> {
                     if let Some(v) = value {
                         self.note_held_addr(fr, v);
                         self.note_returned(fr, v, &mut state);
+                        self.note_return_value(fr, v, &mut state);
                         // Whether the result is zero on this path: where
                         // returns disagree on it and on a lock, the caller's
                         // test of the result says whether the lock is held
@@ -243,7 +244,12 @@ impl<'a> Walker<'a> {
         let mut exit = join_exit(out.next, unbox(out.ret));
         if let Some(e) = exit.as_mut() {
             e.tries.clear();
-            e.ptrs = Ptrs::default();
+            // Of its local pointers, only what it returns (on every path
+            // that returns) stays: the caller's result (see `calls.rs`).
+            e.ptrs = match e.ptrs.iter().find(|(x, _)| &**x == super::frames::RETURNED) {
+                Some(r) => Arc::new(vec![r.clone()]),
+                None => Ptrs::default(),
+            };
             // Which of its locals held a newest object: only what it
             // returned is the caller's concern.
             if !e.newest.is_empty() {

@@ -538,11 +538,30 @@ impl<'a> Walker<'a> {
                     cur.retain(|(x, _)| !fr.address_taken.contains(x) || fr.lent.contains(x));
                 }
                 // So may a call, or a library call it is lent to.
-                Stmt::Call(c) => cur.retain(|(x, _)| {
-                    !fr.address_taken.contains(x)
-                        || (fr.lent.contains(x)
-                            && !c.args.iter().any(|a| super::frames::lent_to(a) == Some(x)))
-                }),
+                Stmt::Call(c) => {
+                    // An atomic store puts its value where a plain store
+                    // would (`__atomic_store_n(&head, n, ..)`).
+                    if matches!(fr.summary.models.get(&c.id), Some(CallModel::Atomic)) {
+                        if let (Some(v), Some(p)) =
+                            (super::calls::atomic_stored_value(c), c.args.first())
+                        {
+                            if **self.d.cur_ptrs.borrow() != *cur {
+                                *self.d.cur_ptrs.borrow_mut() = Arc::new(cur.clone());
+                            }
+                            let v = self.eval(fr, &v, 0);
+                            if !v.is_empty() {
+                                for k in self.cells(fr, &Expr::Deref(Box::new(p.clone()))) {
+                                    updates.push((k, v.clone()));
+                                }
+                            }
+                        }
+                    }
+                    cur.retain(|(x, _)| {
+                        !fr.address_taken.contains(x)
+                            || (fr.lent.contains(x)
+                                && !c.args.iter().any(|a| super::frames::lent_to(a) == Some(x)))
+                    })
+                }
                 Stmt::If {
                     cond, then, els, ..
                 } => {

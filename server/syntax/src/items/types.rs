@@ -112,6 +112,9 @@ pub(crate) fn declarator<'t>(mut d: Node<'t>, ty: &mut TypeInfo) -> Option<Node<
                 d = d.field("declarator")?;
             }
             "array_declarator" | "abstract_array_declarator" => {
+                if ty.array {
+                    ty.rows = ty.rows.saturating_add(1);
+                }
                 ty.array = true;
                 d = d.field("declarator")?;
             }
