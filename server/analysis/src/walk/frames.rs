@@ -697,9 +697,6 @@ impl<'a> Walker<'a> {
     /// context-free return values).
     pub(super) fn note_return_value(&self, fr: &Frame, v: &Expr, st: &mut State) {
         let vals = self.eval(fr, v, 0);
-        if std::env::var_os("RL_TMP").is_some() {
-            eprintln!("TMP return {v:?} in {} = {vals:?} ptrs {:?}", fr.fname, st.ptrs);
-        }
         let ret = RETURNED;
         if vals.is_empty() && !st.ptrs.iter().any(|(y, _)| &**y == ret) {
             return;
