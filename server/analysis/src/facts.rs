@@ -50,6 +50,17 @@ pub struct Thread {
     /// run them on another thread (`vn_make_ops(.., template, ..)`): it may
     /// never run at all, so no pair involving it is a *must* race.
     pub speculative: bool,
+    /// A library's load entry (see `walk::threads::is_load_entry`): the host
+    /// calls it once, alone, before any other entry point, so its own
+    /// accesses happen before every other root's (not before the threads it
+    /// creates).
+    pub load_entry: bool,
+    /// One instance that runs its entry functions again and again (a
+    /// single-threaded host's dispatch thread, see
+    /// `walk::threads::single_threaded_host`): its accesses never race with
+    /// each other, but nothing it does is ordered before or after the
+    /// threads it creates, and those are never unique.
+    pub repeats: bool,
 }
 
 /// How a thread created in a counting loop receives the loop's counter `i`
@@ -121,6 +132,8 @@ impl Thread {
             merged_launches: false,
             owns_arg: false,
             speculative: false,
+            load_entry: false,
+            repeats: false,
         }
     }
 }
@@ -421,17 +434,27 @@ impl ThreadTable {
         let (Some(s), Some(p)) = (th.site, th.parent) else {
             return false;
         };
-        self.is_unique(p)
+        self.runs_once(p)
             && self
                 .sites
                 .get(s as usize)
                 .is_some_and(|x| !x.unseen_spawns && !x.active_seen.contains(s))
     }
 
+    /// One instance of the thread exists.
     pub fn is_unique(&self, t: u32) -> bool {
         self.threads
             .get(t as usize)
             .map(|t| t.unique)
+            .unwrap_or(true)
+    }
+
+    /// One instance that runs its code once: what it does before creating a
+    /// thread or after joining it is ordered with that thread.
+    pub fn runs_once(&self, t: u32) -> bool {
+        self.threads
+            .get(t as usize)
+            .map(|t| t.unique && !t.repeats)
             .unwrap_or(true)
     }
 

@@ -575,7 +575,16 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
     }
     let ca = table.chain(a.thread);
     let cb = table.chain(b.thread);
-    let unique = |t: u32| table.is_unique(t);
+    // A library's load entry runs alone before every other root starts
+    // (its own accesses; the threads it creates are its descendants).
+    let root = |c: &[(u32, Option<u32>)]| c.last().map(|x| x.0);
+    let first = |t: u32| table.threads.get(t as usize).is_some_and(|t| t.load_entry);
+    if (first(a.thread) && root(&cb) != Some(a.thread))
+        || (first(b.thread) && root(&ca) != Some(b.thread))
+    {
+        return false;
+    }
+    let unique = |t: u32| table.runs_once(t);
     // `b`'s thread descends from `a`'s: `a` happens in parallel only after
     // creating that branch and before joining it.
     if let Some(pos) = cb.iter().position(|(t, _)| *t == a.thread) {

@@ -523,21 +523,37 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
     } else {
         Vec::new()
     };
-    let one_client = library_roots.len() > LIBRARY_ROOT_THREADS;
+    // A single-threaded host runs every root on its one thread, its load
+    // entry first (see `threads::single_threaded_host`).
+    let host = match prog.functions_named("main") {
+        None => threads::single_threaded_host(&library_roots),
+        Some(_) => None,
+    };
+    let one_client = host.is_some() || library_roots.len() > LIBRARY_ROOT_THREADS;
     let roots: Vec<FunctionId> = match prog.functions_named("main") {
         // A folder may hold several programs (tools, tests): every `main` is
         // a root of the main thread.
         Some(m) => m.clone(),
-        None if one_client => library_roots.iter().map(|r| r.1).collect(),
+        None if one_client => {
+            let mut r: Vec<&(Name, FunctionId)> = library_roots.iter().collect();
+            r.sort_by_key(|(n, _)| !threads::is_load_entry(n));
+            r.into_iter().map(|r| r.1).collect()
+        }
         None if library => Vec::new(),
         None => w.uncalled_functions(),
     };
-    w.d.threads.push(Thread::new(
-        Name::from(if one_client { "library client" } else { "main" }),
+    let mut main = Thread::new(
+        Name::from(match (host, one_client) {
+            (Some(h), _) => h,
+            (None, true) => "library client",
+            (None, false) => "main",
+        }),
         None,
         None,
-        !one_client,
-    ));
+        host.is_some() || !one_client,
+    );
+    main.repeats = host.is_some();
+    w.d.threads.push(main);
     w.d.thread_args.push(Vec::new());
     w.d.thread_acquired.push(Vec::new());
     w.d.thread_roots.push(Vec::new());

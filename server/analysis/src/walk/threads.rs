@@ -223,9 +223,10 @@ impl<'a> Walker<'a> {
                 break;
             }
             let t = self.d.threads.len() as u32;
-            self.d
-                .threads
-                .push(Thread::new(name.clone(), None, None, false));
+            let load = is_load_entry(&name);
+            let mut th = Thread::new(name.clone(), None, None, load);
+            th.load_entry = load;
+            self.d.threads.push(th);
             self.d.thread_args.push(Vec::new());
             self.d.thread_acquired.push(Vec::new());
             // Unknown code registering the root as a callback starts this
@@ -375,4 +376,31 @@ fn held_since(st: &State, s: u32) -> Vec<LocKey> {
         .filter(|(x, _)| *x == s)
         .map(|(_, l)| l.clone())
         .collect()
+}
+
+/// A library's load entry: a function its host calls exactly once, on one
+/// thread, before it calls anything else the library offers (and the
+/// handlers the entry registers only run after it returns):
+/// - `RedisModule_OnLoad`: Redis loads a module on its main thread and
+///   dispatches none of its commands before the call returns;
+/// - `JNI_OnLoad`: the JVM calls it once when `System.loadLibrary` loads the
+///   library, before any native method of it is bound;
+/// - `PyInit_<module>`: CPython calls it once, under the GIL, when the
+///   module is first imported, and builds the module from its result.
+pub(crate) fn is_load_entry(name: &str) -> bool {
+    matches!(name, "RedisModule_OnLoad" | "JNI_OnLoad")
+        || name.strip_prefix("PyInit_").is_some_and(|m| !m.is_empty())
+}
+
+/// A host that calls every entry point of the library on one thread of its
+/// own, one call at a time, given a library's roots: the name of that
+/// thread. Redis runs a module's commands, and the callbacks of the data
+/// types it registers, on its main thread (a `BGSAVE` that saves a type's
+/// values does so in a forked process, with memory of its own); only the
+/// threads the module creates run beside it.
+pub(crate) fn single_threaded_host(roots: &[(Name, FunctionId)]) -> Option<&'static str> {
+    roots
+        .iter()
+        .any(|(n, _)| &**n == "RedisModule_OnLoad")
+        .then_some("Redis main thread")
 }
