@@ -854,20 +854,22 @@ impl<'a> Walker<'a> {
                     // now (most), later on other threads (the asynchronous
                     // APIs), or never while the program runs (exit handlers).
                     // Functions passed directly, or in a struct of callbacks.
-                    let (mut vals, mut table): (Vals, Vals) = (Vec::new(), Vec::new());
-                    for a in &c.args {
-                        for v in self.eval(fr, a, 0) {
-                            if let Val::Target(k) = &v {
-                                if let Some(inner) = self.store_get(&k.without_indices()) {
-                                    add_vals(
-                                        &mut table,
-                                        inner.iter().filter(|x| matches!(x, Val::Func(_))).cloned(),
-                                    );
-                                }
-                            }
-                            add_vals(&mut vals, [v]);
+                    let name = callee_name(&c.callee);
+                    // FUSE: the operations `fuse_new` is given run only once
+                    // the program enters a FUSE loop (see `fuse.rs`).
+                    let role = super::fuse::role(&name);
+                    let fuse_loop = role == super::fuse::Role::Loop;
+                    let (vals, table) = match role {
+                        super::fuse::Role::Registers if self.runs_fuse_loop() => {
+                            // The loop's callbacks are read from every
+                            // registration: a re-walk that changes one is
+                            // a walk from scratch.
+                            self.effect();
+                            return Some(st);
                         }
-                    }
+                        super::fuse::Role::Loop => (self.fuse_operations(), Vec::new()),
+                        _ => self.handed_functions(fr, &c.args),
+                    };
                     let funcs = |vals: Vals| -> Vec<FunctionId> {
                         let mut v: Vec<FunctionId> = vals
                             .into_iter()
@@ -889,7 +891,6 @@ impl<'a> Walker<'a> {
                         .collect();
                     let mut entries = direct.clone();
                     entries.extend(table.iter().copied());
-                    let name = callee_name(&c.callee);
                     if entries.is_empty()
                         || self.prog.functions_named(&*name).is_some()
                         || DEFERRED_CALLBACKS.contains(&&*name)
@@ -897,7 +898,7 @@ impl<'a> Walker<'a> {
                     {
                         return Some(st);
                     }
-                    if !ASYNC_CALLBACKS.contains(&&*name) {
+                    if !ASYNC_CALLBACKS.contains(&&*name) && !fuse_loop {
                         // Code without a body that is handed a function runs
                         // it on this thread, now (`qsort`'s comparator,
                         // `inflateBack`'s input and output functions). A
@@ -1074,6 +1075,26 @@ impl<'a> Walker<'a> {
                 acc
             }
         }
+    }
+
+    /// The functions `args` hand to code without a body: those they hold
+    /// directly, and those in a struct of callbacks they point to.
+    pub(super) fn handed_functions(&self, fr: &Frame, args: &[Expr]) -> (Vals, Vals) {
+        let (mut vals, mut table): (Vals, Vals) = (Vec::new(), Vec::new());
+        for a in args {
+            for v in self.eval(fr, a, 0) {
+                if let Val::Target(k) = &v {
+                    if let Some(inner) = self.store_get(&k.without_indices()) {
+                        add_vals(
+                            &mut table,
+                            inner.iter().filter(|x| matches!(x, Val::Func(_))).cloned(),
+                        );
+                    }
+                }
+                add_vals(&mut vals, [v]);
+            }
+        }
+        (vals, table)
     }
 
     /// Code without a body runs the callbacks `entries` on this thread during

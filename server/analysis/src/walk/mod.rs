@@ -40,6 +40,7 @@ mod counters;
 mod eval;
 mod finish;
 mod frames;
+mod fuse;
 mod gates;
 mod held;
 mod incremental;

@@ -1,0 +1,99 @@
+//! FUSE: when the operations a file system registers start to run.
+//!
+//! `fuse_new(&args, &ops, ..)` (and `fuse_lowlevel_new`, `fuse_session_new`,
+//! `fuse_setup`) only keeps the table of operations; libfuse calls them once
+//! the program enters a loop (`fuse_loop`, `fuse_loop_mt`,
+//! `fuse_session_loop`, `fuse_session_loop_mt`, and their versioned
+//! symbols such as `fuse_loop_mt_31`). What the program does between the
+//! two (`sshfs`: connect, fill the request table, daemonize) happens before
+//! any operation runs. So when the program calls a loop somewhere, a
+//! registration starts nothing, and each loop call starts the operations of
+//! every registration in the program (a callback group, as before, but
+//! created at the loop). A program that registers but never calls a loop
+//! (it hands the handle to code out of sight) keeps the old reading: the
+//! operations may run from the registration on. `fuse_main` registers and
+//! runs at once, as before.
+//!
+//! Invariant: [`Walker::fuse_operations`] reads every function's calls and
+//! the pointer store only, never the walk's flow-sensitive state; a re-walk
+//! that meets a deferred registration changes shared state (a walk from
+//! scratch), so the loop's callbacks never go stale.
+
+use super::{add_vals, Val, Vals, Walker};
+use crate::visit::visit_calls;
+use racelens_syntax::{Callee, Expr};
+
+/// What a FUSE library function does with the operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Role {
+    /// Keeps the table of operations for a loop to run.
+    Registers,
+    /// Runs the operations registered before.
+    Loop,
+    Other,
+}
+
+pub(super) fn role(name: &str) -> Role {
+    const REGISTERS: &[&str] = &[
+        "fuse_new",
+        "fuse_lowlevel_new",
+        "fuse_lowlevel_new_compat",
+        "fuse_lowlevel_new_compat25",
+        "fuse_new_compat2",
+        "fuse_new_compat22",
+        "fuse_new_compat25",
+        "fuse_session_new",
+        "fuse_setup",
+    ];
+    if REGISTERS.contains(&name) || name.starts_with("fuse_new_") {
+        Role::Registers
+    } else if name.starts_with("fuse_loop") || name.starts_with("fuse_session_loop") {
+        Role::Loop
+    } else {
+        Role::Other
+    }
+}
+
+impl<'a> Walker<'a> {
+    /// Does some function of the program call a FUSE loop?
+    pub(super) fn runs_fuse_loop(&self) -> bool {
+        self.prog.functions.values().flatten().any(|&f| {
+            let mut found = false;
+            visit_calls(&self.summary(f).ir.body, &mut |c| {
+                found |= matches!(&c.callee, Callee::Direct(n) if role(n) == Role::Loop);
+            });
+            found
+        })
+    }
+
+    /// The operations of every FUSE registration in the program: the
+    /// functions its arguments hold, directly or in a table, read in the
+    /// registering function's frame without calling context.
+    pub(super) fn fuse_operations(&self) -> Vals {
+        let mut out = Vals::new();
+        self.without_cur_ptrs(|| {
+            for &f in self.prog.functions.values().flatten() {
+                let summary = self.summary(f);
+                let mut args: Vec<Vec<Expr>> = Vec::new();
+                visit_calls(&summary.ir.body, &mut |c| {
+                    if matches!(&c.callee, Callee::Direct(n) if role(n) == Role::Registers) {
+                        args.push(c.args.clone());
+                    }
+                });
+                if args.is_empty() {
+                    continue;
+                }
+                let fr = self.frame_cached(f, &[]);
+                for a in &args {
+                    let (direct, table) = self.handed_functions(&fr, a);
+                    add_vals(
+                        &mut out,
+                        direct.into_iter().filter(|v| matches!(v, Val::Func(_))),
+                    );
+                    add_vals(&mut out, table);
+                }
+            }
+        });
+        out
+    }
+}
