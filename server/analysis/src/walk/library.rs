@@ -116,6 +116,35 @@ pub(super) const ASYNC_CALLBACKS: &[&str] = &[
     "fuse_setup",
 ];
 
+/// Among [`ASYNC_CALLBACKS`], those that run what they are given on threads
+/// of their own (not on whichever thread runs an event loop, which may be
+/// the only one): a program that calls one has threads even when it never
+/// calls `pthread_create` (a FUSE file system whose operations run on
+/// libfuse's workers).
+pub(super) fn starts_threads(f: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "g_thread_new",
+        "g_thread_try_new",
+        "g_thread_create",
+        "g_thread_pool_new",
+        "uv_thread_create",
+        "uv_queue_work",
+        "SDL_CreateThread",
+        "apr_thread_create",
+        "CreateThread",
+        "_beginthread",
+        "_beginthreadex",
+        "fuse_main",
+        "fuse_main_real",
+        "fuse_main_real_compat22",
+        "fuse_main_real_compat25",
+    ];
+    EXACT.contains(&f)
+        || f.starts_with("UpnpRegister")
+        || f.starts_with("fuse_loop_mt")
+        || f.starts_with("fuse_session_loop_mt")
+}
+
 /// Library functions that keep none of their pointer arguments once they
 /// return (initializing a mutex inside a new object does not publish it).
 pub(super) fn does_not_retain(f: &str) -> bool {

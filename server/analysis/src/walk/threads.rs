@@ -51,10 +51,17 @@ impl<'a> Walker<'a> {
     /// Does some call of the program create a thread?
     pub(super) fn creates_threads(&self) -> bool {
         self.prog.functions.values().flatten().any(|f| {
-            self.summary(*f)
-                .models
-                .values()
-                .any(|m| matches!(m, CallModel::Create { .. }))
+            let s = self.summary(*f);
+            if s.models.values().any(|m| matches!(m, CallModel::Create { .. })) {
+                return true;
+            }
+            // A library function that runs callbacks on threads of its own.
+            let mut pool = false;
+            crate::visit::visit_calls(&s.ir.body, &mut |c| {
+                pool |= matches!(&c.callee, Callee::Direct(n)
+                    if super::library::starts_threads(n) && self.prog.functions_named(n).is_none());
+            });
+            pool
         })
     }
 
