@@ -141,10 +141,15 @@ impl<'a> Walker<'a> {
                 .facts
                 .push((base.clone(), fact.clone()));
         }
+        let timing = !self.d.capped && super::timing();
+        let named = timing.then(|| format!("{base:?}"));
         let set = self.d.facts.entry(base).or_default();
         if set.len() < HARD_MAX_FACTS {
             set.insert(Recorded { fact, ctx_hash });
         } else {
+            if let Some(b) = named {
+                eprintln!("racelens: walk: more than {HARD_MAX_FACTS} accesses of {b}");
+            }
             self.d.capped = true;
         }
     }
