@@ -1246,8 +1246,13 @@ pub(super) fn atomic_stored_value(c: &Call) -> Option<Expr> {
         return None;
     };
     let (i, by_ref) = match &**n {
-        "__atomic_store_n" | "atomic_store" | "atomic_store_explicit" | "__atomic_exchange_n"
-        | "atomic_exchange" | "atomic_exchange_explicit" | "__sync_lock_test_and_set" => (1, false),
+        "__atomic_store_n"
+        | "atomic_store"
+        | "atomic_store_explicit"
+        | "__atomic_exchange_n"
+        | "atomic_exchange"
+        | "atomic_exchange_explicit"
+        | "__sync_lock_test_and_set" => (1, false),
         "__atomic_compare_exchange_n"
         | "atomic_compare_exchange_strong"
         | "atomic_compare_exchange_weak"

@@ -379,13 +379,7 @@ impl<'a> Walker<'a> {
                         // What the callee returned where the walk called it
                         // (see `Walker::note_return_value`).
                         let res = super::frames::returned_by(*id);
-                        if let Some(v) = self
-                            .d
-                            .cur_ptrs
-                            .borrow()
-                            .iter()
-                            .find(|(y, _)| *y == res)
-                        {
+                        if let Some(v) = self.d.cur_ptrs.borrow().iter().find(|(y, _)| *y == res) {
                             add_vals(&mut out, v.1.iter().cloned());
                             return out;
                         }

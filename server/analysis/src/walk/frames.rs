@@ -74,7 +74,11 @@ pub(super) const RETURNED: &str = "#ret";
 /// goes either way.
 pub(super) fn name_result(st: &mut State, id: u32, keep: bool) {
     let res = returned_by(id);
-    let ret = st.ptrs.iter().find(|(x, _)| &**x == RETURNED).map(|r| r.1.clone());
+    let ret = st
+        .ptrs
+        .iter()
+        .find(|(x, _)| &**x == RETURNED)
+        .map(|r| r.1.clone());
     if ret.is_none() && !st.ptrs.iter().any(|(x, _)| *x == res) {
         return;
     }

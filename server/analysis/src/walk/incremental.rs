@@ -293,20 +293,6 @@ pub(super) fn update(
             w.d.returns.borrow_mut().clear();
             w.build_store();
             if w.d.store != old_store || w.d.store_from != old_from {
-                if std::env::var_os("RL_TMP").is_some() {
-                    eprintln!("TMP edited {}", f.name(w.db));
-                    for (k, v) in w.d.store.iter() {
-                        if old_store.get(k) != Some(v) {
-                            eprintln!("TMP  cell {k:?}: {:?} -> {v:?}", old_store.get(k));
-                        }
-                    }
-                    for (k, v) in old_store.iter() {
-                        if !w.d.store.contains_key(k) {
-                            eprintln!("TMP  cell {k:?} gone: {v:?}");
-                        }
-                    }
-                    eprintln!("TMP  from differs: {}", w.d.store_from != old_from);
-                }
                 return Err("pointer store changed");
             }
             w.d.frames.borrow_mut().clear();

@@ -52,7 +52,10 @@ impl<'a> Walker<'a> {
     pub(super) fn creates_threads(&self) -> bool {
         self.prog.functions.values().flatten().any(|f| {
             let s = self.summary(*f);
-            if s.models.values().any(|m| matches!(m, CallModel::Create { .. })) {
+            if s.models
+                .values()
+                .any(|m| matches!(m, CallModel::Create { .. }))
+            {
                 return true;
             }
             // A library function that runs callbacks on threads of its own.

@@ -134,6 +134,9 @@ impl<'s> Lowerer<'s> {
             "call_expression" => self.call(n, out, depth),
             "binary_expression" => {
                 let op = n.field("operator").map(|o| text(o, self.src)).unwrap_or("");
+                if let Some(e) = self.typedef_cast(n, op, out, depth) {
+                    return e;
+                }
                 let l = n.field("left").map(|l| self.value(l, out, depth + 1));
                 let r = n.field("right").map(|r| self.value(r, out, depth + 1));
                 match (op, l, r) {
@@ -262,6 +265,65 @@ impl<'s> Lowerer<'s> {
                 Expr::Other
             }
         }
+    }
+
+    /// `(T)*p` and `(T)&x` where `T` is a typedef name: a function is parsed
+    /// on its own, where `T` is not known for a type, and tree-sitter reads
+    /// `(T) * p` (a product) and `(T) & x` (a bitwise and). CIL writes such
+    /// casts everywhere (`value = (rmtU32 )*address;`), and the read of
+    /// `*p` was lost. Taken for a cast when the parenthesized name is no
+    /// parameter or local of the function (a global in parentheses,
+    /// `(g) * n`, would be misread; nobody writes that).
+    fn typedef_cast(&mut self, n: Node, op: &str, out: &mut Vec<Stmt>, depth: u32) -> Option<Expr> {
+        if op != "*" && op != "&" {
+            return None;
+        }
+        let l = n.field("left")?;
+        let r = n.field("right")?;
+        if l.kind() != "parenthesized_expression" || l.named_child_count() != 1 {
+            return None;
+        }
+        // A number is never dereferenced, nor its address taken: `(n) * 8`,
+        // `(flags) & 4` are arithmetic whatever `n` is; nor is a
+        // parenthesized operand, as a macro's parameter is (`((mask) &
+        // (x))`).
+        let object = matches!(
+            r.kind(),
+            "identifier" | "field_expression" | "subscript_expression" | "pointer_expression"
+        ) || (op == "*" && matches!(r.kind(), "call_expression" | "cast_expression"));
+        if !object {
+            return None;
+        }
+        let id = l.named_child(0).filter(|c| c.kind() == "identifier")?;
+        let ty = name(id, self.src);
+        if self.scalars.contains(&ty)
+            || self.pointers.contains(&ty)
+            || self.macros.get(&ty).is_some()
+        {
+            return None;
+        }
+        let value = match op {
+            "*" => {
+                let place = match self.value(r, out, depth + 1) {
+                    Expr::AddrOf(e) => *e,
+                    v => Expr::Deref(Box::new(v)),
+                };
+                let span = self.span(n);
+                self.access(out, &place, AccessKind::Read, span);
+                place
+            }
+            _ => {
+                let p = self.place(r, out, depth + 1);
+                if let Expr::Var(v) = &p {
+                    self.ir.address_taken.push(v.clone());
+                }
+                Expr::AddrOf(Box::new(p))
+            }
+        };
+        Some(Expr::Cast {
+            ty: Some(type_name(&ty)),
+            value: Box::new(value),
+        })
     }
 
     /// Evaluates an expression as an lvalue: returns the object it designates
