@@ -1236,7 +1236,6 @@ fn atomic_access(name: &str) -> Option<AccessKind> {
     Some(AccessKind::Write)
 }
 
-/// Is `c` an atomic store (`__atomic_store_n`, `atomic_store[_explicit]`)?
 /// The value an atomic store, exchange or compare-and-swap `c` may put into
 /// the object its first argument points to (`v` of
 /// `__atomic_store_n(p, v, o)`, `new` of `CAS(p, old, new)`, `*v` of the
@@ -1271,6 +1270,7 @@ pub(super) fn atomic_stored_value(c: &Call) -> Option<Expr> {
     })
 }
 
+/// Is `c` an atomic store (`__atomic_store_n`, `atomic_store[_explicit]`)?
 fn is_atomic_store(c: &Call) -> bool {
     matches!(&c.callee, Callee::Direct(n) if matches!(&**n,
         "__atomic_store_n" | "__atomic_store" | "atomic_store" | "atomic_store_explicit"))
