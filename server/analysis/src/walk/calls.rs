@@ -13,7 +13,7 @@
 //! `sites_epoch`, and a join `read`s it.
 
 use super::frames::Frame;
-use super::library::{does_not_retain, ASYNC_CALLBACKS, DEFERRED_CALLBACKS, SIGNAL_HANDLERS};
+use super::library::{does_not_retain, is_async, DEFERRED_CALLBACKS, SIGNAL_HANDLERS};
 use super::locks::is_region;
 use super::private::Nest;
 use super::spawn::same_thread_id;
@@ -898,7 +898,7 @@ impl<'a> Walker<'a> {
                     {
                         return Some(st);
                     }
-                    if !ASYNC_CALLBACKS.contains(&&*name) && !fuse_loop {
+                    if !is_async(&name) && !fuse_loop {
                         // Code without a body that is handed a function runs
                         // it on this thread, now (`qsort`'s comparator,
                         // `inflateBack`'s input and output functions). A

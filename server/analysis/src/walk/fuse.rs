@@ -33,22 +33,16 @@ pub(super) enum Role {
     Other,
 }
 
+/// FUSE's asynchronous entry points (`library::is_async`) other than
+/// `fuse_main` and the loops keep the operations; the loops run them.
 pub(super) fn role(name: &str) -> Role {
-    const REGISTERS: &[&str] = &[
-        "fuse_new",
-        "fuse_lowlevel_new",
-        "fuse_lowlevel_new_compat",
-        "fuse_lowlevel_new_compat25",
-        "fuse_new_compat2",
-        "fuse_new_compat22",
-        "fuse_new_compat25",
-        "fuse_session_new",
-        "fuse_setup",
-    ];
-    if REGISTERS.contains(&name) || name.starts_with("fuse_new_") {
-        Role::Registers
-    } else if name.starts_with("fuse_loop") || name.starts_with("fuse_session_loop") {
+    if name.starts_with("fuse_loop") || name.starts_with("fuse_session_loop") {
         Role::Loop
+    } else if name.starts_with("fuse_")
+        && !name.starts_with("fuse_main")
+        && (super::library::is_async(name) || name.starts_with("fuse_new_"))
+    {
+        Role::Registers
     } else {
         Role::Other
     }

@@ -32,19 +32,8 @@ pub(super) const SIGNAL_HANDLERS: &[&str] = &["signal", "sigaction", "sigset", "
 /// event loop. Their callbacks are walked as threads (callback groups, see
 /// docs/analysis.md). Every other function without a body that is handed a
 /// function runs it on the calling thread, at the call.
-pub(super) const ASYNC_CALLBACKS: &[&str] = &[
-    // Threads and thread pools of other libraries.
-    "g_thread_new",
-    "g_thread_try_new",
-    "g_thread_create",
-    "g_thread_pool_new",
-    "uv_thread_create",
-    "uv_queue_work",
-    "SDL_CreateThread",
-    "apr_thread_create",
-    "CreateThread",
-    "_beginthread",
-    "_beginthreadex",
+const ASYNC_CALLBACKS: &[&str] = &[
+    // (Threads and thread pools of other libraries: `THREAD_POOLS`.)
     // POSIX notifications that may start a thread (SIGEV_THREAD).
     "timer_create",
     "mq_notify",
@@ -116,33 +105,41 @@ pub(super) const ASYNC_CALLBACKS: &[&str] = &[
     "fuse_setup",
 ];
 
-/// Among [`ASYNC_CALLBACKS`], those that run what they are given on threads
+/// Asynchronous APIs ([`is_async`]) that run what they are given on threads
 /// of their own (not on whichever thread runs an event loop, which may be
 /// the only one): a program that calls one has threads even when it never
 /// calls `pthread_create` (a FUSE file system whose operations run on
 /// libfuse's workers).
 pub(super) fn starts_threads(f: &str) -> bool {
-    const EXACT: &[&str] = &[
-        "g_thread_new",
-        "g_thread_try_new",
-        "g_thread_create",
-        "g_thread_pool_new",
-        "uv_thread_create",
-        "uv_queue_work",
-        "SDL_CreateThread",
-        "apr_thread_create",
-        "CreateThread",
-        "_beginthread",
-        "_beginthreadex",
-        "fuse_main",
-        "fuse_main_real",
-        "fuse_main_real_compat22",
-        "fuse_main_real_compat25",
-    ];
-    EXACT.contains(&f)
+    THREAD_POOLS.contains(&f)
+        || f.starts_with("fuse_main")
         || f.starts_with("UpnpRegister")
         || f.starts_with("fuse_loop_mt")
         || f.starts_with("fuse_session_loop_mt")
+}
+
+/// Threads and thread pools of other libraries: asynchronous APIs (see
+/// [`is_async`]) that always run what they are given on threads of their
+/// own.
+const THREAD_POOLS: &[&str] = &[
+    "g_thread_new",
+    "g_thread_try_new",
+    "g_thread_create",
+    "g_thread_pool_new",
+    "uv_thread_create",
+    "uv_queue_work",
+    "SDL_CreateThread",
+    "apr_thread_create",
+    "CreateThread",
+    "_beginthread",
+    "_beginthreadex",
+];
+
+/// Does library function `f` run the functions it is given later, on
+/// another thread or an event loop's ([`ASYNC_CALLBACKS`],
+/// [`THREAD_POOLS`])?
+pub(super) fn is_async(f: &str) -> bool {
+    ASYNC_CALLBACKS.contains(&f) || THREAD_POOLS.contains(&f)
 }
 
 /// Library functions that keep none of their pointer arguments once they
