@@ -116,6 +116,11 @@ impl Slot {
 }
 
 impl Thread {
+    /// One instance that runs its code once ([`ThreadTable::runs_once`]).
+    pub fn runs_once(&self) -> bool {
+        self.unique && !self.repeats
+    }
+
     /// A thread before the walk has seen its creation locksets, joins,
     /// leaks and barriers.
     pub fn new(entry: Name, parent: Option<u32>, site: Option<u32>, unique: bool) -> Self {
@@ -454,7 +459,7 @@ impl ThreadTable {
     pub fn runs_once(&self, t: u32) -> bool {
         self.threads
             .get(t as usize)
-            .map(|t| t.unique && !t.repeats)
+            .map(Thread::runs_once)
             .unwrap_or(true)
     }
 

@@ -142,11 +142,7 @@ impl<'a> Walker<'a> {
             // constant (`CAS(&l, &zero, 1)`): one that swaps in a computed
             // value (`CAS(&n, &old, old + 1)`) updates a counter, and taking
             // it for a lock would order what follows it in every thread.
-            Some(CallModel::TryLock { .. })
-                if is_cas(c) && !matches!(c.args.get(2).map(uncast), Some(Expr::Int(_))) =>
-            {
-                Some(CallModel::Atomic)
-            }
+            Some(CallModel::TryLock { .. }) if swaps_in_computed(c) => Some(CallModel::Atomic),
             // An atomic store into a lock word this path holds releases it
             // (`__atomic_store_n(&l, 0, __ATOMIC_RELEASE)` after a CAS loop).
             Some(CallModel::Atomic) if is_atomic_store(c) => {
@@ -1213,8 +1209,16 @@ impl<'a> Walker<'a> {
 
 /// Is `c` a compare-and-swap (GCC's builtins, C11's generic functions)?
 /// The value swapped in is its third argument in every form.
-pub(super) fn is_cas(c: &Call) -> bool {
+fn is_cas(c: &Call) -> bool {
     matches!(&c.callee, Callee::Direct(n) if n.contains("compare_exchange") || n.contains("compare_and_swap"))
+}
+
+/// Is `c` a compare-and-swap that swaps in a computed value (`CAS(&n,
+/// &old, old + 1)`)? It updates a counter; only one that swaps in a
+/// constant (`CAS(&l, &zero, 1)`) is a trylock, at a direct call and
+/// inside a lock wrapper alike.
+pub(super) fn swaps_in_computed(c: &Call) -> bool {
+    is_cas(c) && !matches!(c.args.get(2).map(uncast), Some(Expr::Int(_)))
 }
 
 /// How an atomic operation of this name accesses the object its first

@@ -446,7 +446,7 @@ impl<'a> Walker<'a> {
             let site = th.site.map(|s| &self.d.sites[s as usize]);
             let parent_unique = th
                 .parent
-                .map(|p| threads[p as usize].unique && !threads[p as usize].repeats)
+                .map(|p| threads[p as usize].runs_once())
                 .unwrap_or(true);
             let unique = th.unique
                 && parent_unique
@@ -474,7 +474,7 @@ impl<'a> Walker<'a> {
             let Some(site) = th.site else { continue };
             let parent_unique = th
                 .parent
-                .map(|p| threads[p as usize].unique && !threads[p as usize].repeats)
+                .map(|p| threads[p as usize].runs_once())
                 .unwrap_or(true);
             let agreed = self.d.slot_sites.get(&site).copied().flatten();
             let entry = match self.prog.functions_named(&th.entry) {

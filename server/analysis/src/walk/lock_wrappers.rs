@@ -245,12 +245,7 @@ impl<'a> Walker<'a> {
             // A compare-and-swap that swaps in a computed value updates a
             // counter (`cas(&q->pos, w, w + n)` through `cas(val, old,
             // new)`): no trylock, as at a direct call (`calls.rs`).
-            Some(CallModel::TryLock { .. })
-                if super::calls::is_cas(c)
-                    && !matches!(c.args.get(2).map(super::uncast), Some(Expr::Int(_))) =>
-            {
-                return None
-            }
+            Some(CallModel::TryLock { .. }) if super::calls::swaps_in_computed(c) => return None,
             Some(m @ CallModel::Lock { arg, .. })
             | Some(m @ CallModel::Unlock { arg })
             | Some(m @ CallModel::TryLock { arg, .. }) => (m.clone(), c.args.get(*arg)?.clone()),

@@ -259,8 +259,8 @@ impl<'a> Walker<'a> {
         // (Every heap cell counts as a way out here: `escaped_locals`
         // refines that with the result.)
         for b in escaped {
-            if debug() && heap(b) {
-                eprintln!("racelens: publish {b:?}: reachable from an escaped local");
+            if debug() {
+                eprintln!("racelens: escaped local {b:?} publishes what it holds");
             }
             published.insert(b);
         }
