@@ -66,9 +66,11 @@ def reports(binary, shared, rel, saved=None, prog=None):
         var = r["variable"].replace("`", "")
         # What the editor shows by default: must races, and may races on a
         # concrete object (not `unresolved`: type-based or wild memory)
-        # with a thread that surely exists (not `speculative`).
+        # with a thread that surely exists (not `speculative`) and not
+        # under an element of one lock array on both sides (`lockArray`).
         shown = r.get("confidence") == "must" or not (
-            r.get("unresolved", False) or r.get("speculative", False))
+            r.get("unresolved", False) or r.get("speculative", False)
+            or r.get("lockArray"))
         out.append(((f, loc["line"], var), r.get("confidence", "may"), shown))
     return out
 

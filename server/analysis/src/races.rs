@@ -7,7 +7,7 @@
 
 use crate::db::{SourceFile, Workspace};
 use crate::facts::{AccessFact, Own, Slot, SlotArg, ThreadAnalysis, ThreadTable};
-use crate::model::{Base, Elem};
+use crate::model::{Base, Elem, LocKey};
 use crate::walk;
 use racelens_syntax::AccessKind;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -35,6 +35,10 @@ pub struct RacePair {
     pub a: u32,
     pub b: u32,
     pub confidence: Confidence,
+    /// Both accesses may hold an element of this lock array, which element
+    /// unknown (`lock(&locks[hash(k) % N])`): a striped lock, most often
+    /// the same element for the same object, which the check cannot show.
+    pub lock_array: Option<LocKey>,
 }
 
 /// The whole-program walk.
@@ -202,6 +206,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             if *decided == UNKNOWN {
                 *decided = match ctx_pair(base, ra, rb, table) {
                     None => 0,
+                    Some(false) if shared_lock_array(ra, rb).is_some() => 3,
                     Some(false) => 1,
                     Some(true) => 2,
                 };
@@ -228,6 +233,10 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             } else {
                 Confidence::May
             };
+            let lock_array = match *decided {
+                3 => shared_lock_array(ra, rb),
+                _ => None,
+            };
             for (x, &a) in ka.members.iter().enumerate() {
                 let others = if ci == cj {
                     &kb.members[x..]
@@ -244,12 +253,32 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
                         a,
                         b,
                         confidence: c,
+                        lock_array: lock_array.clone(),
                     });
                 }
             }
         }
     }
     out
+}
+
+/// A lock array both accesses may hold an element of (`item_locks[*]`,
+/// taken as `lock(&item_locks[hv % N])`), which element unknown: the
+/// lock key with an unknown index below a named array or object, in write
+/// mode on one side at least.
+fn shared_lock_array(a: &AccessFact, b: &AccessFact) -> Option<LocKey> {
+    let striped = |k: &LocKey| {
+        !matches!(k.base, Base::Type(_) | Base::Unknown)
+            && k.path.iter().any(|e| matches!(e, Elem::Index(None)))
+    };
+    a.may.0.iter().find_map(|h| {
+        (striped(&h.lock)
+            && b.may
+                .0
+                .iter()
+                .any(|o| o.lock == h.lock && !(o.shared && h.shared)))
+        .then(|| h.lock.clone())
+    })
 }
 
 /// Accesses alike for the check: their members, and the indices of their

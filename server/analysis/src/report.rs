@@ -73,6 +73,11 @@ pub struct RaceReport {
     /// not known to run them on another thread. The concurrency itself is a
     /// guess, so the editor hides such reports with the unresolved ones.
     pub speculative: bool,
+    /// Every pair of the report holds an element of this lock array on
+    /// both sides, which element unknown (`lock(&item_locks[hv % N])`): a
+    /// striped lock, which most often is the same element for the same
+    /// object. The editor hides such may races with the unresolved ones.
+    pub lock_array: Option<String>,
     /// The access lies in a function whose current text has new syntax
     /// errors: the report comes from its last good version
     /// ([`crate::baseline`]) and may be out of date. Never set by the CLI,
@@ -114,7 +119,17 @@ impl RaceReport {
             kind,
             plural,
             threads,
-            locks_text(&self.locks)
+            match &self.lock_array {
+                // Both sides may hold an element of the array: which one
+                // is the question the report leaves open.
+                Some(a) if self.locks.is_empty() =>
+                    format!("an element of lock array `{a}` (which element is not known)"),
+                Some(a) => format!(
+                    "{} and an element of lock array `{a}` (which element is not known)",
+                    locks_text(&self.locks)
+                ),
+                None => locks_text(&self.locks),
+            }
         )
         .trim_start()
         .to_string()
@@ -231,6 +246,9 @@ pub struct Fragment {
     /// The location is a struct type reached through an unresolved pointer,
     /// or memory behind a wild pointer: no concrete object is known.
     unresolved: bool,
+    /// The lock array both sides of every pair here may hold an element of
+    /// (`RacePair::lock_array`), if all have one.
+    lock_array: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -281,6 +299,7 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
                     volatile: x.volatile,
                     atomic: x.atomic,
                     unresolved: matches!(base, Base::Type(_) | Base::Unknown),
+                    lock_array: p.lock_array.as_ref().map(|k| k.display()),
                 });
                 out.len() - 1
             });
@@ -290,6 +309,9 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
             }
             if p.confidence == Confidence::Must {
                 f.confidence = Confidence::Must;
+            }
+            if p.lock_array.is_none() {
+                f.lock_array = None;
             }
             f.volatile |= x.volatile;
             f.atomic &= x.atomic;
@@ -390,6 +412,7 @@ fn collect_races(
                         atomic: f.atomic,
                         unresolved: f.unresolved,
                         speculative: false,
+                        lock_array: f.lock_array.clone(),
                         programs: Vec::new(),
                         stale: crate::db::function_stale(db, f.func),
                     });
@@ -417,6 +440,9 @@ fn collect_races(
             r.volatile |= f.volatile;
             r.atomic &= f.atomic;
             r.unresolved &= f.unresolved;
+            if f.lock_array.is_none() {
+                r.lock_array = None;
+            }
             let g = &mut gathered[i];
             g.threads.extend_from_slice(&f.threads);
             g.others.extend_from_slice(&f.others);

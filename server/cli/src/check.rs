@@ -494,6 +494,7 @@ fn json(
             "programs": r.programs,
             "unresolved": r.unresolved,
             "speculative": r.speculative,
+            "lockArray": r.lock_array,
         })
     };
     let finding = |f: &Finding| {

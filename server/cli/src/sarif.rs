@@ -196,7 +196,7 @@ pub fn render(
             "locations": [ctx.location(&r.site)],
             "relatedLocations": related,
             "partialFingerprints": { fingerprint::KEY: f.fingerprint },
-            "properties": { "confidence": confidence, "variable": r.var, "access": racelens_analysis::report::kind_word(r.kind), "function": r.site.func, "threads": r.threads, "locks": r.locks, "refutedBy": r.refuted, "programs": r.programs, "unresolved": r.unresolved, "speculative": r.speculative },
+            "properties": { "confidence": confidence, "variable": r.var, "access": racelens_analysis::report::kind_word(r.kind), "function": r.site.func, "threads": r.threads, "locks": r.locks, "refutedBy": r.refuted, "programs": r.programs, "unresolved": r.unresolved, "speculative": r.speculative, "lockArray": r.lock_array },
         });
         if f.suppressed {
             v["suppressions"] = json!([{ "kind": "inSource" }]);

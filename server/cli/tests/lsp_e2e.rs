@@ -699,6 +699,77 @@ fn may_races_without_a_concrete_object_show_only_when_asked() {
     );
 }
 
+/// Striped locks: each thread locks `locks[hash % N]` around the object
+/// the hash names. Which element is taken is not known, so the accesses
+/// stay may races, but they are shown only with the unresolved ones.
+const STRIPED: &str = "#include <pthread.h>
+#include <stdlib.h>
+#define N 16
+pthread_mutex_t locks[N];
+struct item {
+    int hits;
+};
+struct item *table[64];
+int total;
+void *worker(void *a) {
+    unsigned h = (unsigned)(long)a * 2654435761u;
+    pthread_mutex_lock(&locks[h % N]);
+    struct item *it = table[h % 64];
+    if (!it) {
+        it = calloc(1, sizeof *it);
+        table[h % 64] = it;
+    }
+    it->hits++;
+    pthread_mutex_unlock(&locks[h % N]);
+    total++;
+    return a;
+}
+int main(void) {
+    pthread_t t[4];
+    for (long i = 0; i < 4; i++)
+        pthread_create(&t[i], 0, worker, (void *)i);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], 0);
+    return 0;
+}
+";
+
+#[test]
+fn may_races_under_a_striped_lock_show_only_when_asked() {
+    let dir = project("striped", &[]);
+    let file = dir.join("s.c");
+    let mut c = Client::spawn(None);
+    c.initialize(
+        json!({"workspace": {"configuration": true}}),
+        None,
+        json!({}),
+    );
+    c.open(&file, STRIPED);
+    let total = line_of(STRIPED, "total++;");
+    let shown = c.races(&file, 1);
+    assert!(
+        shown
+            .iter()
+            .all(|d| d["code"] != "data-race" || d["range"]["start"]["line"] == total),
+        "{shown:?}"
+    );
+    c.settings = json!({"showUnresolved": true});
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": null}),
+    );
+    let all = c.races(&file, 4);
+    let hits = line_of(STRIPED, "it->hits++;");
+    assert!(
+        all.iter().any(|d| d["range"]["start"]["line"] == hits
+            && d["message"]
+                .as_str()
+                .unwrap()
+                .contains("an element of lock array `locks[*]` (which element is not known)")),
+        "{all:?}"
+    );
+}
+
 #[test]
 fn settings_toggle_diagnostics() {
     let dir = project("settings", &[]);

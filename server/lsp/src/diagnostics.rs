@@ -106,10 +106,10 @@ impl DiagnosticsJob {
                 if suppressions.suppresses(&report) {
                     continue;
                 }
-                // A may race with no concrete object, or only with a
-                // speculative callback group, is a weak candidate: shown
-                // only on request.
-                if (report.unresolved || report.speculative)
+                // A may race with no concrete object, only with a
+                // speculative callback group, or under a striped lock on
+                // both sides, is a weak candidate: shown only on request.
+                if (report.unresolved || report.speculative || report.lock_array.is_some())
                     && report.confidence == Confidence::May
                     && !snap.show_unresolved
                 {
@@ -411,6 +411,7 @@ mod tests {
             programs: vec![],
             unresolved: false,
             speculative: false,
+            lock_array: None,
             stale: false,
         };
         let d = race_diagnostic(&report, DiagnosticSeverity::HINT, &mut files).unwrap();
