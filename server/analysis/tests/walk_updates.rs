@@ -817,3 +817,55 @@ fn call_argument_edits_update_the_walk_exactly() {
     host.set_file_text(virt, text.as_str());
     assert_eq!(reports(&host), original);
 }
+
+/// An edit that changes the pointer store walks the program again, but
+/// leaves the walk of the text before it as it was: its undo reuses that
+/// walk (no walk at all), and an edit of another function after the undo
+/// updates it incrementally, exactly as a walk from scratch.
+#[test]
+fn the_undo_of_a_store_changing_edit_reuses_the_walk_before_it() {
+    let _serial = serial();
+    set_verify(true);
+    let base = r#"#include <pthread.h>
+int a, b, c;
+int *gp;
+static void point(void) {
+    gp = &a;
+}
+static void *worker(void *arg) {
+    *gp = 1;
+    c++;
+    return arg;
+}
+int main(void) {
+    pthread_t t;
+    point();
+    pthread_create(&t, NULL, worker, NULL);
+    a = 2;
+    b = 3;
+    pthread_join(t, NULL);
+    return 0;
+}
+"#;
+    let edited = base.replace("    gp = &a;\n", "    gp = &b;\n");
+    let later = base.replace("    c++;\n", "    c++;\n    c--;\n");
+    assert!(edited != base && later != base);
+    let virt = Path::new("/virtual/store_edit_undo.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base);
+    let before = reports(&host);
+    assert!(
+        before.iter().any(|r| r.contains("var: \"a\"")),
+        "{before:?}"
+    );
+    let (after, updated) = edit_and_report(&mut host, virt, &edited);
+    assert!(!updated, "the store changed: a walk from scratch");
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(after.iter().any(|r| r.contains("var: \"b\"")), "{after:?}");
+    let (undone, updated) = edit_and_report(&mut host, virt, base);
+    assert!(updated, "the undo reuses the walk before the edit");
+    assert_eq!(undone, before);
+    let (next, updated) = edit_and_report(&mut host, virt, &later);
+    assert!(updated, "the kept walk is updated incrementally");
+    assert_eq!(next, replayed(virt, &[&later]));
+}

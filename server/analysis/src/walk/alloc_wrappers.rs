@@ -299,21 +299,6 @@ impl<'a> Walker<'a> {
             return i.clone();
         }
         let mut index: FxHashMap<Slot, (Vec<Name>, bool)> = FxHashMap::default();
-        let slot = |e: &Expr| match uncast(e) {
-            Expr::Field { field, .. } => Some(Slot::Member(field.clone())),
-            Expr::Var(n) if self.prog.global(n).is_some() => Some(Slot::Global(n.clone())),
-            _ => None,
-        };
-        let function_named = |e: &Expr| -> Option<Name> {
-            let e = match uncast(e) {
-                Expr::AddrOf(x) => uncast(x),
-                x => x,
-            };
-            match e {
-                Expr::Var(n) if self.prog.functions_named(n).is_some() => Some(n.clone()),
-                _ => None,
-            }
-        };
         let put = |index: &mut FxHashMap<Slot, (Vec<Name>, bool)>, s: Slot, f: Option<Name>| {
             let e = index.entry(s).or_insert_with(|| (Vec::new(), true));
             match f {
@@ -322,29 +307,9 @@ impl<'a> Walker<'a> {
             }
         };
         for f in self.prog.functions.values().flatten() {
-            let s = self.summary(*f);
-            visit_stmts(&s.ir.body, &mut |st| {
-                if let Stmt::Assign { lhs, rhs } = st {
-                    if let Some(k) = slot(lhs) {
-                        put(&mut index, k, function_named(rhs));
-                    }
-                    // Its address taken: it may be written through it.
-                    if let Expr::AddrOf(x) = uncast(rhs) {
-                        if let Some(k) = slot(x) {
-                            put(&mut index, k, None);
-                        }
-                    }
-                }
-            });
-            visit_calls(&s.ir.body, &mut |c| {
-                for a in &c.args {
-                    if let Expr::AddrOf(x) = uncast(a) {
-                        if let Some(k) = slot(x) {
-                            put(&mut index, k, None);
-                        }
-                    }
-                }
-            });
+            for (k, v) in self.slot_puts(&self.summary(*f)) {
+                put(&mut index, k, v);
+            }
         }
         for fields in self.prog.global_init_fields.values() {
             for i in fields {
@@ -363,6 +328,52 @@ impl<'a> Walker<'a> {
         let index = Arc::new(index);
         *self.d.alloc_slot_index.borrow_mut() = Some(index.clone());
         index
+    }
+
+    /// What one function puts in function-pointer slots, in order (see
+    /// [`slot_index`](Self::slot_index)): the function named, or `None`
+    /// for a value that is not one or an address taken. Two texts that put
+    /// the same leave the index as it was.
+    pub(super) fn slot_puts(&self, s: &FunctionSummary) -> Vec<(Slot, Option<Name>)> {
+        let slot = |e: &Expr| match uncast(e) {
+            Expr::Field { field, .. } => Some(Slot::Member(field.clone())),
+            Expr::Var(n) if self.prog.global(n).is_some() => Some(Slot::Global(n.clone())),
+            _ => None,
+        };
+        let function_named = |e: &Expr| -> Option<Name> {
+            let e = match uncast(e) {
+                Expr::AddrOf(x) => uncast(x),
+                x => x,
+            };
+            match e {
+                Expr::Var(n) if self.prog.functions_named(n).is_some() => Some(n.clone()),
+                _ => None,
+            }
+        };
+        let mut out = Vec::new();
+        visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Assign { lhs, rhs } = st {
+                if let Some(k) = slot(lhs) {
+                    out.push((k, function_named(rhs)));
+                }
+                // Its address taken: it may be written through it.
+                if let Expr::AddrOf(x) = uncast(rhs) {
+                    if let Some(k) = slot(x) {
+                        out.push((k, None));
+                    }
+                }
+            }
+        });
+        visit_calls(&s.ir.body, &mut |c| {
+            for a in &c.args {
+                if let Expr::AddrOf(x) = uncast(a) {
+                    if let Some(k) = slot(x) {
+                        out.push((k, None));
+                    }
+                }
+            }
+        });
+        out
     }
 
     /// Is `f` declared to return `void *`, C's type for untyped new memory

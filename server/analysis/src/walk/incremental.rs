@@ -128,17 +128,35 @@ pub(super) fn verifying() -> bool {
         || *ENV.get_or_init(|| std::env::var_os("RACELENS_VERIFY_WALK").is_some())
 }
 
-/// Takes a kept walk of the same program and functions, if any.
+/// Takes a kept walk of the same program and functions, if any: the one
+/// whose summaries differ from these in the fewest functions (an undo
+/// finds the walk of the text before the edit, which then needs none).
 pub(super) fn take(
     prog: &Arc<Program>,
     summaries: &FxHashMap<FunctionId, Arc<FunctionSummary>>,
 ) -> Option<Snapshot> {
     let mut kept = kept().lock().unwrap_or_else(|e| e.into_inner());
-    let i = kept.iter().position(|s| {
-        s.summaries.len() == summaries.len()
-            && summaries.keys().all(|f| s.summaries.contains_key(f))
-            && (Arc::ptr_eq(&s.prog, prog) || *s.prog == **prog)
-    })?;
+    let i = kept
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| {
+            s.summaries.len() == summaries.len()
+                && summaries.keys().all(|f| s.summaries.contains_key(f))
+                && (Arc::ptr_eq(&s.prog, prog) || *s.prog == **prog)
+        })
+        .min_by_key(|(i, s)| {
+            let changed = summaries
+                .iter()
+                .filter(|(f, new)| {
+                    let old = &s.summaries[*f];
+                    !Arc::ptr_eq(old, new) && **old != ***new
+                })
+                .take(2)
+                .count();
+            // Among equals, the newest.
+            (changed, std::cmp::Reverse(*i))
+        })?
+        .0;
     Some(kept.remove(i))
 }
 
@@ -151,12 +169,113 @@ pub(super) fn keep(snap: Snapshot) {
     kept.push(snap);
 }
 
-/// Updates `snap` to the current summaries, or says why it cannot.
+/// Updates `snap` to the current summaries, or says why it cannot. A
+/// failure found before the walk changed anything, or one in the pointer
+/// store (see [`Saved`]), hands the snapshot back unchanged: the edit's
+/// undo then finds the walk of the text before it.
 pub(super) fn update(
     db: &dyn salsa::Database,
     prog: &Arc<Program>,
     summaries: &FxHashMap<FunctionId, Arc<FunctionSummary>>,
+    snap: Snapshot,
+) -> Result<(ThreadAnalysis, Snapshot), (&'static str, Option<Snapshot>)> {
+    let mut back = None;
+    update_in(db, prog, summaries, snap, &mut back).map_err(|why| (why, back))
+}
+
+/// What an update changes in a snapshot's data before it knows whether the
+/// pointer store stands: caches it clears (frames, return values, frame
+/// bases and summaries, rebuilt on demand from the revision's text) and
+/// the rest, saved here so that a store that changed leaves the snapshot as
+/// it was. Verdicts answered on the new text (allocation wrappers, what a
+/// call may allocate, constant globals) must not stay in it: a later
+/// revision would trust them for the old text.
+struct Saved {
+    written: Option<FxHashMap<Name, u32>>,
+    may_allocate: FxHashMap<(FunctionId, Name), bool>,
+    constants: FxHashMap<Name, bool>,
+    semaphores: FxHashMap<Name, super::semaphores::Verdict>,
+    gates: FxHashMap<(Name, Name), bool>,
+    wrappers: FxHashMap<(FunctionId, u8), bool>,
+    laundered: Option<super::laundered::Laundered>,
+    laundering_params: Option<super::laundered::Params>,
+}
+
+/// The pointer store and what its build leaves behind: taken before a
+/// rebuild (which only an update that changed a function's pass over the
+/// store does), to be put back if the store changed.
+struct SavedStore {
+    store: FxHashMap<LocKey, Vals>,
+    from: FxHashMap<FunctionId, FxHashMap<LocKey, Vals>>,
+    passes: FxHashMap<FunctionId, super::store::StorePass>,
+    params: FxHashMap<FunctionId, Vec<Vals>>,
+    fn_params: FxHashMap<FunctionId, Vec<Vals>>,
+    unresolved: bool,
+}
+
+impl SavedStore {
+    /// Takes the store and its passes out of `d` (a rebuild starts from
+    /// none, and writes new ones).
+    fn take(d: &mut WalkData) -> Self {
+        SavedStore {
+            store: std::mem::take(&mut d.store),
+            from: std::mem::take(&mut d.store_from),
+            passes: std::mem::take(&mut d.store_passes),
+            params: std::mem::take(&mut d.store_params),
+            fn_params: std::mem::take(&mut d.store_fn_params),
+            unresolved: d.store_unresolved.get(),
+        }
+    }
+}
+
+impl Saved {
+    fn of(d: &WalkData) -> Self {
+        Saved {
+            written: d.written.borrow().clone(),
+            may_allocate: d.may_allocate.borrow().clone(),
+            constants: d.constants.borrow().clone(),
+            semaphores: d.semaphores.borrow().clone(),
+            gates: d.gates.borrow().clone(),
+            wrappers: d.wrappers.borrow().clone(),
+            laundered: d.laundered.borrow().clone(),
+            laundering_params: d.laundering_params.borrow().clone(),
+        }
+    }
+
+    /// Puts the snapshot's data back as it was, with the old store.
+    fn restore(self, d: &mut WalkData, old: SavedStore) {
+        *d.written.get_mut() = self.written;
+        *d.may_allocate.get_mut() = self.may_allocate;
+        *d.constants.get_mut() = self.constants;
+        *d.semaphores.get_mut() = self.semaphores;
+        *d.gates.get_mut() = self.gates;
+        *d.wrappers.get_mut() = self.wrappers;
+        *d.laundered.get_mut() = self.laundered;
+        *d.laundering_params.get_mut() = self.laundering_params;
+        d.store_passes = old.passes;
+        d.store_params = old.params;
+        d.store_fn_params = old.fn_params;
+        d.store_unresolved.set(old.unresolved);
+        d.store_strict.set(false);
+        d.store = old.store;
+        d.store_from = old.from;
+        d.frames.get_mut().clear();
+        d.returns.get_mut().clear();
+        d.summaries.get_mut().clear();
+        d.frame_bases.get_mut().clear();
+        d.lock_wrappers.get_mut().clear();
+        d.alloc_slots.get_mut().clear();
+        *d.alloc_slot_index.get_mut() = None;
+        *d.value_functions.get_mut() = None;
+    }
+}
+
+fn update_in(
+    db: &dyn salsa::Database,
+    prog: &Arc<Program>,
+    summaries: &FxHashMap<FunctionId, Arc<FunctionSummary>>,
     mut snap: Snapshot,
+    back: &mut Option<Snapshot>,
 ) -> Result<(ThreadAnalysis, Snapshot), &'static str> {
     let changed: Vec<FunctionId> = summaries
         .iter()
@@ -172,6 +291,7 @@ pub(super) fn update(
         return Ok((result, snap));
     }
     let [f] = changed[..] else {
+        *back = Some(snap);
         return Err("several functions changed");
     };
     if verifying() && std::env::var_os("RACELENS_VERIFY_DUMP").is_some() {
@@ -184,6 +304,7 @@ pub(super) fn update(
     }
     let (old, new) = (&snap.summaries[&f], &summaries[&f]);
     if old.ir.params != new.ir.params {
+        *back = Some(snap);
         return Err("parameters changed");
     }
     let creates = |s: &FunctionSummary| {
@@ -192,6 +313,7 @@ pub(super) fn update(
             .any(|m| matches!(m, CallModel::Create { .. }))
     };
     if creates(old) != creates(new) {
+        *back = Some(snap);
         return Err("thread creation changed");
     }
     let mut w = Walker {
@@ -207,6 +329,7 @@ pub(super) fn update(
     // its function's summary and the program alone (`frames.rs`), and the
     // program is unchanged (`take`): the other functions' bases stay, which
     // saves about a quarter of a pointer store rebuild.
+    let saved = Saved::of(&w.d);
     w.d.summaries.borrow_mut().clear();
     w.d.frame_bases.borrow_mut().retain(|g, _| *g != f);
     // Callers apply a lock wrapper without walking it (no node of the
@@ -275,10 +398,31 @@ pub(super) fn update(
         // A wrapper's verdict at any nesting level may feed its callers',
         // and reads whether the functions it calls keep their parameters:
         // every verdict given is asked again.
-        let old: Vec<((FunctionId, u8), bool)> = w.d.wrappers.borrow_mut().drain().collect();
+        // Unless the edited function's verdicts and what it puts in
+        // function-pointer slots are as they were: every other verdict
+        // reads the edited function only through those, and stands.
+        let old_verdicts: Vec<((FunctionId, u8), bool)> =
+            w.d.wrappers.borrow_mut().drain().collect();
         w.d.alloc_slots.borrow_mut().clear();
-        *w.d.alloc_slot_index.borrow_mut() = None;
-        if old.iter().any(|&((g, l), v)| w.alloc_wrapper_at(g, l) != v) {
+        let (old_s, new_s) = (&snap.summaries[&f], &summaries[&f]);
+        let slots_same = w.slot_puts(old_s) == w.slot_puts(new_s);
+        if !slots_same {
+            *w.d.alloc_slot_index.borrow_mut() = None;
+        }
+        let (own, others): (Vec<_>, Vec<_>) =
+            old_verdicts.into_iter().partition(|((g, _), _)| *g == f);
+        if own.iter().any(|&((g, l), v)| w.alloc_wrapper_at(g, l) != v) {
+            return Err("allocation wrapper changed");
+        }
+        if slots_same {
+            let mut cache = w.d.wrappers.borrow_mut();
+            for (k, v) in others {
+                cache.entry(k).or_insert(v);
+            }
+        } else if others
+            .iter()
+            .any(|&((g, l), v)| w.alloc_wrapper_at(g, l) != v)
+        {
             return Err("allocation wrapper changed");
         }
         let old_ret = w.d.returns.borrow().get(&f).cloned();
@@ -287,12 +431,14 @@ pub(super) fn update(
         w.d.frames.borrow_mut().retain(|(g, _), _| *g != f);
         w.d.returns.borrow_mut().remove(&f);
         if !w.same_store_pass(f) {
-            let old_store = std::mem::take(&mut w.d.store);
-            let old_from = std::mem::take(&mut w.d.store_from);
+            let old = SavedStore::take(&mut w.d);
             w.d.frames.borrow_mut().clear();
             w.d.returns.borrow_mut().clear();
             w.build_store();
-            if w.d.store != old_store || w.d.store_from != old_from {
+            if w.d.store != old.store || w.d.store_from != old.from {
+                saved.restore(&mut w.d, old);
+                snap.data = std::mem::take(&mut w.d);
+                *back = Some(snap);
                 return Err("pointer store changed");
             }
             w.d.frames.borrow_mut().clear();

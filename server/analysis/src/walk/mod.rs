@@ -481,9 +481,13 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
                 incremental::count(true);
                 return result;
             }
-            Err(why) => {
+            Err((why, back)) => {
                 if std::env::var_os("RACELENS_TIMING").is_some() {
                     eprintln!("racelens: walk: full walk ({why})");
+                }
+                // Kept as it was: the edit's undo finds it.
+                if let Some(snap) = back {
+                    incremental::keep(snap);
                 }
             }
         }
