@@ -386,9 +386,17 @@ fn fallback_models() -> FxHashMap<String, CallModel> {
             "g_strndup",
             "g_slice_alloc",
             "g_slice_alloc0",
+            // The Redis module API's allocators: function pointers the
+            // module fills by name (`RedisModule_GetApi("RedisModule_Alloc",
+            // &RedisModule_Alloc)`), which call Redis's `zmalloc`.
+            "RedisModule_Alloc",
+            "RedisModule_Calloc",
+            "RedisModule_TryAlloc",
+            "RedisModule_Strdup",
         ],
         Alloc,
     );
+    put(&["RedisModule_Realloc"], Realloc);
     put(
         &[
             "kfree",
@@ -397,6 +405,7 @@ fn fallback_models() -> FxHashMap<String, CallModel> {
             "kmem_free",
             "umem_free",
             "g_free",
+            "RedisModule_Free",
         ],
         Mem {
             write: Some(0),

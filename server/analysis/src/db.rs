@@ -384,6 +384,12 @@ pub fn function_summary(db: &dyn salsa::Database, f: FunctionId) -> Arc<Function
         let map = fn_ptrs.get_or_insert_with(|| fn_pointer_targets(db, f.ws(db)));
         if let Some(m) = map.get(n).and_then(|t| config.model_of(t, || false)) {
             models.insert(c.id, m.clone());
+        } else if matches!(c.callee, syntax::Callee::Indirect(_)) {
+            // A library's function pointer known by its own name (the Redis
+            // module API's `RedisModule_Alloc`, filled by name at load).
+            if let Some(m) = config.fallback_models.get(&**n) {
+                models.insert(c.id, m.clone());
+            }
         }
     });
     Arc::new(FunctionSummary {
