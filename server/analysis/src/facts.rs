@@ -181,6 +181,12 @@ pub struct Site {
     /// memo replay of its function, or a callback group's registration):
     /// `active_seen` says nothing.
     pub unseen_spawns: bool,
+    /// A launcher's creation (`pthread_create(&t->handle, 0, trampoline,
+    /// t)`, the trampoline calling `t->callback(t)`) handing an object of
+    /// this heap site: each heap site the call hands is a site of its own
+    /// (`walk::spawn`), so that its thread runs its own launch and joins
+    /// of its handle join it.
+    pub launch: Option<Base>,
 }
 
 /// One access of a thread to a location, with the analysis facts at that point.

@@ -391,13 +391,11 @@ impl<'a> Walker<'a> {
                     self.escape_to(fr, e, &mut st, true, "a thread argument, not fresh");
                 }
                 let slot = self.site_slot(fr, c, c.args.get(arg));
-                self.spawn(fr, c, &mut st, tids, entries, argv, false);
-                if let Some(&s) = self.d.site_index.get(&(fr.fid, c.id)) {
-                    self.d.sites[s as usize].tid_in_arg = match (c.args.get(tid), c.args.get(arg)) {
-                        (Some(t), Some(a)) => super::own::tid_in_arg(t, a),
-                        _ => None,
-                    };
-                }
+                let site = self.spawn(fr, c, &mut st, tids, entries, argv, false);
+                self.d.sites[site as usize].tid_in_arg = match (c.args.get(tid), c.args.get(arg)) {
+                    (Some(t), Some(a)) => super::own::tid_in_arg(t, a),
+                    _ => None,
+                };
                 if super::spawn::result_tested(fr, c) {
                     let flag = super::spawn::call_flag(c.id);
                     let mut handed: Vec<Base> = fresh_before
@@ -426,9 +424,7 @@ impl<'a> Walker<'a> {
                         }
                     }
                 }
-                if let Some(&site) = self.d.site_index.get(&(fr.fid, c.id)) {
-                    self.note_site_slot(site, slot);
-                }
+                self.note_site_slot(site, slot);
                 Some(st)
             }
             Some(CallModel::Join { tid, all }) => {
@@ -929,11 +925,9 @@ impl<'a> Walker<'a> {
                         entries.retain(|f| self.looks_like_thread_entry(*f));
                     }
                     if !entries.is_empty() {
-                        self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new(), true);
+                        let s = self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new(), true);
                         // It may call them any number of times.
-                        if let Some(&s) = self.d.site_index.get(&(fr.fid, c.id)) {
-                            self.d.sites[s as usize].in_loop = true;
-                        }
+                        self.d.sites[s as usize].in_loop = true;
                     }
                     return Some(st);
                 }

@@ -208,7 +208,7 @@ struct WalkData {
     /// Hand-made reader-writer locks (`gates.rs`): by struct type and mutex
     /// member, whether the program's functions of that shape form one.
     gates: std::cell::RefCell<FxHashMap<(Name, Name), bool>>,
-    site_index: FxHashMap<(FunctionId, u32), u32>,
+    site_index: FxHashMap<(FunctionId, u32, Option<Base>), u32>,
     thread_index: FxHashMap<(u32, u32, Name), u32>,
     /// Callback threads by function.
     callback_index: FxHashMap<Name, u32>,

@@ -63,6 +63,50 @@ impl<'a> Walker<'a> {
             if matches!(&**n, "pthread_self" | "thrd_current") && !fr.locals.contains_key(n))
     }
 
+    /// Is `f` a launcher's trampoline: does it call through a pointer
+    /// (`t->callback(t)`, `(*fn)(arg)`)? Read from its text alone.
+    fn is_trampoline(&self, f: FunctionId) -> bool {
+        let s = self.summary(f);
+        let mut found = false;
+        crate::visit::visit_calls(&s.ir.body, &mut |c| {
+            found |= match &c.callee {
+                Callee::Indirect(_) => true,
+                Callee::Direct(n) => s.ir.params.iter().any(|p| p.name == *n),
+            };
+        });
+        found
+    }
+
+    /// The creation site of call `c` handing `argv` (see
+    /// [`Site::launch`]): a launcher's creation handing objects of one
+    /// heap site is a site per heap site, so that its threads, each
+    /// running the launch its object holds, are told apart.
+    pub(super) fn site_key(
+        &self,
+        fr: &Frame,
+        c: &Call,
+        entries: &[FunctionId],
+        argv: &Vals,
+        callback: bool,
+    ) -> (FunctionId, u32, Option<Base>) {
+        let launch = match (callback, entries) {
+            (false, [f]) if self.is_trampoline(*f) => {
+                let mut bases = argv.iter().map(|v| match v {
+                    Val::Target(k) if matches!(k.base, Base::Heap { .. }) => Some(&k.base),
+                    _ => None,
+                });
+                match bases.next().flatten() {
+                    Some(b) if bases.all(|x| x == Some(b)) => Some(b.clone()),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        (fr.fid, c.id, launch)
+    }
+
+    /// Spawns the threads of call `c`; returns its site.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn spawn(
         &mut self,
         fr: &Frame,
@@ -72,10 +116,11 @@ impl<'a> Walker<'a> {
         entries: Vec<FunctionId>,
         argv: Vals,
         callback: bool,
-    ) {
+    ) -> u32 {
         self.effect();
         self.d.sites_epoch = self.d.epoch;
-        let key = (fr.fid, c.id);
+        let key = self.site_key(fr, c, &entries, &argv, callback);
+        let launch = key.2.clone();
         let mut tids_again = Vec::new();
         let site = match self.d.site_index.get(&key) {
             Some(&s) => {
@@ -106,6 +151,7 @@ impl<'a> Walker<'a> {
                     tid_in_arg: None,
                     active_seen: SiteSet::default(),
                     unseen_spawns: false,
+                    launch,
                 });
                 self.d.site_index.insert(key, s);
                 s
@@ -325,6 +371,7 @@ impl<'a> Walker<'a> {
             }
             st.clean.sort();
         }
+        site
     }
 
     /// The creation site of thread `t` when the current thread created it.

@@ -164,11 +164,20 @@ impl<'a> Builder<'a> {
     }
 
     pub(super) fn create(&mut self, fr: &mut Frame, c: &Call, arg: usize) {
+        // A launcher's call is a site per heap site it hands (`Site::launch`):
+        // the one of the object handed here.
+        let pointee = c.args.get(arg).and_then(|a| self.pointee(fr, a, 0));
+        let at_call = |s: &&crate::facts::Site| s.func == fr.fid && s.call == c.id;
+        let launched = |s: &crate::facts::Site| match (&s.launch, &pointee) {
+            (None, _) => true,
+            (Some(b), Some(p)) => *b == p.base,
+            (Some(_), None) => false,
+        };
         let Some(site) = self
             .table
             .sites
             .iter()
-            .position(|s| s.func == fr.fid && s.call == c.id)
+            .position(|s| at_call(&s) && launched(s))
         else {
             return;
         };
@@ -188,7 +197,6 @@ impl<'a> Builder<'a> {
         if children.is_empty() {
             return;
         }
-        let pointee = c.args.get(arg).and_then(|a| self.pointee(fr, a, 0));
         for &ch in &children {
             if self.thread_args[ch as usize].is_none() {
                 self.thread_args[ch as usize] = pointee.clone();
