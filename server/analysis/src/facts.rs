@@ -45,6 +45,12 @@ pub struct Thread {
     /// Every creation handed it a fresh heap object as its argument (no
     /// other thread held it): each instance's argument is its own.
     pub owns_arg: bool,
+    /// Every creation at its site handed it another heap object, though
+    /// maybe one an earlier creation of the same block also got
+    /// (`create(&o->rx, .., rx, o); create(&o->tx, .., tx, o)`): two of its
+    /// instances never share their argument, and a member of the argument
+    /// holds only the id its own creation stored. Implied by `owns_arg`.
+    pub arg_per_site: bool,
     /// A callback group whose functions were only handed, in a table of
     /// functions (`struct ops`), to code without a body that is not known to
     /// run them on another thread (`vn_make_ops(.., template, ..)`): it may
@@ -136,6 +142,7 @@ impl Thread {
             slot: None,
             merged_launches: false,
             owns_arg: false,
+            arg_per_site: false,
             speculative: false,
             load_entry: false,
             repeats: false,
@@ -215,8 +222,8 @@ pub struct AccessFact {
     /// accessing thread instance's own (see [`Own`]).
     pub own: Option<Own>,
     /// The access goes through a pointer `x` after `pthread_join(x->f)`:
-    /// the member `f` (see `walk::own`).
-    pub joined: Option<Name>,
+    /// the members `f` so joined, sorted (see `walk::own`).
+    pub joined: Option<Arc<[Name]>>,
     /// Locksets and thread facts at the access, shared between accesses made
     /// in the same state (most are), which keeps large programs small.
     pub ctx: Arc<FactCtx>,

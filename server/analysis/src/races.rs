@@ -130,7 +130,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             bool,
             Option<Slot>,
             Option<&Own>,
-            Option<racelens_syntax::Name>,
+            Option<Arc<[racelens_syntax::Name]>>,
             bool,
         ),
         usize,
@@ -377,6 +377,9 @@ fn own_apart(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
     };
     let thread = |t: u32| table.threads.get(t as usize);
     let owns = |t: u32| thread(t).is_some_and(|t| t.owns_arg);
+    // Two instances of one thread never share their argument when each
+    // creation of its site handed another object.
+    let per_site = |t: u32| thread(t).is_some_and(|t| t.arg_per_site);
     let allocated = |k: &Own, t: u32| match k {
         Own::Alloc => true,
         Own::Held(c) => {
@@ -387,7 +390,9 @@ fn own_apart(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
     };
     let arg = |k: &Own| matches!(k, Own::Arg | Own::ArgPart);
     match base {
-        Base::Heap { .. } if arg(x) && arg(y) => owns(a.thread) && owns(b.thread),
+        Base::Heap { .. } if arg(x) && arg(y) => {
+            (owns(a.thread) && owns(b.thread)) || (a.thread == b.thread && per_site(a.thread))
+        }
         Base::Heap { .. } => allocated(x, a.thread) && allocated(y, b.thread),
         Base::Type(_) => {
             matches!(x, Own::Held(_))
@@ -399,24 +404,25 @@ fn own_apart(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
     }
 }
 
-/// `a` goes through `x` after `pthread_join(x->f)`, and `b` is the access
+/// `a` goes through `x` after `pthread_join(x->f)` (one of the members
+/// joined so), and `b` is the access
 /// of a thread to its own argument, a thread whose creation stored its id
 /// in that argument's member `f` (`pthread_create(&c->th, .., c)`): if
 /// `x`'s object is `b`'s, its thread was joined before `a`; if not, they
 /// touch two objects.
 fn joined_apart(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
-    let Some(f) = &a.joined else {
+    let Some(joined) = &a.joined else {
         return false;
     };
     let Some(th) = table.threads.get(b.thread as usize) else {
         return false;
     };
     b.own == Some(Own::Arg)
-        && th.owns_arg
+        && (th.owns_arg || th.arg_per_site)
         && th
             .site
             .and_then(|s| table.sites.get(s as usize))
-            .is_some_and(|s| s.tid_in_arg.as_ref() == Some(f))
+            .is_some_and(|s| s.tid_in_arg.as_ref().is_some_and(|f| joined.contains(f)))
 }
 
 /// Two instances of one slot thread (see `walk::slots`) accessing the

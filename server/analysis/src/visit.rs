@@ -1,6 +1,6 @@
 //! Visitors over a function's lowered statements (the IR of
 //! `racelens_syntax`, whose statement visitor this re-exports): every
-//! statement, nested ones included, every call,
+//! statement, nested ones included, every statement list, every call,
 //! every variable name an expression mentions, and every name whose
 //! address it takes. A leaf module: the database ([`crate::db`]), the thread walk and
 //! the explanations and fixes all use it, and it uses none of them.
@@ -18,6 +18,34 @@ pub fn visit_calls(stmts: &[Stmt], f: &mut dyn FnMut(&Call)) {
             f(c)
         }
     });
+}
+
+/// Visits every statement list (a body, a branch, a loop's body or
+/// condition, a switch arm), outer lists before the lists nested in them.
+pub fn visit_blocks(stmts: &[Stmt], f: &mut dyn FnMut(&[Stmt])) {
+    f(stmts);
+    for s in stmts {
+        match s {
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                visit_blocks(cond, f);
+                visit_blocks(then, f);
+                visit_blocks(els, f);
+            }
+            Stmt::Loop { cond, body, .. } => {
+                visit_blocks(cond, f);
+                visit_blocks(body, f);
+            }
+            Stmt::Switch { cond, arms, .. } => {
+                visit_blocks(cond, f);
+                for a in arms {
+                    visit_blocks(a, f);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Visits every variable name `e` mentions, index variables included.

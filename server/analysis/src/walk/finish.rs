@@ -516,8 +516,14 @@ impl<'a> Walker<'a> {
                 t.speculative = true;
             }
         }
+        let per_site = self.per_site_threads(&reach);
+        for &t in &per_site {
+            if let Some(t) = threads.get_mut(t as usize) {
+                t.arg_per_site = true;
+            }
+        }
         let global_heap = self.global_heap(&escaped_locals);
-        let mut sites = self.joinable_sites(&owning);
+        let mut sites = self.joinable_sites(&per_site);
         // Spawns no visit saw in order: a memo replay, a callback group's
         // registration (see `Site::unseen_spawns`).
         for &s in &self.d.replayed_sites {

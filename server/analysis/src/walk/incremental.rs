@@ -626,6 +626,12 @@ fn update_in(
     if w.owning_threads(&reach) != owning {
         return Err("a thread's argument is handed fresh or not");
     }
+    let per_site: Vec<u32> = (0..snap.result.table.threads.len() as u32)
+        .filter(|&t| snap.result.table.threads[t as usize].arg_per_site)
+        .collect();
+    if w.per_site_threads(&reach) != per_site {
+        return Err("a thread's argument is handed fresh or not");
+    }
     if w.held_members(&reach, &snap.result.table.threads) != snap.result.table.held {
         return Err("members that hold only their owner's objects changed");
     }
@@ -912,6 +918,7 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<bool, &'static str> {
     node.allocs.clear();
     node.published.clear();
     node.stale_spawns.clear();
+    node.shared_spawns.clear();
     node.held.clear();
     node.merges = false;
     node.nested.clear();

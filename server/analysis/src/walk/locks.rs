@@ -160,13 +160,26 @@ impl<'a> Walker<'a> {
             // the lock is instantiated.
             Expr::Index {
                 base, var: Some(i), ..
-            } if self.is_array(fr, base) && fr.locals.contains_key(i) => match array_path(base) {
-                Some(a) => vec![(
-                    i.clone(),
-                    vec![Elem::Field(Name::from(format!("@{a}"))), Elem::Index(None)],
-                )],
-                None => Vec::new(),
-            },
+            } if self.is_array(fr, base) && fr.locals.contains_key(i) => {
+                let mut v = match array_path(base) {
+                    Some(a) => vec![(
+                        i.clone(),
+                        vec![Elem::Field(Name::from(format!("@{a}"))), Elem::Index(None)],
+                    )],
+                    None => Vec::new(),
+                };
+                // And some element of the array member of `q->arr`: a lock
+                // held through `q` guards all of `q`'s object.
+                v.extend(extend(
+                    self.sym_roots(fr, base, depth + 1),
+                    Elem::Index(None),
+                ));
+                v
+            }
+            // `q->arr[k % n]`: some element of the array member.
+            Expr::Index { base, .. } if self.is_array(fr, base) => {
+                extend(self.sym_roots(fr, base, depth + 1), Elem::Index(None))
+            }
             Expr::Deref(v) => match &**v {
                 Expr::Var(q) if fr.locals.contains_key(q) => {
                     let mut out = vec![(q.clone(), Vec::new())];

@@ -332,6 +332,11 @@ struct WalkData {
     root_published: Vec<Base>,
     /// Thread creations outside any node that handed a stale argument.
     root_stale_spawns: Vec<(FunctionId, u32)>,
+    root_shared_spawns: Vec<(FunctionId, u32)>,
+    /// The last creation that handed a fresh object: (node, function,
+    /// call id, what it handed), for the creation after it in the same
+    /// block (`Node::shared_spawns`).
+    last_fresh_handing: Option<(Option<u32>, FunctionId, u32, Vals)>,
     /// Stores into members outside any node (see `held.rs`).
     root_held: Vec<held::HeldStore>,
     /// Allocation sites visited inside a loop (they stand for many objects),

@@ -36,12 +36,12 @@
 use super::eval::is_alloca;
 use super::frames::{returned_by, tracks_ptr, Frame, RETURNED};
 use super::state::State;
-use super::{uncast, Val, Walker, MAX_TRACKED};
+use super::{uncast, Val, Vals, Walker, MAX_TRACKED};
 use crate::config::CallModel;
 use crate::db::FunctionId;
 use crate::facts::{HeldChain, Own};
 use crate::model::{Base, Elem};
-use racelens_syntax::{Call, Expr, Name};
+use racelens_syntax::{Call, Expr, Name, Stmt};
 use rustc_hash::FxHashSet;
 use thin_vec::ThinVec;
 
@@ -153,6 +153,43 @@ pub(super) fn common_own(a: &[(Name, Own)], b: &[(Name, Own)]) -> ThinVec<(Name,
 }
 
 /// Is every value a thread is handed a heap object (what its entry can own)?
+/// Are creations `first` and `second` calls of one block, `first` before,
+/// both handing the same local variable as their last argument, which no
+/// statement between them assigns? Then every run through `second` went
+/// through `first` just before, with the same object.
+fn same_block_handing(body: &[Stmt], first: u32, second: u32) -> bool {
+    let mut found = false;
+    crate::visit::visit_blocks(body, &mut |block| {
+        let at = |id: u32| {
+            block
+                .iter()
+                .position(|s| matches!(s, Stmt::Call(c) if c.id == id))
+        };
+        let (Some(i), Some(j)) = (at(first), at(second)) else {
+            return;
+        };
+        if i >= j {
+            return;
+        }
+        let arg = |k: usize| match &block[k] {
+            Stmt::Call(c) => c.args.last().map(uncast),
+            _ => None,
+        };
+        let Some(Expr::Var(v)) = arg(i) else {
+            return;
+        };
+        if arg(j) != Some(&Expr::Var(v.clone())) {
+            return;
+        }
+        let mut assigned = false;
+        crate::visit::visit_stmts(&block[i + 1..j], &mut |s| {
+            assigned |= matches!(s, Stmt::Assign { lhs: Expr::Var(x), .. } if x == v);
+        });
+        found |= !assigned;
+    });
+    found
+}
+
 pub(super) fn heap_args(args: &[Val]) -> bool {
     !args.is_empty()
         && args
@@ -186,17 +223,32 @@ fn replace_own(st: &mut State, drop: impl Fn(&str) -> bool, add: Option<(Name, O
     st.own = v.into();
 }
 
-/// The member `f` when `place` goes through a pointer `x` alone after
-/// `pthread_join(x->f)` on this path.
-pub(super) fn joined_access(place: &Expr, st: &State) -> Option<Name> {
+/// The members `f` (sorted) when `place` goes through a pointer `x` alone
+/// after `pthread_join(x->f)` on this path (`x->f`, `x->arr[i]` of an array
+/// member: `is_array`).
+pub(super) fn joined_access(
+    place: &Expr,
+    st: &State,
+    is_array: &dyn Fn(&Expr) -> bool,
+) -> Option<std::sync::Arc<[Name]>> {
     if st.joined_own.is_empty() {
         return None;
     }
-    let x = super::record::access_root(place)?;
-    st.joined_own
+    let mut p = place;
+    while let Expr::Index { base, .. } = p {
+        if !is_array(base) {
+            break;
+        }
+        p = base;
+    }
+    let x = super::record::access_root(p)?;
+    let members: Vec<Name> = st
+        .joined_own
         .iter()
-        .find(|(y, _)| y == x)
+        .filter(|(y, _)| y == x)
         .map(|(_, f)| f.clone())
+        .collect();
+    (!members.is_empty()).then(|| members.into())
 }
 
 /// The member that `pthread_create(tid, .., arg)` stores the thread id in
@@ -274,8 +326,15 @@ impl Walker<'_> {
             e = uncast(b);
             moved = true;
         }
+        // An array member (`x->buf`, `x->rows[2]`) stands for its address,
+        // inside the object `x` points to, and so does a step along it.
+        if matches!(e, Expr::Field { .. } | Expr::Index { .. }) && self.is_array(fr, e) {
+            return self.own_object(fr, e, st, depth + 1);
+        }
         let k = match e {
             Expr::Var(x) => lookup(st, x),
+            // `&x->buf[k]`, `&x->f`: inside the object of `x`.
+            Expr::AddrOf(inner) if depth < 8 => self.own_object(fr, inner, st, depth + 1),
             Expr::CallResult(id) => lookup(st, &returned_by(*id))
                 .or_else(|| self.allocates_at(fr, *id).then_some(Own::Alloc)),
             // A pointer loaded from a member of an own object (`held.rs`),
@@ -463,23 +522,77 @@ impl Walker<'_> {
                     _ => false,
                 })
         });
+        let node = self.d.node_stack.last().copied();
+        let handed: Vals = arg.map(|e| self.eval(fr, e, 0)).unwrap_or_default();
         if fresh {
+            self.d.last_fresh_handing = Some((node, fr.fid, c.id, handed));
             return;
         }
-        match self.d.node_stack.last() {
-            Some(&n) => {
-                let v = &mut self.d.nodes[n as usize].stale_spawns;
-                if !v.contains(&c.id) {
-                    v.push(c.id);
+        // The object an earlier creation of this block handed fresh, by the
+        // same variable: each visit of this site still hands another one.
+        let shared = match &self.d.last_fresh_handing {
+            Some((n, f, first, vals)) => {
+                *n == node
+                    && *f == fr.fid
+                    && *vals == handed
+                    && same_block_handing(&fr.summary.ir.body, *first, c.id)
+            }
+            None => false,
+        };
+        match node {
+            Some(n) => {
+                let node = &mut self.d.nodes[n as usize];
+                if !node.stale_spawns.contains(&c.id) {
+                    node.stale_spawns.push(c.id);
+                }
+                if shared && !node.shared_spawns.contains(&c.id) {
+                    node.shared_spawns.push(c.id);
                 }
             }
-            None => self.d.root_stale_spawns.push((fr.fid, c.id)),
+            None => {
+                self.d.root_stale_spawns.push((fr.fid, c.id));
+                if shared {
+                    self.d.root_shared_spawns.push((fr.fid, c.id));
+                }
+            }
         }
     }
 
     /// The threads that own their argument: every creation, over the
     /// nodes `reach` marks, handed them a fresh heap object, and they are
     /// no callback group. Sorted.
+    /// The threads each creation of whose site handed another heap
+    /// object, though maybe one an earlier creation of the same block also
+    /// handed (`Node::shared_spawns`): two instances of such a thread never
+    /// share their argument, and a member of it holds the id only its own
+    /// creation stored. Includes the owning threads. Sorted.
+    pub(super) fn per_site_threads(&self, reach: &[bool]) -> Vec<u32> {
+        let mut stale: FxHashSet<(FunctionId, u32)> =
+            self.d.root_stale_spawns.iter().copied().collect();
+        let mut shared: FxHashSet<(FunctionId, u32)> =
+            self.d.root_shared_spawns.iter().copied().collect();
+        for (i, n) in self.d.nodes.iter().enumerate() {
+            if reach.get(i).copied().unwrap_or(false) {
+                stale.extend(n.stale_spawns.iter().map(|&c| (n.fid, c)));
+                shared.extend(n.shared_spawns.iter().map(|&c| (n.fid, c)));
+            }
+        }
+        let mut out = Vec::new();
+        for (t, th) in self.d.threads.iter().enumerate().skip(1) {
+            let Some(site) = th.site.and_then(|s| self.d.sites.get(s as usize)) else {
+                continue;
+            };
+            let at = (site.func, site.call);
+            if (!stale.contains(&at) || shared.contains(&at))
+                && !self.d.group_roots.contains_key(&(t as u32))
+                && heap_args(&self.d.thread_args[t])
+            {
+                out.push(t as u32);
+            }
+        }
+        out
+    }
+
     pub(super) fn owning_threads(&self, reach: &[bool]) -> Vec<u32> {
         let mut stale: FxHashSet<(FunctionId, u32)> =
             self.d.root_stale_spawns.iter().copied().collect();
@@ -507,7 +620,8 @@ impl Walker<'_> {
     /// object (`Site::tid_in_arg`) only where that member holds the id its
     /// creation stored: no statement of the program writes a member of
     /// that name, and every creation that stores an id in one is such a
-    /// creation, of threads that own their argument (`owning`, sorted), so
+    /// creation, of threads each creation of whose site handed another object
+    /// (`owning`: `per_site_threads`, sorted), so
     /// no object's member gets a second id.
     pub(super) fn joinable_sites(&self, owning: &[u32]) -> Vec<crate::facts::Site> {
         let mut sites = self.d.sites.clone();

@@ -403,7 +403,7 @@ impl<'a> Walker<'a> {
             let (own, joined) = match k.base {
                 Base::Heap { .. } => (
                     self.own_access(fr, place, st),
-                    super::own::joined_access(place, st),
+                    super::own::joined_access(place, st, &|e| self.is_array(fr, e)),
                 ),
                 // An object the walk lost track of may still be reached
                 // through own members (`held.rs`).
