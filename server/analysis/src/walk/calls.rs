@@ -543,6 +543,21 @@ impl<'a> Walker<'a> {
                             // stride, an early exit, a changed counter) may
                             // skip threads: it joins none for sure.
                             (true, None) if !all && self.frame_loop().is_some() => continue,
+                            // Outside a loop, a join of a loop's one id place
+                            // joins the last thread stored there (`for (..)
+                            // create(&t); join(t);`), not the site; the case
+                            // where it is the only one that may run was taken
+                            // above (`tid_held`). (A join of `t[k]` for some
+                            // `k` still ends the site: `t[n - 1]` after a
+                            // join loop over the others.)
+                            (true, None)
+                                if !all
+                                    && keys.iter().all(|k| {
+                                        !k.path.iter().any(|e| matches!(e, Elem::Index(_)))
+                                    }) =>
+                            {
+                                continue
+                            }
                             (true, None) => None,
                             (true, Some(j)) if Some(j) == s.loop_bound.as_ref() => None,
                             // Up to a cell that counts the site's threads.

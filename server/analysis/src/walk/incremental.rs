@@ -918,7 +918,7 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<bool, &'static str> {
     node.allocs.clear();
     node.published.clear();
     node.stale_spawns.clear();
-    node.shared_spawns.clear();
+    node.unshared_spawns.clear();
     node.held.clear();
     node.merges = false;
     node.nested.clear();

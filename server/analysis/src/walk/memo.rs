@@ -206,11 +206,11 @@ pub(super) struct Node {
     /// Its own statements' thread creations (call ids) that handed their
     /// thread an argument that was not a fresh heap object (see `own.rs`).
     pub(super) stale_spawns: Vec<u32>,
-    /// Those of them that handed the very object an earlier creation of
-    /// the same block handed fresh (`create(&o->a, .., fa, o); create(&o->b,
-    /// .., fb, o)`): each visit still hands its site another object (see
-    /// `own.rs`, `Walker::per_site_threads`).
-    pub(super) shared_spawns: Vec<u32>,
+    /// Those of them that did not hand the very object an earlier
+    /// creation of the same block had just handed fresh (`create(&o->a, ..,
+    /// fa, o); create(&o->b, .., fb, o)`, where `fb`'s visit still hands its
+    /// site another object: see `own.rs`, `Walker::per_site_threads`).
+    pub(super) unshared_spawns: Vec<u32>,
     /// What its own statements stored into members (see `held.rs`).
     /// Sorted.
     pub(super) held: Vec<super::held::HeldStore>,
@@ -268,7 +268,7 @@ impl Node {
             allocs: Vec::new(),
             published: Vec::new(),
             stale_spawns: Vec::new(),
-            shared_spawns: Vec::new(),
+            unshared_spawns: Vec::new(),
             held: Vec::new(),
             merges: false,
             nested: Vec::new(),
@@ -538,7 +538,7 @@ impl<'a> Walker<'a> {
         let (allocs, published, merges) = (xn.allocs.clone(), xn.published.clone(), xn.merges);
         let nested = xn.nested.clone();
         let stale_spawns = xn.stale_spawns.clone();
-        let shared_spawns = xn.shared_spawns.clone();
+        let unshared_spawns = xn.unshared_spawns.clone();
         let held = xn.held.clone();
         let ctx = self.ctx_for(&st, &st.must, &st.may);
         let id = self.d.nodes.len() as u32;
@@ -564,7 +564,7 @@ impl<'a> Walker<'a> {
             node.allocs = allocs;
             node.published = published;
             node.stale_spawns = stale_spawns;
-            node.shared_spawns = shared_spawns;
+            node.unshared_spawns = unshared_spawns;
             node.held = held;
             node.merges = merges;
             node.nested = nested;

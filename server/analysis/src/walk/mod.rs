@@ -332,10 +332,12 @@ struct WalkData {
     root_published: Vec<Base>,
     /// Thread creations outside any node that handed a stale argument.
     root_stale_spawns: Vec<(FunctionId, u32)>,
-    root_shared_spawns: Vec<(FunctionId, u32)>,
+    /// Those of them no earlier creation of the block shared (see
+    /// `Node::unshared_spawns`).
+    root_unshared_spawns: Vec<(FunctionId, u32)>,
     /// The last creation that handed a fresh object: (node, function,
     /// call id, what it handed), for the creation after it in the same
-    /// block (`Node::shared_spawns`).
+    /// block (`Node::unshared_spawns`).
     last_fresh_handing: Option<(Option<u32>, FunctionId, u32, Vals)>,
     /// Stores into members outside any node (see `held.rs`).
     root_held: Vec<held::HeldStore>,

@@ -539,42 +539,40 @@ impl Walker<'_> {
             }
             None => false,
         };
+        // Only the creation right after a fresh handing may share it: a
+        // stale one (the same object again, a loop's next round) ends it.
+        self.d.last_fresh_handing = None;
         match node {
             Some(n) => {
                 let node = &mut self.d.nodes[n as usize];
                 if !node.stale_spawns.contains(&c.id) {
                     node.stale_spawns.push(c.id);
                 }
-                if shared && !node.shared_spawns.contains(&c.id) {
-                    node.shared_spawns.push(c.id);
+                if !shared && !node.unshared_spawns.contains(&c.id) {
+                    node.unshared_spawns.push(c.id);
                 }
             }
             None => {
                 self.d.root_stale_spawns.push((fr.fid, c.id));
-                if shared {
-                    self.d.root_shared_spawns.push((fr.fid, c.id));
+                if !shared {
+                    self.d.root_unshared_spawns.push((fr.fid, c.id));
                 }
             }
         }
     }
 
-    /// The threads that own their argument: every creation, over the
-    /// nodes `reach` marks, handed them a fresh heap object, and they are
-    /// no callback group. Sorted.
     /// The threads each creation of whose site handed another heap
-    /// object, though maybe one an earlier creation of the same block also
-    /// handed (`Node::shared_spawns`): two instances of such a thread never
-    /// share their argument, and a member of it holds the id only its own
-    /// creation stored. Includes the owning threads. Sorted.
+    /// object, though maybe one an earlier creation of the same block had
+    /// just handed too (see `Node::unshared_spawns`): two instances of such
+    /// a thread never share their argument, and a member of it holds the
+    /// id only its own creation stored. Includes the owning threads. Sorted.
     pub(super) fn per_site_threads(&self, reach: &[bool]) -> Vec<u32> {
-        let mut stale: FxHashSet<(FunctionId, u32)> =
-            self.d.root_stale_spawns.iter().copied().collect();
-        let mut shared: FxHashSet<(FunctionId, u32)> =
-            self.d.root_shared_spawns.iter().copied().collect();
+        // Visits that handed a stale object no earlier creation shared.
+        let mut unshared: FxHashSet<(FunctionId, u32)> =
+            self.d.root_unshared_spawns.iter().copied().collect();
         for (i, n) in self.d.nodes.iter().enumerate() {
             if reach.get(i).copied().unwrap_or(false) {
-                stale.extend(n.stale_spawns.iter().map(|&c| (n.fid, c)));
-                shared.extend(n.shared_spawns.iter().map(|&c| (n.fid, c)));
+                unshared.extend(n.unshared_spawns.iter().map(|&c| (n.fid, c)));
             }
         }
         let mut out = Vec::new();
@@ -583,7 +581,7 @@ impl Walker<'_> {
                 continue;
             };
             let at = (site.func, site.call);
-            if (!stale.contains(&at) || shared.contains(&at))
+            if !unshared.contains(&at)
                 && !self.d.group_roots.contains_key(&(t as u32))
                 && heap_args(&self.d.thread_args[t])
             {
@@ -593,6 +591,9 @@ impl Walker<'_> {
         out
     }
 
+    /// The threads that own their argument: every creation, over the
+    /// nodes `reach` marks, handed them a fresh heap object, and they are
+    /// no callback group. Sorted.
     pub(super) fn owning_threads(&self, reach: &[bool]) -> Vec<u32> {
         let mut stale: FxHashSet<(FunctionId, u32)> =
             self.d.root_stale_spawns.iter().copied().collect();
