@@ -568,38 +568,29 @@ impl Walker<'_> {
     /// id only its own creation stored. Includes the owning threads. Sorted.
     pub(super) fn per_site_threads(&self, reach: &[bool]) -> Vec<u32> {
         // Visits that handed a stale object no earlier creation shared.
-        let mut unshared: FxHashSet<(FunctionId, u32)> =
-            self.d.root_unshared_spawns.iter().copied().collect();
-        for (i, n) in self.d.nodes.iter().enumerate() {
-            if reach.get(i).copied().unwrap_or(false) {
-                unshared.extend(n.unshared_spawns.iter().map(|&c| (n.fid, c)));
-            }
-        }
-        let mut out = Vec::new();
-        for (t, th) in self.d.threads.iter().enumerate().skip(1) {
-            let Some(site) = th.site.and_then(|s| self.d.sites.get(s as usize)) else {
-                continue;
-            };
-            let at = (site.func, site.call);
-            if !unshared.contains(&at)
-                && !self.d.group_roots.contains_key(&(t as u32))
-                && heap_args(&self.d.thread_args[t])
-            {
-                out.push(t as u32);
-            }
-        }
-        out
+        self.arg_threads(reach, &self.d.root_unshared_spawns, |n| &n.unshared_spawns)
     }
 
     /// The threads that own their argument: every creation, over the
     /// nodes `reach` marks, handed them a fresh heap object, and they are
     /// no callback group. Sorted.
     pub(super) fn owning_threads(&self, reach: &[bool]) -> Vec<u32> {
-        let mut stale: FxHashSet<(FunctionId, u32)> =
-            self.d.root_stale_spawns.iter().copied().collect();
+        self.arg_threads(reach, &self.d.root_stale_spawns, |n| &n.stale_spawns)
+    }
+
+    /// The threads handed heap objects, no callback group, whose site's
+    /// call is in none of the `bad` creations of the reachable nodes (and
+    /// of `root`, outside any node). Sorted.
+    fn arg_threads(
+        &self,
+        reach: &[bool],
+        root: &[(FunctionId, u32)],
+        bad: impl Fn(&super::memo::Node) -> &Vec<u32>,
+    ) -> Vec<u32> {
+        let mut calls: FxHashSet<(FunctionId, u32)> = root.iter().copied().collect();
         for (i, n) in self.d.nodes.iter().enumerate() {
             if reach.get(i).copied().unwrap_or(false) {
-                stale.extend(n.stale_spawns.iter().map(|&c| (n.fid, c)));
+                calls.extend(bad(n).iter().map(|&c| (n.fid, c)));
             }
         }
         let mut out = Vec::new();
@@ -607,7 +598,7 @@ impl Walker<'_> {
             let Some(site) = th.site.and_then(|s| self.d.sites.get(s as usize)) else {
                 continue;
             };
-            if !stale.contains(&(site.func, site.call))
+            if !calls.contains(&(site.func, site.call))
                 && !self.d.group_roots.contains_key(&(t as u32))
                 && heap_args(&self.d.thread_args[t])
             {
@@ -621,9 +612,9 @@ impl Walker<'_> {
     /// object (`Site::tid_in_arg`) only where that member holds the id its
     /// creation stored: no statement of the program writes a member of
     /// that name, and every creation that stores an id in one is such a
-    /// creation, of threads each creation of whose site handed another object
-    /// (`owning`: `per_site_threads`, sorted), so
-    /// no object's member gets a second id.
+    /// creation, of threads each creation of whose site handed another
+    /// object (`owning`: [`Walker::per_site_threads`], sorted), so no
+    /// object's member gets a second id.
     pub(super) fn joinable_sites(&self, owning: &[u32]) -> Vec<crate::facts::Site> {
         let mut sites = self.d.sites.clone();
         if sites.iter().all(|s| s.tid_in_arg.is_none()) {
