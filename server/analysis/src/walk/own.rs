@@ -152,7 +152,6 @@ pub(super) fn common_own(a: &[(Name, Own)], b: &[(Name, Own)]) -> ThinVec<(Name,
         .collect()
 }
 
-/// Is every value a thread is handed a heap object (what its entry can own)?
 /// Are creations `first` and `second` calls of one block, `first` before,
 /// both handing the same local variable as their last argument, which no
 /// statement between them assigns? Then every run through `second` went
@@ -190,6 +189,7 @@ fn same_block_handing(body: &[Stmt], first: u32, second: u32) -> bool {
     found
 }
 
+/// Is every value a thread is handed a heap object (what its entry can own)?
 pub(super) fn heap_args(args: &[Val]) -> bool {
     !args.is_empty()
         && args

@@ -81,7 +81,7 @@ impl<'a> Walker<'a> {
     /// [`Site::launch`]): a launcher's creation handing objects of one
     /// heap site is a site per heap site, so that its threads, each
     /// running the launch its object holds, are told apart.
-    pub(super) fn site_key(
+    fn site_key(
         &self,
         fr: &Frame,
         c: &Call,
