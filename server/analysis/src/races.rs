@@ -405,11 +405,11 @@ fn own_apart(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
 }
 
 /// `a` goes through `x` after `pthread_join(x->f)` (one of the members
-/// joined so), and `b` is the access
-/// of a thread to its own argument, a thread whose creation stored its id
-/// in that argument's member `f` (`pthread_create(&c->th, .., c)`): if
-/// `x`'s object is `b`'s, its thread was joined before `a`; if not, they
-/// touch two objects.
+/// joined so), and `b` is the access of a thread to its own argument, a
+/// thread each creation of whose site handed another object
+/// (`Thread::arg_per_site`) and stored its id in that argument's member
+/// `f` (`pthread_create(&c->th, .., c)`): if `x`'s object is `b`'s, its
+/// thread was joined before `a`; if not, they touch two objects.
 fn joined_apart(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
     let Some(joined) = &a.joined else {
         return false;
@@ -418,7 +418,7 @@ fn joined_apart(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
         return false;
     };
     b.own == Some(Own::Arg)
-        && (th.owns_arg || th.arg_per_site)
+        && th.arg_per_site
         && th
             .site
             .and_then(|s| table.sites.get(s as usize))

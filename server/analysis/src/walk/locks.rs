@@ -157,28 +157,25 @@ impl<'a> Walker<'a> {
             // `a[i]` for an array `a` and a plain index variable `i`: the same
             // element while `i` is unchanged. The root is the index variable;
             // its path starts with a marker of the array that is dropped when
-            // the lock is instantiated.
-            Expr::Index {
-                base, var: Some(i), ..
-            } if self.is_array(fr, base) && fr.locals.contains_key(i) => {
-                let mut v = match array_path(base) {
-                    Some(a) => vec![(
-                        i.clone(),
-                        vec![Elem::Field(Name::from(format!("@{a}"))), Elem::Index(None)],
-                    )],
-                    None => Vec::new(),
+            // the lock is instantiated. And, whatever the index (`q->arr[k %
+            // n]`), some element of the array member of `q`: a lock held
+            // through `q` guards all of `q`'s object.
+            Expr::Index { base, var, .. } if self.is_array(fr, base) => {
+                let marker = match var {
+                    Some(i) if fr.locals.contains_key(i) => array_path(base).map(|a| {
+                        (
+                            i.clone(),
+                            vec![Elem::Field(Name::from(format!("@{a}"))), Elem::Index(None)],
+                        )
+                    }),
+                    _ => None,
                 };
-                // And some element of the array member of `q->arr`: a lock
-                // held through `q` guards all of `q`'s object.
+                let mut v: Vec<(Name, Vec<Elem>)> = marker.into_iter().collect();
                 v.extend(extend(
                     self.sym_roots(fr, base, depth + 1),
                     Elem::Index(None),
                 ));
                 v
-            }
-            // `q->arr[k % n]`: some element of the array member.
-            Expr::Index { base, .. } if self.is_array(fr, base) => {
-                extend(self.sym_roots(fr, base, depth + 1), Elem::Index(None))
             }
             Expr::Deref(v) => match &**v {
                 Expr::Var(q) if fr.locals.contains_key(q) => {

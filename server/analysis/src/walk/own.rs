@@ -509,10 +509,10 @@ impl Walker<'_> {
     /// A thread creation hands `arg`: unless it is a fresh heap object
     /// (the newest of its site), the thread does not own its argument.
     pub(super) fn note_handed(&mut self, fr: &Frame, c: &Call, arg: Option<&Expr>, st: &State) {
+        let handed: Vals = arg.map(|e| self.eval(fr, e, 0)).unwrap_or_default();
         let fresh = arg.is_some_and(|e| {
-            let v = self.eval(fr, e, 0);
-            !v.is_empty()
-                && v.iter().all(|x| match x {
+            !handed.is_empty()
+                && handed.iter().all(|x| match x {
                     Val::Target(k) => {
                         matches!(k.base, Base::Heap { .. })
                             && st.fresh.contains(&k.base)
@@ -523,7 +523,6 @@ impl Walker<'_> {
                 })
         });
         let node = self.d.node_stack.last().copied();
-        let handed: Vals = arg.map(|e| self.eval(fr, e, 0)).unwrap_or_default();
         if fresh {
             self.d.last_fresh_handing = Some((node, fr.fid, c.id, handed));
             return;
