@@ -31,7 +31,7 @@ pub(super) const MAX_WRAPPER_NESTING: u8 = 3;
 
 /// May `e`'s value be the pointer held in local `x` (up to casts and
 /// offsets)?
-fn holds_value(e: &Expr, x: &Name) -> bool {
+pub(super) fn holds_value(e: &Expr, x: &Name) -> bool {
     match uncast(e) {
         Expr::Var(y) => y == x,
         Expr::Offset(b) => holds_value(b, x),
@@ -41,7 +41,7 @@ fn holds_value(e: &Expr, x: &Name) -> bool {
 }
 
 /// The variable a place is reached from (`x` of `x->a[2].b`, `*x`).
-fn root_var(e: &Expr) -> Option<&Name> {
+pub(super) fn root_var(e: &Expr) -> Option<&Name> {
     match e {
         Expr::Var(y) => Some(y),
         Expr::Field { base, .. } | Expr::Index { base, .. } => root_var(base),
@@ -52,7 +52,7 @@ fn root_var(e: &Expr) -> Option<&Name> {
 }
 
 /// The names of a function's parameters and declared locals.
-fn local_names(s: &FunctionSummary) -> FxHashSet<Name> {
+pub(super) fn local_names(s: &FunctionSummary) -> FxHashSet<Name> {
     let mut out: FxHashSet<Name> = s.ir.params.iter().map(|p| p.name.clone()).collect();
     visit_stmts(&s.ir.body, &mut |st| {
         if let Stmt::Decl(d) = st {
@@ -60,6 +60,15 @@ fn local_names(s: &FunctionSummary) -> FxHashSet<Name> {
         }
     });
     out
+}
+
+/// How an allocation wrapper makes each object it returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum WrapperKind {
+    /// Every object it returns is new memory (or null).
+    Plain,
+    /// New memory on some paths, a block of its pool on others (`kmalloc`).
+    Pool,
 }
 
 /// A place that holds a function pointer, as the walk names it without
@@ -87,6 +96,14 @@ impl<'a> Walker<'a> {
         if let Some(&w) = self.d.wrappers.borrow().get(&(f, level)) {
             return w;
         }
+        let w = self.wrapper_kind(f, level).is_some();
+        self.d.wrappers.borrow_mut().insert((f, level), w);
+        w
+    }
+
+    /// Is `f` an allocation wrapper (see [`alloc_wrapper_at`](Self::alloc_wrapper_at)),
+    /// and of which kind? Not cached.
+    pub(super) fn wrapper_kind(&self, f: FunctionId, level: u8) -> Option<WrapperKind> {
         let s = self.summary(f);
         // A function that also starts threads (storing their ids into the
         // new object, handing it to them) is no mere allocator: the object
@@ -95,8 +112,7 @@ impl<'a> Walker<'a> {
             .values()
             .any(|m| matches!(m, CallModel::Create { .. }))
         {
-            self.d.wrappers.borrow_mut().insert((f, level), false);
-            return false;
+            return None;
         }
         // The wrappers `f` calls (`my_malloc` around `xmalloc` around
         // `malloc`) allocate too, up to a few levels (a chain of thousands
@@ -226,10 +242,13 @@ impl<'a> Walker<'a> {
                 }
             }
         });
-        let w = (any && all)
-            || (self.returns_void_pointer(f) && self.pools(&s, &assigns, &allocates, level));
-        self.d.wrappers.borrow_mut().insert((f, level), w);
-        w
+        if any && all {
+            Some(WrapperKind::Plain)
+        } else if self.returns_void_pointer(f) && self.pools(&s, &assigns, &allocates, level) {
+            Some(WrapperKind::Pool)
+        } else {
+            None
+        }
     }
 
     /// The function-pointer slot a call goes through: a member
@@ -504,7 +523,7 @@ impl<'a> Walker<'a> {
     /// thread or stores atomically; a function with a body keeps it when its
     /// parameter may be stored or handed on to a call that keeps it (a few
     /// levels deep; deeper, or unknown, it may).
-    fn call_keeps(&self, s: &FunctionSummary, c: &Call, i: usize, level: u8) -> bool {
+    pub(super) fn call_keeps(&self, s: &FunctionSummary, c: &Call, i: usize, level: u8) -> bool {
         self.call_retains(s, c, i, level, true)
     }
 

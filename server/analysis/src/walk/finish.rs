@@ -244,45 +244,65 @@ fn fact_order(rank: &FnRank, a: &AccessFact, b: &AccessFact) -> std::cmp::Orderi
 }
 
 impl<'a> Walker<'a> {
-    /// The locals whose address may reach another thread (see
-    /// `ThreadTable::escaped_locals`): targets of the pointer store (which
-    /// holds every pointer stored outside a frame), of thread and callback
-    /// arguments, and of the function cells threads were handed.
-    /// A cell of a local is a way out only once that local has escaped
-    /// itself: a pointer kept in a frame's own local (`ritor = rbuffer`
-    /// where `&ritor` is handed to a callee) stays with the frame. So is a
-    /// cell of a heap object only the instance that allocated it touches
-    /// (an unpublished site handed to no thread, see `private.rs`): the
-    /// frame that stored the address belongs to that instance
-    /// (`alac->input_buffer = packet` into the decoder a thread made for
-    /// itself).
-    /// `private`: the unpublished heap sites ([`private_heap`](Self::private_heap)),
-    /// computed from `plain` ([`escaped_locals_plain`](Self::escaped_locals_plain)).
-    pub(super) fn escaped_locals(
+    /// The unpublished heap sites ([`private_heap`](Self::private_heap))
+    /// and the locals whose address may reach another thread (see
+    /// `ThreadTable::escaped_locals`), which depend on each other: a local
+    /// whose address may reach another thread publishes what it holds, and
+    /// a cell of a heap object is a way out for a local unless the site is
+    /// unpublished and handed to no thread (the frame that stored the
+    /// address belongs to the one instance that touches the object:
+    /// `alac->input_buffer = packet` into the decoder a thread made for
+    /// itself). Locals escape through the targets of the pointer store
+    /// (which holds every pointer stored outside a frame), thread and
+    /// callback arguments, and the function cells threads were handed; a
+    /// cell of a local is a way out only once that local has escaped itself
+    /// (`ritor = rbuffer` where `&ritor` is handed to a callee stays with
+    /// the frame).
+    ///
+    /// The least solution: it starts with no heap cell a way out and adds
+    /// the cells of each site found published, until nothing changes. A
+    /// cycle of its own (a tree search that keeps `&fake` root in its
+    /// nodes and the nodes in `fake`) then publishes nothing; before, every
+    /// heap cell was a way out at first, and the cycle held itself up.
+    /// Both only grow from round to round, so this ends; after
+    /// `MAX_ESCAPE_ROUNDS` it takes every heap cell as a way out.
+    pub(super) fn private_and_escaped(
         &self,
-        private: &[(Base, PrivateHeap)],
-        plain: Vec<Base>,
-    ) -> Vec<Base> {
+        reach: &[bool],
+    ) -> (Vec<(Base, PrivateHeap)>, Vec<Base>) {
+        let mut escaped = self.escaped_closure(|cell| match cell {
+            Base::Local { .. } => Cell::Follow,
+            Base::Heap { .. } => Cell::Skip,
+            _ => Cell::Root,
+        });
+        for _ in 0..MAX_ESCAPE_ROUNDS {
+            let private = self.private_heap(reach, &escaped);
+            let next = self.escaped_locals(&private);
+            if next == escaped {
+                return (private, escaped);
+            }
+            escaped = next;
+        }
+        let escaped = self.escaped_closure(|cell| match cell {
+            Base::Local { .. } => Cell::Follow,
+            _ => Cell::Root,
+        });
+        let private = self.private_heap(reach, &escaped);
+        let escaped = self.escaped_locals(&private);
+        (private, escaped)
+    }
+
+    /// The locals that escape when the cells of every heap site but the
+    /// unpublished ones handed to no thread (`private`) are ways out.
+    fn escaped_locals(&self, private: &[(Base, PrivateHeap)]) -> Vec<Base> {
         let alone: FxHashSet<&Base> = private
             .iter()
             .filter(|(_, p)| p.receivers.is_empty())
             .map(|(b, _)| b)
             .collect();
-        if alone.is_empty() {
-            return plain;
-        }
         self.escaped_closure(|cell| match cell {
             Base::Local { .. } => Cell::Follow,
             Base::Heap { .. } if alone.contains(cell) => Cell::Skip,
-            _ => Cell::Root,
-        })
-    }
-
-    /// [`escaped_locals`](Self::escaped_locals) with every heap cell a way
-    /// out (what publication, `private.rs`, starts from).
-    pub(super) fn escaped_locals_plain(&self) -> Vec<Base> {
-        self.escaped_closure(|cell| match cell {
-            Base::Local { .. } => Cell::Follow,
             _ => Cell::Root,
         })
     }
@@ -497,9 +517,7 @@ impl<'a> Walker<'a> {
             locations.insert(k, Arc::new(v));
         }
         let reach = super::incremental::reachable(&self.d);
-        let plain = self.escaped_locals_plain();
-        let private_heap = self.private_heap(&reach, &plain);
-        let escaped_locals = self.escaped_locals(&private_heap, plain);
+        let (private_heap, escaped_locals) = self.private_and_escaped(&reach);
         for t in self.merged_threads(&reach) {
             if let Some(t) = threads.get_mut(t as usize) {
                 t.merged_launches = true;
@@ -587,6 +605,10 @@ enum Cell {
 
 /// The bases `wanted` selects among the targets of `roots` and of the
 /// store's cells, a cell counting as `cell` says: sorted.
+/// Rounds of [`Walker::private_and_escaped`] before it gives up on the
+/// least solution.
+const MAX_ESCAPE_ROUNDS: usize = 8;
+
 fn store_closure(
     store: &FxHashMap<LocKey, Vals>,
     roots: Vec<&Vals>,

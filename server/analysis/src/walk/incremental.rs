@@ -197,6 +197,8 @@ struct Saved {
     semaphores: FxHashMap<Name, super::semaphores::Verdict>,
     gates: FxHashMap<(Name, Name), bool>,
     wrappers: FxHashMap<(FunctionId, u8), bool>,
+    free_params: FxHashMap<(FunctionId, u8), u32>,
+    allocator_internal: FxHashMap<FunctionId, bool>,
     laundered: Option<super::laundered::Laundered>,
     laundering_params: Option<super::laundered::Params>,
 }
@@ -237,6 +239,8 @@ impl Saved {
             semaphores: d.semaphores.borrow().clone(),
             gates: d.gates.borrow().clone(),
             wrappers: d.wrappers.borrow().clone(),
+            free_params: d.free_params.borrow().clone(),
+            allocator_internal: d.allocator_internal.borrow().clone(),
             laundered: d.laundered.borrow().clone(),
             laundering_params: d.laundering_params.borrow().clone(),
         }
@@ -250,6 +254,8 @@ impl Saved {
         *d.semaphores.get_mut() = self.semaphores;
         *d.gates.get_mut() = self.gates;
         *d.wrappers.get_mut() = self.wrappers;
+        *d.free_params.get_mut() = self.free_params;
+        *d.allocator_internal.get_mut() = self.allocator_internal;
         *d.laundered.get_mut() = self.laundered;
         *d.laundering_params.get_mut() = self.laundering_params;
         d.store_passes = old.passes;
@@ -425,6 +431,15 @@ fn update_in(
         {
             return Err("allocation wrapper changed");
         }
+        // Which functions' stores are allocator bookkeeping decided what
+        // their frames published; a free wrapper's verdict reads the
+        // wrappers it calls and whether its callees keep their parameters.
+        w.d.free_params.borrow_mut().clear();
+        let internal: Vec<(FunctionId, bool)> =
+            w.d.allocator_internal.borrow_mut().drain().collect();
+        if internal.iter().any(|&(g, v)| w.allocator_internal(g) != v) {
+            return Err("allocator bookkeeping changed");
+        }
         let old_ret = w.d.returns.borrow().get(&f).cloned();
         // The edited function's new pass over the built store gives what its
         // last pass gave: the store stands.
@@ -526,9 +541,7 @@ fn update_in(
     }
     // Compacting below renumbers nodes but keeps which are reachable: the
     // unpublished sites stay as computed here.
-    let plain = w.escaped_locals_plain();
-    let private = w.private_heap(&reachable(&w.d), &plain);
-    let escaped = w.escaped_locals(&private, plain);
+    let (private, escaped) = w.private_and_escaped(&reachable(&w.d));
     if escaped != snap.result.table.escaped_locals {
         return Err("locals escaping to other threads changed");
     }

@@ -40,6 +40,7 @@ mod counters;
 mod eval;
 mod finish;
 mod frames;
+mod free_wrappers;
 mod fuse;
 mod gates;
 mod held;
@@ -251,6 +252,12 @@ struct WalkData {
     /// Allocation wrappers (see [`Walker::is_alloc_wrapper`]), by function.
     /// Keyed by function and nesting level (see `store.rs`).
     wrappers: std::cell::RefCell<FxHashMap<(FunctionId, u8), bool>>,
+    /// The parameters each function frees, by function and nesting level
+    /// (see `free_wrappers.rs`).
+    free_params: std::cell::RefCell<FxHashMap<(FunctionId, u8), u32>>,
+    /// Functions whose stores are an allocator's bookkeeping (see
+    /// `free_wrappers.rs`).
+    allocator_internal: std::cell::RefCell<FxHashMap<FunctionId, bool>>,
     /// Function-pointer slots that only ever hold allocation wrappers (see
     /// `alloc_wrappers.rs`), by slot and nesting level.
     alloc_slots: std::cell::RefCell<FxHashMap<(alloc_wrappers::Slot, u8), bool>>,
@@ -534,6 +541,8 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
     w.d.frames.borrow_mut().clear();
     w.d.returns.borrow_mut().clear();
     w.d.wrappers.borrow_mut().clear();
+    w.d.free_params.borrow_mut().clear();
+    w.d.allocator_internal.borrow_mut().clear();
     w.d.alloc_slots.borrow_mut().clear();
     *w.d.alloc_slot_index.borrow_mut() = None;
     // The root thread: `main`, or every function nobody calls. In library

@@ -134,6 +134,10 @@ impl<'a> Walker<'a> {
     /// object into a fresh one nests it: it goes wherever its container
     /// goes. Anything else publishes what `rhs` points to.
     pub(super) fn store_pointer(&mut self, fr: &Frame, lhs: &Expr, rhs: &Expr, st: &mut State) {
+        // An allocator linking blocks into its own pool (`free_wrappers.rs`).
+        if self.allocator_internal(fr.fid) {
+            return;
+        }
         let into: Vec<Base> = self.place(fr, lhs, 0).into_iter().map(|k| k.base).collect();
         for b in &into {
             self.observe_heap(b);
@@ -224,9 +228,9 @@ impl<'a> Walker<'a> {
 
     /// The unpublished heap sites of the walk, over the nodes `reach` marks,
     /// with their allocating and receiving threads. Sorted by base.
-    /// `escaped`: the locals whose address may reach another thread when
-    /// every heap cell counts as a way out
-    /// ([`escaped_locals_plain`](Self::escaped_locals_plain)).
+    /// `escaped`: the locals whose address may reach another thread, as far
+    /// as known (see [`private_and_escaped`](Self::private_and_escaped),
+    /// which asks again until the two agree).
     pub(super) fn private_heap(
         &self,
         reach: &[bool],
@@ -256,8 +260,6 @@ impl<'a> Walker<'a> {
         }
         // A local whose address may reach another thread publishes what it
         // holds.
-        // (Every heap cell counts as a way out here: `escaped_locals`
-        // refines that with the result.)
         for b in escaped {
             if debug() {
                 eprintln!("racelens: escaped local {b:?} publishes what it holds");
