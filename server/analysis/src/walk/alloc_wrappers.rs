@@ -615,3 +615,98 @@ impl<'a> Walker<'a> {
         kept
     }
 }
+
+/// The locals of `s` that hold the value of parameter `p` (up to casts and
+/// offsets; `p` included, locals whose address is taken not). Least set.
+pub(super) fn param_holders(s: &FunctionSummary, p: &Name) -> FxHashSet<Name> {
+    let locals = local_names(s);
+    let mut held: FxHashSet<Name> = FxHashSet::from_iter([p.clone()]);
+    loop {
+        let mut changed = false;
+        visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Assign {
+                lhs: Expr::Var(y),
+                rhs,
+            } = st
+            {
+                if locals.contains(y)
+                    && !s.ir.address_taken.contains(y)
+                    && held.iter().any(|x| holds_value(rhs, x))
+                {
+                    changed |= held.insert(y.clone());
+                }
+            }
+        });
+        if !changed {
+            break;
+        }
+    }
+    held
+}
+
+impl<'a> Walker<'a> {
+    /// The parameters of allocation wrapper `g` whose objects its new
+    /// object may be, or may hold what they held: it returns them (`krealloc`
+    /// gives back `ap` when it is big enough) or hands them to `realloc`
+    /// (or to such a wrapper, at most `MAX_WRAPPER_NESTING - level` deep).
+    /// A call's new object holds what *that call's* arguments held there
+    /// (`copied_into`), not what every caller's did.
+    pub(super) fn passed_on_params(&self, g: FunctionId, level: u8) -> Vec<usize> {
+        let s = self.summary(g);
+        let mut out = Vec::new();
+        for (i, p) in s.ir.params.iter().enumerate() {
+            let held = param_holders(&s, &p.name);
+            let holds = |e: &Expr| held.iter().any(|x| holds_value(e, x));
+            let mut on = false;
+            visit_stmts(&s.ir.body, &mut |st| {
+                on |= matches!(st, Stmt::Return { value: Some(e), .. } if holds(e));
+            });
+            visit_calls(&s.ir.body, &mut |c| {
+                if on {
+                    return;
+                }
+                for (j, a) in c.args.iter().enumerate() {
+                    if !holds(a) {
+                        continue;
+                    }
+                    on |= match s.models.get(&c.id) {
+                        Some(m) => j == 0 && matches!(m, CallModel::Realloc),
+                        None => match &c.callee {
+                            Callee::Direct(n) if level < MAX_WRAPPER_NESTING => self
+                                .prog
+                                .functions_named(n)
+                                .filter(|defs| defs.len() == 1 && defs[0] != g)
+                                .is_some_and(|defs| {
+                                    self.is_alloc_wrapper(defs[0])
+                                        && self.passed_on_params(defs[0], level + 1).contains(&j)
+                                }),
+                            _ => false,
+                        },
+                    };
+                }
+            });
+            if on {
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    /// Does `realloc` call `c` of an allocation wrapper's frame reallocate
+    /// what a parameter points to (`realloc(ap, n)` in `krealloc`)? Its
+    /// caller's call copies that argument's contents itself
+    /// ([`passed_on_params`](Self::passed_on_params)); in the wrapper's own
+    /// site they would join every caller's.
+    pub(super) fn reallocates_param(&self, fid: FunctionId, c: &Call) -> bool {
+        let Some(a) = c.args.first() else {
+            return false;
+        };
+        if !self.is_alloc_wrapper(fid) {
+            return false;
+        }
+        let s = self.summary(fid);
+        s.ir.params
+            .iter()
+            .any(|p| param_holders(&s, &p.name).iter().any(|x| holds_value(a, x)))
+    }
+}

@@ -1137,6 +1137,8 @@ impl<'a> Walker<'a> {
     /// deallocated) that holds the old one's contents. It is allocated
     /// like `malloc`'s, and what the old object held goes wherever the new
     /// one goes: each old site nests in the new one (see `private.rs`).
+    /// Inside an allocation wrapper that reallocates its caller's object,
+    /// the caller's call does the nesting (`copied_into`).
     fn reallocated_at(&mut self, fr: &Frame, c: &Call, st: &mut State) {
         let new = Base::Heap {
             func: fr.fname.clone(),

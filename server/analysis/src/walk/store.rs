@@ -428,6 +428,7 @@ impl<'a> Walker<'a> {
     /// (see [`copies_of`](Self::copies_of)).
     pub(super) fn copied_into(&self, fr: &Frame, c: &Call) -> Vec<Base> {
         let vals = match fr.summary.models.get(&c.id) {
+            Some(CallModel::Realloc) if self.reallocates_param(fr.fid, c) => return Vec::new(),
             Some(CallModel::Realloc) => c
                 .args
                 .first()
@@ -437,8 +438,20 @@ impl<'a> Walker<'a> {
             None => {
                 let mut v = Vals::new();
                 for g in self.functions_of(fr, &c.callee) {
-                    if self.is_alloc_wrapper(g) {
-                        add_vals(&mut v, self.return_vals(g));
+                    if !self.is_alloc_wrapper(g) {
+                        continue;
+                    }
+                    // The wrapper's own sites (this call's, once renamed),
+                    // with what it filled them with; not what it returns of
+                    // its callers' (their arguments, a recycled block).
+                    let name = g.name(self.db);
+                    let own = |x: &Val| matches!(x, Val::Target(k) if matches!(&k.base, Base::Heap { func, .. } if func == name));
+                    add_vals(&mut v, self.return_vals(g).into_iter().filter(own));
+                    // This call's arguments it gives back or reallocates.
+                    for i in self.passed_on_params(g, 0) {
+                        if let Some(a) = c.args.get(i) {
+                            add_vals(&mut v, self.eval(fr, a, 0));
+                        }
                     }
                 }
                 v
