@@ -425,10 +425,11 @@ fn fallback_models() -> FxHashMap<String, CallModel> {
     );
     put(
         &[
+            // Not `random`/`srandom`: POSIX does not list them among the
+            // functions that need not be thread-safe (XSH 2.9.1), and
+            // glibc and musl guard their state with a lock.
             "rand",
             "srand",
-            "random",
-            "srandom",
             "drand48",
             "lrand48",
             "mrand48",
