@@ -905,6 +905,13 @@ impl<'a> Walker<'a> {
                     {
                         return Some(st);
                     }
+                    // A single-threaded FUSE loop runs the operations on
+                    // this thread, one at a time (see `fuse.rs`).
+                    if fuse_loop && super::fuse::single_threaded(&name) {
+                        let mut seen = rustc_hash::FxHashSet::default();
+                        entries.retain(|f| seen.insert(*f));
+                        return self.call_back(fr, c, st, &entries);
+                    }
                     if !is_async(&name) && !fuse_loop {
                         // Code without a body that is handed a function runs
                         // it on this thread, now (`qsort`'s comparator,
@@ -940,9 +947,16 @@ impl<'a> Walker<'a> {
                         entries.retain(|f| self.looks_like_thread_entry(*f));
                     }
                     if !entries.is_empty() {
+                        let names: Vec<Name> =
+                            entries.iter().map(|f| f.name(self.db).clone()).collect();
                         let s = self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new(), true);
                         // It may call them any number of times.
                         self.d.sites[s as usize].in_loop = true;
+                        // FUSE's loops return once the file system is
+                        // unmounted and their workers have ended.
+                        if super::fuse::ends_operations(&name) && self.group_only_of(s, &names) {
+                            self.join_site(&mut st, s);
+                        }
                     }
                     return Some(st);
                 }

@@ -12,7 +12,10 @@
 //! created at the loop). A program that registers but never calls a loop
 //! (it hands the handle to code out of sight) keeps the old reading: the
 //! operations may run from the registration on. `fuse_main` registers and
-//! runs at once, as before.
+//! runs at once, as before. Every loop, and `fuse_main`, returns only once
+//! the operations have ended: the operations' thread is joined there (when
+//! it holds nothing else). `fuse_loop` and `fuse_session_loop` (not `_mt`)
+//! run them on the calling thread, one at a time, walked at the call.
 //!
 //! Invariant: [`Walker::fuse_operations`] reads every function's calls and
 //! the pointer store only, never the walk's flow-sensitive state; a re-walk
@@ -21,7 +24,7 @@
 
 use super::{add_vals, Val, Vals, Walker};
 use crate::visit::visit_calls;
-use racelens_syntax::{Callee, Expr};
+use racelens_syntax::{Callee, Expr, Name};
 
 /// What a FUSE library function does with the operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,7 +51,35 @@ pub(super) fn role(name: &str) -> Role {
     }
 }
 
+/// Does a call of `name` return only once the file system is unmounted
+/// and every operation has ended (`fuse_main`, which runs the loop, and the
+/// loops, multi-threaded ones included: `fuse_session_loop_mt` joins its
+/// workers before it returns)?
+pub(super) fn ends_operations(name: &str) -> bool {
+    name.starts_with("fuse_main") || role(name) == Role::Loop
+}
+
+/// Does loop `name` run the operations on the calling thread, one at a
+/// time (`fuse_loop`, `fuse_session_loop`, as opposed to their `_mt`
+/// forms)?
+pub(super) fn single_threaded(name: &str) -> bool {
+    role(name) == Role::Loop && !name.contains("_mt")
+}
+
 impl<'a> Walker<'a> {
+    /// Is every function of the thread that site `s` starts one of `names`
+    /// (a callback group holding only what one registration handed over,
+    /// not also another library's handlers that this thread registered)?
+    pub(super) fn group_only_of(&self, s: u32, names: &[Name]) -> bool {
+        let Some(t) = self.d.threads.iter().position(|t| t.site == Some(s)) else {
+            return false;
+        };
+        match self.d.group_roots.get(&(t as u32)) {
+            Some(roots) => roots.iter().all(|(n, _)| names.contains(n)),
+            None => false,
+        }
+    }
+
     /// Does some function of the program call a FUSE loop?
     pub(super) fn runs_fuse_loop(&self) -> bool {
         self.prog.functions.values().flatten().any(|&f| {
