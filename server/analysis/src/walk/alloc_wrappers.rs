@@ -650,8 +650,14 @@ impl<'a> Walker<'a> {
     /// gives back `ap` when it is big enough) or hands them to `realloc`
     /// (or to such a wrapper, at most `MAX_WRAPPER_NESTING - level` deep).
     /// A call's new object holds what *that call's* arguments held there
-    /// (`copied_into`), not what every caller's did.
-    pub(super) fn passed_on_params(&self, g: FunctionId, level: u8) -> Vec<usize> {
+    /// (`copied_into`), not what every caller's did. Cached at level 0
+    /// (`WalkData::passed_on`, dropped with the wrapper verdicts).
+    pub(super) fn passed_on_params(&self, g: FunctionId, level: u8) -> Arc<[usize]> {
+        if level == 0 {
+            if let Some(v) = self.d.passed_on.borrow().get(&g) {
+                return v.clone();
+            }
+        }
         let s = self.summary(g);
         let mut out = Vec::new();
         for (i, p) in s.ir.params.iter().enumerate() {
@@ -688,6 +694,10 @@ impl<'a> Walker<'a> {
             if on {
                 out.push(i);
             }
+        }
+        let out: Arc<[usize]> = out.into();
+        if level == 0 {
+            self.d.passed_on.borrow_mut().insert(g, out.clone());
         }
         out
     }

@@ -30,6 +30,19 @@ use crate::visit::{visit_calls, visit_stmts};
 use racelens_syntax::{Callee, Expr, Name, Stmt};
 use rustc_hash::FxHashSet;
 
+/// Whether a function's stores are allocator bookkeeping
+/// ([`Walker::allocator_internal`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Bookkeeping {
+    Yes,
+    /// No, and its own body decides that (apart from the allocation-wrapper
+    /// verdicts, which an update checks on their own).
+    No,
+    /// No, because it frees none of its parameters, which may read its
+    /// callees' bodies.
+    NotFreeing,
+}
+
 /// Library functions that free their argument.
 const FREES: &[&str] = &["free", "cfree", "g_free", "xfree"];
 
@@ -133,40 +146,69 @@ impl<'a> Walker<'a> {
     /// Such stores publish nothing (see the module doc).
     pub(super) fn allocator_internal(&self, f: FunctionId) -> bool {
         if let Some(&v) = self.d.allocator_internal.borrow().get(&f) {
-            return v;
+            return v == Bookkeeping::Yes;
         }
-        let pool = self.is_alloc_wrapper(f) && self.wrapper_kind(f, 0) == Some(WrapperKind::Pool);
-        let s = self.summary(f);
-        // A free wrapper returns nothing: one that also computes a result
-        // (`b = compact(km, a)`, freeing `a` on its way) may store it.
-        let returns = || {
-            let mut any = false;
-            visit_stmts(&s.ir.body, &mut |st| {
-                any |= matches!(st, Stmt::Return { value: Some(_), .. });
-            });
-            any
-        };
-        let frees = || self.free_params_at(f, 0) != 0 && !returns();
-        let v = (pool || frees()) && {
-            let locals = local_names(&s);
-            let mut own = true;
-            visit_stmts(&s.ir.body, &mut |st| match st {
-                // A name neither local nor global (a typo while typing)
-                // stores nothing anywhere (as `incremental.rs` reads it).
-                Stmt::Assign {
-                    lhs: Expr::Var(y), ..
-                } if !locals.contains(y) && self.prog.global(y).is_none() => {}
-                Stmt::Assign { lhs, .. } => {
-                    own &= root_var(lhs).is_some_and(|y| locals.contains(y));
-                }
-                _ => {}
-            });
-            own
-        };
-        if super::private::debug() && v {
+        let v = self.bookkeeping(f);
+        if super::private::debug() && v == Bookkeeping::Yes {
             eprintln!("racelens: {} is allocator bookkeeping", f.name(self.db));
         }
         self.d.allocator_internal.borrow_mut().insert(f, v);
-        v
+        v == Bookkeeping::Yes
+    }
+
+    /// [`allocator_internal`](Self::allocator_internal)'s answer, and
+    /// whether it depends on other functions' bodies.
+    pub(super) fn bookkeeping(&self, f: FunctionId) -> Bookkeeping {
+        let s = self.summary(f);
+        // Stores only into its locals and what they reach: its own body
+        // decides.
+        let locals = local_names(&s);
+        let mut own = true;
+        visit_stmts(&s.ir.body, &mut |st| match st {
+            // A name neither local nor global (a typo while typing)
+            // stores nothing anywhere (as `incremental.rs` reads it).
+            Stmt::Assign {
+                lhs: Expr::Var(y), ..
+            } if !locals.contains(y) && self.prog.global(y).is_none() => {}
+            Stmt::Assign { lhs, .. } => {
+                own &= root_var(lhs).is_some_and(|y| locals.contains(y));
+            }
+            _ => {}
+        });
+        if !own {
+            return Bookkeeping::No;
+        }
+        // A pool (the allocation-wrapper verdicts are checked apart).
+        if self.is_alloc_wrapper(f) && self.wrapper_kind(f, 0) == Some(WrapperKind::Pool) {
+            return Bookkeeping::Yes;
+        }
+        // A free wrapper returns nothing: one that also computes a result
+        // (`b = compact(km, a)`, freeing `a` on its way) may store it.
+        let mut returns = false;
+        visit_stmts(&s.ir.body, &mut |st| {
+            returns |= matches!(st, Stmt::Return { value: Some(_), .. });
+        });
+        // Most functions hand nothing to a deallocator.
+        let mut hands_off = false;
+        visit_calls(&s.ir.body, &mut |c| {
+            hands_off |= match s.models.get(&c.id) {
+                Some(CallModel::Free | CallModel::Realloc) => true,
+                Some(CallModel::Mem { .. }) => {
+                    matches!(&c.callee, Callee::Direct(n) if FREES.contains(&&**n))
+                }
+                Some(_) => false,
+                None => {
+                    matches!(&c.callee, Callee::Direct(n) if self.prog.functions_named(n).is_some())
+                }
+            };
+        });
+        if returns || !hands_off {
+            return Bookkeeping::No;
+        }
+        // Whether it frees may read its callees' bodies.
+        match self.free_params_at(f, 0) != 0 {
+            true => Bookkeeping::Yes,
+            false => Bookkeeping::NotFreeing,
+        }
     }
 }

@@ -198,7 +198,8 @@ struct Saved {
     gates: FxHashMap<(Name, Name), bool>,
     wrappers: FxHashMap<(FunctionId, u8), bool>,
     free_params: FxHashMap<(FunctionId, u8), u32>,
-    allocator_internal: FxHashMap<FunctionId, bool>,
+    allocator_internal: FxHashMap<FunctionId, super::free_wrappers::Bookkeeping>,
+    passed_on: FxHashMap<FunctionId, Arc<[usize]>>,
     laundered: Option<super::laundered::Laundered>,
     laundering_params: Option<super::laundered::Params>,
 }
@@ -241,6 +242,7 @@ impl Saved {
             wrappers: d.wrappers.borrow().clone(),
             free_params: d.free_params.borrow().clone(),
             allocator_internal: d.allocator_internal.borrow().clone(),
+            passed_on: d.passed_on.borrow().clone(),
             laundered: d.laundered.borrow().clone(),
             laundering_params: d.laundering_params.borrow().clone(),
         }
@@ -256,6 +258,7 @@ impl Saved {
         *d.wrappers.get_mut() = self.wrappers;
         *d.free_params.get_mut() = self.free_params;
         *d.allocator_internal.get_mut() = self.allocator_internal;
+        *d.passed_on.get_mut() = self.passed_on;
         *d.laundered.get_mut() = self.laundered;
         *d.laundering_params.get_mut() = self.laundering_params;
         d.store_passes = old.passes;
@@ -434,11 +437,33 @@ fn update_in(
         // Which functions' stores are allocator bookkeeping decided what
         // their frames published; a free wrapper's verdict reads the
         // wrappers it calls and whether its callees keep their parameters.
+        // Only the edited function's verdict and those that read other
+        // functions' bodies can have changed.
         w.d.free_params.borrow_mut().clear();
-        let internal: Vec<(FunctionId, bool)> =
-            w.d.allocator_internal.borrow_mut().drain().collect();
-        if internal.iter().any(|&(g, v)| w.allocator_internal(g) != v) {
-            return Err("allocator bookkeeping changed");
+        let asked: Vec<(FunctionId, super::free_wrappers::Bookkeeping)> = {
+            let mut cache = w.d.allocator_internal.borrow_mut();
+            let again: Vec<FunctionId> = cache
+                .iter()
+                .filter(|&(&g, &v)| g == f || v != super::free_wrappers::Bookkeeping::No)
+                .map(|(&g, _)| g)
+                .collect();
+            again
+                .into_iter()
+                .map(|g| (g, cache.remove(&g).unwrap()))
+                .collect()
+        };
+        for (g, v) in asked {
+            let now = w.bookkeeping(g);
+            let yes = super::free_wrappers::Bookkeeping::Yes;
+            if (now == yes) != (v == yes) {
+                return Err("allocator bookkeeping changed");
+            }
+            w.d.allocator_internal.borrow_mut().insert(g, now);
+        }
+        // What a wrapper's call copies (`copied_into`).
+        let passed: Vec<(FunctionId, Arc<[usize]>)> = w.d.passed_on.borrow_mut().drain().collect();
+        if passed.iter().any(|(g, v)| w.passed_on_params(*g, 0) != *v) {
+            return Err("what an allocation wrapper gives back changed");
         }
         let old_ret = w.d.returns.borrow().get(&f).cloned();
         // The edited function's new pass over the built store gives what its

@@ -257,7 +257,10 @@ struct WalkData {
     free_params: std::cell::RefCell<FxHashMap<(FunctionId, u8), u32>>,
     /// Functions whose stores are an allocator's bookkeeping (see
     /// `free_wrappers.rs`).
-    allocator_internal: std::cell::RefCell<FxHashMap<FunctionId, bool>>,
+    allocator_internal: std::cell::RefCell<FxHashMap<FunctionId, free_wrappers::Bookkeeping>>,
+    /// The parameters each allocation wrapper gives back or reallocates
+    /// (see `alloc_wrappers.rs`).
+    passed_on: std::cell::RefCell<FxHashMap<FunctionId, Arc<[usize]>>>,
     /// Function-pointer slots that only ever hold allocation wrappers (see
     /// `alloc_wrappers.rs`), by slot and nesting level.
     alloc_slots: std::cell::RefCell<FxHashMap<(alloc_wrappers::Slot, u8), bool>>,
@@ -543,6 +546,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
     w.d.wrappers.borrow_mut().clear();
     w.d.free_params.borrow_mut().clear();
     w.d.allocator_internal.borrow_mut().clear();
+    w.d.passed_on.borrow_mut().clear();
     w.d.alloc_slots.borrow_mut().clear();
     *w.d.alloc_slot_index.borrow_mut() = None;
     // The root thread: `main`, or every function nobody calls. In library

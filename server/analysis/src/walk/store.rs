@@ -448,7 +448,7 @@ impl<'a> Walker<'a> {
                     let own = |x: &Val| matches!(x, Val::Target(k) if matches!(&k.base, Base::Heap { func, .. } if func == name));
                     add_vals(&mut v, self.return_vals(g).into_iter().filter(own));
                     // This call's arguments it gives back or reallocates.
-                    for i in self.passed_on_params(g, 0) {
+                    for &i in self.passed_on_params(g, 0).iter() {
                         if let Some(a) = c.args.get(i) {
                             add_vals(&mut v, self.eval(fr, a, 0));
                         }
