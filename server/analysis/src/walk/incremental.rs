@@ -303,6 +303,9 @@ fn update_in(
         *back = Some(snap);
         return Err("several functions changed");
     };
+    if std::env::var_os("RACELENS_TIMING").is_some() {
+        eprintln!("racelens: walk: edited `{}`", f.name(db));
+    }
     if verifying() && std::env::var_os("RACELENS_VERIFY_DUMP").is_some() {
         let p = crate::units::file_view(db, f.ws(db).universe(db), f.file(db));
         eprintln!(

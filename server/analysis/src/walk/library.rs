@@ -303,8 +303,10 @@ pub(super) fn does_not_retain(f: &str) -> bool {
         "recv",
         "recvfrom",
         "recvmsg",
+        "recvmmsg",
         "sendto",
         "sendmsg",
+        "sendmmsg",
         "readv",
         "writev",
         "open",
@@ -449,6 +451,14 @@ pub(super) fn does_not_retain(f: &str) -> bool {
         // bzip2's one-shot buffer functions.
         "BZ2_bzBuffToBuffCompress",
         "BZ2_bzBuffToBuffDecompress",
+        // Concurrency Kit's hash tables: hashing and lookups read the key
+        // during the call (`ck_ht_put_spmc` and the other writers keep it,
+        // and are not here).
+        "ck_ht_hash",
+        "ck_ht_hash_direct",
+        "ck_ht_get_spmc",
+        "ck_hs_get",
+        "ck_rhs_get",
         // setjmp keeps the context in the buffer it is given, not the
         // buffer; cancellation state is the calling thread's own.
         "setjmp",
