@@ -61,6 +61,7 @@ pub fn lower_definition(def: Node, src: &str, macros: &MacroTable) -> FnIr {
         nstmts: 0,
         stmt_span: Span::default(),
         cond_calls: Vec::new(),
+        bool_names: bool_names(&src[def.start_byte()..def.end_byte()]),
     };
     if let Some(d) = def.field("declarator") {
         lw.params(d);
@@ -120,6 +121,26 @@ struct Lowerer<'s> {
     stmt_span: Span,
     /// (node id, call id) of calls lowered while evaluating a condition.
     cond_calls: Vec<(usize, u32)>,
+    /// `true` and `false` when the function uses them as variables (see
+    /// [`bool_names`]).
+    bool_names: [bool; 2],
+}
+
+/// Does a function's text assign to `true` or `false`? Before C23 they are
+/// ordinary names (mt-daapd declares `char *true, *false` and frees them),
+/// which tree-sitter still reads as the literals; assigned, they are
+/// variables throughout the function.
+fn bool_names(text: &str) -> [bool; 2] {
+    let assigned = |name: &str| {
+        text.match_indices(name).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + name.len()..].trim_start();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && after.starts_with('=')
+                && !after.starts_with("==")
+        })
+    };
+    [assigned("true"), assigned("false")]
 }
 
 /// The node under parentheses and casts: `(int) ((T) x)` is `x`.
@@ -311,6 +332,26 @@ mod tests {
         );
         // Arrays keep the old lowering.
         assert_eq!(rhs[2], &Expr::Other);
+    }
+
+    #[test]
+    fn true_is_one_unless_the_function_assigns_it() {
+        let rhs = |ir: &FnIr| -> Vec<Expr> {
+            ir.body
+                .iter()
+                .filter_map(|s| match s {
+                    Stmt::Assign { rhs, .. } => Some(rhs.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let ir = lower("void f(void) { running = true; stopped = false; }");
+        assert_eq!(rhs(&ir), vec![Expr::Int(1), Expr::Int(0)]);
+        // Before C23 they are names: mt-daapd's `char *true` holds a string.
+        let ir = lower("void f(void) { char *true; true = g(); x = true; y = false; }");
+        assert_eq!(rhs(&ir).last(), Some(&Expr::Int(0)));
+        assert!(rhs(&ir).contains(&Expr::Other));
+        assert!(!rhs(&ir).contains(&Expr::Int(1)));
     }
 
     #[test]

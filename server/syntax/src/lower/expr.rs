@@ -13,10 +13,26 @@ use crate::items::{name, text};
 use tree_sitter::Node;
 
 impl<'s> Lowerer<'s> {
+    /// Does the function use `true` or `false` as a variable (see
+    /// `lower::bool_names`)?
+    fn bool_name(&self, id: &str) -> bool {
+        match id {
+            "true" => self.bool_names[0],
+            "false" => self.bool_names[1],
+            _ => false,
+        }
+    }
+
     /// Evaluates an expression for its value, emitting the accesses it performs.
     pub(super) fn value(&mut self, n: Node, out: &mut Vec<Stmt>, depth: u32) -> Expr {
         if depth > MAX_DEPTH {
             self.ir.truncated = true;
+            return Expr::Other;
+        }
+        // `true` and `false` are names in C before C23: a program may
+        // declare locals so called (mt-daapd's `char *true`), which
+        // tree-sitter cannot parse as such. Their value is not known.
+        if matches!(n.kind(), "true" | "false") && self.bool_name(text(n, self.src)) {
             return Expr::Other;
         }
         match n.kind() {
@@ -62,7 +78,9 @@ impl<'s> Lowerer<'s> {
                 .map(Expr::Int)
                 .unwrap_or(Expr::Other),
             "string_literal" | "concatenated_string" | "char_literal" => Expr::Str,
-            "null" | "true" | "false" => Expr::Int(0),
+            "null" | "false" => Expr::Int(0),
+            // C23's `true`, and `stdbool.h`'s in sources not preprocessed.
+            "true" => Expr::Int(1),
             "cast_expression" => {
                 let ty = n.field("type").map(|t| type_name(text(t, self.src)));
                 match n.field("value") {
@@ -331,6 +349,9 @@ impl<'s> Lowerer<'s> {
     pub(super) fn place(&mut self, n: Node, out: &mut Vec<Stmt>, depth: u32) -> Expr {
         if depth > MAX_DEPTH {
             self.ir.truncated = true;
+            return Expr::Other;
+        }
+        if matches!(n.kind(), "true" | "false") && self.bool_name(text(n, self.src)) {
             return Expr::Other;
         }
         match n.kind() {
