@@ -359,7 +359,11 @@ fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) ->
     {
         return None;
     }
-    if barrier_ordered(a, b, table) || !may_happen_in_parallel(a, b, table) {
+    if barrier_ordered(a, b, table)
+        || signal_ordered(a, b, table)
+        || signal_ordered(b, a, table)
+        || !may_happen_in_parallel(a, b, table)
+    {
         return None;
     }
     Some(!a.may.excludes(&b.may))
@@ -582,11 +586,13 @@ fn barrier_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool 
             .map(|p| (p.1, p.2))
             .unwrap_or((0, 0))
     };
+    // Signalling semaphores' counts are `+s`/`-s@n` (`signal_ordered`).
     let mut keys: Vec<&str> = a
         .phases
         .iter()
         .chain(b.phases.iter())
         .map(|p| &*p.0)
+        .filter(|k| !k.starts_with(['+', '-']))
         .collect();
     keys.dedup();
     keys.into_iter().any(|k| {
@@ -595,6 +601,41 @@ fn barrier_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool 
         }
         let (pa, pb) = (phase(a, k), phase(b, k));
         pa.1 < pb.0 || pb.1 < pa.0
+    })
+}
+
+/// Is access `a` ordered before access `b` by a signalling semaphore `s`
+/// (`walk/semaphores.rs`)? `a`'s thread is the only one that posts `s` and
+/// runs once, and it had posted at most `p` times before `a`; `b` follows
+/// more than `p + n` completed waits on every path (`n` the initial
+/// count). Those waits consumed more than `p` posts, so `b`'s thread
+/// passed a wait that read a post made after `a` (each post and wait is a
+/// read-modify-write of the count, so the wait synchronizes with it).
+fn signal_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
+    if a.thread == b.thread {
+        return false;
+    }
+    b.phases.iter().any(|(k, waits, _)| {
+        let Some((s, init)) = k.strip_prefix('-').and_then(|k| k.rsplit_once('@')) else {
+            return false;
+        };
+        let Ok(init) = init.parse::<u8>() else {
+            return false;
+        };
+        let post = format!("+{s}");
+        let posters: Vec<usize> = table
+            .threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.barriers.iter().any(|x| **x == *post))
+            .map(|(i, _)| i)
+            .collect();
+        if posters != [a.thread as usize] || !table.threads[a.thread as usize].unique {
+            return false;
+        }
+        let posted = a.phases.iter().find(|p| *p.0 == *post).map_or(0, |p| p.2);
+        // Counts stop at 4: a capped count of posts is not known.
+        posted < 4 && u16::from(posted) + u16::from(init) < u16::from(*waits)
     })
 }
 

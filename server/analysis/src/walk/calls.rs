@@ -164,6 +164,10 @@ impl<'a> Walker<'a> {
             None => self.semaphore_model(fr, c),
             m => m,
         };
+        // A signalling semaphore's post or wait counts (`semaphores.rs`).
+        if model.is_none() {
+            self.semaphore_signal(fr, c, &mut st);
+        }
         // A lock wrapper's call is the lock call it wraps.
         let wrapped;
         let (c, model) = match model {

@@ -389,6 +389,15 @@ fn update_in(
     let values_changed = super::store::value_names(old) != super::store::value_names(new);
     if values_changed {
         *w.d.value_functions.borrow_mut() = None;
+        // A signalling semaphore's verdict read which functions are values.
+        if w.d
+            .semaphores
+            .borrow()
+            .values()
+            .any(|v| matches!(v, super::semaphores::Verdict::Signal(_)))
+        {
+            return Err("functions used as values changed");
+        }
     }
     if !w.d.may_allocate.borrow().is_empty() && (callees(old) != callees(new) || values_changed) {
         let answers: Vec<((FunctionId, Name), bool)> =

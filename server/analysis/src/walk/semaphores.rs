@@ -25,9 +25,14 @@
 //! the gates holds it), and every `sem_post` unlocks. Each function still
 //! passes the gates in order, as for a mutex.
 //!
-//! Anything else (a signalling semaphore that starts at 0, a counting one)
-//! keeps today's model: `sem_wait`/`sem_post` order nothing (possible false
-//! alarms, never a hidden race).
+//! A semaphore used otherwise, whose every `sem_init` sets a constant count
+//! (a signal that starts at 0, a counting one), is a signal
+//! ([`Verdict::Signal`]): each path counts its posts and its waits, and the
+//! race check orders an access of the one thread that posts it, made after
+//! at most `p` posts, before an access made after more than `p + n` waits
+//! (`n` the initial count): those waits needed the post that followed the
+//! first access. Anything else orders nothing (possible false alarms,
+//! never a hidden race).
 //!
 //! Invariant: the decision reads the text of every function that names `s`;
 //! `s` is kept in `WalkData::text_names`, so an edit of such a function
@@ -38,6 +43,10 @@ use super::{uncast, Walker};
 use crate::config::CallModel;
 use crate::db::FunctionSummary;
 use racelens_syntax::{Call, Callee, Expr, Name, Stmt, Test};
+
+/// Posts and waits on a signalling semaphore are counted up to this many
+/// (as barrier waits are).
+const MAX_SIGNALS: u8 = 4;
 
 /// The calls that name a semaphore without publishing it.
 const SEM_CALLS: &[&str] = &[
@@ -70,7 +79,7 @@ impl<'a> Walker<'a> {
         }
         let verdict = self.semaphore_verdict(&s);
         match (verdict, lock) {
-            (Verdict::No, _) => None,
+            (Verdict::No | Verdict::Signal(_), _) => None,
             (Verdict::ReadersWriter, true) if gate_call(&fr.summary.ir.body, c.id) => {
                 Some(CallModel::Lock {
                     arg: 0,
@@ -82,6 +91,52 @@ impl<'a> Walker<'a> {
                 shared: false,
             }),
             (_, false) => Some(CallModel::Unlock { arg: 0 }),
+        }
+    }
+
+    /// A `sem_post` or `sem_wait` on a signalling semaphore (see
+    /// [`Verdict::Signal`]): the path's count of posts (`+s`) or of waits
+    /// (`-s@n`, `n` the initial count) goes up, as barrier phases do, and
+    /// a posting thread is noted among the thread's `barriers` (`+s`).
+    pub(super) fn semaphore_signal(&mut self, fr: &Frame, c: &Call, st: &mut super::state::State) {
+        let Callee::Direct(f) = &c.callee else {
+            return;
+        };
+        let post = match &**f {
+            "sem_wait" => false,
+            "sem_post" => true,
+            _ => return,
+        };
+        if self.prog.functions_named(f).is_some() {
+            return;
+        }
+        let Some(s) = sem_of(c) else {
+            return;
+        };
+        if fr.locals.contains_key(&s) || self.prog.global(&s).is_none() {
+            return;
+        }
+        let Verdict::Signal(init) = self.semaphore_verdict(&s) else {
+            return;
+        };
+        let key: Name = match post {
+            true => format!("+{s}").into(),
+            false => format!("-{s}@{init}").into(),
+        };
+        match st.phases.iter_mut().find(|p| p.0 == key) {
+            Some(p) => {
+                p.1 = p.1.saturating_add(1).min(MAX_SIGNALS);
+                p.2 = p.2.saturating_add(1).min(MAX_SIGNALS);
+            }
+            None => {
+                st.phases.push((key.clone(), 1, 1));
+                st.phases.sort();
+            }
+        }
+        let t = self.d.thread as usize;
+        if post && !self.d.threads[t].barriers.contains(&key) {
+            self.effect();
+            self.d.threads[t].barriers.push(key);
         }
     }
 
@@ -103,7 +158,22 @@ impl<'a> Walker<'a> {
                     .flatten()
                     .map(|&g| self.summary(g))
                     .collect();
-                let b = binary_semaphore(s, sums.iter().map(|x| &**x));
+                let mut b = binary_semaphore(s, sums.iter().map(|x| &**x));
+                // A signal's posts must all be seen by the walk: a function
+                // that posts it and is used as a value may run where the
+                // walk does not go (a signal handler).
+                if matches!(b, Verdict::Signal(_)) {
+                    let values = self.value_functions();
+                    let hidden = self
+                        .prog
+                        .functions
+                        .values()
+                        .flatten()
+                        .any(|&g| values.contains(&g) && posts(&self.summary(g).ir.body, s));
+                    if hidden {
+                        b = Verdict::No;
+                    }
+                }
                 self.d.semaphores.borrow_mut().insert(s.clone(), b);
                 b
             }
@@ -140,6 +210,12 @@ pub(super) enum Verdict {
     /// the last one out gives it back. Between the gates a reader holds it
     /// shared.
     ReadersWriter,
+    /// A semaphore only the `sem_*` calls name, every `sem_init` of which
+    /// sets a constant count (the largest is kept), used otherwise than as
+    /// a lock: a signal (`sem_init(&s, 0, 0)`; one thread posts when data
+    /// is ready, others wait). Its posts order what precedes them before
+    /// what follows enough waits (see `races.rs`).
+    Signal(u8),
 }
 
 /// Is call `id` the wait of a readers' gate of `body` (see [`gate`])?
@@ -205,6 +281,10 @@ pub(super) fn binary_semaphore<'s>(
     functions: impl Iterator<Item = &'s FunctionSummary>,
 ) -> Verdict {
     let mut inits = 0;
+    // The largest count any `sem_init` sets, and whether all are constants.
+    let mut init_max: Option<i64> = Some(0);
+    let mut all_one = true;
+    let mut flow_ok = true;
     let mut counts: Vec<Name> = Vec::new();
     for f in functions {
         let body = &f.ir.body;
@@ -226,8 +306,15 @@ pub(super) fn binary_semaphore<'s>(
                     match &c.callee {
                         Callee::Direct(n) if &**n == "sem_init" => {
                             inits += 1;
-                            if c.args.get(2).map(uncast) != Some(&Expr::Int(1)) {
-                                ok = false;
+                            match c.args.get(2).map(uncast) {
+                                Some(Expr::Int(v)) if *v >= 0 => {
+                                    all_one &= *v == 1;
+                                    init_max = init_max.map(|m| m.max(*v));
+                                }
+                                _ => {
+                                    all_one = false;
+                                    init_max = None;
+                                }
                             }
                         }
                         Callee::Direct(n) if matches!(&**n, "sem_trywait" | "sem_timedwait") => {
@@ -247,24 +334,40 @@ pub(super) fn binary_semaphore<'s>(
         if !ok {
             return Verdict::No;
         }
-        if names
+        if flow_ok
+            && names
             && !matches!(
                 flow_with_gotos(body, s, &mut counts),
                 Ok(None | Some(false))
             )
         {
-            return Verdict::No;
+            flow_ok = false;
         }
     }
     counts.sort();
     counts.dedup();
+    let signal = || match init_max {
+        Some(v) => Verdict::Signal(v.min(4) as u8),
+        None => Verdict::No,
+    };
     match (inits > 0, counts.len()) {
         (false, _) => Verdict::No,
+        (true, _) if !flow_ok || !all_one => signal(),
         (true, 0) => Verdict::Mutex,
         // One count of readers for every gate.
         (true, 1) => Verdict::ReadersWriter,
-        _ => Verdict::No,
+        _ => signal(),
     }
+}
+
+/// Does a body post semaphore `s`?
+fn posts(body: &[Stmt], s: &Name) -> bool {
+    let mut found = false;
+    crate::visit::visit_calls(body, &mut |c| {
+        found |= matches!(&c.callee, Callee::Direct(n) if &**n == "sem_post")
+            && sem_of(c).as_ref() == Some(s);
+    });
+    found
 }
 
 /// Does `e` take the address of `s` (anywhere inside)?
