@@ -1,7 +1,10 @@
 //! Free wrappers and allocator bookkeeping: the functions that give memory
 //! back to an allocator (`kfree(km, p)`: `free(p)` without an arena, else
 //! `p` linked into the arena's free list), and the stores an allocator
-//! makes into its own pool.
+//! makes into its own pool. Only a free wrapper that links what it frees
+//! into memory is a pool's (a destructor that frees its object is not),
+//! and the blocks such functions reach through pointers loaded from memory
+//! or past an offset are not recorded (`pool_block_access`).
 //!
 //! A block on a pool's free list is dead: the program reaches it again only
 //! through the pool's allocator, whose every call is a new object
@@ -22,7 +25,9 @@
 //! keep it, or starts threads, is no free wrapper (a `finish(job)` that
 //! frees a job or queues it for another thread).
 
-use super::alloc_wrappers::{holds_value, local_names, root_var, WrapperKind, MAX_WRAPPER_NESTING};
+use super::alloc_wrappers::{
+    holds_value, local_names, param_holders, root_var, WrapperKind, MAX_WRAPPER_NESTING,
+};
 use super::Walker;
 use crate::config::CallModel;
 use crate::db::FunctionId;
@@ -205,10 +210,89 @@ impl<'a> Walker<'a> {
         if returns || !hands_off {
             return Bookkeeping::No;
         }
-        // Whether it frees may read its callees' bodies.
-        match self.free_params_at(f, 0) != 0 {
+        // Whether it frees may read its callees' bodies. A free wrapper is
+        // a pool's only when it links what it frees into memory (`q->ptr =
+        // p`, `km->loop_head = p`): a destructor that frees its object and
+        // does other work is no allocator.
+        let mask = self.free_params_at(f, 0);
+        let links = s.ir.params.iter().enumerate().take(32).any(|(i, p)| {
+            if mask & (1 << i) == 0 {
+                return false;
+            }
+            let held = param_holders(&s, &p.name);
+            let mut linked = false;
+            visit_stmts(&s.ir.body, &mut |st| {
+                if let Stmt::Assign { lhs, rhs } = st {
+                    linked |=
+                        !matches!(lhs, Expr::Var(_)) && held.iter().any(|x| holds_value(rhs, x));
+                }
+            });
+            linked
+        });
+        match links {
             true => Bookkeeping::Yes,
             false => Bookkeeping::NotFreeing,
         }
+    }
+
+    /// Is `place`, accessed in function `f`, a block of an allocator's pool
+    /// rather than the pool itself: `f` is allocator bookkeeping, and the
+    /// place is reached through a pointer the function loaded from memory
+    /// (`q = km->loop_head; q->ptr`) or computed past an offset (the size
+    /// header before the caller's block, `(size_t *) ap - 1`)? Such a
+    /// block is free or being handed out; two threads touch one only
+    /// through one pool, whose own fields (`km->loop_head`, through a
+    /// parameter) are recorded and race then. The caller's object itself
+    /// (`memcpy(q, ap, n)` reading `ap`) is recorded as well.
+    pub(super) fn pool_block_access(&self, f: FunctionId, place: &Expr) -> bool {
+        if !self.allocator_internal(f) {
+            return false;
+        }
+        let s = self.summary(f);
+        // The parameters, and locals that only ever hold one of them (up to
+        // casts): `km = (kmem_t *) _km`. Greatest such set.
+        let mut copies: FxHashSet<Name> = s.ir.params.iter().map(|p| p.name.clone()).collect();
+        let mut assigns: Vec<(Name, Expr)> = Vec::new();
+        visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Assign {
+                lhs: Expr::Var(x),
+                rhs,
+            } = st
+            {
+                assigns.push((x.clone(), super::uncast(rhs).clone()));
+            }
+        });
+        let mut candidates: FxHashSet<Name> = assigns
+            .iter()
+            .map(|(x, _)| x.clone())
+            .filter(|x| !copies.contains(x) && !s.ir.address_taken.contains(x))
+            .collect();
+        loop {
+            let keep: FxHashSet<Name> = candidates
+                .iter()
+                .filter(|x| {
+                    assigns.iter().filter(|(y, _)| y == *x).all(|(_, rhs)| {
+                        matches!(rhs, Expr::Var(v) if copies.contains(v) || candidates.contains(v))
+                    })
+                })
+                .cloned()
+                .collect();
+            if keep.len() == candidates.len() {
+                break;
+            }
+            candidates = keep;
+        }
+        copies.extend(candidates);
+        !root_var(place).is_some_and(|x| copies.contains(x)) || has_offset(place)
+    }
+}
+
+/// Does a place go through pointer arithmetic (`*((size_t *) ap - 1)`)?
+fn has_offset(e: &Expr) -> bool {
+    match e {
+        Expr::Offset(_) => true,
+        Expr::Field { base, .. } | Expr::Deref(base) | Expr::Index { base, .. } => has_offset(base),
+        Expr::Cast { value, .. } => has_offset(value),
+        _ => false,
     }
 }

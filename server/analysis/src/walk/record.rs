@@ -187,6 +187,10 @@ impl<'a> Walker<'a> {
         if st.syms.is_empty() && frame_private(fr, place) {
             return;
         }
+        // An allocator's free or handed-out blocks (`free_wrappers.rs`).
+        if self.pool_block_access(fr.fid, place) {
+            return;
+        }
         let keys = self.place(fr, place, 0);
         self.record_at(fr, place, keys, kind, span, st, stable, atomic_op);
     }
