@@ -207,7 +207,7 @@ impl<'a> Walker<'a> {
                         // returns disagree on it and on a lock, the caller's
                         // test of the result says whether the lock is held
                         // (`if (!p) return NULL; lock(); return p;`).
-                        if let Some(nz) = result_nonzero(v, &state) {
+                        if let Some(nz) = result_nonzero(fr, v, &state) {
                             let ret: Name = super::frames::RETURNED.into();
                             state.conds.retain(|c| c.0 != ret);
                             state.conds.push((ret, nz));
@@ -868,13 +868,43 @@ impl<'a> Walker<'a> {
 /// Is the value `v` a `return` gives zero (`Some(false)`) or nonzero
 /// (`Some(true)`) on a path in state `st`: a constant, an address, or a
 /// variable a branch on this path tested?
-fn result_nonzero(v: &Expr, st: &State) -> Option<bool> {
+fn result_nonzero(fr: &Frame, v: &Expr, st: &State) -> Option<bool> {
     match super::uncast(v) {
         Expr::Int(n) => Some(*n != 0),
         Expr::AddrOf(_) => Some(true),
-        Expr::Var(x) => st.conds.iter().find(|c| &c.0 == x).map(|c| c.1),
+        Expr::Var(x) => match st.conds.iter().find(|c| &c.0 == x) {
+            Some(c) => Some(c.1),
+            // A local that only ever holds an object's address (`lock =
+            // &locks[i]; if (trylock(lock) == 0) return lock;`).
+            None => holds_only_addresses(fr, x).then_some(true),
+        },
         _ => None,
     }
+}
+
+/// Is every value a function assigns to its local `x` (not a parameter,
+/// which the caller may give null) an address (`&o`), never null, with
+/// `x`'s own address never taken? A path that returns `x` before any
+/// assignment would return an indeterminate value.
+fn holds_only_addresses(fr: &Frame, x: &Name) -> bool {
+    let param = fr.summary.ir.params.iter().any(|p| &p.name == x);
+    if param || !fr.locals.contains_key(x) || fr.address_taken.contains(x) {
+        return false;
+    }
+    let (mut any, mut all) = (false, true);
+    crate::visit::visit_stmts(&fr.summary.ir.body, &mut |st| {
+        if let Stmt::Assign {
+            lhs: Expr::Var(y),
+            rhs,
+        } = st
+        {
+            if y == x {
+                any = true;
+                all &= matches!(super::uncast(rhs), Expr::AddrOf(_));
+            }
+        }
+    });
+    any && all
 }
 
 /// The variables a place indexes directly (`p` of `p[i]`, `p[i].f`,
