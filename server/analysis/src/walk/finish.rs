@@ -275,8 +275,9 @@ impl<'a> Walker<'a> {
             Base::Heap { .. } => Cell::Skip,
             _ => Cell::Root,
         });
+        let inputs = self.private_inputs(reach);
         for _ in 0..MAX_ESCAPE_ROUNDS {
-            let private = self.private_heap(reach, &escaped);
+            let private = self.private_heap(&inputs, &escaped);
             let next = self.escaped_locals(&private);
             if next == escaped {
                 return (private, escaped);
@@ -287,7 +288,7 @@ impl<'a> Walker<'a> {
             Base::Local { .. } => Cell::Follow,
             _ => Cell::Root,
         });
-        let private = self.private_heap(reach, &escaped);
+        let private = self.private_heap(&inputs, &escaped);
         let escaped = self.escaped_locals(&private);
         (private, escaped)
     }

@@ -223,6 +223,23 @@ pub(super) struct FrameBase {
     pub(super) lent: FxHashSet<Name>,
 }
 
+impl FrameBase {
+    /// Is every value the function assigns to its non-static local `x`
+    /// an address (`&o`), and `x` assigned at least once?
+    pub(super) fn only_addresses(&self, x: &Name) -> bool {
+        let mut any = false;
+        for (y, rhs) in &self.local_assigns {
+            if y == x {
+                if !matches!(super::uncast(rhs), Expr::AddrOf(_)) {
+                    return false;
+                }
+                any = true;
+            }
+        }
+        any
+    }
+}
+
 /// The variables that stay zero in a frame whose parameters `params` are
 /// given zero (see [`Frame::zeros`]): those parameters and the locals copied
 /// from them, when every assignment to each gives it zero (`p = parent`,

@@ -56,6 +56,15 @@ pub(super) enum Nest {
     Move,
 }
 
+/// What decides which heap sites are unpublished, apart from the escaped
+/// locals: the sites published for sure, each site's allocating and
+/// receiving threads, and which sites nest in which (object, container).
+pub(super) struct PrivateInputs<'w> {
+    published: BTreeSet<&'w Base>,
+    roles: BTreeMap<&'w Base, (BTreeSet<u32>, BTreeSet<u32>)>,
+    nested: BTreeSet<(&'w Base, &'w Base)>,
+}
+
 /// `RACELENS_DEBUG_PUBLISH=1` prints each publication and its reason.
 pub(super) fn debug() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -226,16 +235,9 @@ impl<'a> Walker<'a> {
             .collect()
     }
 
-    /// The unpublished heap sites of the walk, over the nodes `reach` marks,
-    /// with their allocating and receiving threads. Sorted by base.
-    /// `escaped`: the locals whose address may reach another thread, as far
-    /// as known (see [`private_and_escaped`](Self::private_and_escaped),
-    /// which asks again until the two agree).
-    pub(super) fn private_heap(
-        &self,
-        reach: &[bool],
-        escaped: &[Base],
-    ) -> Vec<(Base, PrivateHeap)> {
+    /// What decides the unpublished heap sites of the walk, over the nodes
+    /// `reach` marks, apart from the escaped locals ([`private_heap`](Self::private_heap)).
+    pub(super) fn private_inputs(&self, reach: &[bool]) -> PrivateInputs<'_> {
         let heap = |b: &Base| matches!(b, Base::Heap { .. });
         let mut published: BTreeSet<&Base> = self.d.root_published.iter().collect();
         let mut roles: BTreeMap<&Base, (BTreeSet<u32>, BTreeSet<u32>)> = BTreeMap::new();
@@ -257,14 +259,6 @@ impl<'a> Walker<'a> {
                     moves.push((c, x, node.thread));
                 }
             }
-        }
-        // A local whose address may reach another thread publishes what it
-        // holds.
-        for b in escaped {
-            if debug() {
-                eprintln!("racelens: escaped local {b:?} publishes what it holds");
-            }
-            published.insert(b);
         }
         // The pointer store holds what any code stores outside frames. The
         // walk saw the stores of the functions it walked in full, in their
@@ -362,10 +356,37 @@ impl<'a> Walker<'a> {
                 published.insert(c);
             }
         }
+        PrivateInputs {
+            published,
+            roles,
+            nested,
+        }
+    }
+
+    /// The unpublished heap sites, with their allocating and receiving
+    /// threads, sorted by base, given what decides them (`inputs`) and the
+    /// locals whose address may reach another thread, as far as known
+    /// (`escaped`; see [`private_and_escaped`](Self::private_and_escaped),
+    /// which asks again until the two agree).
+    pub(super) fn private_heap(
+        &self,
+        inputs: &PrivateInputs<'_>,
+        escaped: &[Base],
+    ) -> Vec<(Base, PrivateHeap)> {
+        let mut published = inputs.published.clone();
+        let nested = &inputs.nested;
+        // A local whose address may reach another thread publishes what it
+        // holds.
+        for b in escaped {
+            if debug() {
+                eprintln!("racelens: escaped local {b:?} publishes what it holds");
+            }
+            published.insert(b);
+        }
         // Then publication.
         loop {
             let mut changed = false;
-            for &(c, x) in &nested {
+            for &(c, x) in nested {
                 if published.contains(x) && published.insert(c) {
                     if debug() {
                         eprintln!("racelens: publish {c:?}: nested in published {x:?}");
@@ -378,7 +399,7 @@ impl<'a> Walker<'a> {
             }
         }
         let mut out = Vec::new();
-        for (b, (alloc, recv)) in roles {
+        for (b, (alloc, recv)) in &inputs.roles {
             if alloc.is_empty()
                 || published.contains(b)
                 || alloc.intersection(&recv).next().is_some()
@@ -395,10 +416,10 @@ impl<'a> Walker<'a> {
                 eprintln!("racelens: private {b:?}: allocators {alloc:?}, receivers {recv:?}");
             }
             out.push((
-                b.clone(),
+                (*b).clone(),
                 PrivateHeap {
-                    allocators: alloc.into_iter().collect(),
-                    receivers: recv.into_iter().collect(),
+                    allocators: alloc.iter().copied().collect(),
+                    receivers: recv.iter().copied().collect(),
                 },
             ));
         }

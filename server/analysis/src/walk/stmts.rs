@@ -891,20 +891,7 @@ fn holds_only_addresses(fr: &Frame, x: &Name) -> bool {
     if param || !fr.locals.contains_key(x) || fr.address_taken.contains(x) {
         return false;
     }
-    let (mut any, mut all) = (false, true);
-    crate::visit::visit_stmts(&fr.summary.ir.body, &mut |st| {
-        if let Stmt::Assign {
-            lhs: Expr::Var(y),
-            rhs,
-        } = st
-        {
-            if y == x {
-                any = true;
-                all &= matches!(super::uncast(rhs), Expr::AddrOf(_));
-            }
-        }
-    });
-    any && all
+    fr.only_addresses(x)
 }
 
 /// The variables a place indexes directly (`p` of `p[i]`, `p[i].f`,
