@@ -221,9 +221,47 @@ pub(super) struct FrameBase {
     /// Locals whose address is taken only to lend it to library calls that
     /// keep nothing (see [`lent_only`]).
     pub(super) lent: FxHashSet<Name>,
+    /// The parameters and the non-static locals that only ever hold one of
+    /// them (see [`param_copies`](Self::param_copies)), once asked.
+    param_copies: std::sync::OnceLock<FxHashSet<Name>>,
 }
 
 impl FrameBase {
+    /// The parameters, and the non-static locals (address never taken)
+    /// whose every assignment is one of them up to casts (`km = (kmem_t *)
+    /// _km`). Greatest such set.
+    pub(super) fn param_copies(&self) -> &FxHashSet<Name> {
+        self.param_copies.get_or_init(|| {
+            let params: FxHashSet<Name> =
+                self.summary.ir.params.iter().map(|p| p.name.clone()).collect();
+            let mut candidates: FxHashSet<&Name> = self
+                .local_assigns
+                .iter()
+                .map(|(x, _)| x)
+                .filter(|x| !params.contains(*x) && !self.address_taken.contains(*x))
+                .collect();
+            loop {
+                let keep: FxHashSet<&Name> = candidates
+                    .iter()
+                    .copied()
+                    .filter(|x| {
+                        self.local_assigns
+                            .iter()
+                            .filter(|(y, _)| y == *x)
+                            .all(|(_, rhs)| matches!(uncast(rhs), Expr::Var(v) if params.contains(v) || candidates.contains(v)))
+                    })
+                    .collect();
+                if keep.len() == candidates.len() {
+                    break;
+                }
+                candidates = keep;
+            }
+            let mut out = params.clone();
+            out.extend(candidates.into_iter().cloned());
+            out
+        })
+    }
+
     /// Is every value the function assigns to its non-static local `x`
     /// an address (`&o`), and `x` assigned at least once?
     pub(super) fn only_addresses(&self, x: &Name) -> bool {
@@ -686,6 +724,7 @@ impl<'a> Walker<'a> {
             local_assigns,
             has_goto,
             lent,
+            param_copies: std::sync::OnceLock::new(),
         });
         self.d.frame_bases.borrow_mut().insert(fid, base.clone());
         base

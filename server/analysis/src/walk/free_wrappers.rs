@@ -28,12 +28,12 @@
 use super::alloc_wrappers::{
     holds_value, local_names, param_holders, root_var, WrapperKind, MAX_WRAPPER_NESTING,
 };
+use super::frames::Frame;
 use super::Walker;
 use crate::config::CallModel;
 use crate::db::FunctionId;
 use crate::visit::{visit_calls, visit_stmts};
-use racelens_syntax::{Callee, Expr, Name, Stmt};
-use rustc_hash::FxHashSet;
+use racelens_syntax::{Callee, Expr, Stmt};
 
 /// Whether a function's stores are allocator bookkeeping
 /// ([`Walker::allocator_internal`]).
@@ -73,28 +73,8 @@ impl<'a> Walker<'a> {
                 break;
             }
             // The locals that hold the parameter's value (`p = (header_t *)
-            // ((size_t *) ap - 1)`). Least set.
-            let mut held: FxHashSet<Name> = FxHashSet::from_iter([p.name.clone()]);
-            loop {
-                let mut changed = false;
-                visit_stmts(&s.ir.body, &mut |st| {
-                    if let Stmt::Assign {
-                        lhs: Expr::Var(y),
-                        rhs,
-                    } = st
-                    {
-                        if locals.contains(y)
-                            && !s.ir.address_taken.contains(y)
-                            && held.iter().any(|x| holds_value(rhs, x))
-                        {
-                            changed |= held.insert(y.clone());
-                        }
-                    }
-                });
-                if !changed {
-                    break;
-                }
-            }
+            // ((size_t *) ap - 1)`).
+            let held = param_holders(&s, &p.name);
             let holds = |e: &Expr| held.iter().any(|x| holds_value(e, x));
             let mut kept = false;
             visit_stmts(&s.ir.body, &mut |st| match st {
@@ -145,9 +125,9 @@ impl<'a> Walker<'a> {
 
     /// Are `f`'s stores an allocator's bookkeeping: is `f` a pool allocator
     /// (not a plain allocation wrapper, whose stores may fill the new
-    /// object) or a free wrapper that returns nothing, and that stores only
-    /// into its own locals and memory reached from its parameters and
-    /// locals (a pool's free list)?
+    /// object) or a free wrapper that returns nothing and links what it
+    /// frees into memory, and that stores only into its own locals and
+    /// memory reached from its parameters and locals (a pool's free list)?
     /// Such stores publish nothing (see the module doc).
     pub(super) fn allocator_internal(&self, f: FunctionId) -> bool {
         if let Some(&v) = self.d.allocator_internal.borrow().get(&f) {
@@ -242,48 +222,17 @@ impl<'a> Walker<'a> {
     /// header before the caller's block, `(size_t *) ap - 1`)? Such a
     /// block is free or being handed out; two threads touch one only
     /// through one pool, whose own fields (`km->loop_head`, through a
-    /// parameter) are recorded and race then. The caller's object itself
+    /// parameter, or a global's) are recorded and race then. The caller's object itself
     /// (`memcpy(q, ap, n)` reading `ap`) is recorded as well.
-    pub(super) fn pool_block_access(&self, f: FunctionId, place: &Expr) -> bool {
-        if !self.allocator_internal(f) {
+    pub(super) fn pool_block_access(&self, fr: &Frame, place: &Expr) -> bool {
+        if !self.allocator_internal(fr.fid) {
             return false;
         }
-        let s = self.summary(f);
-        // The parameters, and locals that only ever hold one of them (up to
-        // casts): `km = (kmem_t *) _km`. Greatest such set.
-        let mut copies: FxHashSet<Name> = s.ir.params.iter().map(|p| p.name.clone()).collect();
-        let mut assigns: Vec<(Name, Expr)> = Vec::new();
-        visit_stmts(&s.ir.body, &mut |st| {
-            if let Stmt::Assign {
-                lhs: Expr::Var(x),
-                rhs,
-            } = st
-            {
-                assigns.push((x.clone(), super::uncast(rhs).clone()));
-            }
-        });
-        let mut candidates: FxHashSet<Name> = assigns
-            .iter()
-            .map(|(x, _)| x.clone())
-            .filter(|x| !copies.contains(x) && !s.ir.address_taken.contains(x))
-            .collect();
-        loop {
-            let keep: FxHashSet<Name> = candidates
-                .iter()
-                .filter(|x| {
-                    assigns.iter().filter(|(y, _)| y == *x).all(|(_, rhs)| {
-                        matches!(rhs, Expr::Var(v) if copies.contains(v) || candidates.contains(v))
-                    })
-                })
-                .cloned()
-                .collect();
-            if keep.len() == candidates.len() {
-                break;
-            }
-            candidates = keep;
-        }
-        copies.extend(candidates);
-        !root_var(place).is_some_and(|x| copies.contains(x)) || has_offset(place)
+        // A global (a pool kept in one) is the pool's own.
+        let copies = fr.param_copies();
+        let block =
+            root_var(place).is_none_or(|x| fr.locals.contains_key(x) && !copies.contains(x));
+        block || has_offset(place)
     }
 }
 

@@ -188,7 +188,7 @@ impl<'a> Walker<'a> {
             return;
         }
         // An allocator's free or handed-out blocks (`free_wrappers.rs`).
-        if self.pool_block_access(fr.fid, place) {
+        if self.pool_block_access(fr, place) {
             return;
         }
         let keys = self.place(fr, place, 0);
