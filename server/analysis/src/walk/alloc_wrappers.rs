@@ -571,29 +571,8 @@ impl<'a> Walker<'a> {
             return true;
         }
         // The locals that hold `p`'s value (`uint64_t *pre = ptr;`): what
-        // happens to them happens to `p`. Least set.
-        let locals = local_names(g);
-        let mut held: FxHashSet<Name> = FxHashSet::from_iter([p]);
-        loop {
-            let mut changed = false;
-            visit_stmts(&g.ir.body, &mut |st| {
-                if let Stmt::Assign {
-                    lhs: Expr::Var(y),
-                    rhs,
-                } = st
-                {
-                    if locals.contains(y)
-                        && !g.ir.address_taken.contains(y)
-                        && held.iter().any(|x| holds_value(rhs, x))
-                    {
-                        changed |= held.insert(y.clone());
-                    }
-                }
-            });
-            if !changed {
-                break;
-            }
-        }
+        // happens to them happens to `p`.
+        let held = param_holders(g, &p);
         let holds = |e: &Expr| held.iter().any(|x| holds_value(e, x));
         let mut kept = false;
         visit_stmts(&g.ir.body, &mut |st| match st {
