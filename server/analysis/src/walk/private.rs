@@ -23,6 +23,11 @@
 //! The allocator-receiver pairs stay (the creator may keep using the
 //! object), and so does any thread the site reaches some other way.
 //!
+//! Allocation (`allocated_at`: a new object is fresh until it escapes, and
+//! a site allocated again after an older object escaped is refreshed) and
+//! what `realloc` and allocation wrappers carry over (`nest_copies`) live
+//! here too.
+//!
 //! Invariant: publications are facts of nodes' own statements, like
 //! accesses, so an incremental update recomputes them from the reachable
 //! nodes; `incremental.rs` bails when the result would change.
@@ -34,11 +39,11 @@
 
 use super::frames::Frame;
 use super::state::{insert_sorted, State};
-use super::{Val, Walker};
+use super::{Val, Walker, MAX_ALLOCATED};
 use crate::db::FunctionId;
 use crate::facts::PrivateHeap;
 use crate::model::Base;
-use racelens_syntax::{Expr, Name};
+use racelens_syntax::{Call, Expr, Name};
 use rustc_hash::FxHashSet;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -424,5 +429,91 @@ impl<'a> Walker<'a> {
             ));
         }
         out
+    }
+}
+
+impl<'a> Walker<'a> {
+    /// `realloc(p, n)` returns a new object (C11 7.22.3.5: the old one is
+    /// deallocated) that holds the old one's contents. It is allocated
+    /// like `malloc`'s, and what the old object held goes wherever the new
+    /// one goes: each old site nests in the new one (see `private.rs`).
+    /// Inside an allocation wrapper that reallocates its caller's object,
+    /// the caller's call does the nesting (`copied_into`).
+    pub(super) fn reallocated_at(&mut self, fr: &Frame, c: &Call, st: &mut State) {
+        let new = Base::Heap {
+            func: fr.fname.clone(),
+            call: c.id,
+        };
+        let old = self.copied_into(fr, c);
+        self.allocated_at(fr, c, st);
+        self.nest_copies(old, &new, st);
+    }
+
+    /// The new object `new` holds what objects of the sites `old` held
+    /// (`realloc`'s old object, the object an allocation wrapper filled):
+    /// each old site goes wherever the new one goes.
+    pub(super) fn nest_copies(&mut self, old: Vec<Base>, new: &Base, st: &State) {
+        if let Some(&n) = self.d.node_stack.last() {
+            for b in old {
+                if b == *new {
+                    continue;
+                }
+                let kind = match st.fresh.contains(&b) {
+                    true => Nest::Fresh,
+                    false => Nest::Move,
+                };
+                insert_sorted(&mut self.d.nodes[n as usize].nested, (b, new.clone(), kind));
+            }
+        }
+    }
+
+    /// The object allocated at call `c` (by `malloc` or a wrapper) is new:
+    /// fresh until it escapes.
+    pub(super) fn allocated_at(&mut self, fr: &Frame, c: &Call, st: &mut State) {
+        let b = Base::Heap {
+            func: fr.fname.clone(),
+            call: c.id,
+        };
+        if self.d.loop_depth > 0 && !self.d.heap_in_loop.contains_key(&b) {
+            self.effect();
+            self.d.heap_in_loop.insert(b.clone(), self.d.epoch);
+        }
+        self.observe_heap(&b);
+        self.note_alloc(&b);
+        if let Some(&n) = self.d.node_stack.last() {
+            self.d.nodes[n as usize].allocates = true;
+        }
+        if st.allocated.len() >= MAX_ALLOCATED {
+            // Too many sites to follow: no more freshness on this path.
+            return;
+        }
+        // An older object of the site has escaped on this path: freshness
+        // is a fact of the site, and an access through a pointer to that
+        // older object (loaded from where it escaped to) would pass for an
+        // access to the new one. The site is refreshed: only accesses
+        // through a local that holds the new object are fresh (see
+        // `State::newest`), and no local holds it yet.
+        self.observe_refresh(&b);
+        if st.allocated.contains(&b) && !st.fresh.contains(&b) {
+            if !st.refreshed.contains(&b) {
+                let mut v = st.refreshed.to_vec();
+                v.push(b.clone());
+                v.sort();
+                st.refreshed = v.into();
+            }
+            st.newest.retain(|x| x.1 != b);
+        }
+        if !st.allocated.contains(&b) {
+            let mut v = st.allocated.to_vec();
+            v.push(b.clone());
+            v.sort();
+            st.allocated = v.into();
+        }
+        if !st.fresh.contains(&b) {
+            let mut v = st.fresh.to_vec();
+            v.push(b);
+            v.sort();
+            st.fresh = v.into();
+        }
     }
 }
