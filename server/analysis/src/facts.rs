@@ -196,6 +196,10 @@ pub struct Site {
     pub launch: Option<Base>,
 }
 
+/// A count of barrier waits or of a semaphore's posts or waits stops here:
+/// a count at the cap means that many or more.
+pub const MAX_PHASE: u8 = 4;
+
 /// One access of a thread to a location, with the analysis facts at that point.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessFact {
@@ -244,7 +248,9 @@ pub struct FactCtx {
     pub acquired: Vec<(u32, LocKey)>,
     /// (site, lock): locks held continuously since that site spawned.
     pub clean: Vec<(u32, LocKey)>,
-    /// (barrier, fewest, most) `pthread_barrier_wait` calls passed so far.
+    /// (barrier, fewest, most) `pthread_barrier_wait` calls passed so far,
+    /// and a signalling semaphore's posts (`+s`) and waits (`-s@n`); counts
+    /// stop at [`MAX_PHASE`].
     pub phases: Vec<(Name, u8, u8)>,
     /// The thread has joined `main`: `main`'s accesses happened before.
     pub main_ended: bool,

@@ -634,8 +634,8 @@ fn signal_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
             return false;
         }
         let posted = a.phases.iter().find(|p| *p.0 == *post).map_or(0, |p| p.2);
-        // Counts stop at 4: a capped count of posts is not known.
-        posted < 4 && u16::from(posted) + u16::from(init) < u16::from(*waits)
+        // A capped count of posts is not known.
+        posted < crate::facts::MAX_PHASE && u16::from(posted) + u16::from(init) < u16::from(*waits)
     })
 }
 

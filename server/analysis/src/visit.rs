@@ -24,28 +24,26 @@ pub fn visit_calls(stmts: &[Stmt], f: &mut dyn FnMut(&Call)) {
 /// condition, a switch arm), outer lists before the lists nested in them.
 pub fn visit_blocks(stmts: &[Stmt], f: &mut dyn FnMut(&[Stmt])) {
     f(stmts);
-    for s in stmts {
-        match s {
-            Stmt::If {
-                cond, then, els, ..
-            } => {
-                visit_blocks(cond, f);
-                visit_blocks(then, f);
-                visit_blocks(els, f);
-            }
-            Stmt::Loop { cond, body, .. } => {
-                visit_blocks(cond, f);
-                visit_blocks(body, f);
-            }
-            Stmt::Switch { cond, arms, .. } => {
-                visit_blocks(cond, f);
-                for a in arms {
-                    visit_blocks(a, f);
-                }
-            }
-            _ => {}
+    visit_stmts(stmts, &mut |s| match s {
+        Stmt::If {
+            cond, then, els, ..
+        } => {
+            f(cond);
+            f(then);
+            f(els);
         }
-    }
+        Stmt::Loop { cond, body, .. } => {
+            f(cond);
+            f(body);
+        }
+        Stmt::Switch { cond, arms, .. } => {
+            f(cond);
+            for a in arms {
+                f(a);
+            }
+        }
+        _ => {}
+    });
 }
 
 /// Visits every variable name `e` mentions, index variables included.

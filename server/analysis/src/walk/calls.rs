@@ -729,23 +729,7 @@ impl<'a> Walker<'a> {
                     .first()
                     .map(|k| Name::from(k.display()))
                     .unwrap_or_else(|| Name::from("?"));
-                match st.phases.iter_mut().find(|p| p.0 == key) {
-                    Some(p) => {
-                        p.1 = p.1.saturating_add(1).min(4);
-                        p.2 = p.2.saturating_add(1).min(4);
-                    }
-                    None => {
-                        st.phases.push((key.clone(), 1, 1));
-                        st.phases.sort();
-                    }
-                }
-                if !self.d.threads[self.d.thread as usize]
-                    .barriers
-                    .contains(&key)
-                {
-                    self.effect();
-                    self.d.threads[self.d.thread as usize].barriers.push(key);
-                }
+                self.pass_phase(&mut st, key, true);
                 Some(st)
             }
             Some(CallModel::AtomicBegin) => {
@@ -1094,6 +1078,28 @@ impl<'a> Walker<'a> {
                 }
                 acc
             }
+        }
+    }
+
+    /// One more pass of phase `key` on this path (a barrier wait, a
+    /// semaphore's post or wait), counted up to `MAX_PHASE`; `note`: the
+    /// thread joins those that pass it (`Thread::barriers`).
+    pub(super) fn pass_phase(&mut self, st: &mut State, key: Name, note: bool) {
+        use crate::facts::MAX_PHASE;
+        match st.phases.iter_mut().find(|p| p.0 == key) {
+            Some(p) => {
+                p.1 = p.1.saturating_add(1).min(MAX_PHASE);
+                p.2 = p.2.saturating_add(1).min(MAX_PHASE);
+            }
+            None => {
+                st.phases.push((key.clone(), 1, 1));
+                st.phases.sort();
+            }
+        }
+        let t = self.d.thread as usize;
+        if note && !self.d.threads[t].barriers.contains(&key) {
+            self.effect();
+            self.d.threads[t].barriers.push(key);
         }
     }
 

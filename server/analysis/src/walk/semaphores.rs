@@ -44,10 +44,6 @@ use crate::config::CallModel;
 use crate::db::FunctionSummary;
 use racelens_syntax::{Call, Callee, Expr, Name, Stmt, Test};
 
-/// Posts and waits on a signalling semaphore are counted up to this many
-/// (as barrier waits are).
-const MAX_SIGNALS: u8 = 4;
-
 /// The calls that name a semaphore without publishing it.
 const SEM_CALLS: &[&str] = &[
     "sem_init",
@@ -60,12 +56,13 @@ const SEM_CALLS: &[&str] = &[
 ];
 
 impl<'a> Walker<'a> {
-    /// The lock model of a `sem_wait`/`sem_post` call on a binary semaphore.
-    pub(super) fn semaphore_model(&mut self, fr: &Frame, c: &Call) -> Option<CallModel> {
+    /// The global semaphore a library `sem_wait` (`true`) or `sem_post`
+    /// (`false`) call names.
+    fn sem_call(&self, fr: &Frame, c: &Call) -> Option<(Name, bool)> {
         let Callee::Direct(f) = &c.callee else {
             return None;
         };
-        let lock = match &**f {
+        let wait = match &**f {
             "sem_wait" => true,
             "sem_post" => false,
             _ => return None,
@@ -77,6 +74,12 @@ impl<'a> Walker<'a> {
         if fr.locals.contains_key(&s) || self.prog.global(&s).is_none() {
             return None;
         }
+        Some((s, wait))
+    }
+
+    /// The lock model of a `sem_wait`/`sem_post` call on a binary semaphore.
+    pub(super) fn semaphore_model(&mut self, fr: &Frame, c: &Call) -> Option<CallModel> {
+        let (s, lock) = self.sem_call(fr, c)?;
         let verdict = self.semaphore_verdict(&s);
         match (verdict, lock) {
             (Verdict::No | Verdict::Signal(_), _) => None,
@@ -99,45 +102,17 @@ impl<'a> Walker<'a> {
     /// (`-s@n`, `n` the initial count) goes up, as barrier phases do, and
     /// a posting thread is noted among the thread's `barriers` (`+s`).
     pub(super) fn semaphore_signal(&mut self, fr: &Frame, c: &Call, st: &mut super::state::State) {
-        let Callee::Direct(f) = &c.callee else {
+        let Some((s, wait)) = self.sem_call(fr, c) else {
             return;
         };
-        let post = match &**f {
-            "sem_wait" => false,
-            "sem_post" => true,
-            _ => return,
-        };
-        if self.prog.functions_named(f).is_some() {
-            return;
-        }
-        let Some(s) = sem_of(c) else {
-            return;
-        };
-        if fr.locals.contains_key(&s) || self.prog.global(&s).is_none() {
-            return;
-        }
         let Verdict::Signal(init) = self.semaphore_verdict(&s) else {
             return;
         };
-        let key: Name = match post {
-            true => format!("+{s}").into(),
-            false => format!("-{s}@{init}").into(),
+        let key: Name = match wait {
+            false => format!("+{s}").into(),
+            true => format!("-{s}@{init}").into(),
         };
-        match st.phases.iter_mut().find(|p| p.0 == key) {
-            Some(p) => {
-                p.1 = p.1.saturating_add(1).min(MAX_SIGNALS);
-                p.2 = p.2.saturating_add(1).min(MAX_SIGNALS);
-            }
-            None => {
-                st.phases.push((key.clone(), 1, 1));
-                st.phases.sort();
-            }
-        }
-        let t = self.d.thread as usize;
-        if post && !self.d.threads[t].barriers.contains(&key) {
-            self.effect();
-            self.d.threads[t].barriers.push(key);
-        }
+        self.pass_phase(st, key, !wait);
     }
 
     /// What the global semaphore `s` is (see the module doc), judged once
