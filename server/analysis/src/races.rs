@@ -592,7 +592,7 @@ fn barrier_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool 
         .iter()
         .chain(b.phases.iter())
         .map(|p| &*p.0)
-        .filter(|k| !k.starts_with(['+', '-']))
+        .filter(|k| !k.starts_with(['+', '-', '~']))
         .collect();
     keys.dedup();
     keys.into_iter().any(|k| {
@@ -611,6 +611,11 @@ fn barrier_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool 
 /// count). Those waits consumed more than `p` posts, so `b`'s thread
 /// passed a wait that read a post made after `a` (each post and wait is a
 /// read-modify-write of the count, so the wait synchronizes with it).
+/// `b`'s thread may post too, when it runs once: its own posts made before
+/// `b` (at most `q`) can feed its waits, so then it needs more than
+/// `p + n + q` of them; or, when it posted only after a first wait on
+/// every path (no `~s`), that first wait took no post of its own, which
+/// orders `a` if `p + n` is 0.
 fn signal_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
     if a.thread == b.thread {
         return false;
@@ -623,19 +628,29 @@ fn signal_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
             return false;
         };
         let post = format!("+{s}");
+        let unique = |t: u32| table.threads[t as usize].unique;
         let posters: Vec<usize> = table
             .threads
             .iter()
             .enumerate()
-            .filter(|(_, t)| t.barriers.iter().any(|x| **x == *post))
+            .filter(|(i, t)| {
+                t.barriers.iter().any(|x| **x == *post)
+                    && !(*i == b.thread as usize && unique(b.thread))
+            })
             .map(|(i, _)| i)
             .collect();
-        if posters != [a.thread as usize] || !table.threads[a.thread as usize].unique {
+        if posters != [a.thread as usize] || !unique(a.thread) {
             return false;
         }
-        let posted = a.phases.iter().find(|p| *p.0 == *post).map_or(0, |p| p.2);
+        let posted = |f: &AccessFact| f.phases.iter().find(|p| *p.0 == *post).map_or(0, |p| p.2);
+        let (pa, pb) = (posted(a), posted(b));
         // A capped count of posts is not known.
-        posted < crate::facts::MAX_PHASE && u16::from(posted) + u16::from(init) < u16::from(*waits)
+        let poisoned = b.phases.iter().any(|p| *p.0 == *format!("~{s}") && p.2 > 0);
+        let first_wait = !poisoned && pa == 0 && init == 0 && *waits > 0;
+        first_wait
+            || (pa < crate::facts::MAX_PHASE
+                && pb < crate::facts::MAX_PHASE
+                && u16::from(pa) + u16::from(init) + u16::from(pb) < u16::from(*waits))
     })
 }
 

@@ -387,9 +387,11 @@ fn update_in(
     // refreshed site's newest object across calls (`calls.rs`).
     // Calls through pointers reach the functions used as values.
     let values_changed = super::store::value_names(old) != super::store::value_names(new);
-    if values_changed {
+    let starts = super::semaphores::values_but_starts;
+    if values_changed || starts(old) != starts(new) {
         *w.d.value_functions.borrow_mut() = None;
-        // A signalling semaphore's verdict read which functions are values.
+        // A signalling semaphore's verdict read which functions are values
+        // other than thread start routines.
         if w.d
             .semaphores
             .borrow()

@@ -112,6 +112,17 @@ impl<'a> Walker<'a> {
             false => format!("+{s}").into(),
             true => format!("-{s}@{init}").into(),
         };
+        // A post before this thread's first wait on some path (`~s`): its
+        // own post may feed that wait (`races.rs`, `signal_ordered`).
+        if !wait {
+            let waits = format!("-{s}@{init}");
+            if !st.phases.iter().any(|p| *p.0 == *waits && p.1 > 0) {
+                let poison: Name = format!("~{s}").into();
+                if !st.phases.iter().any(|p| p.0 == poison) {
+                    self.pass_phase(st, poison, false);
+                }
+            }
+        }
         self.pass_phase(st, key, !wait);
     }
 
@@ -137,14 +148,18 @@ impl<'a> Walker<'a> {
                 // A signal's posts must all be seen by the walk: a function
                 // that posts it and is used as a value may run where the
                 // walk does not go (a signal handler).
+                // A thread's start routine is walked as that thread.
                 if matches!(b, Verdict::Signal(_)) {
-                    let values = self.value_functions();
-                    let hidden = self
-                        .prog
-                        .functions
-                        .values()
+                    let mut names: Vec<Name> =
+                        self.prog.global_inits.values().flatten().cloned().collect();
+                    for &g in self.prog.functions.values().flatten() {
+                        names.extend(values_but_starts(&self.summary(g)));
+                    }
+                    let hidden = names
+                        .iter()
+                        .filter_map(|n| self.prog.functions_named(n))
                         .flatten()
-                        .any(|&g| values.contains(&g) && posts(&self.summary(g).ir.body, s));
+                        .any(|&g| posts(&self.summary(g).ir.body, s));
                     if hidden {
                         b = Verdict::No;
                     }
@@ -333,6 +348,34 @@ pub(super) fn binary_semaphore<'s>(
         (true, 1) => Verdict::ReadersWriter,
         _ => signal(),
     }
+}
+
+/// The names a function uses as values ([`super::store::value_names`]),
+/// leaving out the start routine it hands to `pthread_create` or
+/// `thrd_create`.
+pub(super) fn values_but_starts(s: &FunctionSummary) -> Vec<Name> {
+    let mut out: Vec<Name> = Vec::new();
+    let mut see = |e: &Expr| crate::visit::visit_names(e, &mut |n| out.push(n.clone()));
+    crate::visit::visit_stmts(&s.ir.body, &mut |st| match st {
+        Stmt::Assign { rhs, .. } => see(rhs),
+        Stmt::Call(c) => {
+            let start = match &c.callee {
+                Callee::Direct(n) if &**n == "pthread_create" => Some(2),
+                Callee::Direct(n) if &**n == "thrd_create" => Some(1),
+                _ => None,
+            };
+            for (i, a) in c.args.iter().enumerate() {
+                if Some(i) != start {
+                    see(a);
+                }
+            }
+        }
+        Stmt::Return { value: Some(v), .. } => see(v),
+        _ => {}
+    });
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// Does a body post semaphore `s`?
