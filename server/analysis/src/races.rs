@@ -362,6 +362,8 @@ fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) ->
     if barrier_ordered(a, b, table)
         || signal_ordered(a, b, table)
         || signal_ordered(b, a, table)
+        || once_branch_ordered(a, b)
+        || once_branch_ordered(b, a)
         || !may_happen_in_parallel(a, b, table)
     {
         return None;
@@ -592,7 +594,7 @@ fn barrier_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool 
         .iter()
         .chain(b.phases.iter())
         .map(|p| &*p.0)
-        .filter(|k| !k.starts_with(['+', '-', '~']))
+        .filter(|k| !k.starts_with(['+', '-', '~', '=', '?']))
         .collect();
     keys.dedup();
     keys.into_iter().any(|k| {
@@ -601,6 +603,21 @@ fn barrier_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool 
         }
         let (pa, pb) = (phase(a, k), phase(b, k));
         pa.1 < pb.0 || pb.1 < pa.0
+    })
+}
+
+/// Is access `a` made in a once branch (`=F@L`) that access `b` follows
+/// on every path, past its own test of `F` under `L` (`?F@L`)? The branch
+/// runs at most once, in the first critical section of `L` that tests `F`
+/// (`walk/once.rs`).
+fn once_branch_ordered(a: &AccessFact, b: &AccessFact) -> bool {
+    a.phases.iter().any(|(k, fewest, _)| {
+        *fewest > 0
+            && k.strip_prefix('=').is_some_and(|key| {
+                b.phases
+                    .iter()
+                    .any(|(p, n, _)| *n > 0 && p.strip_prefix('?') == Some(key))
+            })
     })
 }
 

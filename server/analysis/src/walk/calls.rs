@@ -177,6 +177,10 @@ impl<'a> Walker<'a> {
             },
             m => (c, m),
         };
+        // A condition wait releases its mutex for a while.
+        if matches!(model, Some(CallModel::CondWait)) {
+            super::once::leave_branches(&mut st);
+        }
         if c.args.iter().any(|a| is_wild(fr, a)) {
             self.wild_call(fr, c, model.as_ref(), &st);
         }
@@ -271,6 +275,7 @@ impl<'a> Walker<'a> {
             }
             Some(CallModel::Unlock { arg }) => {
                 let (keys, resolved) = self.lock_keys(fr, c.args.get(arg));
+                super::once::leave_branches(&mut st);
                 if !resolved {
                     // Unlocking an unknown mutex may release any lock.
                     st.must = LockSet::default();

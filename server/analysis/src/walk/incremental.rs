@@ -195,6 +195,7 @@ struct Saved {
     may_allocate: FxHashMap<(FunctionId, Name), bool>,
     constants: FxHashMap<Name, bool>,
     semaphores: FxHashMap<Name, super::semaphores::Verdict>,
+    once_flags: FxHashMap<Name, bool>,
     gates: FxHashMap<(Name, Name), bool>,
     wrappers: FxHashMap<(FunctionId, u8), bool>,
     free_params: FxHashMap<(FunctionId, u8), u32>,
@@ -238,6 +239,7 @@ impl Saved {
             may_allocate: d.may_allocate.borrow().clone(),
             constants: d.constants.borrow().clone(),
             semaphores: d.semaphores.borrow().clone(),
+            once_flags: d.once_flags.borrow().clone(),
             gates: d.gates.borrow().clone(),
             wrappers: d.wrappers.borrow().clone(),
             free_params: d.free_params.borrow().clone(),
@@ -254,6 +256,7 @@ impl Saved {
         *d.may_allocate.get_mut() = self.may_allocate;
         *d.constants.get_mut() = self.constants;
         *d.semaphores.get_mut() = self.semaphores;
+        *d.once_flags.get_mut() = self.once_flags;
         *d.gates.get_mut() = self.gates;
         *d.wrappers.get_mut() = self.wrappers;
         *d.free_params.get_mut() = self.free_params;
@@ -354,7 +357,7 @@ fn update_in(
         && (super::counters::summary_mentions(fname, old, names)
             || super::counters::summary_mentions(fname, new, names))
     {
-        return Err("a semaphore's uses changed");
+        return Err("a semaphore's or once flag's uses changed");
     }
     if super::counters::counter_inputs_changed(
         fname,

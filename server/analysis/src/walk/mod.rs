@@ -50,6 +50,7 @@ mod library;
 mod lock_wrappers;
 mod locks;
 mod memo;
+mod once;
 mod own;
 mod private;
 mod record;
@@ -189,9 +190,9 @@ struct WalkData {
     thread: u32,
     threads: Vec<Thread>,
     sites: Vec<Site>,
-    /// Semaphores whose judgement read other functions' text
-    /// (`semaphores.rs`), sorted: an edit of a function mentioning one
-    /// falls back to a full walk.
+    /// Semaphores and once flags whose judgement read other functions'
+    /// text (`semaphores.rs`, `once.rs`), sorted: an edit of a function
+    /// mentioning one falls back to a full walk.
     text_names: Vec<Name>,
     /// Names a counter join read in other functions' text, sorted, and the
     /// entries it judged with their counter and mutex (`counters.rs`).
@@ -199,6 +200,9 @@ struct WalkData {
     counter_entries: Vec<(Name, Name, Expr)>,
     /// Global semaphores judged binary (used as mutexes) or not.
     semaphores: std::cell::RefCell<FxHashMap<Name, semaphores::Verdict>>,
+    /// Globals judged once flags or not (`once.rs`); judged ones are in
+    /// `text_names`.
+    once_flags: std::cell::RefCell<FxHashMap<Name, bool>>,
     /// Globals judged to hold zero for the whole run, or not
     /// (`constants.rs`); an edit that could change a verdict walks again
     /// from scratch.

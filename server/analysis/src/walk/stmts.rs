@@ -321,7 +321,15 @@ impl<'a> Walker<'a> {
             }
         }
         let relock = blocking_failure(test, &cs);
-        let (t, e) = self.split(test, cs);
+        // A test of a once flag under a lock (`once.rs`).
+        let marks = self.once_marks(fr, test, &cs);
+        let (mut t, mut e) = self.split(test, cs);
+        if let Test::VarZero { zero_on_true, .. } = test {
+            let zero = if *zero_on_true { &mut t } else { &mut e };
+            for (inside, _) in &marks {
+                super::once::mark(zero, inside);
+            }
+        }
         let n1 = {
             let mut o1 = self.walk_stmts(fr, then, t);
             if let Some((true, held)) = &relock {
@@ -338,7 +346,14 @@ impl<'a> Walker<'a> {
             merge_abrupt(out, &o2);
             o2.next
         };
-        join(n1, n2)
+        let mut next = join(n1, n2);
+        if let (Some(st), false) = (next.as_mut(), marks.is_empty()) {
+            super::once::leave_branches(st);
+            for (_, past) in &marks {
+                super::once::mark(st, past);
+            }
+        }
+        next
     }
 
     /// The `jmp_buf` of the `setjmp` call in `cond` (the one numbered `id`,
