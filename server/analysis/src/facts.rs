@@ -67,6 +67,10 @@ pub struct Thread {
     /// each other, but nothing it does is ordered before or after the
     /// threads it creates, and those are never unique.
     pub repeats: bool,
+    /// The locals its arguments reach (through the pointer store), sorted:
+    /// frames of its creators (`int n; create(.., &n)` in a loop), which
+    /// its instances share, unlike the locals of their own frames.
+    pub arg_locals: Vec<Base>,
 }
 
 /// How a thread created in a counting loop receives the loop's counter `i`
@@ -146,6 +150,7 @@ impl Thread {
             speculative: false,
             load_entry: false,
             repeats: false,
+            arg_locals: Vec::new(),
         }
     }
 }
@@ -400,6 +405,12 @@ pub struct ThreadTable {
     /// not in here is one object per frame, so two threads running its
     /// function touch two objects (`int len; parse(&len);`).
     pub escaped_locals: Vec<Base>,
+    /// Of `escaped_locals`, those whose address reaches other threads only
+    /// through thread arguments (and objects handed only that way): such a
+    /// local is seen only by its frame's thread instance and the threads
+    /// descended from it, so an access of the frame's thread and one of a
+    /// descendant meet only within one instance. Sorted.
+    pub arg_only_locals: Vec<Base>,
     /// Heap sites whose objects never reach memory another thread can read
     /// (see `walk::private`), sorted by base: each object is touched only by
     /// the thread instance that allocated it and by the one thread instance

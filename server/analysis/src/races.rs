@@ -321,8 +321,17 @@ fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) ->
             .map(|th| th.parent.is_none())
             .unwrap_or(false)
     };
+    // But a creator's local its arguments reach (`int n; for (..)
+    // create(.., &n)`) is one object all its instances share.
+    let handed = |t: u32| {
+        table
+            .threads
+            .get(t as usize)
+            .is_some_and(|th| th.arg_locals.binary_search(base).is_ok())
+    };
     if matches!(base, Base::Local { .. })
-        && (a.thread == b.thread || (creatorless(a.thread) && creatorless(b.thread)))
+        && ((a.thread == b.thread && !handed(a.thread))
+            || (creatorless(a.thread) && creatorless(b.thread)))
     {
         return None;
     }
@@ -364,7 +373,7 @@ fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) ->
         || signal_ordered(b, a, table)
         || once_branch_ordered(a, b)
         || once_branch_ordered(b, a)
-        || !may_happen_in_parallel(a, b, table)
+        || !may_happen_in_parallel_in(a, b, table, frame_of_one(base, table))
     {
         return None;
     }
@@ -674,6 +683,26 @@ fn signal_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
 /// Active-threads check: can the two accesses overlap in time, given which
 /// threads each side has created and joined at that point?
 pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
+    may_happen_in_parallel_in(a, b, table, false)
+}
+
+/// Is `base` a local whose address reaches other threads only through
+/// thread arguments (`ThreadTable::arg_only_locals`)? Then an access of
+/// its frame's thread and one of a thread descended from it meet only
+/// within one instance of the first.
+fn frame_of_one(base: &Base, table: &ThreadTable) -> bool {
+    matches!(base, Base::Local { .. }) && table.arg_only_locals.binary_search(base).is_ok()
+}
+
+/// [`may_happen_in_parallel`]; `one_frame`: the accesses are to a local
+/// of one frame (see [`frame_of_one`]), so where one thread descends from
+/// the other, the ancestor counts as the one instance that owns the frame.
+fn may_happen_in_parallel_in(
+    a: &AccessFact,
+    b: &AccessFact,
+    table: &ThreadTable,
+    one_frame: bool,
+) -> bool {
     if a.thread == b.thread {
         return true;
     }
@@ -693,10 +722,11 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
         return false;
     }
     let unique = |t: u32| table.runs_once(t);
+    let owner = |t: u32| one_frame || unique(t);
     // `b`'s thread descends from `a`'s: `a` happens in parallel only after
     // creating that branch and before joining it.
     if let Some(pos) = cb.iter().position(|(t, _)| *t == a.thread) {
-        if pos == 0 || !unique(a.thread) {
+        if pos == 0 || !owner(a.thread) {
             return true;
         }
         let site = cb[pos - 1].1.expect("child has a site");
@@ -707,7 +737,7 @@ pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTabl
             || (a.created.contains(site) && leaks_below(table, &cb[..pos]));
     }
     if let Some(pos) = ca.iter().position(|(t, _)| *t == b.thread) {
-        if pos == 0 || !unique(b.thread) {
+        if pos == 0 || !owner(b.thread) {
             return true;
         }
         let site = ca[pos - 1].1.expect("child has a site");

@@ -308,6 +308,75 @@ impl<'a> Walker<'a> {
         })
     }
 
+    /// Of the escaped locals, those whose address leaves its frame's thread
+    /// only through thread arguments: no global, callback group's argument
+    /// or wild memory reaches them, through heap cells or other locals'
+    /// cells (see `ThreadTable::arg_only_locals`).
+    fn arg_only_locals(&self, escaped: &[Base]) -> Vec<Base> {
+        let roots: Vec<&Vals> = self
+            .d
+            .group_roots
+            .values()
+            .flat_map(|r| r.iter().map(|(_, v)| v))
+            .collect();
+        let shared = store_closure(
+            &self.d.store,
+            roots,
+            |b| matches!(b, Base::Local { .. } | Base::Heap { .. }),
+            |cell| match cell {
+                Base::Local { .. } | Base::Heap { .. } => Cell::Follow,
+                _ => Cell::Root,
+            },
+        );
+        escaped
+            .iter()
+            .filter(|b| shared.binary_search(b).is_err())
+            .cloned()
+            .collect()
+    }
+
+    /// The names of the functions thread `t`'s walk reached (walked or
+    /// replayed), among the nodes `reach` marks.
+    fn functions_run_by(&self, t: u32, reach: &[bool]) -> FxHashSet<Name> {
+        let mut seen = vec![false; self.d.nodes.len()];
+        let mut todo: Vec<u32> = self
+            .d
+            .thread_roots
+            .get(t as usize)
+            .cloned()
+            .unwrap_or_default();
+        let mut out = FxHashSet::default();
+        while let Some(n) = todo.pop() {
+            let i = n as usize;
+            if i >= seen.len()
+                || std::mem::replace(&mut seen[i], true)
+                || !reach.get(i).copied().unwrap_or(true)
+            {
+                continue;
+            }
+            let node = &self.d.nodes[i];
+            out.insert(node.fid.name(self.db).clone());
+            todo.extend(node.children.iter().copied());
+        }
+        out
+    }
+
+    /// The locals values `args` reach through the pointer store (heap and
+    /// local cells followed), sorted.
+    fn arg_reach(&self, args: &Vals) -> Vec<Base> {
+        let mut out = store_closure(
+            &self.d.store,
+            vec![args],
+            |b| matches!(b, Base::Local { .. } | Base::Heap { .. }),
+            |cell| match cell {
+                Base::Local { .. } | Base::Heap { .. } => Cell::Follow,
+                _ => Cell::Skip,
+            },
+        );
+        out.retain(|b| matches!(b, Base::Local { .. }));
+        out
+    }
+
     fn escaped_closure(&self, cell: impl Fn(&Base) -> Cell) -> Vec<Base> {
         let mut roots: Vec<&Vals> = self.d.thread_args.iter().collect();
         for r in self.d.group_roots.values() {
@@ -542,6 +611,29 @@ impl<'a> Walker<'a> {
             }
         }
         let global_heap = self.global_heap(&escaped_locals);
+        let arg_only_locals = self.arg_only_locals(&escaped_locals);
+        if !escaped_locals.is_empty() {
+            for (t, th) in threads.iter_mut().enumerate() {
+                if let Some(args) = self.d.thread_args.get(t).filter(|a| !a.is_empty()) {
+                    let mut handed = self.arg_reach(args);
+                    if !handed.is_empty() {
+                        // A local of a function the thread runs itself may
+                        // be its own frame's, stored where its argument
+                        // leads: not its creator's.
+                        let runs = self.functions_run_by(t as u32, &reach);
+                        handed.retain(
+                            |b| !matches!(b, Base::Local { func, .. } if runs.contains(func)),
+                        );
+                    }
+                    th.arg_locals = handed;
+                }
+            }
+        }
+        if super::private::debug() {
+            eprintln!(
+                "racelens: escaped locals {escaped_locals:?}; only through thread arguments {arg_only_locals:?}"
+            );
+        }
         let mut sites = self.joinable_sites(&per_site);
         // Spawns no visit saw in order: a memo replay, a callback group's
         // registration (see `Site::unseen_spawns`).
@@ -579,6 +671,7 @@ impl<'a> Walker<'a> {
                 threads,
                 sites,
                 escaped_locals,
+                arg_only_locals,
                 private_heap,
                 global_heap,
                 held,
