@@ -71,6 +71,10 @@ pub struct Thread {
     /// frames of its creators (`int n; create(.., &n)` in a loop), which
     /// its instances share, unlike the locals of their own frames.
     pub arg_locals: Vec<Base>,
+    /// Globals set lazily and never cleared (`walk/once.rs`) that were set
+    /// at every creation of this thread or of one of its ancestors: code
+    /// that runs only when a test finds one of them zero never runs here.
+    pub set_globals: Vec<Name>,
 }
 
 /// How a thread created in a counting loop receives the loop's counter `i`
@@ -151,6 +155,7 @@ impl Thread {
             load_entry: false,
             repeats: false,
             arg_locals: Vec::new(),
+            set_globals: Vec::new(),
         }
     }
 }

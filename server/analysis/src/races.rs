@@ -297,6 +297,9 @@ const PARTNERS: usize = 16;
 /// kinds or weakness): `None` when they cannot race, else whether their
 /// may-locksets leave them unexcluded (a must race needs that too).
 fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> Option<bool> {
+    if never_runs(a, table) || never_runs(b, table) {
+        return None;
+    }
     let unique = |t: u32| table.is_unique(t);
     // One instance, or instances that run one after another: each joined
     // before the next is created.
@@ -603,7 +606,7 @@ fn barrier_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool 
         .iter()
         .chain(b.phases.iter())
         .map(|p| &*p.0)
-        .filter(|k| !k.starts_with(['+', '-', '~', '=', '?']))
+        .filter(|k| !k.starts_with(['+', '-', '~', '=', '?', '^', '!']))
         .collect();
     keys.dedup();
     keys.into_iter().any(|k| {
@@ -613,6 +616,22 @@ fn barrier_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool 
         let (pa, pb) = (phase(a, k), phase(b, k));
         pa.1 < pb.0 || pb.1 < pa.0
     })
+}
+
+/// Is access `f` made only where a test found a lazily set global zero
+/// (`^g#d`, `walk/once.rs`), in a thread created after that global was set
+/// (`Thread::set_globals`)? Then it never runs in that thread.
+fn never_runs(f: &AccessFact, table: &ThreadTable) -> bool {
+    let Some(th) = table.threads.get(f.thread as usize) else {
+        return false;
+    };
+    !th.set_globals.is_empty()
+        && f.phases.iter().any(|(k, fewest, _)| {
+            *fewest > 0
+                && k.strip_prefix('^')
+                    .and_then(|k| k.rsplit_once('#'))
+                    .is_some_and(|(g, _)| th.set_globals.binary_search_by(|x| (**x).cmp(g)).is_ok())
+        })
 }
 
 /// Is access `a` made in a once branch (`=F@L`) that access `b` follows

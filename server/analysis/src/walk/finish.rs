@@ -612,6 +612,21 @@ impl<'a> Walker<'a> {
         }
         let global_heap = self.global_heap(&escaped_locals);
         let arg_only_locals = self.arg_only_locals(&escaped_locals);
+        // Lazily set globals set at a thread's creations, or its ancestors'.
+        for t in 0..threads.len() {
+            let mut set = self
+                .d
+                .thread_set_globals
+                .get(&(t as u32))
+                .cloned()
+                .unwrap_or_default();
+            if let Some(p) = threads[t].parent.filter(|&p| (p as usize) < t) {
+                set.extend(threads[p as usize].set_globals.iter().cloned());
+            }
+            set.sort();
+            set.dedup();
+            threads[t].set_globals = set;
+        }
         if !escaped_locals.is_empty() {
             for (t, th) in threads.iter_mut().enumerate() {
                 if let Some(args) = self.d.thread_args.get(t).filter(|a| !a.is_empty()) {

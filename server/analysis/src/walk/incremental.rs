@@ -196,6 +196,7 @@ struct Saved {
     constants: FxHashMap<Name, bool>,
     semaphores: FxHashMap<Name, super::semaphores::Verdict>,
     once_flags: FxHashMap<Name, bool>,
+    lazy_globals: FxHashMap<Name, bool>,
     gates: FxHashMap<(Name, Name), bool>,
     wrappers: FxHashMap<(FunctionId, u8), bool>,
     free_params: FxHashMap<(FunctionId, u8), u32>,
@@ -240,6 +241,7 @@ impl Saved {
             constants: d.constants.borrow().clone(),
             semaphores: d.semaphores.borrow().clone(),
             once_flags: d.once_flags.borrow().clone(),
+            lazy_globals: d.lazy_globals.borrow().clone(),
             gates: d.gates.borrow().clone(),
             wrappers: d.wrappers.borrow().clone(),
             free_params: d.free_params.borrow().clone(),
@@ -257,6 +259,7 @@ impl Saved {
         *d.constants.get_mut() = self.constants;
         *d.semaphores.get_mut() = self.semaphores;
         *d.once_flags.get_mut() = self.once_flags;
+        *d.lazy_globals.get_mut() = self.lazy_globals;
         *d.gates.get_mut() = self.gates;
         *d.wrappers.get_mut() = self.wrappers;
         *d.free_params.get_mut() = self.free_params;
@@ -357,7 +360,7 @@ fn update_in(
         && (super::counters::summary_mentions(fname, old, names)
             || super::counters::summary_mentions(fname, new, names))
     {
-        return Err("a semaphore's or once flag's uses changed");
+        return Err("a semaphore's uses changed");
     }
     if super::counters::counter_inputs_changed(
         fname,
@@ -370,6 +373,8 @@ fn update_in(
     }
     // Globals judged to stay zero, or not, read every function's writes.
     super::constants::edit(&w.d.constants.borrow(), w.d.written.get_mut(), old, new)?;
+    // So do once flags and lazily set globals (`once.rs`).
+    super::once::edit(&w, fname, old, new)?;
     // A hand-made lock's verdict reads every function of its shape.
     if super::gates::gate_shape(old, prog).is_some()
         || super::gates::gate_shape(new, prog).is_some()

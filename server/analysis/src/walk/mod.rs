@@ -190,9 +190,9 @@ struct WalkData {
     thread: u32,
     threads: Vec<Thread>,
     sites: Vec<Site>,
-    /// Semaphores and once flags whose judgement read other functions'
-    /// text (`semaphores.rs`, `once.rs`), sorted: an edit of a function
-    /// mentioning one falls back to a full walk.
+    /// Semaphores whose judgement read other functions' text
+    /// (`semaphores.rs`), sorted: an edit of a function mentioning one
+    /// falls back to a full walk.
     text_names: Vec<Name>,
     /// Names a counter join read in other functions' text, sorted, and the
     /// entries it judged with their counter and mutex (`counters.rs`).
@@ -200,9 +200,13 @@ struct WalkData {
     counter_entries: Vec<(Name, Name, Expr)>,
     /// Global semaphores judged binary (used as mutexes) or not.
     semaphores: std::cell::RefCell<FxHashMap<Name, semaphores::Verdict>>,
-    /// Globals judged once flags or not (`once.rs`); judged ones are in
-    /// `text_names`.
+    /// Globals judged once flags or not (`once.rs`).
     once_flags: std::cell::RefCell<FxHashMap<Name, bool>>,
+    /// Globals judged set lazily and never cleared, or not (`once.rs`).
+    lazy_globals: std::cell::RefCell<FxHashMap<Name, bool>>,
+    /// Per created thread, the lazily set globals known set at every one of
+    /// its creations (`once.rs`, `spawn.rs`).
+    thread_set_globals: FxHashMap<u32, Vec<Name>>,
     /// Globals judged to hold zero for the whole run, or not
     /// (`constants.rs`); an edit that could change a verdict walks again
     /// from scratch.

@@ -27,10 +27,13 @@
 //! several different locks is understood per lock; the flag's own accesses
 //! under those locks are checked as usual.
 //!
-//! Invariant: the verdict reads every function's text. A judged flag joins
-//! `WalkData::text_names`, so an edit of a function naming it walks again
-//! from scratch (`incremental.rs`); verdicts are kept in
-//! `WalkData::once_flags`.
+//! Globals set lazily and never cleared (`if (!g) g = make();`) are judged
+//! here too (see [`Walker::lazy_global`]).
+//!
+//! Invariant: the verdicts read every function's text; they are kept in
+//! `WalkData::once_flags` and `WalkData::lazy_globals`. An edit of a
+//! function naming a judged global judges it again on the new text, and
+//! walks from scratch if the verdict changed ([`edit`], `incremental.rs`).
 
 use super::frames::Frame;
 use super::state::State;
@@ -51,10 +54,14 @@ impl Walker<'_> {
         if let Some(&known) = self.d.once_flags.borrow().get(var) {
             return known;
         }
-        if !self.d.text_names.contains(var) {
-            self.d.text_names.push(var.clone());
-            self.d.text_names.sort();
-        }
+        let ok = self.once_flag_verdict(var);
+        self.d.once_flags.borrow_mut().insert(var.clone(), ok);
+        ok
+    }
+
+    /// [`Walker::once_flag`]'s verdict on the program's text, for a global
+    /// scalar `var`.
+    pub(super) fn once_flag_verdict(&self, var: &Name) -> bool {
         let named_by_init = self
             .prog
             .global_inits
@@ -68,7 +75,6 @@ impl Walker<'_> {
             let s = self.summary(f);
             ok = !takes_address(&s.ir.body, var) && writes_only_in_gates(&s.ir.body, var, false);
         }
-        self.d.once_flags.borrow_mut().insert(var.clone(), ok);
         ok
     }
 
@@ -90,6 +96,8 @@ impl Walker<'_> {
         if held.is_empty() || !self.once_flag(fr, var) {
             return Vec::new();
         }
+        // The marks read and change context fields.
+        self.opaque();
         held.iter()
             .map(|l| (format!("={var}@{l}").into(), format!("?{var}@{l}").into()))
             .collect()
@@ -117,12 +125,35 @@ pub(super) fn leave_branches(st: &mut State) {
     }
 }
 
-/// Does any expression of `body` take the address of `var`?
+/// Does any expression of `body` take the address of the scalar `var`
+/// itself (`&var`, `&var.f`; not `&var->f`, the address of what it points
+/// to)?
 fn takes_address(body: &[Stmt], var: &Name) -> bool {
+    fn place_of(e: &Expr, var: &Name) -> bool {
+        match e {
+            Expr::Var(n) => n == var,
+            Expr::Field {
+                base, arrow: false, ..
+            } => place_of(base, var),
+            Expr::Cast { value, .. } => place_of(value, var),
+            _ => false,
+        }
+    }
+    fn addr(e: &Expr, var: &Name) -> bool {
+        match e {
+            Expr::AddrOf(x) => place_of(x, var) || addr(x, var),
+            Expr::Field { base, .. }
+            | Expr::Deref(base)
+            | Expr::Offset(base)
+            | Expr::Index { base, .. } => addr(base, var),
+            Expr::Cast { value, .. } => addr(value, var),
+            Expr::Choice(xs) => xs.iter().any(|x| addr(x, var)),
+            Expr::Init(xs) => xs.iter().any(|(_, x)| addr(x, var)),
+            _ => false,
+        }
+    }
     let mut hit = false;
-    let mut see = |e: &Expr| {
-        crate::visit::visit_addr_names(e, &mut |n| hit |= n == var);
-    };
+    let mut see = |e: &Expr| hit |= addr(e, var);
     crate::visit::visit_stmts(body, &mut |st| match st {
         Stmt::Access(a) => see(&a.place),
         Stmt::Assign { lhs, rhs } => {
@@ -210,4 +241,238 @@ fn leaves_nothing(stmts: &[Stmt]) -> bool {
         }
     });
     ok
+}
+
+// Globals set lazily and never cleared: `if (!g) g = make();` where every
+// assignment of `g` in the program stores a value that is not zero (a
+// nonzero constant, an address, a string, an allocation's result, or a
+// local only ever given such values), `&g` is taken nowhere, and some
+// `if` tests `g` (the marks below split calling contexts: a global no
+// code tests is not worth them). Once a
+// thread has seen `g` set, it stays set, for that thread and for every
+// thread it creates afterwards. The walk marks the paths where a test found
+// `g` zero (`^g#d`, `d` the frame depth: dropped when that frame returns)
+// and the paths where `g` is known set (`!g`, after an assignment or a test
+// that found it set). A thread created on paths that all had `g` set runs
+// no code of the first kind: `races.rs` drops those of its accesses
+// (`never_runs`). Under-approximation: allocations are taken to succeed.
+
+impl Walker<'_> {
+    /// Is the global `var`, as `fr` names it, set lazily and never cleared
+    /// (see above)?
+    pub(super) fn lazy_global(&mut self, fr: &Frame, var: &Name) -> bool {
+        if var.contains('.') || fr.locals.contains_key(var) {
+            return false;
+        }
+        match self.prog.global(var) {
+            Some(t) if !t.array => {}
+            _ => return false,
+        }
+        if let Some(&known) = self.d.lazy_globals.borrow().get(var) {
+            return known;
+        }
+        let ok = self.lazy_verdict(var);
+        self.d.lazy_globals.borrow_mut().insert(var.clone(), ok);
+        ok
+    }
+
+    /// [`Walker::lazy_global`]'s verdict on the program's text, for a
+    /// global scalar `var`.
+    pub(super) fn lazy_verdict(&self, var: &Name) -> bool {
+        let named_by_init = self
+            .prog
+            .global_inits
+            .values()
+            .any(|refs| refs.contains(var));
+        let mut ok = !named_by_init;
+        let (mut assigned, mut tested) = (false, false);
+        for &f in self.prog.functions.values().flatten() {
+            if !ok {
+                break;
+            }
+            let s = self.summary(f);
+            if takes_address(&s.ir.body, var) {
+                ok = false;
+                break;
+            }
+            crate::visit::visit_stmts(&s.ir.body, &mut |st| match st {
+                Stmt::Assign { lhs, rhs } if assigns(lhs, var) => {
+                    assigned = true;
+                    ok &= self.nonzero_value(&s, rhs, true);
+                }
+                Stmt::If {
+                    test: Test::VarZero { var: v, .. },
+                    ..
+                } if v == var => tested = true,
+                _ => {}
+            });
+        }
+        // Only a global some code tests is worth the marks (they split
+        // the calling contexts).
+        let ok = ok && assigned && tested;
+        ok
+    }
+
+    /// Is `rhs`, assigned in function `s`, never zero: a nonzero constant,
+    /// an address, a string, an allocation's result, or (`deep`) a local of
+    /// `s` whose every assignment is one of those and whose address is not
+    /// taken?
+    fn nonzero_value(&self, s: &crate::db::FunctionSummary, rhs: &Expr, deep: bool) -> bool {
+        match super::uncast(rhs) {
+            Expr::Int(n) => *n != 0,
+            Expr::AddrOf(_) | Expr::Str => true,
+            Expr::CallResult(id) => {
+                let mut alloc = false;
+                crate::visit::visit_stmts(&s.ir.body, &mut |st| {
+                    if let Stmt::Call(c) = st {
+                        if c.id == *id {
+                            alloc = self.allocates(s, c);
+                        }
+                    }
+                });
+                alloc
+            }
+            Expr::Var(x) if deep => {
+                let mut local = false;
+                crate::visit::visit_stmts(&s.ir.body, &mut |st| {
+                    if let Stmt::Decl(d) = st {
+                        local |= d.name == *x && !d.ty.is_static;
+                    }
+                });
+                if !local || s.ir.address_taken.contains(x) || takes_address(&s.ir.body, x) {
+                    return false;
+                }
+                let mut ok = true;
+                let mut any = false;
+                crate::visit::visit_stmts(&s.ir.body, &mut |st| {
+                    if let Stmt::Assign { lhs, rhs } = st {
+                        if assigns(lhs, x) {
+                            any = true;
+                            ok &= self.nonzero_value(s, rhs, false);
+                        }
+                    }
+                });
+                ok && any
+            }
+            _ => false,
+        }
+    }
+
+    /// Does call `c` of `s` return new memory: an allocation the library
+    /// models, or a wrapper of one?
+    fn allocates(&self, s: &crate::db::FunctionSummary, c: &racelens_syntax::Call) -> bool {
+        if matches!(s.models.get(&c.id), Some(crate::config::CallModel::Alloc)) {
+            return true;
+        }
+        match &c.callee {
+            racelens_syntax::Callee::Direct(n) => self
+                .prog
+                .functions_named(n)
+                .is_some_and(|fs| fs.iter().all(|&f| self.is_alloc_wrapper(f))),
+            _ => false,
+        }
+    }
+
+    /// A test of a lazily set global that state `st` knows set (`!g`):
+    /// whether its then-branch runs on zero (the branch that never runs).
+    pub(super) fn lazy_known_set(&mut self, fr: &Frame, test: &Test, st: &State) -> Option<bool> {
+        let Test::VarZero { var, zero_on_true } = test else {
+            return None;
+        };
+        let key = format!("!{var}");
+        if !st.phases.iter().any(|p| *p.0 == *key && p.1 > 0) || !self.lazy_global(fr, var) {
+            return None;
+        }
+        // The answer read a context field.
+        self.opaque();
+        Some(*zero_on_true)
+    }
+
+    /// The marks of a test of a lazily set global in the branches of an
+    /// `if`: where it found the global zero (`^g#d`) and where set (`!g`).
+    pub(super) fn lazy_marks(&mut self, fr: &Frame, test: &Test, t: &mut State, e: &mut State) {
+        let Test::VarZero { var, zero_on_true } = test else {
+            return;
+        };
+        if !self.lazy_global(fr, var) {
+            return;
+        }
+        self.opaque();
+        let (zero, set) = if *zero_on_true { (t, e) } else { (e, t) };
+        mark(zero, &format!("^{var}#{}", self.d.stack.len()).into());
+        mark(set, &format!("!{var}").into());
+    }
+
+    /// An assignment of `lhs` on this path: a lazily set global is set from
+    /// here on.
+    pub(super) fn lazy_assigned(&mut self, fr: &Frame, lhs: &Expr, st: &mut State) {
+        if let Expr::Var(g) = lhs {
+            if self.lazy_global(fr, g) {
+                self.opaque();
+                mark(st, &format!("!{g}").into());
+            }
+        }
+    }
+}
+
+/// The lazily set globals known set on every path to `st`.
+pub(super) fn set_globals(st: &State) -> Vec<Name> {
+    st.phases
+        .iter()
+        .filter(|p| p.1 > 0)
+        .filter_map(|p| p.0.strip_prefix('!').map(Name::from))
+        .collect()
+}
+
+/// Drops the marks of tests made in frames deeper than `depth` (their
+/// functions returned).
+pub(super) fn leave_frames(st: &mut State, depth: usize) {
+    let deeper = |k: &str| {
+        k.strip_prefix('^')
+            .and_then(|k| k.rsplit_once('#'))
+            .and_then(|(_, d)| d.parse::<usize>().ok())
+            .is_some_and(|d| d > depth)
+    };
+    if st.phases.iter().any(|p| deeper(&p.0)) {
+        st.phases.retain(|p| !deeper(&p.0));
+    }
+}
+
+/// An edit of one function (summary `old` to `new`, named `name`): judges
+/// again, on the new text, every once flag and lazily set global either
+/// text names. Did a verdict change?
+pub(super) fn edit(
+    w: &Walker<'_>,
+    name: &str,
+    old: &crate::db::FunctionSummary,
+    new: &crate::db::FunctionSummary,
+) -> Result<(), &'static str> {
+    let named = |g: &Name| {
+        let one = std::slice::from_ref(g);
+        super::counters::summary_mentions(name, old, one)
+            || super::counters::summary_mentions(name, new, one)
+    };
+    let flags: Vec<(Name, bool)> =
+        w.d.once_flags
+            .borrow()
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+    for (g, v) in flags {
+        if named(&g) && w.once_flag_verdict(&g) != v {
+            return Err("a once flag's verdict changed");
+        }
+    }
+    let lazy: Vec<(Name, bool)> =
+        w.d.lazy_globals
+            .borrow()
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+    for (g, v) in lazy {
+        if named(&g) && w.lazy_verdict(&g) != v {
+            return Err("a lazily set global's verdict changed");
+        }
+    }
+    Ok(())
 }

@@ -253,6 +253,10 @@ impl<'a> Walker<'a> {
                     }
                     let now = self.chain_acquired(st);
                     self.d.thread_acquired[t as usize].retain(|x| now.contains(x));
+                    let set = super::once::set_globals(st);
+                    if let Some(old) = self.d.thread_set_globals.get_mut(&t) {
+                        old.retain(|g| set.contains(g));
+                    }
                     child_sites.extend(self.child_site(t));
                 }
                 (None, Some(g)) => {
@@ -285,6 +289,12 @@ impl<'a> Walker<'a> {
                     }
                     let now = self.chain_acquired(st);
                     self.d.thread_acquired.push(now);
+                    if !callback {
+                        let set = super::once::set_globals(st);
+                        if !set.is_empty() {
+                            self.d.thread_set_globals.insert(t, set);
+                        }
+                    }
                     self.d.thread_index.insert(tkey, t);
                     if callback {
                         self.d

@@ -243,6 +243,8 @@ impl<'a> Walker<'a> {
     pub(super) fn exit_state(&self, out: Out) -> Option<State> {
         let mut exit = join_exit(out.next, unbox(out.ret));
         if let Some(e) = exit.as_mut() {
+            // Tests of lazily set globals made in the returning frame.
+            super::once::leave_frames(e, self.d.stack.len());
             e.tries.clear();
             // Of its local pointers, only what it returns (on every path
             // that returns) stays: the caller's result (see `calls.rs`).
@@ -320,10 +322,19 @@ impl<'a> Walker<'a> {
                 return o.next;
             }
         }
+        // A global set lazily and never cleared, known set on this path
+        // (`once.rs`): the branch taken on zero never runs.
+        if let Some(zero_on_true) = self.lazy_known_set(fr, test, &cs) {
+            let taken = if zero_on_true { els } else { then };
+            let o = self.walk_stmts(fr, taken, cs);
+            merge_abrupt(out, &o);
+            return o.next;
+        }
         let relock = blocking_failure(test, &cs);
         // A test of a once flag under a lock (`once.rs`).
         let marks = self.once_marks(fr, test, &cs);
         let (mut t, mut e) = self.split(test, cs);
+        self.lazy_marks(fr, test, &mut t, &mut e);
         if let Test::VarZero { zero_on_true, .. } = test {
             let zero = if *zero_on_true { &mut t } else { &mut e };
             for (inside, _) in &marks {
@@ -591,6 +602,7 @@ impl<'a> Walker<'a> {
                 }
                 self.retag(fr, x, rhs, &mut state);
                 self.assign_ptr(fr, x, rhs, &mut state);
+                self.lazy_assigned(fr, &Expr::Var(x.clone()), &mut state);
                 Some(state)
             }
             Stmt::Assign {
@@ -619,6 +631,7 @@ impl<'a> Walker<'a> {
                 self.store_pointer(fr, lhs, rhs, &mut state);
                 self.store_functions(fr, lhs, rhs);
                 self.note_count(fr, lhs, rhs, &mut state);
+                self.lazy_assigned(fr, lhs, &mut state);
                 Some(state)
             }
             // A `goto` takes its state to its label when the walk meets the
