@@ -197,6 +197,7 @@ struct Saved {
     semaphores: FxHashMap<Name, super::semaphores::Verdict>,
     once_flags: FxHashMap<Name, bool>,
     lazy_globals: FxHashMap<Name, bool>,
+    tested_names: Option<Arc<FxHashSet<Name>>>,
     gates: FxHashMap<(Name, Name), bool>,
     wrappers: FxHashMap<(FunctionId, u8), bool>,
     free_params: FxHashMap<(FunctionId, u8), u32>,
@@ -242,6 +243,7 @@ impl Saved {
             semaphores: d.semaphores.borrow().clone(),
             once_flags: d.once_flags.borrow().clone(),
             lazy_globals: d.lazy_globals.borrow().clone(),
+            tested_names: d.tested_names.borrow().clone(),
             gates: d.gates.borrow().clone(),
             wrappers: d.wrappers.borrow().clone(),
             free_params: d.free_params.borrow().clone(),
@@ -260,6 +262,7 @@ impl Saved {
         *d.semaphores.get_mut() = self.semaphores;
         *d.once_flags.get_mut() = self.once_flags;
         *d.lazy_globals.get_mut() = self.lazy_globals;
+        *d.tested_names.get_mut() = self.tested_names;
         *d.gates.get_mut() = self.gates;
         *d.wrappers.get_mut() = self.wrappers;
         *d.free_params.get_mut() = self.free_params;

@@ -204,6 +204,10 @@ struct WalkData {
     once_flags: std::cell::RefCell<FxHashMap<Name, bool>>,
     /// Globals judged set lazily and never cleared, or not (`once.rs`).
     lazy_globals: std::cell::RefCell<FxHashMap<Name, bool>>,
+    /// The names some `if` of the program tests for zero (`once.rs`),
+    /// gathered on first use: only those can be once flags or lazily set
+    /// globals.
+    tested_names: std::cell::RefCell<Option<Arc<FxHashSet<Name>>>>,
     /// Per created thread, the lazily set globals known set at every one of
     /// its creations (`once.rs`, `spawn.rs`).
     thread_set_globals: FxHashMap<u32, Vec<Name>>,

@@ -51,12 +51,34 @@ impl Walker<'_> {
             Some(t) if !t.array => {}
             _ => return false,
         }
+        if !self.tested(var) {
+            return false;
+        }
         if let Some(&known) = self.d.once_flags.borrow().get(var) {
             return known;
         }
         let ok = self.once_flag_verdict(var);
         self.d.once_flags.borrow_mut().insert(var.clone(), ok);
         ok
+    }
+
+    /// Does some `if` of the program test `var` for zero? (The names are
+    /// gathered in one pass, on first use.)
+    fn tested(&self, var: &Name) -> bool {
+        let known = self.d.tested_names.borrow().clone();
+        let names = match known {
+            Some(n) => n,
+            None => {
+                let mut all = rustc_hash::FxHashSet::default();
+                for &f in self.prog.functions.values().flatten() {
+                    all.extend(tested_names(&self.summary(f)));
+                }
+                let all = std::sync::Arc::new(all);
+                *self.d.tested_names.borrow_mut() = Some(all.clone());
+                all
+            }
+        };
+        names.contains(var)
     }
 
     /// [`Walker::once_flag`]'s verdict on the program's text, for a global
@@ -268,6 +290,9 @@ impl Walker<'_> {
             Some(t) if !t.array => {}
             _ => return false,
         }
+        if !self.tested(var) {
+            return false;
+        }
         if let Some(&known) = self.d.lazy_globals.borrow().get(var) {
             return known;
         }
@@ -438,6 +463,23 @@ pub(super) fn leave_frames(st: &mut State, depth: usize) {
     }
 }
 
+/// The names the `if`s of a function test for zero.
+fn tested_names(s: &crate::db::FunctionSummary) -> Vec<Name> {
+    let mut out = Vec::new();
+    crate::visit::visit_stmts(&s.ir.body, &mut |st| {
+        if let Stmt::If {
+            test: Test::VarZero { var, .. },
+            ..
+        } = st
+        {
+            out.push(var.clone());
+        }
+    });
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// An edit of one function (summary `old` to `new`, named `name`): judges
 /// again, on the new text, every once flag and lazily set global either
 /// text names. Did a verdict change?
@@ -447,6 +489,9 @@ pub(super) fn edit(
     old: &crate::db::FunctionSummary,
     new: &crate::db::FunctionSummary,
 ) -> Result<(), &'static str> {
+    if tested_names(old) != tested_names(new) {
+        *w.d.tested_names.borrow_mut() = None;
+    }
     let named = |g: &Name| {
         let one = std::slice::from_ref(g);
         super::counters::summary_mentions(name, old, one)
