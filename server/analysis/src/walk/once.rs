@@ -22,7 +22,7 @@
 //!
 //! The walk marks both ([`Walker::once_marks`]): phase `=F@L` inside the
 //! branch (dropped at any unlock), `?F@L` on every path past the test;
-//! `races.rs` (`once_ordered`) orders an access marked `=F@L` before one
+//! `races.rs` (`once_branch_ordered`) orders an access marked `=F@L` before one
 //! marked `?F@L` on every path. Under-approximation: a flag tested under
 //! several different locks is understood per lock; the flag's own accesses
 //! under those locks are checked as usual.
