@@ -414,12 +414,41 @@ impl Walker<'_> {
     }
 
     /// The marks of a test of a lazily set global in the branches of an
-    /// `if`: where it found the global zero (`^g#d`) and where set (`!g`).
-    pub(super) fn lazy_marks(&mut self, fr: &Frame, test: &Test, t: &mut State, e: &mut State) {
+    /// `if` (`then`, `els`): where it found the global zero (`^g#d`) and
+    /// where set (`!g`). Only a test that guards the global's making is
+    /// marked: its zero branch assigns it, or its nonzero branch returns
+    /// and the function assigns it (`if (g) return; .. g = make();`). A
+    /// plain feature test (`if (monotonic) ..`) is not: the marks split
+    /// calling contexts (memcached's by a fifth).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn lazy_marks(
+        &mut self,
+        fr: &Frame,
+        test: &Test,
+        then: &[Stmt],
+        els: &[Stmt],
+        t: &mut State,
+        e: &mut State,
+    ) {
         let Test::VarZero { var, zero_on_true } = test else {
             return;
         };
-        if !self.lazy_global(fr, var) {
+        let (zero_stmts, set_stmts) = if *zero_on_true {
+            (then, els)
+        } else {
+            (els, then)
+        };
+        let assigned_in = |stmts: &[Stmt]| {
+            let mut hit = false;
+            crate::visit::visit_stmts(stmts, &mut |st| {
+                hit |= matches!(st, Stmt::Assign { lhs, .. } if assigns(lhs, var));
+            });
+            hit
+        };
+        let gate = assigned_in(zero_stmts)
+            || (matches!(set_stmts.last(), Some(Stmt::Return { .. }))
+                && assigned_in(&fr.summary.ir.body));
+        if !gate || !self.lazy_global(fr, var) {
             return;
         }
         self.opaque();

@@ -334,7 +334,7 @@ impl<'a> Walker<'a> {
         // A test of a once flag under a lock (`once.rs`).
         let marks = self.once_marks(fr, test, &cs);
         let (mut t, mut e) = self.split(test, cs);
-        self.lazy_marks(fr, test, &mut t, &mut e);
+        self.lazy_marks(fr, test, then, els, &mut t, &mut e);
         if let Test::VarZero { zero_on_true, .. } = test {
             let zero = if *zero_on_true { &mut t } else { &mut e };
             for (inside, _) in &marks {
