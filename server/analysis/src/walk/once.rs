@@ -44,6 +44,19 @@ impl Walker<'_> {
     /// Is the global `var`, as `fr` names it, a once flag (see the module
     /// doc)?
     pub(super) fn once_flag(&mut self, fr: &Frame, var: &Name) -> bool {
+        self.judged(fr, var, |d| &d.once_flags, Self::once_flag_verdict)
+    }
+
+    /// A verdict on the global scalar `var`, as `fr` names it, that some
+    /// `if` tests: kept in the cache `pick` selects, or judged by `verdict`
+    /// on the program's text.
+    fn judged(
+        &self,
+        fr: &Frame,
+        var: &Name,
+        pick: fn(&super::WalkData) -> &std::cell::RefCell<rustc_hash::FxHashMap<Name, bool>>,
+        verdict: fn(&Self, &Name) -> bool,
+    ) -> bool {
         if var.contains('.') || fr.locals.contains_key(var) {
             return false;
         }
@@ -54,11 +67,11 @@ impl Walker<'_> {
         if !self.tested(var) {
             return false;
         }
-        if let Some(&known) = self.d.once_flags.borrow().get(var) {
+        if let Some(&known) = pick(&self.d).borrow().get(var) {
             return known;
         }
-        let ok = self.once_flag_verdict(var);
-        self.d.once_flags.borrow_mut().insert(var.clone(), ok);
+        let ok = verdict(self, var);
+        pick(&self.d).borrow_mut().insert(var.clone(), ok);
         ok
     }
 
@@ -283,22 +296,7 @@ impl Walker<'_> {
     /// Is the global `var`, as `fr` names it, set lazily and never cleared
     /// (see above)?
     pub(super) fn lazy_global(&mut self, fr: &Frame, var: &Name) -> bool {
-        if var.contains('.') || fr.locals.contains_key(var) {
-            return false;
-        }
-        match self.prog.global(var) {
-            Some(t) if !t.array => {}
-            _ => return false,
-        }
-        if !self.tested(var) {
-            return false;
-        }
-        if let Some(&known) = self.d.lazy_globals.borrow().get(var) {
-            return known;
-        }
-        let ok = self.lazy_verdict(var);
-        self.d.lazy_globals.borrow_mut().insert(var.clone(), ok);
-        ok
+        self.judged(fr, var, |d| &d.lazy_globals, Self::lazy_verdict)
     }
 
     /// [`Walker::lazy_global`]'s verdict on the program's text, for a
