@@ -332,8 +332,7 @@ impl Walker<'_> {
         }
         // Only a global some code tests is worth the marks (they split
         // the calling contexts).
-        let ok = ok && assigned && tested;
-        ok
+        ok && assigned && tested
     }
 
     /// Is `rhs`, assigned in function `s`, never zero: a nonzero constant,
