@@ -869,3 +869,57 @@ int main(void) {
     assert!(updated, "the kept walk is updated incrementally");
     assert_eq!(next, replayed(virt, &[&later]));
 }
+
+/// A global set lazily and never cleared (`walk/once.rs`) stops being one
+/// when an edit, in a function that is never even called, clears it: the
+/// workers may make it again, and their writes race, exactly as a walk
+/// from scratch finds. The undo makes it one again.
+#[test]
+fn clearing_a_lazily_set_global_brings_its_making_back() {
+    let _serial = serial();
+    set_verify(true);
+    let text = fixture_text("lazy_global_before_threads.c");
+    let base = format!("{text}\nvoid spare(void) {{\n  loop_fd = 4;\n}}\n");
+    let edited = base.replace("  loop_fd = 4;\n}", "  loop_fd = 4;\n  env = 0;\n}");
+    assert_ne!(base, edited);
+    let virt = Path::new("/virtual/lazy_global_cleared.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base.as_str());
+    let on_env = |r: &String| r.contains("var: \"env\"");
+    let before = reports(&host);
+    assert!(!before.iter().any(on_env), "{before:?}");
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(after.iter().any(on_env), "{after:?}");
+    host.set_file_text(virt, base.as_str());
+    assert_eq!(reports(&host), before);
+}
+
+/// A once flag (`walk/once.rs`) stops being one when an edit clears it
+/// elsewhere: the filling branch may run again after a reader passed the
+/// test, and the reads race with it, exactly as a walk from scratch finds.
+#[test]
+fn clearing_a_once_flag_brings_its_races_back() {
+    let _serial = serial();
+    set_verify(true);
+    let text = fixture_text("once_init_under_lock.c");
+    let base = format!("{text}\nvoid spare(void) {{\n  names_ready = 1;\n}}\n");
+    let edited = base.replace(
+        "  names_ready = 1;\n}",
+        "  names_ready = 1;\n  table_ready = 0;\n}",
+    );
+    assert_ne!(base, edited);
+    let virt = Path::new("/virtual/once_flag_cleared.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base.as_str());
+    let on_table = |r: &String| r.contains("var: \"table") && !r.contains("table_ready");
+    let before = reports(&host);
+    assert!(!before.iter().any(on_table), "{before:?}");
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(after.iter().any(on_table), "{after:?}");
+    host.set_file_text(virt, base.as_str());
+    assert_eq!(reports(&host), before);
+}
