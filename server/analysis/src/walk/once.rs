@@ -39,6 +39,7 @@ use super::frames::Frame;
 use super::state::State;
 use super::Walker;
 use racelens_syntax::{Expr, Name, Stmt, Test};
+use rustc_hash::FxHashMap;
 
 impl Walker<'_> {
     /// Is the global `var`, as `fr` names it, a once flag (see the module
@@ -54,7 +55,7 @@ impl Walker<'_> {
         &self,
         fr: &Frame,
         var: &Name,
-        pick: fn(&super::WalkData) -> &std::cell::RefCell<rustc_hash::FxHashMap<Name, bool>>,
+        pick: fn(&super::WalkData) -> &std::cell::RefCell<FxHashMap<Name, bool>>,
         verdict: fn(&Self, &Name) -> bool,
     ) -> bool {
         if var.contains('.') || fr.locals.contains_key(var) {
@@ -509,8 +510,8 @@ fn tested_names(s: &crate::db::FunctionSummary) -> Vec<Name> {
 /// An edit of one function (summary `old` to `new`, named `name`): judges
 /// again, on the new text, every once flag and lazily set global either
 /// text names. Did a verdict change?
-pub(super) fn edit(
-    w: &Walker<'_>,
+pub(super) fn edit<'a>(
+    w: &Walker<'a>,
     name: &str,
     old: &crate::db::FunctionSummary,
     new: &crate::db::FunctionSummary,
@@ -518,31 +519,42 @@ pub(super) fn edit(
     if tested_names(old) != tested_names(new) {
         *w.d.tested_names.borrow_mut() = None;
     }
-    let named = |g: &Name| {
-        let one = std::slice::from_ref(g);
-        super::counters::summary_mentions(name, old, one)
-            || super::counters::summary_mentions(name, new, one)
+    let judged = |pick: fn(&super::WalkData) -> &std::cell::RefCell<FxHashMap<Name, bool>>| {
+        pick(&w.d)
+            .borrow()
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect::<Vec<(Name, bool)>>()
     };
-    let flags: Vec<(Name, bool)> =
-        w.d.once_flags
-            .borrow()
-            .iter()
-            .map(|(k, v)| (k.clone(), *v))
-            .collect();
-    for (g, v) in flags {
-        if named(&g) && w.once_flag_verdict(&g) != v {
-            return Err("a once flag's verdict changed");
-        }
+    let kinds: [(_, fn(&Walker<'a>, &Name) -> bool, &'static str); 2] = [
+        (
+            judged(|d| &d.once_flags),
+            Walker::once_flag_verdict,
+            "a once flag's verdict changed",
+        ),
+        (
+            judged(|d| &d.lazy_globals),
+            Walker::lazy_verdict,
+            "a lazily set global's verdict changed",
+        ),
+    ];
+    // Most edits name none of the judged globals: one pass over each text.
+    let all: Vec<Name> = kinds
+        .iter()
+        .flat_map(|k| k.0.iter().map(|x| x.0.clone()))
+        .collect();
+    let mentions = |names: &[Name]| {
+        super::counters::summary_mentions(name, old, names)
+            || super::counters::summary_mentions(name, new, names)
+    };
+    if all.is_empty() || !mentions(&all) {
+        return Ok(());
     }
-    let lazy: Vec<(Name, bool)> =
-        w.d.lazy_globals
-            .borrow()
-            .iter()
-            .map(|(k, v)| (k.clone(), *v))
-            .collect();
-    for (g, v) in lazy {
-        if named(&g) && w.lazy_verdict(&g) != v {
-            return Err("a lazily set global's verdict changed");
+    for (verdicts, verdict, why) in kinds {
+        for (g, v) in verdicts {
+            if mentions(std::slice::from_ref(&g)) && verdict(w, &g) != v {
+                return Err(why);
+            }
         }
     }
     Ok(())
