@@ -134,6 +134,16 @@ impl<'a> Walker<'a> {
                 return None;
             }
         }
+        // What this call returns is new: a fact from its last run (a loop
+        // walks it again) no longer holds.
+        if !st.conds.is_empty() {
+            let flag = super::spawn::call_flag(c.id);
+            st.conds.retain(|x| x.0 != flag);
+        }
+        // `pthread_equal(t, pthread_self())` of a child's id is zero.
+        if self.tests_child_is_self(fr, c) {
+            st.conds.push((super::spawn::call_flag(c.id), false));
+        }
         let model = match fr.summary.models.get(&c.id).cloned() {
             // A compare-and-swap is a trylock only when it swaps in a
             // constant (`CAS(&l, &zero, 1)`): one that swaps in a computed
@@ -505,7 +515,15 @@ impl<'a> Walker<'a> {
                                 continue;
                             }
                         }
-                        if !s.in_loop || all {
+                        // A site that one id place serves for several
+                        // threads (a wrapper that creates into its own
+                        // object, called twice: `t->handle` of one heap
+                        // site) is joined through that place only where it
+                        // holds the one thread that may run (`tid_held`
+                        // below), as a loop's site is.
+                        let several = s.tid.len() == 1
+                            && (s.visits > 1 || self.d.replayed_sites.contains(&i));
+                        if (!s.in_loop && !several) || all {
                             matching.push(i);
                             continue;
                         }
@@ -1043,6 +1061,17 @@ impl<'a> Walker<'a> {
                         // What it returned in this context is this call's
                         // result (see `Walker::note_return_value`).
                         super::frames::name_result(&mut e, c.id, !wrapper);
+                        // Whether it returned zero, where all its returns
+                        // agree, is what this call's result says.
+                        let flag = super::spawn::call_flag(c.id);
+                        if let Some(i) = e
+                            .conds
+                            .iter()
+                            .position(|x| &*x.0 == super::frames::RETURNED)
+                        {
+                            let nz = e.conds.remove(i).1;
+                            e.conds.push((flag.clone(), nz));
+                        }
                         // What the callee returned, if it returned a site's
                         // newest object, is what this call's result holds.
                         let res = super::frames::returned_by(c.id);
@@ -1056,7 +1085,6 @@ impl<'a> Walker<'a> {
                         e.newest = kept.into();
                         // Locks held exactly when the callee's result is
                         // (non)zero follow this call's result.
-                        let flag = super::spawn::call_flag(c.id);
                         for g in e.lock_guards.iter_mut() {
                             if &*g.0 == super::frames::RETURNED {
                                 g.0 = flag.clone();

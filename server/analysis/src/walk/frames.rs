@@ -264,6 +264,21 @@ impl FrameBase {
 
     /// Is every value the function assigns to its non-static local `x`
     /// an address (`&o`), and `x` assigned at least once?
+    /// Is `x` assigned at least once, and is every value assigned to it
+    /// one that `ok` accepts?
+    pub(super) fn only_assigned(&self, x: &Name, ok: impl Fn(&Expr) -> bool) -> bool {
+        let mut any = false;
+        for (y, rhs) in &self.local_assigns {
+            if y == x {
+                if !ok(rhs) {
+                    return false;
+                }
+                any = true;
+            }
+        }
+        any
+    }
+
     pub(super) fn only_addresses(&self, x: &Name) -> bool {
         let mut any = false;
         for (y, rhs) in &self.local_assigns {
@@ -730,15 +745,18 @@ impl<'a> Walker<'a> {
         base
     }
 
+    /// Does a branch fact's variable name a global? A member chain
+    /// (`conf.quiet`) does when its head does.
+    pub(super) fn names_global(&self, v: &Name) -> bool {
+        self.prog.global(v).is_some()
+            || v.match_indices('.')
+                .any(|(i, _)| self.prog.global(&v[..i]).is_some())
+    }
+
     /// Takes the branch facts and spawn guards on variables that are not
     /// globals out of a state about to enter a callee.
     pub(super) fn stash_frame_facts(&self, st: &mut State) -> FrameFacts {
-        // A member chain (`conf.quiet`) is global when its head is.
-        let global = |v: &Name| {
-            self.prog.global(v).is_some()
-                || v.match_indices('.')
-                    .any(|(i, _)| self.prog.global(&v[..i]).is_some())
-        };
+        let global = |v: &Name| self.names_global(v);
         // Symbolic locks stay: a callee that unlocks `&s->m` through its own
         // pointer must release the caller's `&s->m`.
         FrameFacts {

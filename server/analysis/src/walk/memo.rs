@@ -295,7 +295,12 @@ impl<'a> Walker<'a> {
     ) -> Option<State> {
         // No local of the callee holds a refreshed site's newest object.
         st.newest = thin_vec::ThinVec::new();
-        self.walk_fn_with(fid, st, bindings)
+        // Whether the result is zero concerns only a call site that names
+        // it (`calls.rs` reads it after `walk_fn_with`).
+        self.walk_fn_with(fid, st, bindings).map(|mut e| {
+            e.conds.retain(|c| &*c.0 != super::frames::RETURNED);
+            e
+        })
     }
 
     /// [`walk_fn`](Self::walk_fn) with `st.newest` naming the callee's own

@@ -63,6 +63,64 @@ impl<'a> Walker<'a> {
             if matches!(&**n, "pthread_self" | "thrd_current") && !fr.locals.contains_key(n))
     }
 
+    /// Is call `c` `pthread_equal(t, pthread_self())` (or C11's
+    /// `thrd_equal(t, thrd_current())`, either order) where `t` is a place
+    /// a thread creation stores a child's id into, and this thread is not
+    /// created there? Then it compares another thread's id with this
+    /// thread's own: zero (`if (!pthread_equal(th->handle, pthread_self()))
+    /// pthread_join(th->handle, 0);`, a wrapper's guard against joining
+    /// itself). A place that a failed creation leaves holding this thread's
+    /// own id (`th->handle = pthread_self()`) belongs to no thread, so the
+    /// join the answer lets through orders nothing that runs.
+    pub(super) fn tests_child_is_self(&mut self, fr: &Frame, c: &Call) -> bool {
+        let Callee::Direct(n) = &c.callee else {
+            return false;
+        };
+        if !matches!(&**n, "pthread_equal" | "thrd_equal")
+            || fr.locals.contains_key(n)
+            || self.prog.functions_named(n).is_some()
+            || c.args.len() != 2
+        {
+            return false;
+        }
+        let is_self = |e: &Expr| {
+            match super::uncast(e) {
+            Expr::CallResult(id) => self.is_self_id(fr, *id),
+            Expr::Var(x) => {
+                fr.locals.contains_key(x)
+                    && !fr.summary.ir.params.iter().any(|p| p.name == *x)
+                    && !fr.address_taken.contains(x)
+                    && fr.only_assigned(x, |r| {
+                        matches!(super::uncast(r), Expr::CallResult(id) if self.is_self_id(fr, *id))
+                    })
+            }
+            _ => false,
+        }
+        };
+        let other = match (is_self(&c.args[0]), is_self(&c.args[1])) {
+            (true, false) => &c.args[1],
+            (false, true) => &c.args[0],
+            _ => return false,
+        };
+        let keys = self.place(fr, other, 0);
+        if keys.is_empty() {
+            return false;
+        }
+        self.read(self.d.sites_epoch);
+        let own = self.d.threads[self.d.thread as usize].site;
+        keys.iter().all(|k| {
+            let mut sites = self
+                .d
+                .sites
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.tid.iter().any(|t| same_thread_id(k, t)))
+                .map(|(i, _)| i as u32)
+                .peekable();
+            sites.peek().is_some() && sites.all(|s| Some(s) != own)
+        })
+    }
+
     /// Is `f` a launcher's trampoline: does it call through a pointer
     /// (`t->callback(t)`, `(*fn)(arg)`)? Read from its text alone.
     fn is_trampoline(&self, f: FunctionId) -> bool {

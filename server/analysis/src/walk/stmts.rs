@@ -207,9 +207,9 @@ impl<'a> Walker<'a> {
                         // returns disagree on it and on a lock, the caller's
                         // test of the result says whether the lock is held
                         // (`if (!p) return NULL; lock(); return p;`).
+                        let ret: Name = super::frames::RETURNED.into();
+                        state.conds.retain(|c| c.0 != ret);
                         if let Some(nz) = result_nonzero(fr, v, &state) {
-                            let ret: Name = super::frames::RETURNED.into();
-                            state.conds.retain(|c| c.0 != ret);
                             state.conds.push((ret, nz));
                         }
                     }
@@ -262,7 +262,13 @@ impl<'a> Walker<'a> {
             e.lock_guards
                 .retain(|g| &*g.0 == ret || prog.global(&g.0).is_some());
             e.sym_guards.retain(|g| &*g.0 == ret);
-            e.conds.retain(|c| &*c.0 != ret);
+            // Facts on its own locals and calls' results mean nothing to
+            // the caller (whose locals may share their names). Whether the
+            // result is zero, where every return agrees (the join keeps
+            // only common facts), stays: the call site names it after its
+            // call (`calls.rs`).
+            e.conds.retain(|c| &*c.0 == ret || self.names_global(&c.0));
+            e.guards.retain(|g| self.names_global(&g.1));
         }
         exit
     }
@@ -326,6 +332,22 @@ impl<'a> Walker<'a> {
         // (`once.rs`): the branch taken on zero never runs.
         if let Some(zero_on_true) = self.lazy_known_set(fr, test, &cs) {
             let taken = if zero_on_true { els } else { then };
+            let o = self.walk_stmts(fr, taken, cs);
+            merge_abrupt(out, &o);
+            return o.next;
+        }
+        // A local (or a call's result) whose value is known on this path:
+        // only the branch it takes runs (`r = 1; .. if (r)`, the result of
+        // a function whose returns all agree, `pthread_equal(t, self)` of a
+        // child's id, see `calls.rs`).
+        if let Some(nonzero) = known_value(fr, test, &cs) {
+            let zero_on_true = match test {
+                Test::VarZero { zero_on_true, .. } | Test::CallZero { zero_on_true, .. } => {
+                    *zero_on_true
+                }
+                _ => unreachable!("known_value reads only these tests"),
+            };
+            let taken = if nonzero != zero_on_true { then } else { els };
             let o = self.walk_stmts(fr, taken, cs);
             merge_abrupt(out, &o);
             return o.next;
@@ -577,6 +599,13 @@ impl<'a> Walker<'a> {
                 }
                 // What followed from the call's result now follows from `x`.
                 let flag = super::spawn::call_flag(*id);
+                if fr.locals.get(x).is_some_and(|t| !t.is_static) {
+                    state.conds.retain(|c| &c.0 != x);
+                    let known = state.conds.iter().find(|c| c.0 == flag).map(|c| c.1);
+                    if let (Some(nz), false) = (known, fr.address_taken.contains(x)) {
+                        state.conds.push((x.clone(), nz));
+                    }
+                }
                 for g in state.guards.iter_mut().filter(|g| g.1 == flag) {
                     g.1 = x.clone();
                 }
@@ -611,6 +640,13 @@ impl<'a> Walker<'a> {
             } if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) => {
                 let mut state = state;
                 state.conds.retain(|c| &c.0 != x);
+                // A constant assigned to a local no pointer reaches is what
+                // the local holds until its next assignment.
+                if let Expr::Int(n) = super::uncast(rhs) {
+                    if !fr.address_taken.contains(x) {
+                        state.conds.push((x.clone(), *n != 0));
+                    }
+                }
                 state.guards.retain(|g| &g.1 != x);
                 state.lock_guards.retain(|g| &g.0 != x);
                 state.sym_guards.retain(|g| &g.0 != x);
@@ -891,6 +927,28 @@ impl<'a> Walker<'a> {
             (fail, ok)
         }
     }
+}
+
+/// The value (nonzero or not) that `test` reads, when this path knows it:
+/// a branch fact or constant on a local that no pointer reaches, or on a
+/// call's result. Not in a function with a `goto`: the walk meets a label
+/// once, in the state of its first arrival, and a backward jump may bring
+/// another value there.
+fn known_value(fr: &Frame, test: &Test, st: &State) -> Option<bool> {
+    if fr.base.has_goto || st.conds.is_empty() || std::env::var("RL_NOPRUNE").is_ok() {
+        return None;
+    }
+    let name = match test {
+        Test::VarZero { var, .. }
+            if fr.locals.get(var).is_some_and(|t| !t.is_static)
+                && !fr.address_taken.contains(var) =>
+        {
+            var.clone()
+        }
+        Test::CallZero { id, .. } => super::spawn::call_flag(*id),
+        _ => return None,
+    };
+    st.conds.iter().find(|c| c.0 == name).map(|c| c.1)
 }
 
 /// Is the value `v` a `return` gives zero (`Some(false)`) or nonzero
