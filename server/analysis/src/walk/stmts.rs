@@ -935,7 +935,7 @@ impl<'a> Walker<'a> {
 /// once, in the state of its first arrival, and a backward jump may bring
 /// another value there.
 fn known_value(fr: &Frame, test: &Test, st: &State) -> Option<bool> {
-    if fr.base.has_goto || st.conds.is_empty() || std::env::var("RL_NOPRUNE").is_ok() {
+    if fr.base.has_goto || st.conds.is_empty() {
         return None;
     }
     let name = match test {
