@@ -45,6 +45,7 @@ mod fuse;
 mod gates;
 mod held;
 mod incremental;
+mod joins;
 mod laundered;
 mod library;
 mod lock_wrappers;
