@@ -218,6 +218,11 @@ pub(super) struct FrameBase {
     /// The body has a `goto` (local pointers are then not followed
     /// flow-sensitively by the pointer store).
     pub(super) has_goto: bool,
+    /// A `goto` jumps back to a label that comes before it in the body (or
+    /// to one that is not there): the walk meets each label once, in the
+    /// state of its first arrival, so facts known there may not hold for
+    /// the jump (see `stmts::known_value`).
+    pub(super) backward_goto: bool,
     /// Locals whose address is taken only to lend it to library calls that
     /// keep nothing (see [`lent_only`]).
     pub(super) lent: FxHashSet<Name>,
@@ -669,8 +674,19 @@ impl<'a> Walker<'a> {
         let mut local_assigns = Vec::new();
         let mut has_goto = false;
         let mut tested = FxHashSet::default();
+        let mut at = 0u32;
+        let mut labels: FxHashMap<Name, u32> = FxHashMap::default();
+        let mut gotos: Vec<(Name, u32)> = Vec::new();
         visit_stmts(&summary.ir.body, &mut |s| {
             has_goto |= matches!(s, Stmt::Goto(_));
+            at += 1;
+            match s {
+                Stmt::Label(l) => {
+                    labels.insert(l.clone(), at);
+                }
+                Stmt::Goto(l) => gotos.push((l.clone(), at)),
+                _ => {}
+            }
             match s {
                 Stmt::If {
                     test: Test::CallZero { id, .. },
@@ -738,6 +754,9 @@ impl<'a> Walker<'a> {
             wild,
             local_assigns,
             has_goto,
+            backward_goto: gotos
+                .iter()
+                .any(|(l, g)| labels.get(l).is_none_or(|at| at < g)),
             lent,
             param_copies: std::sync::OnceLock::new(),
         });

@@ -347,10 +347,18 @@ impl<'a> Walker<'a> {
                 }
                 _ => unreachable!("known_value reads only these tests"),
             };
-            let taken = if nonzero != zero_on_true { then } else { els };
-            let o = self.walk_stmts(fr, taken, cs);
-            merge_abrupt(out, &o);
-            return o.next;
+            let (taken, skipped) = match nonzero != zero_on_true {
+                true => (then, els),
+                false => (els, then),
+            };
+            // A `goto` may enter the skipped branch at a label in it.
+            let mut label = false;
+            racelens_syntax::visit_stmts(skipped, &mut |s| label |= matches!(s, Stmt::Label(_)));
+            if !label {
+                let o = self.walk_stmts(fr, taken, cs);
+                merge_abrupt(out, &o);
+                return o.next;
+            }
         }
         let relock = blocking_failure(test, &cs);
         // A test of a once flag under a lock (`once.rs`).
@@ -931,11 +939,12 @@ impl<'a> Walker<'a> {
 
 /// The value (nonzero or not) that `test` reads, when this path knows it:
 /// a branch fact or constant on a local that no pointer reaches, or on a
-/// call's result. Not in a function with a `goto`: the walk meets a label
-/// once, in the state of its first arrival, and a backward jump may bring
-/// another value there.
+/// call's result. Not in a function with a backward `goto`: the walk meets
+/// a label once, in the state of its first arrival, and the jump may bring
+/// another value there. (A branch with a label in it is not skipped either:
+/// see `walk_if`.)
 fn known_value(fr: &Frame, test: &Test, st: &State) -> Option<bool> {
-    if fr.base.has_goto || st.conds.is_empty() {
+    if fr.base.backward_goto || st.conds.is_empty() {
         return None;
     }
     let name = match test {
