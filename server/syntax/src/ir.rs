@@ -242,6 +242,10 @@ pub struct FnIr {
     /// Spans of the writes that step a variable down by exactly one
     /// (`n--`, `--n`, `n -= 1`): counters of running threads.
     pub decrements: Vec<Span>,
+    /// Short string literals handed to calls as arguments: (call id,
+    /// argument index, the text between the quotes), for literals of at
+    /// most 32 bytes without escapes (`fuse_opt_add_arg(&args, "-s")`).
+    pub call_strings: Vec<(u32, u8, Name)>,
 }
 
 /// Visits every statement, nested ones included, each before the

@@ -688,10 +688,12 @@ impl<'a> Walker<'a> {
                     }
                     // A single-threaded FUSE loop runs the operations on
                     // this thread, one at a time (see `fuse.rs`).
-                    if fuse_loop && super::fuse::single_threaded(&name) {
+                    if (fuse_loop && super::fuse::single_threaded(&name))
+                        || super::fuse::main_single_threaded(fr, c)
+                    {
                         let mut seen = rustc_hash::FxHashSet::default();
                         entries.retain(|f| seen.insert(*f));
-                        return self.call_back(fr, c, st, &entries);
+                        return self.call_fuse_serially(fr, c, st, &entries);
                     }
                     if !is_async(&name) && !fuse_loop {
                         // Code without a body that is handed a function runs
@@ -929,6 +931,45 @@ impl<'a> Walker<'a> {
         (vals, table)
     }
 
+    /// A single-threaded FUSE loop's operations, run on this thread one
+    /// after another, each seeing what those before it did: `init` first
+    /// (it may start threads that the other operations then run beside),
+    /// then the other operations any number of times, in any order (passes
+    /// that walk each and join its exit into the head, until the head no
+    /// longer changes, at most `MAX_LOOP_ITERS`), then `destroy` (which may
+    /// join them), which runs whenever `init` did; a mount that fails runs
+    /// none. `init` and `destroy` are told by their signatures (`fuse.rs`).
+    fn call_fuse_serially(
+        &mut self,
+        fr: &Frame,
+        c: &Call,
+        st: State,
+        entries: &[FunctionId],
+    ) -> Option<State> {
+        let (inits, rest): (Vec<FunctionId>, Vec<FunctionId>) = entries
+            .iter()
+            .partition(|f| super::fuse::is_init(&self.summary(**f).ir));
+        let (destroys, ops): (Vec<FunctionId>, Vec<FunctionId>) = rest
+            .into_iter()
+            .partition(|f| super::fuse::is_destroy(&self.summary(*f).ir));
+        let entry = st.clone();
+        let mut head = self.call_back(fr, c, st, &inits)?;
+        for _ in 0..super::MAX_LOOP_ITERS {
+            let next = self.call_back(fr, c, head.clone(), &ops)?;
+            let new_head = join(Some(head.clone()), Some(next)).expect("both present");
+            if new_head == head {
+                break;
+            }
+            head = new_head;
+        }
+        // Once `init` ran, `destroy` runs before the call returns (at the
+        // unmount); a mount that fails runs neither.
+        match destroys.is_empty() {
+            true => Some(head),
+            false => join(Some(entry), self.callback_exits(fr, c, head, &destroys)),
+        }
+    }
+
     /// Code without a body runs the callbacks `entries` on this thread during
     /// call `c`, any number of times (zero included). What the library hands
     /// a callback is unknown: its pointer parameters are unresolved (binding
@@ -940,8 +981,22 @@ impl<'a> Walker<'a> {
         st: State,
         entries: &[FunctionId],
     ) -> Option<State> {
+        let zero = Some(st.clone());
+        let runs = self.callback_exits(fr, c, st, entries);
+        join(zero, runs)
+    }
+
+    /// The join of the exits of the callbacks `entries`, each walked once
+    /// from `st` (`None` when there are none, or none returns).
+    fn callback_exits(
+        &mut self,
+        fr: &Frame,
+        c: &Call,
+        st: State,
+        entries: &[FunctionId],
+    ) -> Option<State> {
         let _ = (fr, c);
-        let mut acc = Some(st.clone());
+        let mut acc = None;
         for &f in entries {
             let n = self.summary(f).ir.params.len();
             let bindings = vec![Vals::new(); n];

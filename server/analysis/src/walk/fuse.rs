@@ -15,16 +15,20 @@
 //! runs at once, as before. Every loop, and `fuse_main`, returns only once
 //! the operations have ended: the operations' thread is joined there (when
 //! it holds nothing else). `fuse_loop` and `fuse_session_loop` (not `_mt`)
-//! run them on the calling thread, one at a time, walked at the call.
+//! run them on the calling thread, one at a time, walked at the call, and
+//! so does a `fuse_main` whose caller added `-s` to its arguments
+//! ([`main_single_threaded`]): `init` first, the others to a fixed point,
+//! then `destroy` ([`is_init`], [`is_destroy`] tell them by signature).
 //!
 //! Invariant: [`Walker::fuse_operations`] reads every function's calls and
 //! the pointer store only, never the walk's flow-sensitive state; a re-walk
 //! that meets a deferred registration changes shared state (a walk from
 //! scratch), so the loop's callbacks never go stale.
 
+use super::frames::Frame;
 use super::{add_vals, Val, Vals, Walker};
 use crate::visit::visit_calls;
-use racelens_syntax::{Callee, Expr, Name};
+use racelens_syntax::{Call, Callee, Expr, Name};
 
 /// What a FUSE library function does with the operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +68,67 @@ pub(super) fn ends_operations(name: &str) -> bool {
 /// forms)?
 pub(super) fn single_threaded(name: &str) -> bool {
     role(name) == Role::Loop && !name.contains("_mt")
+}
+
+/// Is `ir` shaped like FUSE's `init` operation: its first parameter a
+/// `struct fuse_conn_info *` (`void *init(struct fuse_conn_info *conn)`,
+/// and libfuse 3's `(conn, struct fuse_config *cfg)`)?
+pub(super) fn is_init(ir: &racelens_syntax::FnIr) -> bool {
+    ir.params
+        .first()
+        .is_some_and(|p| p.ty.pointer == 1 && p.ty.name.as_deref() == Some("fuse_conn_info"))
+}
+
+/// Is `ir` shaped like FUSE's `destroy` operation: one parameter, a
+/// `void *` (`void destroy(void *private_data)`)? No other operation takes
+/// only that.
+pub(super) fn is_destroy(ir: &racelens_syntax::FnIr) -> bool {
+    matches!(&ir.params[..], [p] if p.ty.pointer == 1 && p.ty.name.as_deref() == Some("void"))
+}
+
+/// The variable an argument vector expression is rooted at (`args` of
+/// `args.argv`, `argv` of `argv`), under casts.
+fn argv_root(e: &Expr) -> Option<&Name> {
+    match super::uncast(e) {
+        Expr::Var(x) => Some(x),
+        Expr::Field { base, .. } => argv_root(base),
+        _ => None,
+    }
+}
+
+/// Does call `c` of `fr`, a `fuse_main` (`fuse_main_real`, ...), run the
+/// file system single-threaded: did this function add `-s` to the argument
+/// vector it hands over (`fuse_opt_add_arg(&args, "-s")` or
+/// `fuse_opt_insert_arg(&args, pos, "-s")`, then `fuse_main(args.argc,
+/// args.argv, ..)`)? Read from the function's own text, whatever the path.
+pub(super) fn main_single_threaded(fr: &Frame, c: &Call) -> bool {
+    let named = matches!(&c.callee, Callee::Direct(n) if n.starts_with("fuse_main"));
+    let Some(root) = c.args.get(1).and_then(argv_root) else {
+        return false;
+    };
+    if !named {
+        return false;
+    }
+    let mut adds = Vec::new();
+    visit_calls(&fr.summary.ir.body, &mut |a| {
+        if let Callee::Direct(n) = &a.callee {
+            let text_arg = match &**n {
+                "fuse_opt_add_arg" => 1,
+                "fuse_opt_insert_arg" => 2,
+                _ => return,
+            };
+            let onto = matches!(a.args.first().map(super::uncast),
+                Some(Expr::AddrOf(v)) if argv_root(v) == Some(root));
+            if onto {
+                adds.push((a.id, text_arg));
+            }
+        }
+    });
+    fr.summary
+        .ir
+        .call_strings
+        .iter()
+        .any(|(id, i, t)| &**t == "-s" && adds.contains(&(*id, *i)))
 }
 
 impl<'a> Walker<'a> {

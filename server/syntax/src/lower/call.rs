@@ -2,6 +2,8 @@
 //!
 //! Every call gets the next call id of the function (`FnIr::ncalls`), in
 //! lowering order, and is remembered for the enclosing condition's test.
+//! Its short string literal arguments are kept by id
+//! (`FnIr::call_strings`: FUSE's `-s`).
 //! Function-like macros are expanded here instead of becoming calls, and
 //! `assert`-like calls keep their test as an empty branch after the call.
 
@@ -77,6 +79,17 @@ impl<'s> Lowerer<'s> {
         };
         let id = self.ir.ncalls;
         self.ir.ncalls += 1;
+        for (i, a) in arg_nodes.iter().enumerate().take(u8::MAX as usize) {
+            if a.kind() != "string_literal" {
+                continue;
+            }
+            let t = text(*a, self.src);
+            if let Some(inner) = t.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+                if inner.len() <= 32 && !inner.contains('\\') {
+                    self.ir.call_strings.push((id, i as u8, Name::from(inner)));
+                }
+            }
+        }
         self.cond_calls.push((n.id(), id));
         let span = self.span(n);
         let stmt_span = if self.stmt_span == Span::default() {
