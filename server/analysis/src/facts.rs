@@ -179,6 +179,11 @@ pub struct Site {
     pub entry_visits: Vec<(Name, u32)>,
     /// Sites certainly finished (created before and joined) whenever this site spawns.
     pub joined_before: Option<SiteSet>,
+    /// The `pthread_once` init functions (their `once:K` lock names, `K` a
+    /// named control) running at every visit of this site: it creates only
+    /// inside the one run of such a function (see
+    /// `races::once_creation_ordered`). `None`: no visit yet.
+    pub once_held: Option<Vec<Name>>,
     /// Sites possibly created (by the same thread) before this site spawns,
     /// over all its visits: two sites neither of which precedes the other
     /// are created on exclusive paths.

@@ -554,6 +554,43 @@ fn once_ordered(a: &AccessFact, b: &AccessFact) -> bool {
     })
 }
 
+/// Is `a` made inside the one run of a `pthread_once` init function (it
+/// holds `once:K` for a named control `K`) before, or without, the
+/// creation of `b`'s thread or of an ancestor of it, at a site that
+/// creates only inside that init function? The function runs once per
+/// control, in whichever thread gets there first: the walk meets it in
+/// every caller, but `a` and the creation belong to that one run, where
+/// `a` comes first (the site is not among `a.created`) or the creation
+/// does not happen at all (another branch). Either way `a` happens before
+/// `b`'s thread starts, or that thread does not exist.
+fn once_creation_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
+    let held = |n: &racelens_syntax::Name| {
+        a.must
+            .0
+            .iter()
+            .any(|h| matches!(&h.lock.base, Base::Synthetic(m) if m == n))
+    };
+    if !a
+        .must
+        .0
+        .iter()
+        .any(|h| matches!(&h.lock.base, Base::Synthetic(m) if m.starts_with("once:")))
+    {
+        return false;
+    }
+    table
+        .chain(b.thread)
+        .iter()
+        .filter_map(|(_, s)| *s)
+        .any(|s| {
+            !a.created.contains(s)
+                && table
+                    .sites
+                    .get(s as usize)
+                    .is_some_and(|x| x.once_held.as_ref().is_some_and(|o| o.iter().any(held)))
+        })
+}
+
 /// Descendant lockset: `early` holds a lock continuously since it spawned
 /// `site`, and `late`'s thread (spawned through `site`) had acquired that
 /// lock before `late`: so `early` happens before `late`.
@@ -724,6 +761,9 @@ fn may_happen_in_parallel_in(
 ) -> bool {
     if a.thread == b.thread {
         return true;
+    }
+    if once_creation_ordered(a, b, table) || once_creation_ordered(b, a, table) {
+        return false;
     }
     // A thread that joined `main` runs after all of it.
     if (a.thread == 0 && b.main_ended) || (b.thread == 0 && a.main_ended) {

@@ -422,7 +422,7 @@ impl<'a> Walker<'a> {
                         let mut s1 = st.clone();
                         s1.leave_own();
                         if let Some(e) = self.walk_fn(f, s1, Vec::new()) {
-                            st.created = st.created.union(&e.created);
+                            once_threads(&mut st, &e);
                         }
                     }
                     return Some(st);
@@ -432,21 +432,26 @@ impl<'a> Walker<'a> {
                     lock: LocKey::new(Base::Synthetic(Name::from(format!("once:{key}")))),
                     shared: false,
                 };
+                let done = Held {
+                    lock: LocKey::new(Base::Synthetic(Name::from(format!("once-done:{key}")))),
+                    shared: true,
+                };
+                // A second `pthread_once` on a path that already passed one
+                // on this control runs nothing.
+                if st.must.0.contains(&done) {
+                    return Some(st);
+                }
                 for f in targets {
                     let mut s2 = st.clone();
                     s2.leave_own();
                     s2.must.insert(once.clone());
                     s2.may.insert(once.clone());
                     if let Some(e) = self.walk_fn(f, s2, Vec::new()) {
-                        st.created = st.created.union(&e.created);
+                        once_threads(&mut st, &e);
                     }
                 }
                 // Everything after `pthread_once` returns is ordered after the
                 // init function, whichever thread ran it.
-                let done = Held {
-                    lock: LocKey::new(Base::Synthetic(Name::from(format!("once-done:{key}")))),
-                    shared: true,
-                };
                 st.must.insert(done.clone());
                 st.may.insert(done);
                 Some(st)
@@ -1014,6 +1019,16 @@ impl<'a> Walker<'a> {
         }
         acc
     }
+}
+
+/// After an init function ran by `pthread_once` (exit state `e`): the
+/// threads it created were created on this path, and those it left
+/// running may still run (a join inside it is not kept: before, only `created` was kept, so a thread the
+/// init function started was taken to have ended when `pthread_once`
+/// returned, and its races with the caller's next accesses were missed).
+fn once_threads(st: &mut State, e: &State) {
+    st.created = st.created.union(&e.created);
+    st.active = st.active.union(&e.active);
 }
 
 /// Is `c` a compare-and-swap (GCC's builtins, C11's generic functions)?

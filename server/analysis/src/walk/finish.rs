@@ -669,11 +669,12 @@ impl<'a> Walker<'a> {
         if super::private::debug() {
             for (i, s) in sites.iter().enumerate() {
                 eprintln!(
-                    "racelens: site {i} in {}: visits {}, active seen {:?}, unseen spawns {}",
+                    "racelens: site {i} in {}: visits {}, active seen {:?}, unseen spawns {}, once {:?}",
                     s.func.name(self.db),
                     s.visits,
                     s.active_seen,
-                    s.unseen_spawns
+                    s.unseen_spawns,
+                    s.once_held
                 );
             }
         }

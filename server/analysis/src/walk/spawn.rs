@@ -204,6 +204,7 @@ impl<'a> Walker<'a> {
                     visits: 0,
                     entry_visits: Vec::new(),
                     joined_before: None,
+                    once_held: None,
                     created_before: SiteSet::default(),
                     tid_escaped: false,
                     tid_in_arg: None,
@@ -237,6 +238,29 @@ impl<'a> Walker<'a> {
             info.joined_before = Some(match &info.joined_before {
                 None => finished,
                 Some(j) => j.intersect(&finished),
+            });
+            // The init functions of named once controls running here.
+            let once: Vec<Name> = st
+                .must
+                .0
+                .iter()
+                .filter_map(|h| match &h.lock.base {
+                    Base::Synthetic(n)
+                        if n.strip_prefix("once:").is_some_and(|k| {
+                            !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || c == '_')
+                        }) =>
+                    {
+                        Some(n.clone())
+                    }
+                    _ => None,
+                })
+                .collect();
+            info.once_held = Some(match info.once_held.take() {
+                None => once,
+                Some(mut old) => {
+                    old.retain(|n| once.contains(n));
+                    old
+                }
             });
         }
         if let Some(top) = self.d.sites_stack.last_mut() {
