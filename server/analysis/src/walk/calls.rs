@@ -757,7 +757,7 @@ impl<'a> Walker<'a> {
                         .iter()
                         .map(|p| p.name.clone())
                         .collect();
-                    let bindings: Vec<Vals> = (0..params.len())
+                    let mut bindings: Vec<Vals> = (0..params.len())
                         .map(|i| {
                             c.args
                                 .get(i)
@@ -769,6 +769,18 @@ impl<'a> Walker<'a> {
                                 .unwrap_or_default()
                         })
                         .collect();
+                    // A function this thread's creator stored where an
+                    // argument reads (`kt_for(n, pl->step, ..)` in a worker
+                    // handed `&pl`) is what the parameter holds: the pointer
+                    // store, built without threads, does not know it.
+                    for (i, b) in bindings.iter_mut().enumerate() {
+                        let Some(a) = c.args.get(i) else { continue };
+                        let walked = self.walked_functions(fr, uncast(a));
+                        if !walked.is_empty() {
+                            self.opaque();
+                            add_vals(b, walked.into_iter().map(Val::Func));
+                        }
+                    }
                     // Symbolic locks follow pointer arguments into the callee and back.
                     let arg_root: Vec<Option<(Name, Vec<Elem>)>> = (0..params.len())
                         .map(|i| c.args.get(i).and_then(|a| self.lock_sym(fr, a)))

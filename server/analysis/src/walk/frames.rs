@@ -269,6 +269,17 @@ impl FrameBase {
 
     /// Is every value the function assigns to its non-static local `x`
     /// an address (`&o`), and `x` assigned at least once?
+    /// The values assigned to local `x` in the body, in body order.
+    pub(super) fn assigned_values<'b>(
+        &'b self,
+        x: &'b Name,
+    ) -> impl Iterator<Item = &'b Expr> + 'b {
+        self.local_assigns
+            .iter()
+            .filter(move |(y, _)| y == x)
+            .map(|(_, rhs)| rhs)
+    }
+
     /// Is `x` assigned at least once, and is every value assigned to it
     /// one that `ok` accepts?
     pub(super) fn only_assigned(&self, x: &Name, ok: impl Fn(&Expr) -> bool) -> bool {

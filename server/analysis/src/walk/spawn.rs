@@ -585,7 +585,23 @@ impl<'a> Walker<'a> {
             Callee::Direct(n) if self.names_variable(fr, n) => Expr::Var(n.clone()),
             Callee::Direct(_) => return Vec::new(),
         };
-        let names = self.walked_functions(fr, &e);
+        let mut names = self.walked_functions(fr, &e);
+        // A local function pointer holds what its assignments read
+        // (`f = pl->step; f(x)` as `pl->step(x)`).
+        if let Expr::Var(x) = &e {
+            let param = fr.summary.ir.params.iter().any(|p| p.name == *x);
+            if !param && super::frames::tracks_ptr(fr, x) {
+                let rhs: Vec<Expr> = fr.assigned_values(x).cloned().collect();
+                for r in rhs {
+                    for n in self.walked_functions(fr, super::uncast(&r)) {
+                        if !names.contains(&n) {
+                            names.push(n);
+                        }
+                    }
+                }
+                names.sort();
+            }
+        }
         if names.is_empty() {
             return Vec::new();
         }
