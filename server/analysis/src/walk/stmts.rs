@@ -939,17 +939,21 @@ impl<'a> Walker<'a> {
 
 /// The value (nonzero or not) that `test` reads, when this path knows it:
 /// a branch fact or constant on a local that no pointer reaches, or on a
-/// call's result. Not in a function with a backward `goto`: the walk meets
-/// a label once, in the state of its first arrival, and the jump may bring
-/// another value there. (A branch with a label in it is not skipped either:
-/// see `walk_if`.)
+/// call's result (not a `volatile` local: a signal handler or a `longjmp`
+/// may bring another value). Not in a function with a backward `goto`: the
+/// walk meets a label once, in the state of its first arrival, and the jump
+/// may bring another value there. (A branch with a label in it is not
+/// skipped either: see `walk_if`.)
 fn known_value(fr: &Frame, test: &Test, st: &State) -> Option<bool> {
     if fr.base.backward_goto || st.conds.is_empty() {
         return None;
     }
     let name = match test {
         Test::VarZero { var, .. }
-            if fr.locals.get(var).is_some_and(|t| !t.is_static)
+            if fr
+                .locals
+                .get(var)
+                .is_some_and(|t| !t.is_static && !t.is_volatile())
                 && !fr.address_taken.contains(var) =>
         {
             var.clone()
