@@ -64,9 +64,9 @@ impl<'a> Walker<'a> {
     }
 
     /// Is call `c` `pthread_equal(t, pthread_self())` (or C11's
-    /// `thrd_equal(t, thrd_current())`, either order) where `t` is a place
-    /// a thread creation stores a child's id into, and this thread is not
-    /// created there? Then it compares another thread's id with this
+    /// `thrd_equal(t, thrd_current())`, either order) in a thread that no
+    /// creation made (`main`), where `t` is a place a thread creation stores
+    /// a child's id into? Then it compares another thread's id with this
     /// thread's own: zero (`if (!pthread_equal(th->handle, pthread_self()))
     /// pthread_join(th->handle, 0);`, a wrapper's guard against joining
     /// itself). A place that a failed creation leaves holding this thread's
@@ -106,19 +106,25 @@ impl<'a> Walker<'a> {
         if keys.is_empty() {
             return false;
         }
-        self.read(self.d.sites_epoch);
-        let own = self.d.threads[self.d.thread as usize].site;
-        keys.iter().all(|k| {
-            let mut sites = self
-                .d
+        // Only for a thread no creation site made (`main`, a library's
+        // entry): another thread's place may hold its own id (a failed
+        // creation's `t->handle = pthread_self()` aside, see above) only if
+        // its own site stores there, which a later visit may add; the
+        // answer would then depend on sites the walk has not seen yet.
+        if self.d.threads[self.d.thread as usize].site.is_some() {
+            return false;
+        }
+        let known = keys.iter().all(|k| {
+            self.d
                 .sites
                 .iter()
-                .enumerate()
-                .filter(|(_, s)| s.tid.iter().any(|t| same_thread_id(k, t)))
-                .map(|(i, _)| i as u32)
-                .peekable();
-            sites.peek().is_some() && sites.all(|s| Some(s) != own)
-        })
+                .any(|s| s.tid.iter().any(|t| same_thread_id(k, t)))
+        });
+        // A place no site stores into yet may be one a later site does.
+        if !known {
+            self.read(self.d.sites_epoch);
+        }
+        known
     }
 
     /// Is `f` a launcher's trampoline: does it call through a pointer
