@@ -554,6 +554,14 @@ impl Program {
         self.function_index.get(name)
     }
 
+    /// Does some global's initializer name `name` (`int *pc = &running;`,
+    /// a table of functions)?
+    pub fn named_by_global_init(&self, name: &str) -> bool {
+        self.global_inits
+            .values()
+            .any(|refs| refs.iter().any(|r| &**r == name))
+    }
+
     /// The type of the global of this name.
     pub fn global(&self, name: &str) -> Option<&TypeInfo> {
         self.global_index.get(name)

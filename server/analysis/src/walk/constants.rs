@@ -48,11 +48,7 @@ impl<'a> Walker<'a> {
         if let Some(&known) = self.d.constants.borrow().get(var) {
             return known;
         }
-        let named_by_init = self
-            .prog
-            .global_inits
-            .values()
-            .any(|refs| refs.contains(var));
+        let named_by_init = self.prog.named_by_global_init(var);
         if self.d.written.borrow().is_none() {
             // One pass over every function for all the names asked about.
             let mut counts: FxHashMap<Name, u32> = FxHashMap::default();

@@ -295,17 +295,9 @@ impl FrameBase {
         any
     }
 
+    /// Is `x` assigned at least once, and only ever an address (`&o`)?
     pub(super) fn only_addresses(&self, x: &Name) -> bool {
-        let mut any = false;
-        for (y, rhs) in &self.local_assigns {
-            if y == x {
-                if !matches!(super::uncast(rhs), Expr::AddrOf(_)) {
-                    return false;
-                }
-                any = true;
-            }
-        }
-        any
+        self.only_assigned(x, |rhs| matches!(super::uncast(rhs), Expr::AddrOf(_)))
     }
 }
 

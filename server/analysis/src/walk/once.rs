@@ -98,11 +98,7 @@ impl Walker<'_> {
     /// [`Walker::once_flag`]'s verdict on the program's text, for a global
     /// scalar `var`.
     pub(super) fn once_flag_verdict(&self, var: &Name) -> bool {
-        let named_by_init = self
-            .prog
-            .global_inits
-            .values()
-            .any(|refs| refs.contains(var));
+        let named_by_init = self.prog.named_by_global_init(var);
         let mut ok = !named_by_init;
         for &f in self.prog.functions.values().flatten() {
             if !ok {
@@ -303,11 +299,7 @@ impl Walker<'_> {
     /// [`Walker::lazy_global`]'s verdict on the program's text, for a
     /// global scalar `var`.
     pub(super) fn lazy_verdict(&self, var: &Name) -> bool {
-        let named_by_init = self
-            .prog
-            .global_inits
-            .values()
-            .any(|refs| refs.contains(var));
+        let named_by_init = self.prog.named_by_global_init(var);
         let mut ok = !named_by_init;
         let (mut assigned, mut tested) = (false, false);
         for &f in self.prog.functions.values().flatten() {
