@@ -243,6 +243,12 @@ pub struct AccessFact {
     /// The access goes through a pointer `x` after `pthread_join(x->f)`:
     /// the members `f` so joined, sorted (see `walk::own`).
     pub joined: Option<Arc<[Name]>>,
+    /// The arms of undecided preprocessor conditionals of its function the
+    /// access lies in, as (conditional, arm) (`FnIr::arms_at`); `None`
+    /// outside them, and in headers (whose units may compile different
+    /// arms into one program). An access in another arm of one of these
+    /// conditionals, in the same function, is never compiled with it.
+    pub build: Option<Arc<[(u32, u8)]>>,
     /// Locksets and thread facts at the access, shared between accesses made
     /// in the same state (most are), which keeps large programs small.
     pub ctx: Arc<FactCtx>,
@@ -298,6 +304,7 @@ impl AccessFact {
         self.slot.hash(h);
         self.own.hash(h);
         self.joined.hash(h);
+        self.build.hash(h);
     }
 }
 
@@ -309,6 +316,17 @@ impl std::ops::Deref for AccessFact {
 }
 
 impl AccessFact {
+    /// Are the two accesses in different arms of one preprocessor
+    /// conditional of their function, so that no build has both?
+    pub fn other_build(&self, o: &AccessFact) -> bool {
+        match (&self.build, &o.build) {
+            (Some(a), Some(b)) if self.func == o.func => a
+                .iter()
+                .any(|(c, x)| b.iter().any(|(d, y)| c == d && x != y)),
+            _ => false,
+        }
+    }
+
     /// The full location of this access below `base`.
     pub fn key(&self, base: &Base) -> LocKey {
         LocKey {

@@ -132,6 +132,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             Option<&Own>,
             Option<Arc<[racelens_syntax::Name]>>,
             bool,
+            Option<(crate::db::FunctionId, &[(u32, u8)])>,
         ),
         usize,
     > = FxHashMap::default();
@@ -151,6 +152,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             f.own.as_ref(),
             f.joined.clone(),
             f.atomic,
+            f.build.as_deref().map(|b| (f.func, b)),
         );
         let c = *class_of.entry(key).or_insert_with(|| {
             let n = group_of.len() as u32;
@@ -194,6 +196,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
                 *overlap = paths_may_overlap(&ra.path, &rb.path) as u8;
             }
             if *overlap == 0
+                || ra.other_build(rb)
                 || slot_apart(ra, rb, table)
                 || own_apart(base, ra, rb, table)
                 || joined_apart(ra, rb, table)

@@ -246,6 +246,39 @@ pub struct FnIr {
     /// argument index, the text between the quotes), for literals of at
     /// most 32 bytes without escapes (`fuse_opt_add_arg(&args, "-s")`).
     pub call_strings: Vec<(u32, u8, Name)>,
+    /// The arms of the preprocessor conditionals left in the body (those
+    /// whose condition could not be decided keep their directive lines),
+    /// in body order. No build compiles two arms of one conditional.
+    pub build_arms: Vec<BuildArm>,
+}
+
+/// One arm of a preprocessor conditional in a function body: `#if A` up
+/// to its `#elif`/`#else` is arm 0, the rest (an `#elif` chain or the
+/// `#else`) arm 1; an `#elif` is itself a conditional with its own two
+/// arms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BuildArm {
+    /// The arm's text, relative to the function.
+    pub range: Span,
+    /// The conditional: where it starts, relative to the function.
+    pub cond: u32,
+    pub arm: u8,
+}
+
+impl FnIr {
+    /// The arms of conditionals that the text at `offset` lies in, as
+    /// (conditional, arm), outermost first; empty outside conditionals.
+    pub fn arms_at(&self, offset: u32) -> Vec<(u32, u8)> {
+        let mut arms: Vec<(u32, u8)> = self
+            .build_arms
+            .iter()
+            .filter(|a| a.range.start <= offset && offset < a.range.end)
+            .map(|a| (a.cond, a.arm))
+            .collect();
+        // An outer conditional starts before those nested in it.
+        arms.sort_unstable();
+        arms
+    }
 }
 
 /// Visits every statement, nested ones included, each before the

@@ -303,6 +303,22 @@ mod tests {
     }
 
     #[test]
+    fn conditional_arms_are_recorded() {
+        let src = "void f(void) {\n#ifdef A\n a = 1;\n#elif B\n b = 1;\n#else\n c = 1;\n#endif\n#ifdef D\n d = 1;\n#endif\n e = 1;\n}";
+        let ir = lower(src);
+        let at = |needle: &str| ir.arms_at(src.find(needle).unwrap() as u32);
+        let (a, b, c) = (at("a = 1"), at("b = 1"), at("c = 1"));
+        let cond = src.find("#ifdef A").unwrap() as u32;
+        let elif = src.find("#elif").unwrap() as u32;
+        assert_eq!(a, vec![(cond, 0)]);
+        assert_eq!(b, vec![(cond, 1), (elif, 0)]);
+        assert_eq!(c, vec![(cond, 1), (elif, 1)]);
+        // A conditional without an alternative, and code outside: no arms.
+        assert!(at("d = 1").is_empty());
+        assert!(at("e = 1").is_empty());
+    }
+
+    #[test]
     fn struct_initializer_lists_keep_their_elements() {
         let ir = lower(
             "void f(void (*fn)(void *), void *p) { struct job j = {fn, .arg = p, 3}; struct job k = {fn, {p}}; int a[2] = {1, 2}; }",

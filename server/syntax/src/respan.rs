@@ -21,6 +21,9 @@ pub fn respan(ir: &FnIr, map: &dyn Fn(u32) -> u32) -> FnIr {
     for d in &mut out.decrements {
         span(d);
     }
+    for a in &mut out.build_arms {
+        span(&mut a.range);
+    }
     out
 }
 

@@ -125,6 +125,7 @@ fn with_copies(
                     slot: None,
                     own: None,
                     joined: None,
+                    build: f.build.clone(),
                     ctx: f.ctx.clone(),
                 });
             }

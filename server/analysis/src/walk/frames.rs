@@ -229,6 +229,9 @@ pub(super) struct FrameBase {
     /// The parameters and the non-static locals that only ever hold one of
     /// them (see [`param_copies`](Self::param_copies)), once asked.
     param_copies: std::sync::OnceLock<FxHashSet<Name>>,
+    /// The function is defined in a translation unit, not a header (see
+    /// `AccessFact::build`).
+    pub(super) in_unit: bool,
 }
 
 impl FrameBase {
@@ -762,6 +765,7 @@ impl<'a> Walker<'a> {
                 .any(|(l, g)| labels.get(l).is_none_or(|at| at < g)),
             lent,
             param_copies: std::sync::OnceLock::new(),
+            in_unit: crate::units::is_unit(fid.file(self.db).path(self.db)),
         });
         self.d.frame_bases.borrow_mut().insert(fid, base.clone());
         base

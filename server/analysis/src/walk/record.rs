@@ -427,6 +427,12 @@ impl<'a> Walker<'a> {
                 slot,
                 own,
                 joined,
+                build: if fr.in_unit && !fr.summary.ir.build_arms.is_empty() {
+                    let arms = fr.summary.ir.arms_at(span.start);
+                    (!arms.is_empty()).then(|| Arc::from(arms))
+                } else {
+                    None
+                },
                 ctx,
             };
             let n = self.d.node_stack.last().copied();

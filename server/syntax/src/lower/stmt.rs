@@ -310,6 +310,29 @@ impl<'s> Lowerer<'s> {
                     }
                     None => Vec::new(),
                 };
+                // Two arms of one conditional are never compiled together.
+                if let (Some(a), None) = (alt, self.over) {
+                    if n.kind() != "preproc_else" {
+                        let rel = |b: usize| b.saturating_sub(self.base) as u32;
+                        let cond = rel(n.start_byte());
+                        for (arm, (s, e)) in [
+                            (n.start_byte(), a.start_byte()),
+                            (a.start_byte(), a.end_byte()),
+                        ]
+                        .into_iter()
+                        .enumerate()
+                        {
+                            self.ir.build_arms.push(crate::ir::BuildArm {
+                                range: Span {
+                                    start: rel(s),
+                                    end: rel(e),
+                                },
+                                cond,
+                                arm: arm as u8,
+                            });
+                        }
+                    }
+                }
                 if n.kind() == "preproc_else" {
                     out.extend(then);
                 } else {
