@@ -570,8 +570,10 @@ impl Program {
     /// Resolves typedef names to the underlying type, adding pointer levels.
     pub fn resolve_type(&self, ty: &TypeInfo) -> TypeInfo {
         let mut t = ty.clone();
+        let sig = |n: &str| n == "sig_atomic_t" || n == "__sig_atomic_t";
         for _ in 0..16 {
             let Some(n) = &t.name else { break };
+            t.sig_atomic |= sig(n);
             if self.structs.contains_key(n) {
                 break;
             }

@@ -75,6 +75,12 @@ pub struct Thread {
     /// at every creation of this thread or of one of its ancestors: code
     /// that runs only when a test finds one of them zero never runs here.
     pub set_globals: Vec<Name>,
+    /// A signal handler, installed with `signal`/`sigaction` (its site is
+    /// the installation): it may run whenever the signal arrives after
+    /// that, interrupting any thread, so it is a concurrent context of its
+    /// own (C11 5.1.2.4: an access in a handler and one in the code it
+    /// interrupts are potentially concurrent).
+    pub signal: bool,
 }
 
 /// How a thread created in a counting loop receives the loop's counter `i`
@@ -156,6 +162,7 @@ impl Thread {
             repeats: false,
             arg_locals: Vec::new(),
             set_globals: Vec::new(),
+            signal: false,
         }
     }
 }
@@ -231,6 +238,10 @@ pub struct AccessFact {
     /// The accessed object is `volatile` (which orders nothing: reported
     /// like any other, and said so in the message).
     pub volatile: bool,
+    /// The object is a `volatile sig_atomic_t`: a signal handler may share
+    /// it with the code it interrupts (C11 7.14.1.1), so no pair of a signal
+    /// handler's access and another is reported on it.
+    pub sig_atomic: bool,
     /// The access is an atomic operation (`__atomic_fetch_add(&n, ..)`,
     /// `atomic_inc_32(&n)`) on an object not declared `_Atomic`: it races
     /// with plain accesses of the object, never with atomic ones.
@@ -300,6 +311,7 @@ impl AccessFact {
         self.direct_local.hash(h);
         self.weak.hash(h);
         self.volatile.hash(h);
+        self.sig_atomic.hash(h);
         self.atomic.hash(h);
         self.slot.hash(h);
         self.own.hash(h);

@@ -133,6 +133,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             Option<Arc<[racelens_syntax::Name]>>,
             bool,
             Option<(crate::db::FunctionId, &[(u32, u8)])>,
+            bool,
         ),
         usize,
     > = FxHashMap::default();
@@ -153,6 +154,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             f.joined.clone(),
             f.atomic,
             f.build.as_deref().map(|b| (f.func, b)),
+            f.sig_atomic,
         );
         let c = *class_of.entry(key).or_insert_with(|| {
             let n = group_of.len() as u32;
@@ -178,6 +180,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
     // An unpublished heap site (see `walk::private`).
     let private = table.private(base);
     let mut count = vec![0usize; facts.len()];
+    let signal = |t: u32| table.threads.get(t as usize).is_some_and(|t| t.signal);
     for ci in 0..classes.len() {
         let ka = &classes[ci];
         let ra = &facts[ka.members[0] as usize];
@@ -189,6 +192,11 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             }
             // Two atomic operations never race (C11 5.1.2.4).
             if ra.atomic && rb.atomic {
+                continue;
+            }
+            // A signal handler may share a `volatile sig_atomic_t` with the
+            // code it interrupts (C11 7.14.1.1).
+            if (ra.sig_atomic || rb.sig_atomic) && (signal(ra.thread) || signal(rb.thread)) {
                 continue;
             }
             let overlap = &mut by_path[ka.path as usize * paths + kb.path as usize];

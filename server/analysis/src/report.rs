@@ -40,6 +40,19 @@ pub struct Conflict {
 pub struct Creation {
     pub thread: String,
     pub site: SiteRef,
+    /// The thread is a signal handler and the site its installation.
+    pub signal: bool,
+}
+
+impl Creation {
+    /// "thread `worker` is created", "signal handler `on_int` is
+    /// installed": the note at the site, which the caller ends with where.
+    pub fn note(&self) -> String {
+        match self.signal {
+            true => format!("signal handler `{}` is installed", self.thread),
+            false => format!("thread `{}` is created", self.thread),
+        }
+    }
 }
 
 /// One racy access and everything it conflicts with.
@@ -178,6 +191,7 @@ pub fn locks_text(locks: &[String]) -> String {
 /// Display name of a thread.
 pub fn thread_name(table: &ThreadTable, t: u32) -> String {
     match table.threads.get(t as usize) {
+        Some(th) if th.signal => format!("{} (signal handler)", crate::model::c_name(&th.entry)),
         Some(th) => crate::model::c_name(&th.entry).to_string(),
         None => "?".into(),
     }
@@ -517,9 +531,15 @@ fn collect_races(
             }
             if let Some(ts) = table.threads.get(t as usize).and_then(|t| t.site) {
                 let s = &table.sites[ts as usize];
+                let th = &table.threads[t as usize];
                 let cr = Creation {
-                    thread: name_of(t).to_string(),
+                    // A handler's note says what it is.
+                    thread: match th.signal {
+                        true => crate::model::c_name(&th.entry).to_string(),
+                        false => name_of(t).to_string(),
+                    },
                     site: site(s.func, s.span),
+                    signal: th.signal,
                 };
                 if !r.creations.contains(&cr) {
                     r.creations.push(cr);

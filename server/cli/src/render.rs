@@ -153,18 +153,18 @@ pub fn render(
             }
         )];
         // One note per thread and creation site, in file and line order.
-        let mut created: Vec<(String, u32, &str)> = r
+        let mut created: Vec<(String, u32, String)> = r
             .creations
             .iter()
             .map(|cr| {
                 let (l, _) = src.line_col_chars(&cr.site.file, cr.site.start);
-                (src.shown(&cr.site.file), l, cr.thread.as_str())
+                (src.shown(&cr.site.file), l, cr.note())
             })
             .collect();
         created.sort();
         created.dedup();
-        for (file, line, thread) in created {
-            notes.push(format!("thread `{thread}` is created at {file}:{line}"));
+        for (file, line, note) in created {
+            notes.push(format!("{note} at {file}:{line}"));
         }
         if let Some(why) = &r.refuted {
             notes.push(format!(

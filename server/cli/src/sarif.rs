@@ -180,7 +180,7 @@ pub fn render(
         for cr in crate::render::creations(r) {
             let mut l = ctx.location(&cr.site);
             l["id"] = json!(related.len());
-            l["message"] = json!({ "text": format!("thread `{}` is created here", cr.thread) });
+            l["message"] = json!({ "text": format!("{} here", cr.note()) });
             related.push(l);
         }
         let confidence = if r.confidence == Confidence::Must {

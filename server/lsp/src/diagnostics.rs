@@ -178,7 +178,7 @@ pub fn conflict_message(c: &Conflict) -> String {
 }
 
 pub fn creation_message(c: &Creation) -> String {
-    format!("thread `{}` is created here", c.thread)
+    format!("{} here", c.note())
 }
 
 /// One race as a diagnostic on its access, with the conflicting accesses
@@ -395,6 +395,7 @@ mod tests {
         let creation = Creation {
             thread: "t".into(),
             site: site.clone(),
+            signal: false,
         };
         let mut report = RaceReport {
             var: "x".into(),

@@ -163,7 +163,7 @@ fn unexplained_text(report: &RaceReport, files: &mut Files) -> String {
         text += &format!("- {} ({})\n", conflict_message(c), at(&c.site));
     }
     for c in &report.creations {
-        text += &format!("- thread `{}` is created at {}\n", c.thread, at(&c.site));
+        text += &format!("- {} at {}\n", c.note(), at(&c.site));
     }
     text
 }

@@ -196,6 +196,9 @@ pub struct TypeInfo {
     /// Bit `i` set: the object at pointer level `i` is `volatile` (level 0 is
     /// the base type, level `pointer` the declared object itself).
     pub volatile: u8,
+    /// The base type is `sig_atomic_t` (or a typedef of it, or glibc's
+    /// `__sig_atomic_t`): set when a typedef is resolved.
+    pub sig_atomic: bool,
 }
 
 impl TypeInfo {
@@ -217,6 +220,12 @@ impl TypeInfo {
     /// Is the declared object itself volatile?
     pub fn is_volatile(&self) -> bool {
         self.pointer < 8 && (self.volatile >> self.pointer) & 1 == 1
+    }
+
+    /// Is the declared object a `volatile sig_atomic_t`, the one type a
+    /// signal handler may share with the code it interrupts (C11 7.14.1.1)?
+    pub fn is_volatile_sig_atomic(&self) -> bool {
+        self.pointer == 0 && !self.array && self.is_volatile() && self.sig_atomic
     }
 }
 

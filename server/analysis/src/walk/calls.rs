@@ -662,6 +662,7 @@ impl<'a> Walker<'a> {
                             return Some(st);
                         }
                         super::fuse::Role::Loop => (self.fuse_operations(), Vec::new()),
+                        _ if &*name == "sigaction" => (self.sigaction_handlers(fr, c), Vec::new()),
                         _ => self.handed_functions(fr, &c.args),
                     };
                     let funcs = |vals: Vals| -> Vec<FunctionId> {
@@ -685,6 +686,21 @@ impl<'a> Walker<'a> {
                         .collect();
                     let mut entries = direct.clone();
                     entries.extend(table.iter().copied());
+                    // A signal handler runs whenever its signal arrives,
+                    // interrupting any thread: a concurrent context of its
+                    // own from its installation on.
+                    if SIGNAL_HANDLERS.contains(&&*name)
+                        && !entries.is_empty()
+                        && self.prog.functions_named(&*name).is_none()
+                    {
+                        let mut seen = rustc_hash::FxHashSet::default();
+                        entries.retain(|f| seen.insert(*f));
+                        let s = self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new(), false);
+                        for t in self.d.threads.iter_mut().filter(|t| t.site == Some(s)) {
+                            t.signal = true;
+                        }
+                        return Some(st);
+                    }
                     if entries.is_empty()
                         || self.prog.functions_named(&*name).is_some()
                         || DEFERRED_CALLBACKS.contains(&&*name)
@@ -927,6 +943,37 @@ impl<'a> Walker<'a> {
             self.effect();
             self.d.threads[t].barriers.push(key);
         }
+    }
+
+    /// The handlers `sigaction(sig, &sa, ..)` installs: the functions in
+    /// its action's `sa_handler` or `sa_sigaction` member (glibc spells them
+    /// `__sigaction_handler.sa_handler` once its header is expanded).
+    fn sigaction_handlers(&self, fr: &Frame, c: &Call) -> Vals {
+        let mut out = Vals::new();
+        let Some(act) = c.args.get(1) else {
+            return out;
+        };
+        for v in self.eval(fr, act, 0) {
+            let Val::Target(k) = v else { continue };
+            let k = k.without_indices();
+            for path in [
+                &["sa_handler"][..],
+                &["sa_sigaction"],
+                &["__sigaction_handler", "sa_handler"],
+                &["__sigaction_handler", "sa_sigaction"],
+            ] {
+                let mut f = k.clone();
+                f.path
+                    .extend(path.iter().map(|n| Elem::Field(Name::from(*n))));
+                if let Some(vals) = self.store_get(&f) {
+                    add_vals(
+                        &mut out,
+                        vals.iter().filter(|x| matches!(x, Val::Func(_))).cloned(),
+                    );
+                }
+            }
+        }
+        out
     }
 
     /// The functions `args` hand to code without a body: those they hold

@@ -121,6 +121,7 @@ fn with_copies(
                     direct_local: f.direct_local,
                     weak: true,
                     volatile: f.volatile,
+                    sig_atomic: f.sig_atomic,
                     atomic: f.atomic,
                     slot: None,
                     own: None,

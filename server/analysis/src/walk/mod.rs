@@ -713,7 +713,7 @@ struct Walker<'a> {
     /// the function's summary, which the walker holds for its whole life):
     /// is it atomic or volatile ([`Walker::type_of`], which every access
     /// would otherwise ask again in every context)?
-    untracked: std::cell::RefCell<FxHashMap<(FunctionId, usize), (bool, bool)>>,
+    untracked: std::cell::RefCell<FxHashMap<(FunctionId, usize), (bool, bool, bool)>>,
     /// Per function: the variables holding a slot thread's own number
     /// (see `slots`), from the function's text.
     own_vars: std::cell::RefCell<FxHashMap<FunctionId, Arc<slots::OwnVars>>>,

@@ -232,12 +232,15 @@ impl<'a> Walker<'a> {
             true => self.untracked.borrow().get(&at).copied(),
             false => None,
         };
-        // (atomic, volatile): an atomic access is not recorded; a volatile
-        // one is, unless the configuration keeps the old convention.
-        let (atomic, volatile) = cached.unwrap_or_else(|| {
+        // (atomic, volatile, volatile sig_atomic_t): an atomic access is not
+        // recorded; a volatile one is, unless the configuration keeps the
+        // old convention.
+        let (atomic, volatile, sig_atomic) = cached.unwrap_or_else(|| {
             let u = self
                 .type_of(fr, place, 0)
-                .map_or((false, false), |t| (t.atomic, t.is_volatile()));
+                .map_or((false, false, false), |t| {
+                    (t.atomic, t.is_volatile(), t.is_volatile_sig_atomic())
+                });
             if stable {
                 self.untracked.borrow_mut().insert(at, u);
             }
@@ -423,6 +426,7 @@ impl<'a> Walker<'a> {
                 direct_local,
                 weak: weak || k.is_weak(),
                 volatile,
+                sig_atomic,
                 atomic: atomic_op,
                 slot,
                 own,

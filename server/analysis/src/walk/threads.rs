@@ -12,7 +12,7 @@
 
 use super::spawn::same_thread_id;
 use super::state::State;
-use super::{Walker, THREAD_BUDGET};
+use super::{uncast, Walker, THREAD_BUDGET};
 use crate::config::CallModel;
 use crate::db::{FunctionId, FunctionSummary};
 use crate::facts::*;
@@ -79,7 +79,53 @@ impl<'a> Walker<'a> {
     /// walked. `has_threads` and `library` are [`Self::creates_threads`] and
     /// [`Self::is_library`], which the walk needs too.
     pub(super) fn single_threaded(&self, has_threads: bool, library: bool) -> bool {
-        !has_threads && !library && !self.thread_entry_escapes()
+        !has_threads && !library && !self.thread_entry_escapes() && !self.installs_signal_handlers()
+    }
+
+    /// Does the program install a signal handler of its own: `signal(s, h)`
+    /// (`sigset`, `bsd_signal`) with `h` a function of the program, or
+    /// `sigaction` in a function that stores one into a `sa_handler` or
+    /// `sa_sigaction` member? A handler is a concurrent context (see
+    /// `Thread::signal`), even in a program without threads.
+    pub(super) fn installs_signal_handlers(&self) -> bool {
+        let program_fn = |e: &Expr| {
+            function_name(uncast(e)).is_some_and(|n| self.prog.functions_named(&n).is_some())
+        };
+        self.prog.functions.values().flatten().any(|f| {
+            let s = self.summary(*f);
+            let mut direct = false;
+            let mut via_struct = false;
+            visit_calls(&s.ir.body, &mut |c| {
+                let Callee::Direct(n) = &c.callee else { return };
+                if !super::library::SIGNAL_HANDLERS.contains(&&**n)
+                    || self.prog.functions_named(n).is_some()
+                {
+                    return;
+                }
+                if &**n == "sigaction" {
+                    via_struct = true;
+                } else {
+                    direct |= c.args.get(1).is_some_and(program_fn);
+                }
+            });
+            if direct {
+                return true;
+            }
+            let mut stores = false;
+            if via_struct {
+                visit_stmts(&s.ir.body, &mut |st| {
+                    if let Stmt::Assign {
+                        lhs: Expr::Field { field, .. },
+                        rhs,
+                    } = st
+                    {
+                        stores |=
+                            matches!(&**field, "sa_handler" | "sa_sigaction") && program_fn(rhs);
+                    }
+                });
+            }
+            stores
+        })
     }
 
     /// At the end of a thread, the sites it created and never joined keep the
