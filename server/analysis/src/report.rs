@@ -280,6 +280,12 @@ struct FragmentConflict {
 const FRAGMENT_THREADS: usize = 32;
 
 /// The report fragments of one location, in the order its pairs name them.
+/// A pair of a signal handler's access and an access outside handlers is
+/// reported at the handler's access only, the other listed as its
+/// conflict: C11 7.14.1.1 puts the fault in the handler, which is where it
+/// is mended, and a handler that calls into the program (mt-daapd's
+/// `mDNS_Close`) would otherwise mark every access of the code it may
+/// interrupt.
 #[salsa::tracked(returns(ref))]
 pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Fragment>> {
     let pairs = races_at(db, loc);
@@ -287,6 +293,8 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
         return Arc::default();
     }
     let facts = location_accesses(db, loc);
+    let table = crate::races::thread_table(db, loc.ws(db));
+    let signal = |t: u32| table.threads.get(t as usize).is_some_and(|t| t.signal);
     let base = loc.key(db);
     let mut out: Vec<Fragment> = Vec::new();
     let mut index: FxHashMap<(FunctionId, Span), usize> = FxHashMap::default();
@@ -299,6 +307,9 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
     for p in pairs.iter() {
         let (a, b) = (&facts[p.a as usize], &facts[p.b as usize]);
         for (x, y) in [(a, b), (b, a)] {
+            if signal(y.thread) && !signal(x.thread) {
+                continue;
+            }
             let i = *index.entry((x.func, x.span)).or_insert_with(|| {
                 out.push(Fragment {
                     func: x.func,
@@ -525,7 +536,24 @@ fn collect_races(
         r.conflicts = conflicts;
         g.others.sort_unstable();
         g.others.dedup();
-        for &t in &g.others {
+        // A handler's report says where it was installed, as well as where
+        // the threads it conflicts with were created.
+        let mut noted: Vec<u32> = g
+            .threads
+            .iter()
+            .copied()
+            .filter(|&t| table.threads.get(t as usize).is_some_and(|t| t.signal))
+            .collect();
+        noted.sort_unstable();
+        noted.dedup();
+        let others: Vec<u32> = g
+            .others
+            .iter()
+            .copied()
+            .filter(|t| !noted.contains(t))
+            .collect();
+        noted.extend(others);
+        for &t in &noted {
             if r.creations.len() >= 8 {
                 break;
             }
