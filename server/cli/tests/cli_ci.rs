@@ -755,3 +755,41 @@ fn callbacks_in_a_table_handed_to_unknown_code_are_may() {
     assert_eq!(confidence("counter"), ["may", "may", "may"], "{j}");
     assert_eq!(confidence("total"), ["must"], "{j}");
 }
+
+/// A signal handler is a concurrent context even in a program without
+/// threads: its race is reported once, at the handler's access, named as
+/// a handler, with a note where it is installed; a `volatile sig_atomic_t`
+/// flag it shares with `main` is not reported.
+#[test]
+fn signal_handler_races_are_reported_at_the_handler() {
+    let src = "#include <signal.h>\n\
+static volatile sig_atomic_t stop;\n\
+static long hits;\n\
+static void on_int(int sig) { (void)sig; hits++; stop = 1; }\n\
+int main(void) {\n\
+    signal(SIGINT, on_int);\n\
+    while (!stop)\n\
+        hits = 0;\n\
+    return 0;\n\
+}\n";
+    let dir = project("signal", &[("sig.c", src)]);
+    let o = run(&dir, &["sig.c"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("data race on `hits`: write in thread `on_int (signal handler)`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("signal handler `on_int` is installed at sig.c:6"),
+        "{out}"
+    );
+    assert!(!out.contains("`stop`"), "{out}");
+    let (_, j) = json(&dir, &["sig.c"]);
+    let races = j["races"].as_array().unwrap();
+    let lines: Vec<u64> = races
+        .iter()
+        .map(|r| r["location"]["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, vec![4], "{j}");
+}
