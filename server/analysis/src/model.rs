@@ -115,6 +115,21 @@ impl LocKey {
         self == other && !self.path.iter().any(|e| matches!(e, Elem::Index(None)))
     }
 
+    /// Whose variable it is, when its name alone does not say: "local of
+    /// `main`" for a local of a frame, "static local of `f`" for a
+    /// function's static; `None` for globals and other objects.
+    pub fn owner(&self) -> Option<String> {
+        match &self.base {
+            Base::Local { func, var } if !var.starts_with(ALLOCA_BLOCK) => {
+                Some(format!("local of `{}`", c_name(func)))
+            }
+            Base::Global(n) => c_name(n)
+                .rsplit_once("::")
+                .map(|(f, _)| format!("static local of `{f}`")),
+            _ => None,
+        }
+    }
+
     /// The variable name users see: `counter`, `q->count`, `arr[2]`.
     pub fn display(&self) -> String {
         let mut s = match &self.base {

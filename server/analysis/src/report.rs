@@ -59,6 +59,9 @@ impl Creation {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RaceReport {
     pub var: String,
+    /// Whose variable `var` is, when it is a function's local or static
+    /// (`LocKey::owner`): the message says so.
+    pub owner: Option<String>,
     pub site: SiteRef,
     pub kind: AccessKind,
     pub threads: Vec<String>,
@@ -99,7 +102,8 @@ pub struct RaceReport {
 }
 
 impl RaceReport {
-    /// "data race on `counter`: write in thread `worker` holding no lock"
+    /// "data race on `counter`: write in thread `worker` holding no lock",
+    /// "data race on `len` (local of `main`): ..".
     pub fn message(&self) -> String {
         let kind = match self.atomic {
             true => format!("atomic {}", kind_word(self.kind)),
@@ -117,13 +121,17 @@ impl RaceReport {
             "thread"
         };
         format!(
-            "{} data race on `{}`{}: {} in {} {} holding {}",
+            "{} data race on `{}`{}{}: {} in {} {} holding {}",
             if self.confidence == Confidence::Must {
                 ""
             } else {
                 "possible"
             },
             self.var,
+            match &self.owner {
+                Some(o) => format!(" ({o})"),
+                None => String::new(),
+            },
             if self.volatile {
                 " (volatile, which does not synchronise)"
             } else {
@@ -239,6 +247,7 @@ pub struct Fragment {
     func: FunctionId,
     span: Span,
     var: String,
+    owner: Option<String>,
     /// A write when any of the access's facts here writes.
     kind: AccessKind,
     /// Must when any of its pairs here is a must race.
@@ -315,6 +324,7 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
                     func: x.func,
                     span: x.span,
                     var: x.key(base).display(),
+                    owner: x.key(base).owner(),
                     kind: x.kind,
                     confidence: p.confidence,
                     locks: x.must.names(),
@@ -425,6 +435,7 @@ fn collect_races(
                     let i = reports.len();
                     reports.push(RaceReport {
                         var: f.var.clone(),
+                        owner: f.owner.clone(),
                         site: site(f.func, f.span),
                         kind: f.kind,
                         threads: Vec::new(),
@@ -454,6 +465,7 @@ fn collect_races(
                 > (!r.unresolved, std::cmp::Reverse(&r.var))
             {
                 r.var = f.var.clone();
+                r.owner = f.owner.clone();
                 r.locks = f.locks.clone();
             }
             if f.kind == AccessKind::Write {

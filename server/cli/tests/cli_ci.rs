@@ -793,3 +793,33 @@ int main(void) {\n\
         .collect();
     assert_eq!(lines, vec![4], "{j}");
 }
+
+/// A race on a local says whose local it is, in the message; the JSON
+/// `variable` keeps the plain name.
+#[test]
+fn a_local_is_named_with_its_function() {
+    let src = "#include <pthread.h>\n\
+static void *w(void *p) { int *c = p; (*c)++; return 0; }\n\
+int main(void) {\n\
+    int count = 0;\n\
+    pthread_t t;\n\
+    pthread_create(&t, 0, w, &count);\n\
+    count++;\n\
+    pthread_join(t, 0);\n\
+    return count;\n\
+}\n";
+    let dir = project("owner", &[("own.c", src)]);
+    let out = stdout(&run(&dir, &["own.c"]));
+    assert!(
+        out.contains("data race on `count` (local of `main`): write in thread `w`"),
+        "{out}"
+    );
+    let (_, j) = json(&dir, &["own.c"]);
+    for r in j["races"].as_array().unwrap() {
+        assert_eq!(r["variable"], "count", "{j}");
+        assert!(
+            r["message"].as_str().unwrap().contains("(local of `main`)"),
+            "{j}"
+        );
+    }
+}

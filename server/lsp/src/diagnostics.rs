@@ -399,6 +399,7 @@ mod tests {
         };
         let mut report = RaceReport {
             var: "x".into(),
+            owner: None,
             site,
             kind: racelens_syntax::AccessKind::Write,
             threads: vec!["t".into()],
