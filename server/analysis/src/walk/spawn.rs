@@ -422,6 +422,15 @@ impl<'a> Walker<'a> {
                 .map(|g| (g.1.clone(), g.2))
                 .collect();
             let mut now: Vec<(Name, bool)> = st.conds.iter().cloned().collect();
+            // A lazily set global known set here (`once.rs`) never goes
+            // back to zero: a later test that finds it zero is on a path
+            // without this creation (a second `task_init` whose paths
+            // merged one that made `workers` with one that did not).
+            for g in super::once::set_globals(st) {
+                if !now.iter().any(|c| c.0 == g) {
+                    now.push((g, true));
+                }
+            }
             // `pthread_create` and `thrd_create` return zero when the thread
             // was created: a test of the result that finds it nonzero is on
             // a path without the thread (`if (err) { strerror(err); ... }`).
