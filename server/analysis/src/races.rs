@@ -4,6 +4,9 @@
 //! same non-unique thread), the locations overlap, no lock excludes them,
 //! and the threads may run in parallel at those points. The pair is a
 //! *must* race when the must-variants hold and no abstraction is involved.
+//! Two accesses in different arms of one preprocessor conditional of their
+//! function never race (no build has both), nor does a signal handler's
+//! access with another on a `volatile sig_atomic_t`.
 
 use crate::db::{SourceFile, Workspace};
 use crate::facts::{AccessFact, Own, Slot, SlotArg, ThreadAnalysis, ThreadTable};

@@ -1,8 +1,10 @@
 //! Race reports in absolute file positions: what the CLI and the LSP show.
 //!
 //! This turns per-location race pairs (function-relative) into one report
-//! per racy access, naming the variable, the access kind, the threads, the
-//! locks held and every conflicting access.
+//! per racy access, naming the variable (and whose local it is), the access
+//! kind, the threads, the locks held and every conflicting access. A pair
+//! of a signal handler and code outside handlers is reported at the
+//! handler's access only.
 
 use crate::db::{function_offset, FunctionId};
 use crate::db::{SourceFile, Workspace};
