@@ -517,6 +517,11 @@ impl ThreadTable {
     }
 
     /// One instance of the thread exists.
+    /// Is thread `t` a signal handler ([`Thread::signal`])?
+    pub fn is_signal(&self, t: u32) -> bool {
+        self.threads.get(t as usize).is_some_and(|t| t.signal)
+    }
+
     pub fn is_unique(&self, t: u32) -> bool {
         self.threads
             .get(t as usize)

@@ -183,7 +183,6 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
     // An unpublished heap site (see `walk::private`).
     let private = table.private(base);
     let mut count = vec![0usize; facts.len()];
-    let signal = |t: u32| table.threads.get(t as usize).is_some_and(|t| t.signal);
     for ci in 0..classes.len() {
         let ka = &classes[ci];
         let ra = &facts[ka.members[0] as usize];
@@ -199,7 +198,9 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             }
             // A signal handler may share a `volatile sig_atomic_t` with the
             // code it interrupts (C11 7.14.1.1).
-            if (ra.sig_atomic || rb.sig_atomic) && (signal(ra.thread) || signal(rb.thread)) {
+            if (ra.sig_atomic || rb.sig_atomic)
+                && (table.is_signal(ra.thread) || table.is_signal(rb.thread))
+            {
                 continue;
             }
             let overlap = &mut by_path[ka.path as usize * paths + kb.path as usize];

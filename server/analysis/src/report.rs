@@ -305,7 +305,6 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
     }
     let facts = location_accesses(db, loc);
     let table = crate::races::thread_table(db, loc.ws(db));
-    let signal = |t: u32| table.threads.get(t as usize).is_some_and(|t| t.signal);
     let base = loc.key(db);
     let mut out: Vec<Fragment> = Vec::new();
     let mut index: FxHashMap<(FunctionId, Span), usize> = FxHashMap::default();
@@ -318,7 +317,7 @@ pub fn location_reports(db: &dyn salsa::Database, loc: Location) -> Arc<Vec<Frag
     for p in pairs.iter() {
         let (a, b) = (&facts[p.a as usize], &facts[p.b as usize]);
         for (x, y) in [(a, b), (b, a)] {
-            if signal(y.thread) && !signal(x.thread) {
+            if table.is_signal(y.thread) && !table.is_signal(x.thread) {
                 continue;
             }
             let i = *index.entry((x.func, x.span)).or_insert_with(|| {
@@ -556,7 +555,7 @@ fn collect_races(
             .threads
             .iter()
             .copied()
-            .filter(|&t| table.threads.get(t as usize).is_some_and(|t| t.signal))
+            .filter(|&t| table.is_signal(t))
             .collect();
         noted.sort_unstable();
         noted.dedup();

@@ -256,8 +256,9 @@ pub struct FnIr {
     /// most 32 bytes without escapes (`fuse_opt_add_arg(&args, "-s")`).
     pub call_strings: Vec<(u32, u8, Name)>,
     /// The arms of the preprocessor conditionals left in the body (those
-    /// whose condition could not be decided keep their directive lines),
-    /// in body order. No build compiles two arms of one conditional.
+    /// whose condition could not be decided keep their directive lines);
+    /// a nested conditional's arms come before those of the one holding it.
+    /// No build compiles two arms of one conditional.
     pub build_arms: Vec<BuildArm>,
 }
 

@@ -956,20 +956,17 @@ impl<'a> Walker<'a> {
         for v in self.eval(fr, act, 0) {
             let Val::Target(k) = v else { continue };
             let k = k.without_indices();
-            for path in [
-                &["sa_handler"][..],
-                &["sa_sigaction"],
-                &["__sigaction_handler", "sa_handler"],
-                &["__sigaction_handler", "sa_sigaction"],
-            ] {
-                let mut f = k.clone();
-                f.path
-                    .extend(path.iter().map(|n| Elem::Field(Name::from(*n))));
-                if let Some(vals) = self.store_get(&f) {
-                    add_vals(
-                        &mut out,
-                        vals.iter().filter(|x| matches!(x, Val::Func(_))).cloned(),
-                    );
+            for m in super::library::SIGACTION_HANDLER_MEMBERS {
+                for path in [&[*m][..], &["__sigaction_handler", *m]] {
+                    let mut f = k.clone();
+                    f.path
+                        .extend(path.iter().map(|n| Elem::Field(Name::from(*n))));
+                    if let Some(vals) = self.store_get(&f) {
+                        add_vals(
+                            &mut out,
+                            vals.iter().filter(|x| matches!(x, Val::Func(_))).cloned(),
+                        );
+                    }
                 }
             }
         }
@@ -1082,10 +1079,11 @@ impl<'a> Walker<'a> {
 }
 
 /// After an init function ran by `pthread_once` (exit state `e`): the
-/// threads it created were created on this path, and those it left
-/// running may still run (a join inside it is not kept: before, only `created` was kept, so a thread the
-/// init function started was taken to have ended when `pthread_once`
-/// returned, and its races with the caller's next accesses were missed).
+/// threads it created were created on this path, and those still running
+/// at its exit (not joined inside it) may still run. Before, only
+/// `created` was kept, so a thread the init function started was taken to
+/// have ended when `pthread_once` returned, and its races with the
+/// caller's next accesses were missed.
 fn once_threads(st: &mut State, e: &State) {
     st.created = st.created.union(&e.created);
     st.active = st.active.union(&e.active);

@@ -270,8 +270,6 @@ impl FrameBase {
         })
     }
 
-    /// Is every value the function assigns to its non-static local `x`
-    /// an address (`&o`), and `x` assigned at least once?
     /// The values assigned to local `x` in the body, in body order.
     pub(super) fn assigned_values<'b>(
         &'b self,

@@ -27,6 +27,10 @@ pub(super) const DEFERRED_CALLBACKS: &[&str] = &[
 /// any time, interrupting any thread, so it is an abstract thread of its own.
 pub(super) const SIGNAL_HANDLERS: &[&str] = &["signal", "sigaction", "sigset", "bsd_signal"];
 
+/// The members of `struct sigaction` that hold its handler (glibc nests
+/// them in `__sigaction_handler` once its header is expanded).
+pub(super) const SIGACTION_HANDLER_MEMBERS: &[&str] = &["sa_handler", "sa_sigaction"];
+
 /// Well-known asynchronous APIs: library functions that run the functions
 /// they are given later, on another thread, or on whichever thread runs an
 /// event loop. Their callbacks are walked as threads (callback groups, see

@@ -119,8 +119,8 @@ impl<'a> Walker<'a> {
                         rhs,
                     } = st
                     {
-                        stores |=
-                            matches!(&**field, "sa_handler" | "sa_sigaction") && program_fn(rhs);
+                        stores |= super::library::SIGACTION_HANDLER_MEMBERS.contains(&&**field)
+                            && program_fn(rhs);
                     }
                 });
             }
