@@ -7,7 +7,10 @@
 //! after it (`main` among them), and an unclosed `/*` hides the rest of the
 //! file. So, while a function has syntax errors that its previous version
 //! did not have, the thread walk uses its *last good* version instead, as
-//! rust-analyzer keeps its last good state.
+//! rust-analyzer keeps its last good state. The same holds while it uses a
+//! name being typed: a slip of a name of its last good text that nothing in
+//! the workspace declares (`db_remoed`, `p->nxt`; see `typed_names.rs`),
+//! which parses but would rebuild the pointer store for one keystroke.
 //!
 //! This module owns:
 //! - [`Baseline`], a salsa input field of each `SourceFile`: per function
@@ -20,7 +23,7 @@
 //! - [`effective_functions`], the query that decides, per function, what
 //!   the analysis uses: its current definition ([`Source::Current`]), or
 //!   its last good text ([`Source::Stale`]) when the current one has more
-//!   error or missing nodes, or, while the file has more errors than its
+//!   error or missing nodes or uses a name being typed ([`Why`]), or, while the file has more errors than its
 //!   last good version ("broken"), when it swallowed the untouched text of
 //!   another function. In a broken file, a function that recovery lost but
 //!   whose last good text is still in place, unchanged, stands as that
@@ -39,6 +42,7 @@
 //! so their summaries do not re-run.
 
 use crate::db::{file_items, SourceFile};
+use crate::typed_names::occurs_as_word;
 use crate::units::{file_view, Universe};
 use racelens_syntax::{Name, TypeInfo};
 use rustc_hash::FxHashMap;
@@ -166,17 +170,37 @@ impl Placement {
     }
 }
 
+/// Why a report is possibly out of date: its function's last good version
+/// stands in for a current text with new syntax errors, or one that uses a
+/// name being typed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Staleness {
+    SyntaxErrors,
+    TypedName(Name),
+}
+
 /// What the analysis uses for one function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Source {
     /// Its current definition: this index into `file_items`' functions.
     Current(u32),
-    /// Its current definition (`item`) has new syntax errors: the last good
-    /// version (this index into the baseline) stands in.
-    Stale { item: u32, good: u32 },
+    /// Its current definition (`item`) has new syntax errors, or uses a
+    /// name being typed (`why`): the last good version (this index into the
+    /// baseline) stands in.
+    Stale { item: u32, good: u32, why: Why },
     /// Recovery lost it, but its good text is in place, inside a broken
     /// region: the last good version stands in.
     Ghost(u32),
+}
+
+/// Why a function's last good version stands in for its current text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Why {
+    /// The current text has more error or missing nodes.
+    SyntaxErrors,
+    /// The current text uses a name that nothing in the workspace declares
+    /// (`typed_names.rs`): [`EffectiveFn::typed`] names it.
+    TypedName,
 }
 
 /// A function of a file as the analysis sees it at this revision.
@@ -193,6 +217,9 @@ pub struct EffectiveFn {
     /// Error and missing nodes in the text used.
     pub errors: u32,
     pub source: Source,
+    /// The name being typed that keeps its last good version in place
+    /// ([`Why::TypedName`]).
+    pub typed: Option<Name>,
 }
 
 impl EffectiveFn {
@@ -201,6 +228,21 @@ impl EffectiveFn {
     /// recovery lost is not: its text is its last good text.)
     pub fn stale(&self) -> bool {
         matches!(self.source, Source::Stale { .. })
+    }
+
+    /// Why its reports are possibly stale, when they are.
+    pub fn staleness(&self) -> Option<Staleness> {
+        match self.source {
+            Source::Stale {
+                why: Why::SyntaxErrors,
+                ..
+            } => Some(Staleness::SyntaxErrors),
+            Source::Stale {
+                why: Why::TypedName,
+                ..
+            } => Some(Staleness::TypedName(self.typed.clone().unwrap_or_default())),
+            _ => None,
+        }
     }
 
     /// Does its last good version stand in for it, stale or lost?
@@ -238,6 +280,7 @@ pub fn effective_functions(
                 ret: item.ret.clone(),
                 errors: errors_in(&roots, item.start, item.end),
                 source: Source::Current(i as u32),
+                typed: None,
             }
         })
         .collect();
@@ -284,17 +327,20 @@ pub fn effective_functions(
             let next = placed.partition_point(|&s| s <= f.start);
             placed.get(next).is_some_and(|&s| s < f.start + f.len)
         };
+        let Source::Current(item) = f.source else {
+            unreachable!()
+        };
+        let stale = |why| Source::Stale {
+            item,
+            good: g as u32,
+            why,
+        };
         if f.errors > good.errors || (broken && swallowed()) {
-            let Source::Current(item) = f.source else {
-                unreachable!()
-            };
-            out.push(standing_in(
-                good,
-                Source::Stale {
-                    item,
-                    good: g as u32,
-                },
-            ));
+            out.push(standing_in(good, stale(Why::SyntaxErrors)));
+        } else if let Some(w) = typed_name(db, u, file, &view.text, &f, good) {
+            let mut s = standing_in(good, stale(Why::TypedName));
+            s.typed = Some(w);
+            out.push(s);
         } else {
             out.push(f);
         }
@@ -314,6 +360,32 @@ pub fn effective_functions(
     Arc::new(out)
 }
 
+/// The name being typed in `f`'s current text (`typed_names.rs`), when its
+/// text is not its last good one. Reads the other files' texts only when
+/// the function has a candidate.
+fn typed_name(
+    db: &dyn salsa::Database,
+    u: Universe,
+    file: SourceFile,
+    text: &str,
+    f: &EffectiveFn,
+    good: &GoodFn,
+) -> Option<Name> {
+    let (s, e) = (f.start as usize, (f.start + f.len) as usize);
+    let current = text.get(s..e)?;
+    if *current == *good.text {
+        return None;
+    }
+    crate::typed_names::typed_name(current, &good.text, |w| {
+        occurs_as_word(&text[..s], w)
+            || occurs_as_word(&text[e..], w)
+            || u.files(db)
+                .iter()
+                .filter(|&&o| o != file)
+                .any(|o| occurs_as_word(&o.parsed(db).text, w))
+    })
+}
+
 fn standing_in(good: &GoodFn, source: Source) -> EffectiveFn {
     EffectiveFn {
         name: good.name.clone(),
@@ -324,6 +396,7 @@ fn standing_in(good: &GoodFn, source: Source) -> EffectiveFn {
         ret: good.ret.clone(),
         errors: good.errors,
         source,
+        typed: None,
     }
 }
 

@@ -7,7 +7,7 @@
 //! function_summary` backdates at every step, so an edit inside one body
 //! re-executes only that body's summary.
 
-use crate::baseline::{effective_functions, Baseline, EffectiveFn, Source};
+use crate::baseline::{effective_functions, Baseline, EffectiveFn, Source, Staleness};
 use crate::config::{CallModel, Config};
 use crate::units::{file_view, is_unit, Universe};
 use racelens_syntax::{self as syntax, FileItems, FnIr, MacroTable, Name, Parsed, TypeInfo};
@@ -205,11 +205,11 @@ pub fn function_offset(db: &dyn salsa::Database, f: FunctionId) -> u32 {
 }
 
 /// Does the analysis use this function's last good version because its
-/// current text has new syntax errors? Its reports are then possibly stale
-/// ([`crate::baseline`]).
-#[salsa::tracked(returns(copy))]
-pub fn function_stale(db: &dyn salsa::Database, f: FunctionId) -> bool {
-    function_entry(db, f).is_some_and(|e| e.stale())
+/// current text has new syntax errors or uses a name being typed, and
+/// which? Its reports are then possibly stale ([`crate::baseline`]).
+#[salsa::tracked(returns(ref))]
+pub fn function_stale(db: &dyn salsa::Database, f: FunctionId) -> Option<Staleness> {
+    function_entry(db, f).and_then(|e| e.staleness())
 }
 
 /// Every `#define` of the workspace.

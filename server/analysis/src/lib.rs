@@ -26,6 +26,7 @@ pub mod races;
 pub mod report;
 pub mod snapshot;
 pub mod suppress;
+mod typed_names;
 pub mod units;
 pub mod visit;
 pub mod walk;

@@ -97,10 +97,10 @@ pub struct RaceReport {
     /// object. The editor hides such may races with the unresolved ones.
     pub lock_array: Option<String>,
     /// The access lies in a function whose current text has new syntax
-    /// errors: the report comes from its last good version
-    /// ([`crate::baseline`]) and may be out of date. Never set by the CLI,
-    /// which sets each file once.
-    pub stale: bool,
+    /// errors, or uses a name being typed: the report comes from its last
+    /// good version ([`crate::baseline`]) and may be out of date. Never set
+    /// by the CLI, which sets each file once.
+    pub stale: Option<crate::baseline::Staleness>,
 }
 
 impl RaceReport {
@@ -451,7 +451,7 @@ fn collect_races(
                         speculative: false,
                         lock_array: f.lock_array.clone(),
                         programs: Vec::new(),
-                        stale: crate::db::function_stale(db, f.func),
+                        stale: crate::db::function_stale(db, f.func).clone(),
                     });
                     gathered.push(Gathered::default());
                     index.insert((f.func, f.span), i);

@@ -559,6 +559,15 @@ fn random_edits(
                 }
             }
         };
+        if std::env::var_os("RACELENS_TIMING").is_some() {
+            let (a, b) = (start.saturating_sub(24), (end + 24).min(c.text.len()));
+            let (a, b) = (floor_boundary(&c.text, a), floor_boundary(&c.text, b));
+            eprintln!(
+                "client: edit {:?} -> {new:?} in {:?}",
+                &c.text[start..end],
+                &c.text[a..b]
+            );
+        }
         let (v, at) = c.change(start, end, &new)?;
         let hover = match hover_every > 0 && i % hover_every == 0 {
             true => Some(c.hover(start)?),
@@ -577,4 +586,12 @@ fn random_edits(
         c.published.clear();
     }
     Ok((times, hovers))
+}
+
+/// The nearest char boundary of `s` at or before `i`.
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }

@@ -17,6 +17,7 @@
 
 use crate::convert::{Encoding, Files};
 use crate::snapshot::Snapshot;
+use racelens_analysis::baseline::Staleness;
 use racelens_analysis::explain::{Budget, Checker};
 use racelens_analysis::host::{settle, Settled};
 use racelens_analysis::report::{kind_word, locks_text};
@@ -223,7 +224,10 @@ pub fn race_diagnostic(
             None => report.message(),
         } + &stale_note(report),
         related_information: (!related.is_empty()).then_some(related),
-        data: report.stale.then(|| serde_json::json!({ "stale": true })),
+        data: report
+            .stale
+            .is_some()
+            .then(|| serde_json::json!({ "stale": true })),
         ..Diagnostic::default()
     })
 }
@@ -232,13 +236,15 @@ pub fn race_diagnostic(
 /// (see analysis `baseline.rs`): rust-analyzer-like, the diagnostic stays
 /// but is marked as possibly out of date until the function parses again.
 pub fn stale_note(report: &RaceReport) -> String {
-    if report.stale {
-        format!(
-            " (possibly stale: `{}` has syntax errors, so its last good version is shown)",
-            report.site.func
-        )
-    } else {
-        String::new()
+    let f = &report.site.func;
+    match &report.stale {
+        Some(Staleness::SyntaxErrors) => format!(
+            " (possibly stale: `{f}` has syntax errors, so its last good version is shown)"
+        ),
+        Some(Staleness::TypedName(w)) => format!(
+            " (possibly stale: `{f}` uses `{w}`, which nothing in the workspace declares, so its last good version is shown)"
+        ),
+        None => String::new(),
     }
 }
 
@@ -414,7 +420,7 @@ mod tests {
             unresolved: false,
             speculative: false,
             lock_array: None,
-            stale: false,
+            stale: None,
         };
         let d = race_diagnostic(&report, DiagnosticSeverity::HINT, &mut files).unwrap();
         assert_eq!(d.severity, Some(DiagnosticSeverity::HINT));

@@ -146,6 +146,17 @@ pub(super) fn is_async(f: &str) -> bool {
     ASYNC_CALLBACKS.contains(&f) || THREAD_POOLS.contains(&f)
 }
 
+/// Is `f` a library function some list here names (a callback keeper, a
+/// signal installer, an asynchronous API, one that keeps no pointer)?
+/// `typed_names.rs` takes such a name for ordinary code, never a slip.
+pub(crate) fn knows(f: &str) -> bool {
+    DEFERRED_CALLBACKS.contains(&f)
+        || SIGNAL_HANDLERS.contains(&f)
+        || is_async(f)
+        || starts_threads(f)
+        || does_not_retain(f)
+}
+
 /// Library functions that keep none of their pointer arguments once they
 /// return (initializing a mutex inside a new object does not publish it).
 pub(super) fn does_not_retain(f: &str) -> bool {

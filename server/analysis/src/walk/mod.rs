@@ -47,7 +47,7 @@ mod held;
 mod incremental;
 mod joins;
 mod laundered;
-mod library;
+pub(crate) mod library;
 mod lock_wrappers;
 mod locks;
 mod memo;
