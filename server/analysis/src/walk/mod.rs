@@ -238,8 +238,9 @@ struct WalkData {
     /// Callback groups: the entry functions (with their arguments) of a
     /// thread that runs the callbacks one thread handed to unknown code.
     group_roots: FxHashMap<u32, Vec<(Name, Vals)>>,
-    /// The callback group of each registering thread.
-    callback_group: FxHashMap<u32, u32>,
+    /// The callback groups of each registering thread: of the callbacks
+    /// only handed over in tables of functions (`true`), and of the others.
+    callback_group: FxHashMap<(u32, bool), u32>,
     thread_args: Vec<Vals>,
     /// Function values that walked assignments stored into memory outside
     /// the frame from what the calling context bound (`capsule->probe = fn`

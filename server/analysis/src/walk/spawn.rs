@@ -312,10 +312,23 @@ impl<'a> Walker<'a> {
             // Callbacks one thread hands to unknown code are the roots of one
             // callback group, walked as one abstract thread (they reach the
             // same code, an event loop's state machine, and are walked once).
+            // Callbacks only ever handed over in a table of functions
+            // (which unknown code may never call) form a group of their own,
+            // apart from those handed to code known to run them: each group
+            // starts at its own first registration, so what this thread does
+            // before its first `event_set` is not taken to race with the
+            // handlers it registers later, because a table went to
+            // `lua_pushlightuserdata` first.
+            let gkey = (
+                self.d.thread,
+                callback
+                    && self.d.callbacks_in_tables.contains(&name)
+                    && !self.d.callbacks_sure.contains(&name),
+            );
             let group = match (callback, existing) {
                 (true, None) => match self.d.group_roots.contains_key(&self.d.thread) {
                     true => Some(self.d.thread),
-                    false => self.d.callback_group.get(&self.d.thread).copied(),
+                    false => self.d.callback_group.get(&gkey).copied(),
                 },
                 _ => None,
             };
@@ -388,7 +401,7 @@ impl<'a> Walker<'a> {
                         self.d
                             .group_roots
                             .insert(t, vec![(name_for_index.clone(), argv.clone())]);
-                        self.d.callback_group.insert(self.d.thread, t);
+                        self.d.callback_group.insert(gkey, t);
                         self.d.callback_index.insert(name_for_index, t);
                     }
                     child_sites.push(site);
