@@ -7,7 +7,7 @@
 //! function_summary` backdates at every step, so an edit inside one body
 //! re-executes only that body's summary.
 
-use crate::baseline::{effective_functions, Baseline, EffectiveFn, Source, Staleness};
+use crate::baseline::{effective_functions, Baseline, EffectiveFn, Placement, Source, Staleness};
 use crate::config::{CallModel, Config};
 use crate::units::{file_view, is_unit, Universe};
 use racelens_syntax::{self as syntax, FileItems, FnIr, MacroTable, Name, Parsed, TypeInfo};
@@ -262,27 +262,60 @@ pub fn file_lowered(
 /// One function's IR. Re-executes for every function of an edited file but
 /// backdates unless that function changed, which keeps summaries valid.
 /// A stale function's IR is its last good version's, with spans moved to
-/// where that text lies now.
+/// where that text lies now (for what reads the current text: fixes,
+/// hover); the walk reads it unmoved ([`walk_summary`]).
 #[salsa::tracked(returns(ref))]
 pub fn function_ir(db: &dyn salsa::Database, f: FunctionId) -> Arc<FnIr> {
+    if let Some(ir) = good_ir(db, f) {
+        return match stale_placement(db, f) {
+            Some((at, len)) => Arc::new(syntax::respan::respan(ir, &|x| at.map(len, x))),
+            None => ir.clone(),
+        };
+    }
     let ir = match function_entry(db, f).map(|e| e.source) {
         Some(Source::Current(i)) => file_lowered(db, f.ws(db), f.file(db))
             .get(i as usize)
             .cloned()
             .unwrap_or_default(),
-        Some(Source::Stale { good, .. } | Source::Ghost(good)) => {
-            let base = f.file(db).baseline(db).as_deref();
-            match base.and_then(|b| b.fns.get(good as usize)) {
-                Some(g) => {
-                    let ir = crate::lower_cache::lower_text(&g.text, macro_table(db, f.ws(db)));
-                    let len = g.text.len() as u32;
-                    Arc::new(syntax::respan::respan(&ir, &|x| g.at.map(len, x)))
-                }
-                None => Arc::default(),
-            }
-        }
+        _ => Arc::default(),
+    };
+    renamed(db, f, ir)
+}
+
+/// The IR of the last good version that stands in for a stale or lost
+/// function, with its spans where they lie in that text; `None` for a
+/// function whose current text is used.
+#[salsa::tracked(returns(ref))]
+pub fn good_ir(db: &dyn salsa::Database, f: FunctionId) -> Option<Arc<FnIr>> {
+    let (Source::Stale { good, .. } | Source::Ghost(good)) = function_entry(db, f)?.source else {
+        return None;
+    };
+    let ir = match f
+        .file(db)
+        .baseline(db)
+        .as_deref()
+        .and_then(|b| b.fns.get(good as usize))
+    {
+        Some(g) => crate::lower_cache::lower_text(&g.text, macro_table(db, f.ws(db))),
         None => Arc::default(),
     };
+    Some(renamed(db, f, ir))
+}
+
+/// Where the last good text of a stale or lost function lies now, and its
+/// length: a position `x` of its IR ([`good_ir`], [`walk_summary`]) is at
+/// `function_offset + at.map(len, x)` in the current text.
+#[salsa::tracked(returns(copy))]
+pub fn stale_placement(db: &dyn salsa::Database, f: FunctionId) -> Option<(Placement, u32)> {
+    let (Source::Stale { good, .. } | Source::Ghost(good)) = function_entry(db, f)?.source else {
+        return None;
+    };
+    let base = f.file(db).baseline(db).as_deref()?;
+    let g = base.fns.get(good as usize)?;
+    Some((g.at, g.text.len() as u32))
+}
+
+fn renamed(db: &dyn salsa::Database, f: FunctionId, ir: Arc<FnIr>) -> Arc<FnIr> {
     match static_renames(db, f.ws(db)).get(&f.file(db)) {
         Some(map) => Arc::new(syntax::rename::rename(&ir, map)),
         None => ir,
@@ -350,7 +383,26 @@ pub fn static_renames(
 /// under the configured models. Depends only on the function's IR and the config.
 #[salsa::tracked(returns(ref))]
 pub fn function_summary(db: &dyn salsa::Database, f: FunctionId) -> Arc<FunctionSummary> {
-    let mut ir = function_ir(db, f).clone();
+    summarize(db, f, function_ir(db, f).clone())
+}
+
+/// The summary the thread walk reads (and what pairs the walk's facts with
+/// statements: the explanations). For a function whose last good version
+/// stands in, that version's summary with its spans where they lie in the
+/// good text, not moved through the edits since: typing in a function with
+/// new syntax errors, or a slip in a name, changes nothing the walk reads,
+/// and the walk runs neither incrementally nor from scratch. Positions of
+/// its facts come out through [`stale_placement`] (`report::site_of`).
+/// Otherwise, [`function_summary`].
+#[salsa::tracked(returns(ref))]
+pub fn walk_summary(db: &dyn salsa::Database, f: FunctionId) -> Arc<FunctionSummary> {
+    match good_ir(db, f) {
+        Some(ir) => summarize(db, f, ir.clone()),
+        None => function_summary(db, f).clone(),
+    }
+}
+
+fn summarize(db: &dyn salsa::Database, f: FunctionId, mut ir: Arc<FnIr>) -> Arc<FunctionSummary> {
     let candidates = syntax::typecast::cast_candidates(&ir);
     let launders = crate::walk::launders(db, f.ws(db), &ir, &candidates);
     // `(T)(x)` parsed as a call through `T` is a cast when `T` is a type

@@ -14,7 +14,7 @@
 //! quietly: the caller's own next query unwinds the same way.
 
 use crate::db::{
-    file_items, file_lowered, function_summary, program, FunctionId, RootDb, SourceFile, Workspace,
+    file_items, file_lowered, program, walk_summary, FunctionId, RootDb, SourceFile, Workspace,
 };
 use crate::races::{locations_in, thread_analysis};
 use crate::report::location_reports;
@@ -61,7 +61,7 @@ pub fn prefetch(
     let tc = std::time::Instant::now();
     let order: Vec<usize> = (0..functions.len()).collect();
     in_parallel(db, workers, &order, |db, i| {
-        function_summary(db, functions[i]);
+        walk_summary(db, functions[i]);
     });
     let t1 = std::time::Instant::now();
     if timing {

@@ -209,13 +209,29 @@ pub fn thread_name(table: &ThreadTable, t: u32) -> String {
 
 /// Where `fact` is, in absolute terms.
 pub fn site_of(db: &dyn salsa::Database, func: FunctionId, span: racelens_syntax::Span) -> SiteRef {
-    let off = function_offset(db, func) as usize;
+    let (start, end) = fact_range(db, func, span);
     SiteRef {
         file: func.file(db).path(db).clone(),
-        start: off + span.start as usize,
-        end: off + span.end as usize,
+        start,
+        end,
         func: crate::model::c_name(func.name(db)).to_string(),
     }
+}
+
+/// The byte range in its file of a span of the walk's facts in `func`: for
+/// a function whose last good version stands in, a span of that text,
+/// placed where the text lies now (`db::walk_summary`).
+pub fn fact_range(
+    db: &dyn salsa::Database,
+    func: FunctionId,
+    span: racelens_syntax::Span,
+) -> (usize, usize) {
+    let off = function_offset(db, func) as usize;
+    let (s, e) = match crate::db::stale_placement(db, func) {
+        Some((at, len)) => (at.map(len, span.start), at.map(len, span.end)),
+        None => (span.start, span.end),
+    };
+    (off + s as usize, off + e as usize)
 }
 
 /// `a.cmp(b)` for sites, with equal paths found by their bytes: `Path`'s
@@ -420,7 +436,8 @@ fn collect_races(
     let mut index: FxHashMap<(FunctionId, Span), usize> = FxHashMap::default();
     let mut reports: Vec<RaceReport> = Vec::new();
     let mut gathered: Vec<Gathered> = Vec::new();
-    let mut offsets: FxHashMap<FunctionId, u32> = FxHashMap::default();
+    let mut offsets: FxHashMap<FunctionId, (u32, Option<(crate::baseline::Placement, u32)>)> =
+        FxHashMap::default();
     let names: Vec<String> = (0..table.threads.len() as u32)
         .map(|t| thread_name(&table, t))
         .collect();
@@ -515,12 +532,20 @@ fn collect_races(
             .conflicts
             .iter()
             .map(|c| {
-                let off = *offsets
-                    .entry(c.func)
-                    .or_insert_with(|| function_offset(db, c.func))
-                    as usize;
+                let placed = *offsets.entry(c.func).or_insert_with(|| {
+                    (
+                        function_offset(db, c.func),
+                        crate::db::stale_placement(db, c.func),
+                    )
+                });
                 let path: &std::path::Path = c.func.file(db).path(db);
-                let (start, end) = (off + c.span.start as usize, off + c.span.end as usize);
+                let (start, end) = match placed {
+                    (off, None) => (
+                        off as usize + c.span.start as usize,
+                        off as usize + c.span.end as usize,
+                    ),
+                    _ => fact_range(db, c.func, c.span),
+                };
                 (
                     (path, start, end, c.kind, name_of(c.thread), c.itself),
                     &c.locks,

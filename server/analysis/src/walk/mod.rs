@@ -20,7 +20,7 @@
 //! state and its join, `incremental` the updates after an edit and `wild`
 //! the wild pointers.
 
-use crate::db::{function_summary, program, FunctionId, FunctionSummary, Program, Workspace};
+use crate::db::{program, walk_summary, FunctionId, FunctionSummary, Program, Workspace};
 use crate::facts::*;
 use crate::model::*;
 use frames::{Frame, FrameBase};
@@ -449,7 +449,7 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         .functions
         .values()
         .flatten()
-        .map(|f| (*f, function_summary(db, *f).clone()))
+        .map(|f| (*f, walk_summary(db, *f).clone()))
         .collect();
     if let Some(snap) = incremental::take(&prog, &summaries) {
         match incremental::update(db, &prog, &summaries, snap) {
@@ -744,7 +744,7 @@ impl<'a> Walker<'a> {
         if let Some(s) = self.d.summaries.borrow().get(&f) {
             return s.clone();
         }
-        let s = function_summary(self.db, f).clone();
+        let s = walk_summary(self.db, f).clone();
         self.d.summaries.borrow_mut().insert(f, s.clone());
         s
     }

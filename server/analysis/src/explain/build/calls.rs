@@ -10,7 +10,7 @@
 use super::super::model::*;
 use super::{local_names, Builder, Frame, MAX_INLINE_DEPTH};
 use crate::config::CallModel;
-use crate::db::function_summary;
+use crate::db::walk_summary;
 use crate::model::LocKey;
 use crate::walk::same_thread_id;
 use racelens_syntax::{AccessKind, Call, Callee, Expr, Name};
@@ -337,7 +337,7 @@ impl<'a> Builder<'a> {
     pub(super) fn barrier_count(&self, key: &LocKey) -> Option<u32> {
         let mut counts = Vec::new();
         for &f in self.prog.functions.values().flatten() {
-            let summary = function_summary(self.db, f).clone();
+            let summary = walk_summary(self.db, f).clone();
             let mut fr = Frame {
                 fid: f,
                 fname: f.name(self.db).clone(),

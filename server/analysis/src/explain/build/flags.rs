@@ -3,7 +3,7 @@
 //! their initial values.
 
 use super::local_names;
-use crate::db::{function_summary, program, Workspace};
+use crate::db::{program, walk_summary, Workspace};
 use racelens_syntax::{Expr, Name, Stmt, Test};
 use rustc_hash::FxHashSet;
 use std::collections::BTreeMap;
@@ -21,7 +21,7 @@ pub(super) fn flag_candidates(
     let mut tested: FxHashSet<Name> = FxHashSet::default();
     let mut escaped: FxHashSet<Name> = FxHashSet::default();
     for f in prog.functions.values().flatten() {
-        let s = function_summary(db, *f);
+        let s = walk_summary(db, *f);
         let locals = local_names(s);
         crate::visit::visit_stmts(&s.ir.body, &mut |st| match st {
             Stmt::If {

@@ -10,7 +10,7 @@ use super::super::model::*;
 use super::calls::{is_signal, synchronises};
 use super::{local_names, Builder, Frame};
 use crate::config::CallModel;
-use crate::db::{function_summary, FunctionId};
+use crate::db::{walk_summary, FunctionId};
 use crate::model::LocKey;
 use racelens_syntax::{AccessKind, Callee, Expr, Name, Span, Stmt, Test};
 use rustc_hash::FxHashMap;
@@ -34,7 +34,7 @@ impl<'a> Builder<'a> {
     /// Compiles `f`'s body in place; `end` ends a thread entry, `None`
     /// continues after the call.
     pub(super) fn inline(&mut self, f: FunctionId, args: Vec<Option<LocKey>>, end: Option<Op>) {
-        let summary = function_summary(self.db, f).clone();
+        let summary = walk_summary(self.db, f).clone();
         if summary.ir.truncated {
             self.model
                 .gap(format!("`{}` is too large to lower", f.name(self.db)));
@@ -107,7 +107,7 @@ impl<'a> Builder<'a> {
             return r;
         }
         self.relevant.insert(f, false);
-        let s = function_summary(self.db, f).clone();
+        let s = walk_summary(self.db, f).clone();
         let locals = local_names(&s);
         let mut callees: Vec<Name> = Vec::new();
         let mut direct = false;

@@ -4,7 +4,7 @@
 
 use super::{Builder, Frame};
 use crate::config::CallModel;
-use crate::db::function_summary;
+use crate::db::walk_summary;
 use crate::model::{Base, Elem, LocKey};
 use racelens_syntax::{Expr, Name, Stmt};
 
@@ -49,7 +49,7 @@ impl Builder<'_> {
                 once(func)
                     && self
                         .function_named(func, None)
-                        .map(|f| !call_in_loop(&function_summary(self.db, f).ir.body, *call, false))
+                        .map(|f| !call_in_loop(&walk_summary(self.db, f).ir.body, *call, false))
                         .unwrap_or(false)
             }
             Base::Type(_) | Base::Synthetic(_) | Base::Unknown => false,
