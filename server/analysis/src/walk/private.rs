@@ -148,8 +148,10 @@ impl<'a> Walker<'a> {
     /// object into a fresh one nests it: it goes wherever its container
     /// goes. Anything else publishes what `rhs` points to.
     pub(super) fn store_pointer(&mut self, fr: &Frame, lhs: &Expr, rhs: &Expr, st: &mut State) {
-        // An allocator linking blocks into its own pool (`free_wrappers.rs`).
-        if self.allocator_internal(fr.fid) {
+        // An allocator linking blocks into its own pool (`free_wrappers.rs`),
+        // or a count stored into an integer too narrow for an address
+        // (`n->len = (uint8_t) (end - n->buf)`, see `store.rs`).
+        if self.allocator_internal(fr.fid) || self.narrow_integer(fr, lhs) {
             return;
         }
         let into: Vec<Base> = self.place(fr, lhs, 0).into_iter().map(|k| k.base).collect();

@@ -23,7 +23,7 @@ use crate::config::CallModel;
 use crate::db::{FunctionId, FunctionSummary};
 use crate::model::*;
 use crate::visit::{visit_calls, visit_stmts};
-use racelens_syntax::{Call, Callee, Expr, Name, Stmt};
+use racelens_syntax::{Call, Callee, Expr, Name, Stmt, TypeInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
@@ -541,7 +541,7 @@ impl<'a> Walker<'a> {
                         }
                     }
                     let v = self.eval(fr, rhs, 0);
-                    if !v.is_empty() {
+                    if !v.is_empty() && !self.narrow_integer(fr, lhs) {
                         for k in self.cells(fr, lhs) {
                             updates.push((k, v.clone()));
                         }
@@ -613,6 +613,44 @@ impl<'a> Walker<'a> {
                 _ => {}
             }
         }
+    }
+
+    /// Is `lhs` an integer narrower than a pointer (`char`, `short`, `int`,
+    /// `uint8_t`, .. on an LP64 target)? Such a cell holds no address: what
+    /// `(uint8_t) (dst - n->label[i])` stores is a count, not the pointer
+    /// `dst` that the lowering's `Offset` names.
+    pub(super) fn narrow_integer(&self, fr: &Frame, lhs: &Expr) -> bool {
+        let Some(t) = self.resolved_type(fr, lhs, 0) else {
+            return false;
+        };
+        t.pointer == 0
+            && !t.array
+            && !t.is_function
+            && t.name.as_deref().is_some_and(narrow_integer_name)
+    }
+
+    /// The type of an lvalue with every typedef on the way resolved (a
+    /// local `name_t n` of a typedef'd struct: `n.len`'s member type).
+    fn resolved_type(&self, fr: &Frame, e: &Expr, depth: u32) -> Option<TypeInfo> {
+        if depth > 16 {
+            return None;
+        }
+        let t = match e {
+            Expr::Field { base, field, arrow } => {
+                let bt = self.resolved_type(fr, base, depth + 1)?;
+                if *arrow && bt.pointer == 0 && !bt.array {
+                    return None;
+                }
+                self.prog.field_type(bt.name.as_deref()?, field)?.clone()
+            }
+            Expr::Index { base, .. } | Expr::Deref(base) => {
+                let mut t = self.resolved_type(fr, base, depth + 1)?;
+                t.index_once();
+                t
+            }
+            _ => self.type_of(fr, e, depth)?,
+        };
+        Some(self.prog.resolve_type(&t))
     }
 
     /// The store cells an lvalue may denote (its places, indices dropped).
@@ -854,4 +892,36 @@ fn add_param(into: &mut Vec<Vals>, i: usize, v: impl IntoIterator<Item = Val>) -
         into.resize(i + 1, Vals::new());
     }
     add_vals(&mut into[i], v)
+}
+
+/// Does a (resolved) base type name spell an integer narrower than a
+/// pointer on an LP64 target: `char`, `short`, `int` in any signedness
+/// (`unsigned char`, `short int`, plain `unsigned`), `_Bool`, or a
+/// fixed-width type of 32 bits or fewer? `long`, `size_t` (resolved to
+/// `unsigned long`), `intptr_t` and the like can hold an address.
+fn narrow_integer_name(n: &str) -> bool {
+    const FIXED: &[&str] = &[
+        "_Bool",
+        "bool",
+        "int8_t",
+        "uint8_t",
+        "int16_t",
+        "uint16_t",
+        "int32_t",
+        "uint32_t",
+        "u_int8_t",
+        "u_int16_t",
+        "u_int32_t",
+    ];
+    if FIXED.contains(&n) {
+        return true;
+    }
+    let words: Vec<&str> = n.split_whitespace().collect();
+    !words.is_empty()
+        && words.iter().all(|w| {
+            matches!(
+                *w,
+                "char" | "short" | "int" | "unsigned" | "signed" | "const" | "volatile"
+            )
+        })
 }
