@@ -346,16 +346,35 @@ impl<'a> Walker<'a> {
         }
         let copies = self.copies_of(&frame);
         let mut updates = Vec::new();
-        let mut cur = Vec::new();
         self.d.store_unresolved.set(false);
-        self.store_updates(
-            &frame,
-            &frame.summary.ir.body,
-            !frame.base.has_goto,
-            &mut cur,
-            &mut updates,
-        );
-        *self.d.cur_ptrs.borrow_mut() = Ptrs::default();
+        // A parameter whose object the function links into itself
+        // (`p->label[n] = p->domain`): one pass per object it may be, so
+        // that each object's cells get its own addresses, not every
+        // caller's (a helper called on a local and on a global would
+        // otherwise store the local's address into the global).
+        let frames: Vec<Frame> = match self_store_param(&frame, own) {
+            Some(i) => own[i]
+                .iter()
+                .filter(|v| matches!(v, Val::Target(_)))
+                .map(|v| {
+                    let mut one = own.to_vec();
+                    one[i] = vec![v.clone()];
+                    self.frame(f, &one)
+                })
+                .collect(),
+            None => vec![frame],
+        };
+        for frame in &frames {
+            let mut cur = Vec::new();
+            self.store_updates(
+                frame,
+                &frame.summary.ir.body,
+                !frame.base.has_goto,
+                &mut cur,
+                &mut updates,
+            );
+            *self.d.cur_ptrs.borrow_mut() = Ptrs::default();
+        }
         StorePass {
             strict,
             pass_args,
@@ -892,6 +911,77 @@ fn add_param(into: &mut Vec<Vals>, i: usize, v: impl IntoIterator<Item = Val>) -
         into.resize(i + 1, Vals::new());
     }
     add_vals(&mut into[i], v)
+}
+
+/// At most this many objects of a parameter get a store pass each.
+const MAX_SELF_STORE_OBJECTS: usize = 8;
+
+/// The parameter (its index) that a function stores pointers into its own
+/// object with: an assignment whose target is reached from the parameter
+/// `p` and whose value is too, directly (`p->cur = p->buf`) or through a
+/// local assigned from it (`dst = p->domain; .. p->label[n] = dst`), when
+/// the store gives `p` two to [`MAX_SELF_STORE_OBJECTS`] objects.
+fn self_store_param(fr: &Frame, own: &[Vals]) -> Option<usize> {
+    let params = &fr.summary.ir.params;
+    let targets = |i: usize| {
+        own.get(i)
+            .map(|v| v.iter().filter(|x| matches!(x, Val::Target(_))).count())
+            .unwrap_or(0)
+    };
+    let candidates: Vec<usize> = (0..params.len())
+        .filter(|&i| (2..=MAX_SELF_STORE_OBJECTS).contains(&targets(i)))
+        .collect();
+    if candidates.is_empty() {
+        return None;
+    }
+    // Locals assigned from an expression rooted at each parameter.
+    let mut from: Vec<(Name, Name)> = Vec::new();
+    visit_stmts(&fr.summary.ir.body, &mut |s| {
+        if let Stmt::Assign {
+            lhs: Expr::Var(x),
+            rhs,
+        } = s
+        {
+            if let Some(r) = root_var(rhs) {
+                if fr.locals.contains_key(x) && params.iter().any(|p| &p.name == r) {
+                    from.push((x.clone(), r.clone()));
+                }
+            }
+        }
+    });
+    let mut found = None;
+    visit_stmts(&fr.summary.ir.body, &mut |s| {
+        let Stmt::Assign { lhs, rhs } = s else { return };
+        if found.is_some() || matches!(lhs, Expr::Var(_)) {
+            return;
+        }
+        let Some(p) = root_var(lhs) else { return };
+        let i = match candidates.iter().find(|&&i| &params[i].name == p) {
+            Some(&i) => i,
+            None => return,
+        };
+        let same = match root_var(rhs) {
+            Some(r) if r == p => true,
+            Some(r) => from.iter().any(|(x, q)| x == r && q == p),
+            None => false,
+        };
+        if same {
+            found = Some(i);
+        }
+    });
+    found
+}
+
+/// The variable an lvalue or address expression is reached from, through
+/// members, elements, dereferences, offsets and casts.
+fn root_var(e: &Expr) -> Option<&Name> {
+    match e {
+        Expr::Var(x) => Some(x),
+        Expr::Field { base, .. } | Expr::Index { base, .. } => root_var(base),
+        Expr::Deref(b) | Expr::AddrOf(b) | Expr::Offset(b) => root_var(b),
+        Expr::Cast { value, .. } => root_var(value),
+        _ => None,
+    }
 }
 
 /// Does a (resolved) base type name spell an integer narrower than a
