@@ -23,8 +23,9 @@
 //! - [`effective_functions`], the query that decides, per function, what
 //!   the analysis uses: its current definition ([`Source::Current`]), or
 //!   its last good text ([`Source::Stale`]) when the current one has more
-//!   error or missing nodes or uses a name being typed ([`Why`]), or, while the file has more errors than its
-//!   last good version ("broken"), when it swallowed the untouched text of
+//!   error or missing nodes or uses a name being typed ([`Why`]), or,
+//!   while the file has more errors than its last good version
+//!   ("broken"), when it swallowed the untouched text of
 //!   another function. In a broken file, a function that recovery lost but
 //!   whose last good text is still in place, unchanged, stands as that
 //!   text ([`Source::Ghost`], not stale: its text is current), and
