@@ -138,7 +138,7 @@ pub fn unit_symbols(db: &dyn salsa::Database, u: Universe, file: SourceFile) -> 
     let text = &file_view(db, u, file).text;
     // Distinct words first (a hash set of slices): a large unit mentions
     // tens of thousands of identifiers, a few thousand distinct ones.
-    let words: rustc_hash::FxHashSet<&str> = identifiers(text).collect();
+    let words: rustc_hash::FxHashSet<&str> = identifiers(text).map(|(_, w)| w).collect();
     let uses: BTreeSet<Name> = words
         .into_iter()
         .filter(|w| !defines.contains(*w) && !local.contains(*w) && !KEYWORDS.contains(w))
@@ -151,8 +151,9 @@ pub fn unit_symbols(db: &dyn salsa::Database, u: Universe, file: SourceFile) -> 
     })
 }
 
-/// The identifiers of C text, outside comments, strings and characters.
-fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+/// The identifiers of C text, with their byte offsets, outside comments,
+/// strings and characters (numbers, `0x1f` and `1e10` included, skipped).
+pub(crate) fn identifiers(text: &str) -> impl Iterator<Item = (usize, &str)> {
     let b = text.as_bytes();
     let mut i = 0;
     std::iter::from_fn(move || {
@@ -179,7 +180,7 @@ fn identifiers(text: &str) -> impl Iterator<Item = &str> {
                 while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                     i += 1;
                 }
-                return text.get(st..i);
+                return text.get(st..i).map(|w| (st, w));
             } else if c.is_ascii_digit() {
                 while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
                 {

@@ -34,6 +34,7 @@
 //! slip of a name reads no other file.
 
 use crate::config::Config;
+use crate::programs::identifiers;
 use racelens_syntax::Name;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::LazyLock;
@@ -42,9 +43,9 @@ use std::sync::LazyLock;
 /// rules of the module doc; `elsewhere(w)` says whether `w` occurs as a
 /// whole word anywhere else in the workspace.
 pub fn typed_name(current: &str, good: &str, elsewhere: impl Fn(&str) -> bool) -> Option<Name> {
-    let good_words: FxHashSet<&str> = words(good).map(|(_, w)| w).collect();
+    let good_words: FxHashSet<&str> = identifiers(good).map(|(_, w)| w).collect();
     let mut new: FxHashMap<&str, (u32, usize)> = FxHashMap::default();
-    for (at, w) in words(current) {
+    for (at, w) in identifiers(current) {
         if !good_words.contains(w) {
             new.entry(w).or_insert((0, at)).0 += 1;
         }
@@ -100,48 +101,6 @@ fn one_edit(a: &str, b: &str) -> bool {
     } else {
         s[p..] == l[p + 1..]
     }
-}
-
-/// The identifiers of a C text with their byte offsets, outside comments
-/// and string and character literals (numbers, `0x1f` and `1e10`
-/// included, are skipped).
-fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    let b = text.as_bytes();
-    let mut i = 0;
-    std::iter::from_fn(move || {
-        while i < b.len() {
-            let c = b[i];
-            if c == b'/' && b.get(i + 1) == Some(&b'/') {
-                i += b[i..]
-                    .iter()
-                    .position(|&c| c == b'\n')
-                    .unwrap_or(b.len() - i);
-            } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
-                i += 2;
-                i = match text[i..].find("*/") {
-                    Some(k) => i + k + 2,
-                    None => b.len(),
-                };
-            } else if c == b'"' || c == b'\'' {
-                i += 1;
-                while i < b.len() && b[i] != c && b[i] != b'\n' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            } else if is_word_byte(c) {
-                let s = i;
-                while i < b.len() && is_word_byte(b[i]) {
-                    i += 1;
-                }
-                if !c.is_ascii_digit() {
-                    return Some((s, &text[s..i]));
-                }
-            } else {
-                i += 1;
-            }
-        }
-        None
-    })
 }
 
 /// C's keywords and the spellings compilers add, which no declaration
