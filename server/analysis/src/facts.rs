@@ -516,12 +516,12 @@ impl ThreadTable {
                 .is_some_and(|x| !x.unseen_spawns && !x.active_seen.contains(s))
     }
 
-    /// One instance of the thread exists.
     /// Is thread `t` a signal handler ([`Thread::signal`])?
     pub fn is_signal(&self, t: u32) -> bool {
         self.threads.get(t as usize).is_some_and(|t| t.signal)
     }
 
+    /// One instance of the thread exists.
     pub fn is_unique(&self, t: u32) -> bool {
         self.threads
             .get(t as usize)

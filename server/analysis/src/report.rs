@@ -226,12 +226,27 @@ pub fn fact_range(
     func: FunctionId,
     span: racelens_syntax::Span,
 ) -> (usize, usize) {
-    let off = function_offset(db, func) as usize;
-    let (s, e) = match crate::db::stale_placement(db, func) {
+    placed_range(placement(db, func), span)
+}
+
+/// A function's offset and, when its last good version stands in, where
+/// that text lies now (`db::stale_placement`): what [`placed_range`] reads.
+type Placed = (u32, Option<(crate::baseline::Placement, u32)>);
+
+fn placement(db: &dyn salsa::Database, func: FunctionId) -> Placed {
+    (
+        function_offset(db, func),
+        crate::db::stale_placement(db, func),
+    )
+}
+
+/// [`fact_range`] of a function whose [`placement`] is known.
+fn placed_range((off, at): Placed, span: racelens_syntax::Span) -> (usize, usize) {
+    let (s, e) = match at {
         Some((at, len)) => (at.map(len, span.start), at.map(len, span.end)),
         None => (span.start, span.end),
     };
-    (off + s as usize, off + e as usize)
+    (off as usize + s as usize, off as usize + e as usize)
 }
 
 /// `a.cmp(b)` for sites, with equal paths found by their bytes: `Path`'s
@@ -436,8 +451,7 @@ fn collect_races(
     let mut index: FxHashMap<(FunctionId, Span), usize> = FxHashMap::default();
     let mut reports: Vec<RaceReport> = Vec::new();
     let mut gathered: Vec<Gathered> = Vec::new();
-    let mut offsets: FxHashMap<FunctionId, (u32, Option<(crate::baseline::Placement, u32)>)> =
-        FxHashMap::default();
+    let mut offsets: FxHashMap<FunctionId, Placed> = FxHashMap::default();
     let names: Vec<String> = (0..table.threads.len() as u32)
         .map(|t| thread_name(&table, t))
         .collect();
@@ -532,20 +546,11 @@ fn collect_races(
             .conflicts
             .iter()
             .map(|c| {
-                let placed = *offsets.entry(c.func).or_insert_with(|| {
-                    (
-                        function_offset(db, c.func),
-                        crate::db::stale_placement(db, c.func),
-                    )
-                });
+                let placed = *offsets
+                    .entry(c.func)
+                    .or_insert_with(|| placement(db, c.func));
                 let path: &std::path::Path = c.func.file(db).path(db);
-                let (start, end) = match placed {
-                    (off, None) => (
-                        off as usize + c.span.start as usize,
-                        off as usize + c.span.end as usize,
-                    ),
-                    _ => fact_range(db, c.func, c.span),
-                };
+                let (start, end) = placed_range(placed, c.span);
                 (
                     (path, start, end, c.kind, name_of(c.thread), c.itself),
                     &c.locks,

@@ -40,12 +40,14 @@ pub(super) fn holds_value(e: &Expr, x: &Name) -> bool {
     }
 }
 
-/// The variable a place is reached from (`x` of `x->a[2].b`, `*x`).
+/// The variable a place, or an address, is reached from (`x` of
+/// `x->a[2].b`, `*x`, `&x->h[i]`), through members, elements,
+/// dereferences, offsets and casts.
 pub(super) fn root_var(e: &Expr) -> Option<&Name> {
     match e {
         Expr::Var(y) => Some(y),
         Expr::Field { base, .. } | Expr::Index { base, .. } => root_var(base),
-        Expr::Deref(b) | Expr::Offset(b) => root_var(b),
+        Expr::Deref(b) | Expr::AddrOf(b) | Expr::Offset(b) => root_var(b),
         Expr::Cast { value, .. } => root_var(value),
         _ => None,
     }

@@ -15,6 +15,7 @@
 //! built are dropped then (see `walk_all`); return values, like frames, do
 //! not depend on the caller's flow-sensitive pointers.
 
+use super::alloc_wrappers::root_var;
 use super::frames::{set_ptr, tracks_ptr, Frame};
 use super::state::Ptrs;
 use super::threads::function_name;
@@ -970,18 +971,6 @@ fn self_store_param(fr: &Frame, own: &[Vals]) -> Option<usize> {
         }
     });
     found
-}
-
-/// The variable an lvalue or address expression is reached from, through
-/// members, elements, dereferences, offsets and casts.
-fn root_var(e: &Expr) -> Option<&Name> {
-    match e {
-        Expr::Var(x) => Some(x),
-        Expr::Field { base, .. } | Expr::Index { base, .. } => root_var(base),
-        Expr::Deref(b) | Expr::AddrOf(b) | Expr::Offset(b) => root_var(b),
-        Expr::Cast { value, .. } => root_var(value),
-        _ => None,
-    }
 }
 
 /// Does a (resolved) base type name spell an integer narrower than a
