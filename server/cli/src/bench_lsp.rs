@@ -544,10 +544,7 @@ fn random_edits(
             Some(u) => u,
             None => {
                 let (open, close) = bodies[rng.below(bodies.len())];
-                let mut at = open + rng.below(close - open);
-                while !c.text.is_char_boundary(at) {
-                    at -= 1;
-                }
+                let at = floor_boundary(&c.text, open + rng.below(close - open));
                 let ch = c.text.as_bytes()[at];
                 if rng.below(2) == 0 && ch.is_ascii() {
                     undo = Some((at, at, (ch as char).to_string()));
