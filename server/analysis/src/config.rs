@@ -254,6 +254,11 @@ impl Default for Config {
                 "xcalloc",
                 "g_malloc",
                 "g_new0",
+                // libevent's bases: a new one each call (`walk/libevent.rs`
+                // tells handlers' threads apart by their base).
+                "event_base_new",
+                "event_base_new_with_config",
+                "event_init",
             ],
             Alloc,
         );

@@ -651,6 +651,12 @@ impl<'a> Walker<'a> {
                     let name = callee_name(&c.callee);
                     // FUSE: the operations `fuse_new` is given run only once
                     // the program enters a FUSE loop (see `fuse.rs`).
+                    // libevent: handlers run on the thread that runs
+                    // their base's loop (see `libevent.rs`).
+                    let mut st = match self.libevent_call(fr, c, &name, st) {
+                        Ok(done) => return done,
+                        Err(st) => st,
+                    };
                     let role = super::fuse::role(&name);
                     let fuse_loop = role == super::fuse::Role::Loop;
                     let (vals, table) = match role {
@@ -1057,11 +1063,26 @@ impl<'a> Walker<'a> {
         st: State,
         entries: &[FunctionId],
     ) -> Option<State> {
+        let runs: Vec<(FunctionId, Vec<Vals>)> = entries
+            .iter()
+            .map(|&f| (f, vec![Vals::new(); self.summary(f).ir.params.len()]))
+            .collect();
+        self.callback_exits_bound(fr, c, st, &runs)
+    }
+
+    /// The join of the exits of the callbacks `runs`, each walked once from
+    /// `st` with its parameters bound as given.
+    pub(super) fn callback_exits_bound(
+        &mut self,
+        fr: &Frame,
+        c: &Call,
+        st: State,
+        runs: &[(FunctionId, Vec<Vals>)],
+    ) -> Option<State> {
         let _ = (fr, c);
         let mut acc = None;
-        for &f in entries {
-            let n = self.summary(f).ir.params.len();
-            let bindings = vec![Vals::new(); n];
+        for (f, bindings) in runs {
+            let (f, bindings) = (*f, bindings.clone());
             let mut inner = st.clone();
             inner.syms = ThinVec::new();
             inner.leave_own();

@@ -344,6 +344,8 @@ fn update_in(
         untracked: Default::default(),
         own_vars: Default::default(),
         array_fields: Default::default(),
+        libevent: Default::default(),
+        handler_runs: Default::default(),
     };
     // Summaries read by the previous revision's walk, and the frames built
     // from them: the edited function's are stale. A frame base is a fact of
@@ -517,6 +519,13 @@ fn update_in(
     } else {
         // Frames of the edited function hold its old summary.
         w.d.frames.borrow_mut().retain(|(g, _), _| *g != f);
+    }
+    // Which loop runs which libevent handler read every registration and
+    // the arguments its function's callers pass (`libevent.rs`).
+    if let Some(old_plan) = w.d.libevent_plan.clone() {
+        if *w.libevent_plan() != *old_plan {
+            return Err("libevent handlers changed");
+        }
     }
     let t_store = t0.elapsed();
 

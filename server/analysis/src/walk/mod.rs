@@ -47,6 +47,7 @@ mod held;
 mod incremental;
 mod joins;
 mod laundered;
+mod libevent;
 pub(crate) mod library;
 mod lock_wrappers;
 mod locks;
@@ -101,7 +102,7 @@ const MAX_LOOP_ITERS: usize = 4;
 /// every access (up to [`HARD_MAX_FACTS`]) and the cap is applied after it,
 /// in an order that does not depend on the order the walk found them
 /// ([`cap_facts`](finish::cap_facts)), so that an incremental update keeps the same ones.
-const MAX_FACTS: usize = 4096;
+const MAX_FACTS: usize = 8192;
 
 /// Accesses (and struct prefixes) recorded per base object during the walk;
 /// beyond this the walk drops them in walk order and is not kept for
@@ -300,6 +301,9 @@ struct WalkData {
     copies: FxHashMap<MemoKey, Vec<u32>>,
     /// Contexts copied instead of walked, and the statements that saved.
     copied: (u64, u64),
+    /// The libevent plan the walk used (see `libevent.rs`), if it needed
+    /// one: an update whose plan differs walks from scratch.
+    libevent_plan: Option<Arc<libevent::Plan>>,
     contexts: FxHashMap<FunctionId, usize>,
     stack: Vec<FunctionId>,
     /// Spawn sites visited by each active function walk.
@@ -695,6 +699,7 @@ fn walk_all(db: &dyn salsa::Database, prog: &Arc<Program>) -> (ThreadAnalysis, O
         );
     }
     w.release_copies();
+    w.d.libevent_plan = w.libevent.get().cloned();
     let result = w.finish();
     let incremental = prog.functions_named("main").is_some() && !w.d.exhausted && !w.d.capped;
     if std::env::var_os("RACELENS_TIMING").is_some() && !incremental {
@@ -721,6 +726,12 @@ struct Walker<'a> {
     /// Member names that are arrays in every struct that has one (see
     /// `Walker::array_member`), gathered on first use.
     array_fields: std::cell::OnceCell<rustc_hash::FxHashSet<Name>>,
+    /// The program's libevent loops and registrations (see `libevent`),
+    /// read on first use.
+    libevent: std::cell::OnceCell<std::sync::Arc<libevent::Plan>>,
+    /// What a libevent loop call's handlers left, per thread and call,
+    /// for later visits of the call (see `libevent.rs`).
+    handler_runs: std::cell::RefCell<FxHashMap<(u32, crate::db::FunctionId, u32), state::State>>,
 }
 
 impl<'a> Walker<'a> {
@@ -735,6 +746,8 @@ impl<'a> Walker<'a> {
             untracked: Default::default(),
             own_vars: Default::default(),
             array_fields: Default::default(),
+            libevent: Default::default(),
+            handler_runs: Default::default(),
         }
     }
 
