@@ -11,6 +11,15 @@
 //! different locksets used to run out of them and lose its lock) and an
 //! integer parameter that indexes a lock array is known at each call.
 //!
+//! A **join wrapper** is one too: a function whose only effect is
+//! `pthread_join` (or `thrd_join`) of a thread id its parameters name
+//! (`sb_thread_join(pthread_t t, void **r) { return pthread_join(t, r);
+//! }`): each call joins the caller's argument, at the call, in the
+//! caller's loop, so `while (i < n) sb_thread_join(threads[i].thread, 0)`
+//! covers the loop that created `threads[i]` as a direct join does (fixture
+//! `join_wrapper_in_loop.c`). Before, the wrapper's `pthread_join(t)` named
+//! its own parameter, which no creation stored into, and joined nothing.
+//!
 //! A compare-and-swap counts as a trylock inside a wrapper as it does at a
 //! direct call: only when it swaps in a constant (fixture
 //! `cas_through_helper.c`).
@@ -249,6 +258,10 @@ impl<'a> Walker<'a> {
             Some(m @ CallModel::Lock { arg, .. })
             | Some(m @ CallModel::Unlock { arg })
             | Some(m @ CallModel::TryLock { arg, .. }) => (m.clone(), c.args.get(*arg)?.clone()),
+            // A join of a thread id the caller passes (`sb_thread_join(t,
+            // ret) { return pthread_join(t, ret); }`): the join of the
+            // caller's argument, in the caller's loop.
+            Some(m @ CallModel::Join { tid, all: false }) => (m.clone(), c.args.get(*tid)?.clone()),
             Some(_) => return None,
             None => {
                 if depth == 0 {
@@ -273,6 +286,7 @@ impl<'a> Walker<'a> {
                 shared,
                 ok_nonzero,
             },
+            CallModel::Join { all: false, .. } => CallModel::Join { tid: 0, all: false },
             _ => return None,
         };
         let params: Vec<Name> = ck.s.ir.params.iter().map(|p| p.name.clone()).collect();
@@ -312,12 +326,20 @@ impl<'a> Walker<'a> {
             return None;
         }
         let lock = subst(&w.lock, &w.params, &c.args)?;
-        // A lock the caller cannot resolve (a wild pointer, or a field
-        // filled through a pointer by a callback) would be any lock there;
-        // the wrapper's walk names it by the parameter's type: walk it.
-        let (keys, resolved) = self.lock_keys(fr, Some(&lock));
-        if !resolved || keys.is_empty() {
-            return None;
+        if matches!(w.model, CallModel::Join { .. }) {
+            // A thread id place the caller cannot name joins nothing known.
+            if self.place(fr, &lock, 0).is_empty() {
+                return None;
+            }
+        } else {
+            // A lock the caller cannot resolve (a wild pointer, or a field
+            // filled through a pointer by a callback) would be any lock
+            // there; the wrapper's walk names it by the parameter's type:
+            // walk it.
+            let (keys, resolved) = self.lock_keys(fr, Some(&lock));
+            if !resolved || keys.is_empty() {
+                return None;
+            }
         }
         let call = Call {
             id: c.id,
