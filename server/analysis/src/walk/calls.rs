@@ -649,14 +649,14 @@ impl<'a> Walker<'a> {
                     // APIs), or never while the program runs (exit handlers).
                     // Functions passed directly, or in a struct of callbacks.
                     let name = callee_name(&c.callee);
-                    // FUSE: the operations `fuse_new` is given run only once
-                    // the program enters a FUSE loop (see `fuse.rs`).
                     // libevent: handlers run on the thread that runs
                     // their base's loop (see `libevent.rs`).
                     let mut st = match self.libevent_call(fr, c, &name, st) {
                         Ok(done) => return done,
                         Err(st) => st,
                     };
+                    // FUSE: the operations `fuse_new` is given run only once
+                    // the program enters a FUSE loop (see `fuse.rs`).
                     let role = super::fuse::role(&name);
                     let fuse_loop = role == super::fuse::Role::Loop;
                     let (vals, table) = match role {

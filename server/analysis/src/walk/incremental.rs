@@ -730,6 +730,11 @@ fn update_in(
         v
     };
     w.d.counts = Some(counts);
+    // A plan this update needed first (its edit added a libevent call) is
+    // the one the next update compares with.
+    if let Some(p) = w.libevent.get() {
+        w.d.libevent_plan = Some(p.clone());
+    }
     if timing {
         eprintln!(
             "racelens: walk: updated {} contexts of `{}` ({} callers): store {:?}, re-walk {:?}, graph {:?}, facts {:?}",

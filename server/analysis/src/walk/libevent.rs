@@ -14,9 +14,10 @@
 //! So when the program calls a loop somewhere, a registration that some
 //! loop may run starts nothing, and each loop call walks, on the calling
 //! thread, at the call, the handlers of every registration in the program
-//! whose base may be the loop's: one after another, each seeing what those
-//! before it did, any number of times (to a fixed point, as a
-//! single-threaded FUSE loop's operations). A handler's last parameter is
+//! whose base may be the loop's: each from the state at the call, once per
+//! thread and loop call (a later visit of the call, the next round of
+//! `while (..) event_base_loop(..)`, joins what they left the first time),
+//! none or any of them. A handler's last parameter is
 //! bound to the registration's `arg` (the argument after its last
 //! function); its others are unresolved, as for any callback.
 //!
@@ -39,6 +40,8 @@
 //! state, so a deferred registration does nothing in the walk; the walk
 //! keeps the plan it used, and an incremental update whose new plan differs
 //! walks from scratch, so a loop's handlers never go stale.
+//!
+//! `RACELENS_DEBUG_LIBEVENT=1` prints the plan and what each loop call runs.
 
 use super::frames::Frame;
 use super::state::{join, State};
@@ -98,10 +101,6 @@ pub(super) struct Registration {
 /// How many callers deep a parameter's values are read for the plan.
 const CONTEXT_DEPTH: u32 = 5;
 
-/// Passes over a loop's handlers (each walked from the join of what the
-/// passes before left).
-const HANDLER_PASSES: usize = 1;
-
 /// A function with more direct callers than this is read without them.
 const MAX_CALLERS: usize = 32;
 
@@ -132,7 +131,7 @@ pub(super) struct Plan {
 }
 
 impl Plan {
-    /// Does the program call no libevent loop (or register nothing)?
+    /// Does the program call no libevent loop?
     pub(super) fn is_empty(&self) -> bool {
         self.loops.is_empty()
     }
@@ -489,15 +488,12 @@ impl<'a> Walker<'a> {
         if let Some(done) = self.handler_runs.borrow().get(&key) {
             return join(Some(st), Some(done.clone()));
         }
-        let mut head = st;
-        for _ in 0..HANDLER_PASSES {
-            let next = self.callback_exits_bound(fr, c, head.clone(), &runs);
-            let new_head = join(Some(head.clone()), next).expect("head present");
-            if new_head == head {
-                break;
-            }
-            head = new_head;
-        }
+        // Each handler from the state at the call, once: none may run, or
+        // any. (Passes to a fixed point, as a single-threaded FUSE loop's
+        // operations get, multiplied memcached's calling contexts past the
+        // budget.)
+        let exits = self.callback_exits_bound(fr, c, st.clone(), &runs);
+        let head = join(Some(st), exits).expect("state present");
         self.handler_runs.borrow_mut().insert(key, head.clone());
         Some(head)
     }
