@@ -23,7 +23,7 @@
 //! - [`effective_functions`], the query that decides, per function, what
 //!   the analysis uses: its current definition ([`Source::Current`]), or
 //!   its last good text ([`Source::Stale`]) when the current one has more
-//!   error or missing nodes or uses a name being typed ([`Why`]), or,
+//!   error or missing nodes or uses a name being typed, or,
 //!   while the file has more errors than its last good version
 //!   ("broken"), when it swallowed the untouched text of
 //!   another function. In a broken file, a function that recovery lost but
@@ -186,22 +186,12 @@ pub enum Source {
     /// Its current definition: this index into `file_items`' functions.
     Current(u32),
     /// Its current definition (`item`) has new syntax errors, or uses a
-    /// name being typed (`why`): the last good version (this index into the
-    /// baseline) stands in.
-    Stale { item: u32, good: u32, why: Why },
+    /// name being typed ([`EffectiveFn::typed`]): the last good version
+    /// (this index into the baseline) stands in.
+    Stale { item: u32, good: u32 },
     /// Recovery lost it, but its good text is in place, inside a broken
     /// region: the last good version stands in.
     Ghost(u32),
-}
-
-/// Why a function's last good version stands in for its current text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Why {
-    /// The current text has more error or missing nodes.
-    SyntaxErrors,
-    /// The current text uses a name that nothing in the workspace declares
-    /// (`typed_names.rs`): [`EffectiveFn::typed`] names it.
-    TypedName,
 }
 
 /// A function of a file as the analysis sees it at this revision.
@@ -218,8 +208,10 @@ pub struct EffectiveFn {
     /// Error and missing nodes in the text used.
     pub errors: u32,
     pub source: Source,
-    /// The name being typed that keeps its last good version in place
-    /// ([`Why::TypedName`]).
+    /// For a stale function: the name being typed that keeps its last good
+    /// version in place (a current text that uses a name nothing in the
+    /// workspace declares, `typed_names.rs`); `None` when the current text
+    /// has more error or missing nodes.
     pub typed: Option<Name>,
 }
 
@@ -233,15 +225,9 @@ impl EffectiveFn {
 
     /// Why its reports are possibly stale, when they are.
     pub fn staleness(&self) -> Option<Staleness> {
-        match self.source {
-            Source::Stale {
-                why: Why::SyntaxErrors,
-                ..
-            } => Some(Staleness::SyntaxErrors),
-            Source::Stale {
-                why: Why::TypedName,
-                ..
-            } => Some(Staleness::TypedName(self.typed.clone().unwrap_or_default())),
+        match (&self.source, &self.typed) {
+            (Source::Stale { .. }, Some(w)) => Some(Staleness::TypedName(w.clone())),
+            (Source::Stale { .. }, None) => Some(Staleness::SyntaxErrors),
             _ => None,
         }
     }
@@ -331,15 +317,14 @@ pub fn effective_functions(
         let Source::Current(item) = f.source else {
             unreachable!()
         };
-        let stale = |why| Source::Stale {
+        let stale = Source::Stale {
             item,
             good: g as u32,
-            why,
         };
         if f.errors > good.errors || (broken && swallowed()) {
-            out.push(standing_in(good, stale(Why::SyntaxErrors)));
+            out.push(standing_in(good, stale));
         } else if let Some(w) = typed_name(db, u, file, &view.text, &f, good) {
-            let mut s = standing_in(good, stale(Why::TypedName));
+            let mut s = standing_in(good, stale);
             s.typed = Some(w);
             out.push(s);
         } else {

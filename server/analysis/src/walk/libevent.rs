@@ -130,13 +130,6 @@ pub(super) struct Plan {
     regs: Vec<Registration>,
 }
 
-impl Plan {
-    /// Does the program call no libevent loop?
-    pub(super) fn is_empty(&self) -> bool {
-        self.loops.is_empty()
-    }
-}
-
 /// Does `v` name no object (a base that may be any)?
 fn no_object(v: &Vals) -> bool {
     !v.iter().any(|x| matches!(x, Val::Target(_)))
@@ -419,9 +412,7 @@ impl<'a> Walker<'a> {
             return Err(st);
         }
         match role(name) {
-            Role::Loop { base } if !self.libevent_plan().is_empty() => {
-                Ok(self.libevent_loop(fr, c, base, st))
-            }
+            Role::Loop { base } => Ok(self.libevent_loop(fr, c, base, st)),
             Role::Registers { .. } if self.libevent_deferred(fr, c) => Ok(Some(st)),
             _ => Err(st),
         }
