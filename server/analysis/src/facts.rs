@@ -212,7 +212,8 @@ pub struct Site {
     pub unseen_spawns: bool,
     /// A launcher's creation (`pthread_create(&t->handle, 0, trampoline,
     /// t)`, the trampoline calling `t->callback(t)`) handing an object of
-    /// this heap site: each heap site the call hands is a site of its own
+    /// this base (a heap site, a global, a local): each base the call hands
+    /// is a site of its own
     /// (`walk::spawn`), so that its thread runs its own launch and joins
     /// of its handle join it.
     pub launch: Option<Base>,

@@ -1,7 +1,9 @@
 //! A launcher's trampoline (`start(t)` calling `t->callback(t)`) started for
-//! several functions is one abstract thread: its instances may be different
-//! launches, created and joined at different times, so none of its races is
-//! a *must* race, while a thread that runs one function keeps its musts.
+//! several functions on elements of one array is one abstract thread: its
+//! instances may be different launches, created and joined at different
+//! times, so none of its races is a *must* race, while a thread that runs
+//! one function keeps its musts. (Capsules that are distinct objects are a
+//! site each: fixture `launcher_global_capsules.c`.)
 
 use racelens_analysis::races::Confidence;
 use racelens_analysis::AnalysisHost;
@@ -22,12 +24,12 @@ static void launch(struct thread *t, void *(*cb)(struct thread *)) {
 static void *run_a(struct thread *t) { a_state = 1; shared++; return t; }
 static void *run_b(struct thread *t) { b_state = 1; shared++; return t; }
 int main(void) {
-    static struct thread ta, tb;
-    launch(&ta, run_a);
-    launch(&tb, run_b);
+    static struct thread pool[2];
+    launch(&pool[0], run_a);
+    launch(&pool[1], run_b);
     shared = 5;
-    pthread_join(ta.handle, 0);
-    pthread_join(tb.handle, 0);
+    pthread_join(pool[0].handle, 0);
+    pthread_join(pool[1].handle, 0);
     return 0;
 }
 "#;
@@ -45,7 +47,7 @@ fn a_trampoline_that_runs_several_functions_makes_no_must_race() {
         "{races:?}"
     );
     // One function launched: the same code keeps its must race.
-    let single = LAUNCHER.replace("launch(&tb, run_b);", "");
+    let single = LAUNCHER.replace("launch(&pool[1], run_b);", "");
     host.set_file_text(path, single.as_str());
     let races = host.snapshot().races();
     assert!(

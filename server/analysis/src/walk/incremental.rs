@@ -216,6 +216,7 @@ struct SavedStore {
     passes: FxHashMap<FunctionId, super::store::StorePass>,
     params: FxHashMap<FunctionId, Vec<Vals>>,
     fn_params: FxHashMap<FunctionId, Vec<Vals>>,
+    call_args: FxHashMap<FunctionId, super::store::CallArgs>,
     unresolved: bool,
 }
 
@@ -229,6 +230,7 @@ impl SavedStore {
             passes: std::mem::take(&mut d.store_passes),
             params: std::mem::take(&mut d.store_params),
             fn_params: std::mem::take(&mut d.store_fn_params),
+            call_args: std::mem::take(&mut d.store_call_args),
             unresolved: d.store_unresolved.get(),
         }
     }
@@ -273,6 +275,7 @@ impl Saved {
         d.store_passes = old.passes;
         d.store_params = old.params;
         d.store_fn_params = old.fn_params;
+        d.store_call_args = old.call_args;
         d.store_unresolved.set(old.unresolved);
         d.store_strict.set(false);
         d.store = old.store;

@@ -341,6 +341,8 @@ struct WalkData {
     store_passes: FxHashMap<FunctionId, store::StorePass>,
     store_params: FxHashMap<FunctionId, Vec<Vals>>,
     store_fn_params: FxHashMap<FunctionId, Vec<Vals>>,
+    /// The same data pointers by call (see `store.rs`).
+    store_call_args: FxHashMap<FunctionId, store::CallArgs>,
     /// The paths of the recorded accesses, one allocation each (see
     /// [`Recorded`]'s hash).
     paths: FxHashSet<Arc<[Elem]>>,

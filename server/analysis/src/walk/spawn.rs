@@ -143,7 +143,8 @@ impl<'a> Walker<'a> {
 
     /// The creation site of call `c` handing `argv` (see
     /// [`Site::launch`]): a launcher's creation handing objects of one
-    /// heap site is a site per heap site, so that its threads, each
+    /// base (heap site, global, local) is a site per base, so that its
+    /// threads, each
     /// running the launch its object holds, are told apart.
     fn site_key(
         &self,
@@ -156,7 +157,14 @@ impl<'a> Walker<'a> {
         let launch = match (callback, entries) {
             (false, [f]) if self.is_trampoline(*f) => {
                 let mut bases = argv.iter().map(|v| match v {
-                    Val::Target(k) if matches!(k.base, Base::Heap { .. }) => Some(&k.base),
+                    Val::Target(k)
+                        if matches!(
+                            k.base,
+                            Base::Heap { .. } | Base::Global(_) | Base::Local { .. }
+                        ) =>
+                    {
+                        Some(&k.base)
+                    }
                     _ => None,
                 });
                 match bases.next().flatten() {

@@ -7,9 +7,12 @@
 //!
 //! Owns `WalkData::store`, `store_reads`, `returns` and
 //! `may_allocate` (facts of the call graph, asked again by `incremental.rs`
-//! after an edit), and `store_passes` / `store_params` (each function's last
-//! pass, and the parameters the build ended with: an edit whose new pass
-//! gives the same keeps the store without building it again).
+//! after an edit), and `store_passes` / `store_params` / `store_call_args`
+//! (each function's last pass, and the parameters the build ended with, all
+//! calls' together and by call: an edit whose new pass gives the same keeps
+//! the store without building it again). A function that stores one
+//! parameter into another's object passes once per call
+//! (`cross_store_params`).
 //! Invariants: the store is complete before the first thread starts, and
 //! frames, return values and wrapper answers computed while it was being
 //! built are dropped then (see `walk_all`); return values, like frames, do
@@ -38,9 +41,20 @@ pub(super) struct StorePass {
     updates: Vec<(LocKey, Vals)>,
     passed: FxHashMap<FunctionId, Vec<Vals>>,
     passed_fns: FxHashMap<FunctionId, Vec<Vals>>,
+    /// What each call (its id) passed, per callee: the arguments of one
+    /// call together (see [`cross_store_params`]).
+    calls: FxHashMap<FunctionId, Vec<(u32, Vec<Vals>)>>,
     copies: Vec<(Base, Base)>,
     unresolved: bool,
 }
+
+/// The arguments each call passed to a function, by (caller, call id):
+/// the bindings of the function's per-call passes.
+pub(super) type CallArgs = FxHashMap<(FunctionId, u32), Vec<Vals>>;
+
+/// A function that stores one parameter into another's object gets one
+/// store pass per call, when at most this many calls pass it pointers.
+const MAX_CALL_PASSES: usize = 16;
 
 /// At most this many rounds of the store's fixpoint per mode (strict, then
 /// with the type fallback); arguments pass to parameters in all but the
@@ -149,6 +163,10 @@ impl<'a> Walker<'a> {
         // `pthread_create(&t, 0, fn, arg)`): other function pointers passed
         // down are resolved in the walk, by calling context.
         let mut fn_params: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
+        // The same by call: a function that stores one parameter into
+        // another's object passes once per call (`init(&a, &x); init(&b,
+        // &y)` stores `x` into `a` and `y` into `b`, not both into both).
+        let mut call_args: FxHashMap<FunctionId, CallArgs> = FxHashMap::default();
         // A function's pass is a function of its parameters and of the cells
         // it reads (return values and frames of callees are computed once):
         // one whose parameters and cells are as at its last pass would make
@@ -157,7 +175,8 @@ impl<'a> Walker<'a> {
         // passes and cell changes.
         let mut clock: u64 = 0;
         let mut changed_at: FxHashMap<LocKey, u64> = FxHashMap::default();
-        let mut last_pass: FxHashMap<FunctionId, (u64, Vec<LocKey>, Vec<Vals>)> =
+        #[allow(clippy::type_complexity)]
+        let mut last_pass: FxHashMap<FunctionId, (u64, Vec<LocKey>, Vec<Vals>, CallArgs)> =
             FxHashMap::default();
         // The first (strict) rounds store nothing through an unresolved
         // pointer: a cell read before it is written (`e->tbl = malloc(..);
@@ -189,8 +208,10 @@ impl<'a> Walker<'a> {
                 for &f in &funcs {
                     let own: Vec<Vals> = params.get(&f).cloned().unwrap_or_default();
                     let own = &own[..];
-                    if let Some((at, reads, was)) = last_pass.get(&f) {
+                    let by_call = call_args.get(&f).cloned().unwrap_or_default();
+                    if let Some((at, reads, was, was_calls)) = last_pass.get(&f) {
                         if was[..] == *own
+                            && *was_calls == by_call
                             && reads
                                 .iter()
                                 .all(|k| changed_at.get(k).is_none_or(|c| c < at))
@@ -202,7 +223,14 @@ impl<'a> Walker<'a> {
                     let at = clock;
                     *self.d.store_reads.borrow_mut() = Some(FxHashSet::default());
                     let fn_own = fn_params.get(&f).cloned().unwrap_or_default();
-                    let pass = self.store_pass(f, own, &fn_own, strict, round + 1 < STORE_ROUNDS);
+                    let pass = self.store_pass(
+                        f,
+                        own,
+                        &by_call,
+                        &fn_own,
+                        strict,
+                        round + 1 < STORE_ROUNDS,
+                    );
                     if strict {
                         match pass.unresolved {
                             true => unresolved.insert(f),
@@ -210,12 +238,21 @@ impl<'a> Walker<'a> {
                         };
                     }
                     let reads = self.d.store_reads.borrow_mut().take().unwrap_or_default();
-                    last_pass.insert(f, (at, reads.into_iter().collect(), own.to_vec()));
+                    last_pass.insert(f, (at, reads.into_iter().collect(), own.to_vec(), by_call));
                     for (o, n) in &pass.copies {
                         copies.insert((f, o.clone(), n.clone()));
                     }
                     let updates = pass.updates.clone();
                     let (passed, passed_fns) = (pass.passed.clone(), pass.passed_fns.clone());
+                    for (g, v) in &pass.calls {
+                        let into = call_args.entry(*g).or_default();
+                        for (id, args) in v {
+                            let one = into.entry((f, *id)).or_default();
+                            for (i, a) in args.iter().enumerate() {
+                                changed |= add_param(one, i, a.iter().cloned());
+                            }
+                        }
+                    }
                     self.d.store_passes.insert(f, pass);
                     for (k, v) in updates {
                         changed |= self.store_add(f, k, v, &mut clock, &mut changed_at);
@@ -256,16 +293,19 @@ impl<'a> Walker<'a> {
         }
         self.d.store_params = params;
         self.d.store_fn_params = fn_params;
+        self.d.store_call_args = call_args;
     }
 
     /// One pass of function `f` over the store: what it stores, passes to
-    /// parameters and copies, given its parameters `own` (data pointers)
-    /// and `fn_own` (functions). Passes nothing to parameters unless
-    /// `pass_args`.
+    /// parameters and copies, given its parameters `own` (data pointers,
+    /// all calls' together), `by_call` (the same, by call) and `fn_own`
+    /// (functions). Passes nothing to parameters unless `pass_args`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn store_pass(
         &mut self,
         f: FunctionId,
         own: &[Vals],
+        by_call: &CallArgs,
         fn_own: &[Vals],
         strict: bool,
         pass_args: bool,
@@ -273,6 +313,7 @@ impl<'a> Walker<'a> {
         self.d.store_strict.set(strict);
         let mut passed: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
         let mut passed_fns: FxHashMap<FunctionId, Vec<Vals>> = FxHashMap::default();
+        let mut calls: FxHashMap<FunctionId, Vec<(u32, Vec<Vals>)>> = FxHashMap::default();
         let frame = self.frame(f, own);
         if pass_args {
             visit_calls(&frame.summary.ir.body, &mut |c| {
@@ -309,6 +350,7 @@ impl<'a> Walker<'a> {
                     }
                     for g in entries {
                         add_param(passed.entry(g).or_default(), 0, v.iter().cloned());
+                        calls.entry(g).or_default().push((c.id, vec![v.clone()]));
                     }
                     return;
                 }
@@ -317,6 +359,7 @@ impl<'a> Walker<'a> {
                     return;
                 }
                 for &g in self.prog.functions_named(n).into_iter().flatten() {
+                    let mut args: Vec<Vals> = Vec::new();
                     for (i, a) in c.args.iter().enumerate() {
                         // A function named, or one this function's
                         // parameter received (for creations).
@@ -339,8 +382,12 @@ impl<'a> Walker<'a> {
                         let mut v = self.eval(&frame, a, 0);
                         v.retain(|x| matches!(x, Val::Target(_)));
                         if !v.is_empty() {
+                            add_param(&mut args, i, v.iter().cloned());
                             add_param(passed.entry(g).or_default(), i, v);
                         }
+                    }
+                    if !args.is_empty() {
+                        calls.entry(g).or_default().push((c.id, args));
                     }
                 }
             });
@@ -353,7 +400,14 @@ impl<'a> Walker<'a> {
         // that each object's cells get its own addresses, not every
         // caller's (a helper called on a local and on a global would
         // otherwise store the local's address into the global).
+        // A function that stores one parameter into another's object
+        // (`t->base = base`): one pass per call, each with that call's
+        // arguments only, so that what one caller hands is stored into
+        // that caller's object alone.
+        let per_call =
+            by_call.len() > 1 && by_call.len() <= MAX_CALL_PASSES && cross_store_params(&frame);
         let frames: Vec<Frame> = match self_store_param(&frame, own) {
+            _ if per_call => by_call.values().map(|a| self.frame(f, a)).collect(),
             Some(i) => own[i]
                 .iter()
                 .filter(|v| matches!(v, Val::Target(_)))
@@ -382,6 +436,7 @@ impl<'a> Walker<'a> {
             updates,
             passed,
             passed_fns,
+            calls,
             copies,
             unresolved: self.d.store_unresolved.get(),
         }
@@ -399,7 +454,8 @@ impl<'a> Walker<'a> {
         };
         let own = self.d.store_params.get(&f).cloned().unwrap_or_default();
         let fn_own = self.d.store_fn_params.get(&f).cloned().unwrap_or_default();
-        let pass = self.store_pass(f, &own, &fn_own, last.strict, last.pass_args);
+        let by_call = self.d.store_call_args.get(&f).cloned().unwrap_or_default();
+        let pass = self.store_pass(f, &own, &by_call, &fn_own, last.strict, last.pass_args);
         self.d.store_strict.set(false);
         pass == last
     }
@@ -912,6 +968,46 @@ fn add_param(into: &mut Vec<Vals>, i: usize, v: impl IntoIterator<Item = Val>) -
         into.resize(i + 1, Vals::new());
     }
     add_vals(&mut into[i], v)
+}
+
+/// Does the function store a pointer reached from one parameter into the
+/// object of another (`t->base = base`, `c->owner = &o->head`), directly
+/// or through a local assigned from a parameter?
+fn cross_store_params(fr: &Frame) -> bool {
+    let params = &fr.summary.ir.params;
+    let is_param = |n: &Name| params.iter().any(|p| &p.name == n);
+    let mut from: FxHashMap<Name, Name> = FxHashMap::default();
+    visit_stmts(&fr.summary.ir.body, &mut |s| {
+        if let Stmt::Assign {
+            lhs: Expr::Var(x),
+            rhs,
+        } = s
+        {
+            if let Some(r) = root_var(rhs) {
+                if fr.locals.contains_key(x) && is_param(r) {
+                    from.insert(x.clone(), r.clone());
+                }
+            }
+        }
+    });
+    let param_of = |n: &Name| match is_param(n) {
+        true => Some(n.clone()),
+        false => from.get(n).cloned(),
+    };
+    let mut found = false;
+    visit_stmts(&fr.summary.ir.body, &mut |s| {
+        let Stmt::Assign { lhs, rhs } = s else { return };
+        if found || matches!(lhs, Expr::Var(_)) {
+            return;
+        }
+        let (Some(l), Some(r)) = (root_var(lhs), root_var(rhs)) else {
+            return;
+        };
+        if let (Some(p), Some(q)) = (param_of(l), param_of(r)) {
+            found = p != q;
+        }
+    });
+    found
 }
 
 /// At most this many objects of a parameter get a store pass each.
