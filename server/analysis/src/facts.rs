@@ -371,6 +371,13 @@ pub enum Own {
     /// one that is that or an own allocation. Valid only where
     /// [`HeldMembers::holds`] says so.
     Held(HeldChain),
+    /// A non-static local of a frame on the instance's own stack, reached
+    /// by name or through a pointer that came from its address through
+    /// locals and parameters only (`strm_var_set(&c, ..)`: `state->env`).
+    /// Two instances never run one frame, however far the local's address
+    /// was published: only an access through a pointer loaded from memory
+    /// may reach another instance's local.
+    Frame,
 }
 
 /// The members a [`Own::Held`] pointer was loaded through.

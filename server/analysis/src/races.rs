@@ -419,7 +419,7 @@ fn own_apart(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
             let slot = thread(t).is_some_and(|t| t.slot.is_some_and(|(_, a)| a.is_pointer()));
             table.held.holds(c, owns(t), slot)
         }
-        Own::Arg | Own::ArgPart => false,
+        Own::Arg | Own::ArgPart | Own::Frame => false,
     };
     let arg = |k: &Own| matches!(k, Own::Arg | Own::ArgPart);
     match base {
@@ -427,6 +427,8 @@ fn own_apart(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
             (owns(a.thread) && owns(b.thread)) || (a.thread == b.thread && per_site(a.thread))
         }
         Base::Heap { .. } => allocated(x, a.thread) && allocated(y, b.thread),
+        // Two instances' own frames.
+        Base::Local { .. } => *x == Own::Frame && *y == Own::Frame,
         Base::Type(_) => {
             matches!(x, Own::Held(_))
                 && matches!(y, Own::Held(_))

@@ -232,8 +232,12 @@ impl Walker<'_> {
             _ => return out,
         };
         let field = &field;
-        let kv = self.own_value(fr, rhs, st);
-        let kc = kv.as_ref().and_then(|_| self.own_object(fr, lhs, st, 0));
+        // Frames' locals are not what members hold (`walk::own`).
+        let kv = self.own_value(fr, rhs, st).filter(|k| *k != Own::Frame);
+        let kc = kv
+            .as_ref()
+            .and_then(|_| self.own_object(fr, lhs, st, 0))
+            .filter(|k| *k != Own::Frame);
         let store = match (kc, kv) {
             (Some(kc), Some(kv)) if !matches!(kv, Own::Arg | Own::ArgPart) => {
                 let mut deps = HeldChain::default();
@@ -241,6 +245,8 @@ impl Walker<'_> {
                 match &kc {
                     Own::Arg => arg = true,
                     Own::ArgPart => (arg, part) = (true, true),
+                    // Filtered out above.
+                    Own::Frame => {}
                     Own::Alloc | Own::Held(_) => {
                         for k in self.place(fr, lhs, 0) {
                             if matches!(k.base, Base::Heap { .. }) && !sites.contains(&k.base) {

@@ -61,6 +61,8 @@ const MAX_CHAIN: usize = 4;
 /// known).
 fn held_from(k: Own, f: &Name, sites: Option<Vec<Base>>) -> Option<Own> {
     let mut c = match k.clone() {
+        // What a frame's local holds is not known to be the instance's.
+        Own::Frame => return None,
         Own::Alloc => HeldChain::default(),
         Own::Arg | Own::ArgPart => {
             let mut c = HeldChain {
@@ -119,7 +121,7 @@ pub(super) fn join_own(a: &Own, b: &Own) -> Option<Own> {
     let chain = |k: &Own| match k {
         Own::Alloc => Some(HeldChain::default()),
         Own::Held(c) => Some(c.clone()),
-        Own::Arg | Own::ArgPart => None,
+        Own::Arg | Own::ArgPart | Own::Frame => None,
     };
     let (mut c, d) = (chain(a)?, chain(b)?);
     c.arg |= d.arg;
@@ -332,7 +334,13 @@ impl Walker<'_> {
             return self.own_object(fr, e, st, depth + 1);
         }
         let k = match e {
-            Expr::Var(x) => lookup(st, x),
+            // A local array stands for its address.
+            Expr::Var(x) => lookup(st, x).or_else(|| {
+                fr.locals
+                    .get(x)
+                    .is_some_and(|t| t.array && !t.is_static)
+                    .then_some(Own::Frame)
+            }),
             // `&x->buf[k]`, `&x->f`: inside the object of `x`.
             Expr::AddrOf(inner) if depth < 8 => self.own_object(fr, inner, st, depth + 1),
             Expr::CallResult(id) => lookup(st, &returned_by(*id))
@@ -375,6 +383,14 @@ impl Walker<'_> {
             return None;
         }
         self.own_object(fr, place, st, 0)
+    }
+
+    /// [`Own::Frame`] when `place` lies in a local of a frame on the
+    /// instance's own stack (by name, or through a pointer from its address
+    /// through locals and parameters only).
+    pub(super) fn own_frame_access(&self, fr: &Frame, place: &Expr, st: &State) -> Option<Own> {
+        self.own_object(fr, place, st, 0)
+            .filter(|k| *k == Own::Frame)
     }
 
     /// The heap sites of the objects place `e` lies in, if all are known.
@@ -439,6 +455,8 @@ impl Walker<'_> {
                 base, arrow: true, ..
             }
             | Expr::Deref(base) => self.own_value_at(fr, base, st, depth + 1),
+            // A non-static local of this frame (`c.env`, `&c`).
+            Expr::Var(x) if fr.locals.get(x).is_some_and(|t| !t.is_static) => Some(Own::Frame),
             _ => None,
         }
     }
@@ -469,11 +487,18 @@ impl Walker<'_> {
         params: &[Name],
         st: &State,
     ) -> ThinVec<(Name, Own)> {
+        // A local's address (`&c`, `&c.f`, an array `buf`) is the frame's
+        // own (`Own::Frame`).
+        let local = |a: &Expr| match uncast(a) {
+            Expr::AddrOf(_) => true,
+            Expr::Var(x) => fr.locals.get(x).is_some_and(|t| t.array && !t.is_static),
+            _ => false,
+        };
         if st.own.is_empty()
             && !c
                 .args
                 .iter()
-                .any(|a| matches!(uncast(a), Expr::CallResult(_)))
+                .any(|a| matches!(uncast(a), Expr::CallResult(_)) || local(a))
         {
             return ThinVec::new();
         }

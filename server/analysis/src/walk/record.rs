@@ -415,6 +415,7 @@ impl<'a> Walker<'a> {
                 // An object the walk lost track of may still be reached
                 // through own members (`held.rs`).
                 Base::Type(_) => (self.own_access(fr, place, st), None),
+                Base::Local { .. } => (self.own_frame_access(fr, place, st), None),
                 _ => (None, None),
             };
             let fact = AccessFact {
