@@ -550,13 +550,26 @@ fn joined_inside(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
 }
 
 /// Distinct fields or distinct constant indices do not overlap; a prefix
-/// (the whole struct) overlaps its parts.
+/// (the whole struct) overlaps its parts. Where one path indexes an element
+/// and the other names a member at the same depth, the member's path went
+/// through a pointer into the array that says no index (`dentp = pdents +
+/// n; dentp->name` against `(pdents + k)->flags`): the element index is
+/// skipped and the rest compared, so two different members of some
+/// elements do not overlap, while a whole element (`[*]`, a `memset` of it)
+/// still overlaps each of its members.
 fn paths_may_overlap(a: &[Elem], b: &[Elem]) -> bool {
-    a.iter().zip(b).all(|(x, y)| match (x, y) {
-        (Elem::Field(p), Elem::Field(q)) => p == q,
-        (Elem::Index(Some(i)), Elem::Index(Some(j))) => i == j,
-        _ => true,
-    })
+    match (a.split_first(), b.split_first()) {
+        (None, _) | (_, None) => true,
+        (Some((Elem::Field(p), ra)), Some((Elem::Field(q), rb))) => {
+            p == q && paths_may_overlap(ra, rb)
+        }
+        (Some((Elem::Index(Some(i)), ra)), Some((Elem::Index(Some(j)), rb))) => {
+            i == j && paths_may_overlap(ra, rb)
+        }
+        (Some((Elem::Index(_), ra)), Some((Elem::Index(_), rb))) => paths_may_overlap(ra, rb),
+        (Some((Elem::Index(_), ra)), Some((Elem::Field(_), _))) => paths_may_overlap(ra, b),
+        (Some((Elem::Field(_), _)), Some((Elem::Index(_), rb))) => paths_may_overlap(a, rb),
+    }
 }
 
 /// Is `a` inside a `pthread_once` init function whose completion `b` has
@@ -872,4 +885,38 @@ fn may_happen_in_parallel_in(
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::paths_may_overlap;
+    use crate::model::Elem;
+
+    fn f(n: &str) -> Elem {
+        Elem::Field(n.into())
+    }
+
+    #[test]
+    fn a_member_without_its_element_index_overlaps_only_the_same_member() {
+        let any = Elem::Index(None);
+        // `e->name` (index lost) against `(p + k)->blocks`: two members.
+        assert!(!paths_may_overlap(
+            &[f("name")],
+            &[any.clone(), f("blocks")]
+        ));
+        assert!(!paths_may_overlap(
+            &[any.clone(), f("blocks")],
+            &[f("name")]
+        ));
+        // The same member, and a whole element, do overlap.
+        assert!(paths_may_overlap(&[f("mode")], &[any.clone(), f("mode")]));
+        assert!(paths_may_overlap(&[f("mode")], &[Elem::Index(Some(2))]));
+        // Distinct fields and distinct constant indices, as before.
+        assert!(!paths_may_overlap(&[f("a")], &[f("b")]));
+        assert!(!paths_may_overlap(
+            &[Elem::Index(Some(1)), f("a")],
+            &[Elem::Index(Some(2)), f("a")]
+        ));
+        assert!(paths_may_overlap(&[f("s")], &[f("s"), f("x")]));
+    }
 }

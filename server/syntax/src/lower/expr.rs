@@ -185,7 +185,11 @@ impl<'s> Lowerer<'s> {
                             | Expr::AddrOf(_)
                             | Expr::Cast { .. }
                             | Expr::CallResult(_)
-                            | Expr::Offset(_)),
+                            | Expr::Offset(_)
+                            // `*pp + n`, `rows[i] + k`: a pointer loaded
+                            // from memory, stepped.
+                            | Expr::Deref(_)
+                            | Expr::Index { .. }),
                         ),
                         _,
                     ) => Expr::Offset(Box::new(l)),
