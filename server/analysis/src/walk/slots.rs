@@ -423,8 +423,14 @@ impl<'a> Walker<'a> {
             .enumerate()
             .filter(|(_, e)| matches!(e, Elem::Index(None)));
         let (pos, _) = unknown.next()?;
-        if unknown.next().is_some() || pos > u8::MAX as usize {
+        if pos > u8::MAX as usize {
             return None;
+        }
+        if unknown.next().is_some() {
+            // `p->buf[j]`, `memset(p->buf, ..)` with `p = &jobs[i]`: inside
+            // an array member of the argument's element, whose own index
+            // is the first unknown one of the path.
+            return self.member_array_slot(fr, place, k, pos as u8, &own);
         }
         let pos = pos as u8;
         // The creating loop's `A[i]` before creating thread `i`.
@@ -448,6 +454,10 @@ impl<'a> Walker<'a> {
                     before: 0,
                 });
             }
+        }
+        // `p->buf[3]`: inside an array member of that element.
+        if let Some(slot) = self.member_array_slot(fr, place, k, pos, &own) {
+            return Some(slot);
         }
         // `a[x]`, `a[x].f`, or `a[j]` in a slice loop of `x`.
         let mut e = place;
@@ -497,6 +507,56 @@ impl<'a> Walker<'a> {
             });
         }
         None
+    }
+}
+
+impl Walker<'_> {
+    /// The slot of `place` (`p->buf[j]`, `p->m.rows[j][k]`) when it lies in
+    /// array members of the element that own pointer `p` points to: the
+    /// element is the path's first index, at `pos`, and every later index
+    /// of the path is one of `place`'s indexes into an array member, none
+    /// through a pointer member (`p->ip[0]` is another object).
+    fn member_array_slot(
+        &self,
+        fr: &Frame,
+        place: &Expr,
+        k: &LocKey,
+        pos: u8,
+        own: &OwnVars,
+    ) -> Option<Slot> {
+        let mut e = place;
+        let mut member_indexes = 0usize;
+        loop {
+            match e {
+                Expr::Index { base, .. } if self.is_array(fr, base) => {
+                    member_indexes += 1;
+                    e = base;
+                }
+                // The whole member (`memset(p->buf, ..)`): no index.
+                Expr::Deref(base) if self.is_array(fr, base) => e = base,
+                Expr::Field {
+                    base, arrow: false, ..
+                } => e = base,
+                _ => break,
+            }
+        }
+        let r = deref_root(e)?;
+        let indexes = k
+            .path
+            .iter()
+            .filter(|x| matches!(x, Elem::Index(_)))
+            .count();
+        let first = k.path.iter().position(|x| matches!(x, Elem::Index(_)));
+        (own.ptrs.contains(r)
+            && !has_index(e)
+            && first == Some(pos as usize)
+            && indexes == member_indexes + 1)
+            .then_some(Slot {
+                pos,
+                stride: 1,
+                from: SlotArg::Pointer,
+                before: 0,
+            })
     }
 }
 
