@@ -975,24 +975,18 @@ fn add_param(into: &mut Vec<Vals>, i: usize, v: impl IntoIterator<Item = Val>) -
 /// or through a local assigned from a parameter?
 fn cross_store_params(fr: &Frame) -> bool {
     let params = &fr.summary.ir.params;
-    let is_param = |n: &Name| params.iter().any(|p| &p.name == n);
-    let mut from: FxHashMap<Name, Name> = FxHashMap::default();
-    visit_stmts(&fr.summary.ir.body, &mut |s| {
-        if let Stmt::Assign {
-            lhs: Expr::Var(x),
-            rhs,
-        } = s
-        {
-            if let Some(r) = root_var(rhs) {
-                if fr.locals.contains_key(x) && is_param(r) {
-                    from.insert(x.clone(), r.clone());
-                }
-            }
+    let from = param_locals(fr);
+    // The parameters a name stands for: itself, or those its local was
+    // assigned from.
+    let params_of = |n: &Name| -> Vec<Name> {
+        match params.iter().any(|p| &p.name == n) {
+            true => vec![n.clone()],
+            false => from
+                .iter()
+                .filter(|(x, _)| x == n)
+                .map(|(_, q)| q.clone())
+                .collect(),
         }
-    });
-    let param_of = |n: &Name| match is_param(n) {
-        true => Some(n.clone()),
-        false => from.get(n).cloned(),
     };
     let mut found = false;
     visit_stmts(&fr.summary.ir.body, &mut |s| {
@@ -1003,11 +997,31 @@ fn cross_store_params(fr: &Frame) -> bool {
         let (Some(l), Some(r)) = (root_var(lhs), root_var(rhs)) else {
             return;
         };
-        if let (Some(p), Some(q)) = (param_of(l), param_of(r)) {
-            found = p != q;
-        }
+        let (ps, qs) = (params_of(l), params_of(r));
+        found = ps.iter().any(|p| qs.iter().any(|q| p != q));
     });
     found
+}
+
+/// The locals assigned from an expression rooted at a parameter, with that
+/// parameter (`dst = p->domain`: `(dst, p)`).
+fn param_locals(fr: &Frame) -> Vec<(Name, Name)> {
+    let params = &fr.summary.ir.params;
+    let mut from: Vec<(Name, Name)> = Vec::new();
+    visit_stmts(&fr.summary.ir.body, &mut |s| {
+        if let Stmt::Assign {
+            lhs: Expr::Var(x),
+            rhs,
+        } = s
+        {
+            if let Some(r) = root_var(rhs) {
+                if fr.locals.contains_key(x) && params.iter().any(|p| &p.name == r) {
+                    from.push((x.clone(), r.clone()));
+                }
+            }
+        }
+    });
+    from
 }
 
 /// At most this many objects of a parameter get a store pass each.
@@ -1032,20 +1046,7 @@ fn self_store_param(fr: &Frame, own: &[Vals]) -> Option<usize> {
         return None;
     }
     // Locals assigned from an expression rooted at each parameter.
-    let mut from: Vec<(Name, Name)> = Vec::new();
-    visit_stmts(&fr.summary.ir.body, &mut |s| {
-        if let Stmt::Assign {
-            lhs: Expr::Var(x),
-            rhs,
-        } = s
-        {
-            if let Some(r) = root_var(rhs) {
-                if fr.locals.contains_key(x) && params.iter().any(|p| &p.name == r) {
-                    from.push((x.clone(), r.clone()));
-                }
-            }
-        }
-    });
+    let from = param_locals(fr);
     let mut found = None;
     visit_stmts(&fr.summary.ir.body, &mut |s| {
         let Stmt::Assign { lhs, rhs } = s else { return };
