@@ -52,6 +52,12 @@ fn lookup(st: &State, x: &str) -> Option<Own> {
         .map(|(_, k)| k.clone())
 }
 
+/// Is `x` a non-static local array of the frame (whose name stands for its
+/// address, an [`Own::Frame`] pointer)?
+fn frame_array(fr: &Frame, x: &Name) -> bool {
+    fr.locals.get(x).is_some_and(|t| t.array && !t.is_static)
+}
+
 /// At most this many members in a [`HeldChain`]: a longer chain is not own.
 const MAX_CHAIN: usize = 4;
 
@@ -335,12 +341,7 @@ impl Walker<'_> {
         }
         let k = match e {
             // A local array stands for its address.
-            Expr::Var(x) => lookup(st, x).or_else(|| {
-                fr.locals
-                    .get(x)
-                    .is_some_and(|t| t.array && !t.is_static)
-                    .then_some(Own::Frame)
-            }),
+            Expr::Var(x) => lookup(st, x).or_else(|| frame_array(fr, x).then_some(Own::Frame)),
             // `&x->buf[k]`, `&x->f`: inside the object of `x`.
             Expr::AddrOf(inner) if depth < 8 => self.own_object(fr, inner, st, depth + 1),
             Expr::CallResult(id) => lookup(st, &returned_by(*id))
@@ -491,7 +492,7 @@ impl Walker<'_> {
         // own (`Own::Frame`).
         let local = |a: &Expr| match uncast(a) {
             Expr::AddrOf(_) => true,
-            Expr::Var(x) => fr.locals.get(x).is_some_and(|t| t.array && !t.is_static),
+            Expr::Var(x) => frame_array(fr, x),
             _ => false,
         };
         if st.own.is_empty()

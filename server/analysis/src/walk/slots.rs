@@ -422,17 +422,13 @@ impl<'a> Walker<'a> {
             .iter()
             .enumerate()
             .filter(|(_, e)| matches!(e, Elem::Index(None)));
-        let (pos, _) = unknown.next()?;
-        if pos > u8::MAX as usize {
-            return None;
-        }
+        let pos = u8::try_from(unknown.next()?.0).ok()?;
         if unknown.next().is_some() {
             // `p->buf[j]`, `memset(p->buf, ..)` with `p = &jobs[i]`: inside
             // an array member of the argument's element, whose own index
             // is the first unknown one of the path.
-            return self.member_array_slot(fr, place, k, pos as u8, &own);
+            return self.member_array_slot(fr, place, k, pos, &own);
         }
-        let pos = pos as u8;
         // The creating loop's `A[i]` before creating thread `i`.
         if let Some((_, _, call)) = own.creator.iter().find(|(s, v, _)| {
             *s == span && (counter_index(place) == Some(v) || deref_root(place).is_some())
@@ -508,9 +504,7 @@ impl<'a> Walker<'a> {
         }
         None
     }
-}
 
-impl Walker<'_> {
     /// The slot of `place` (`p->buf[j]`, `p->m.rows[j][k]`) when it lies in
     /// array members of the element that own pointer `p` points to: the
     /// element is the path's first index, at `pos`, and every later index

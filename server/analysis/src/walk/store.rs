@@ -406,18 +406,21 @@ impl<'a> Walker<'a> {
         // that caller's object alone.
         let per_call =
             by_call.len() > 1 && by_call.len() <= MAX_CALL_PASSES && cross_store_params(&frame);
-        let frames: Vec<Frame> = match self_store_param(&frame, own) {
-            _ if per_call => by_call.values().map(|a| self.frame(f, a)).collect(),
-            Some(i) => own[i]
-                .iter()
-                .filter(|v| matches!(v, Val::Target(_)))
-                .map(|v| {
-                    let mut one = own.to_vec();
-                    one[i] = vec![v.clone()];
-                    self.frame(f, &one)
-                })
-                .collect(),
-            None => vec![frame],
+        let frames: Vec<Frame> = if per_call {
+            by_call.values().map(|a| self.frame(f, a)).collect()
+        } else {
+            match self_store_param(&frame, own) {
+                Some(i) => own[i]
+                    .iter()
+                    .filter(|v| matches!(v, Val::Target(_)))
+                    .map(|v| {
+                        let mut one = own.to_vec();
+                        one[i] = vec![v.clone()];
+                        self.frame(f, &one)
+                    })
+                    .collect(),
+                None => vec![frame],
+            }
         };
         for frame in &frames {
             let mut cur = Vec::new();
