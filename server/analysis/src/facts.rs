@@ -182,7 +182,9 @@ pub struct Site {
     pub visits: u32,
     /// Visits by entry function (sorted by name): a site in a helper that
     /// each call hands another function (`create_thread(0, rx_loop);
-    /// create_thread(1, timers);`) creates each of them once.
+    /// create_thread(1, timers);`) creates each of them once. A visit
+    /// inside a loop counts 2 (as many), and so does every entry of a
+    /// callback site.
     pub entry_visits: Vec<(Name, u32)>,
     /// Sites certainly finished (created before and joined) whenever this site spawns.
     pub joined_before: Option<SiteSet>,

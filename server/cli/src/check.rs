@@ -183,7 +183,7 @@ fn run_inner(args: CheckArgs) -> Result<ExitCode, String> {
             let mut texts = Vec::new();
             let mut batch = Vec::new();
             for (p, parsed) in parse_all(&loaded, progress.as_ref(), parse_workers) {
-                syntax.extend(notices::syntax_error(&p, &parsed.tree));
+                syntax.extend(notices::syntax_error(&p, &parsed.tree, &parsed.text));
                 texts.push(p.clone());
                 sources.add(&p, parsed.text.clone());
                 batch.push((p, parsed));

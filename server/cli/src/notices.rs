@@ -95,21 +95,23 @@ pub struct Notice {
 }
 
 /// The first syntax error of a parsed file, if it has any.
-pub fn syntax_error(file: &Path, tree: &Tree) -> Option<Notice> {
+pub fn syntax_error(file: &Path, tree: &Tree, src: &str) -> Option<Notice> {
     let root = tree.root_node();
     if !root.has_error() {
         return None;
     }
-    // Depth first, in order: the first ERROR or MISSING node.
+    // Depth first, in order: the first ERROR or MISSING node that is an
+    // error of the C text (a macro's type argument is not).
     let mut cursor = root.walk();
     let mut found = None;
     'walk: loop {
         let n = cursor.node();
         if n.is_error() || n.is_missing() {
-            found = Some(n);
-            break;
-        }
-        if n.has_error() && cursor.goto_first_child() {
+            if racelens_syntax::errors::is_syntax_error(n, src) {
+                found = Some(n);
+                break;
+            }
+        } else if n.has_error() && cursor.goto_first_child() {
             continue;
         }
         while !cursor.goto_next_sibling() {
@@ -118,7 +120,7 @@ pub fn syntax_error(file: &Path, tree: &Tree) -> Option<Notice> {
             }
         }
     }
-    let n = found.unwrap_or(root);
+    let n = found?;
     Some(Notice {
         kind: Kind::SyntaxError,
         file: file.to_path_buf(),

@@ -193,11 +193,11 @@ pub fn extract_items_in(tree: &Tree, src: &str, recovery: &Recovery) -> FileItem
     });
     items.functions.sort_by_key(|f| f.start);
     items.globals.sort_by_key(|g| g.start);
-    items.error_count = count_errors(root);
+    items.error_count = count_errors(root, src);
     items
 }
 
-fn count_errors(root: Node) -> u32 {
+fn count_errors(root: Node, src: &str) -> u32 {
     if !root.has_error() {
         return 0;
     }
@@ -206,7 +206,7 @@ fn count_errors(root: Node) -> u32 {
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         if node.is_error() || node.is_missing() {
-            n += 1;
+            n += u32::from(crate::errors::is_syntax_error(node, src));
             continue;
         }
         if node.has_error() {

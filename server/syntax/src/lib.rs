@@ -6,6 +6,7 @@
 //! [`lower`] are relative to the start of the function they belong to.
 
 pub mod cpp;
+pub mod errors;
 pub mod fields;
 pub mod ir;
 pub mod items;

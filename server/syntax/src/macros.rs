@@ -70,6 +70,56 @@ impl MacroTable {
     }
 }
 
+/// The arguments of a macro invocation, from the text of its parenthesised
+/// list: split at commas outside nested brackets, strings and character
+/// constants, as the preprocessor does. `()` has no argument.
+pub fn split_args(list: &str) -> Vec<&str> {
+    let inner = list.trim();
+    let inner = inner.strip_prefix('(').unwrap_or(inner);
+    let inner = inner.strip_suffix(')').unwrap_or(inner);
+    if inner.trim().is_empty() {
+        return Vec::new();
+    }
+    let bytes = inner.as_bytes();
+    let mut out = Vec::new();
+    let (mut depth, mut start, mut i) = (0i32, 0usize, 0usize);
+    while i < bytes.len() {
+        match bytes[i] {
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != q {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < bytes.len() && !(bytes[i] == b'*' && bytes[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b',' if depth == 0 => {
+                out.push(inner[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push(inner[start.min(inner.len())..].trim());
+    out
+}
+
 /// Replaces identifiers in `body` through `lookup`, handling `#x` and `a ## b`.
 fn substitute(body: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
     let bytes = body.as_bytes();
@@ -132,6 +182,19 @@ fn substitute(body: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn splits_arguments_at_top_level_commas() {
+        assert_eq!(
+            split_args("(dev, struct my_data, dev)"),
+            ["dev", "struct my_data", "dev"]
+        );
+        assert_eq!(
+            split_args("(f(a, b), \",\", x[1, 2], ',', /* , */ y)"),
+            ["f(a, b)", "\",\"", "x[1, 2]", "','", "/* , */ y"]
+        );
+        assert!(split_args("( )").is_empty());
+    }
 
     #[test]
     fn expands_params_stringify_and_paste() {

@@ -762,7 +762,11 @@ impl<'a> Walker<'a> {
                             entries.iter().map(|f| f.name(self.db).clone()).collect();
                         let s = self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new(), true);
                         // It may call them any number of times.
-                        self.d.sites[s as usize].in_loop = true;
+                        let site = &mut self.d.sites[s as usize];
+                        site.in_loop = true;
+                        for (_, v) in &mut site.entry_visits {
+                            *v = (*v).max(2);
+                        }
                         // FUSE's loops return once the file system is
                         // unmounted and their workers have ended.
                         if super::fuse::ends_operations(&name) && self.group_only_of(s, &names) {

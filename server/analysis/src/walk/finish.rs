@@ -544,12 +544,13 @@ impl<'a> Walker<'a> {
                 && parent_unique
                 && site
                     .map(|s| {
-                        let visits = s
-                            .entry_visits
-                            .iter()
-                            .find(|(n, _)| *n == th.entry)
-                            .map_or(s.visits, |v| v.1);
-                        !s.in_loop && visits <= 1
+                        // Per entry when known: visits in a loop count as
+                        // many (`spawn`), so one entry's loop does not make
+                        // another entry of the same site many.
+                        match s.entry_visits.iter().find(|(n, _)| *n == th.entry) {
+                            Some(v) => v.1 <= 1,
+                            None => !s.in_loop && s.visits <= 1,
+                        }
                     })
                     .unwrap_or(true)
                 && th

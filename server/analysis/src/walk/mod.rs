@@ -134,6 +134,8 @@ enum Val {
 }
 
 type Vals = Vec<Val>;
+/// A creation site's identity (`Walker::site_key`).
+type SiteKey = (FunctionId, u32, Option<Base>, Option<FunctionId>);
 
 fn add_vals(into: &mut Vals, more: impl IntoIterator<Item = Val>) -> bool {
     let mut changed = false;
@@ -223,7 +225,9 @@ struct WalkData {
     /// Hand-made reader-writer locks (`gates.rs`): by struct type and mutex
     /// member, whether the program's functions of that shape form one.
     gates: std::cell::RefCell<FxHashMap<(Name, Name), bool>>,
-    site_index: FxHashMap<(FunctionId, u32, Option<Base>), u32>,
+    /// Sites by (creating function, call, launch base, entry): see
+    /// `Walker::site_key`.
+    site_index: FxHashMap<SiteKey, u32>,
     thread_index: FxHashMap<(u32, u32, Name), u32>,
     /// Callback threads by function.
     callback_index: FxHashMap<Name, u32>,

@@ -13,7 +13,7 @@
 
 use super::frames::Frame;
 use super::state::State;
-use super::{add_vals, Val, Vals, Walker, MAX_TRACKED, THREAD_BUDGET};
+use super::{add_vals, SiteKey, Val, Vals, Walker, MAX_TRACKED, THREAD_BUDGET};
 use crate::db::FunctionId;
 use crate::facts::*;
 use crate::model::*;
@@ -144,8 +144,8 @@ impl<'a> Walker<'a> {
     /// The creation site of call `c` handing `argv` (see
     /// [`Site::launch`]): a launcher's creation handing objects of one
     /// base (heap site, global, local) is a site per base, so that its
-    /// threads, each
-    /// running the launch its object holds, are told apart.
+    /// threads, each running the launch its object holds, are told apart;
+    /// and a creation of one known entry is a site per entry.
     fn site_key(
         &self,
         fr: &Frame,
@@ -153,7 +153,7 @@ impl<'a> Walker<'a> {
         entries: &[FunctionId],
         argv: &Vals,
         callback: bool,
-    ) -> (FunctionId, u32, Option<Base>) {
+    ) -> SiteKey {
         let launch = match (callback, entries) {
             (false, [f]) if self.is_trampoline(*f) => {
                 let mut bases = argv.iter().map(|v| match v {
@@ -174,7 +174,17 @@ impl<'a> Walker<'a> {
             }
             _ => None,
         };
-        (fr.fid, c.id, launch)
+        // A wrapper's creation (`my_create(&t, fn, arg)` calling
+        // `pthread_create(t, 0, fn, arg)`) that callers hand different
+        // entries is a site per entry: the one `gen` thread a caller starts
+        // is not one of the workers a loop starts through the same wrapper,
+        // and what the caller does between the two creations, or after
+        // joining the workers, is ordered against each as it should be.
+        let entry = match (callback, entries) {
+            (false, [f]) => Some(*f),
+            _ => None,
+        };
+        (fr.fid, c.id, launch, entry)
     }
 
     /// Spawns the threads of call `c`; returns its site.
@@ -286,10 +296,15 @@ impl<'a> Walker<'a> {
         for f in entries {
             let name = f.name(self.db).clone();
             {
+                // A visit inside a loop counts as many: a wrapper's one
+                // `pthread_create` that a loop calls for the workers and
+                // straight-line code calls once for another entry starts
+                // many workers but one of the other.
+                let add = if self.d.loop_depth > 0 { 2 } else { 1 };
                 let ev = &mut self.d.sites[site as usize].entry_visits;
                 match ev.binary_search_by(|(n, _)| n.cmp(&name)) {
-                    Ok(i) => ev[i].1 += 1,
-                    Err(i) => ev.insert(i, (name.clone(), 1)),
+                    Ok(i) => ev[i].1 += add,
+                    Err(i) => ev.insert(i, (name.clone(), add)),
                 }
             }
             // A thread that (transitively) creates itself again is the same abstract thread.

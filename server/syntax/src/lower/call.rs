@@ -41,7 +41,14 @@ impl<'s> Lowerer<'s> {
                     && self.active.len() < MAX_MACRO_DEPTH
                 {
                     let def = def.clone();
-                    let args: Vec<&str> = arg_nodes.iter().map(|a| text(*a, self.src)).collect();
+                    // The preprocessor splits arguments at top-level commas
+                    // of the text, whatever they parse as: `container_of(p,
+                    // struct s, m)` has a type for an argument, which
+                    // tree-sitter leaves as an ERROR among the children.
+                    let args: Vec<&str> = match args_node {
+                        Some(a) => crate::macros::split_args(text(a, self.src)),
+                        None => Vec::new(),
+                    };
                     let expansion = self.macros.expand_call(&def, &args);
                     let value =
                         self.lower_expansion(&def.name, &expansion, self.span(n), out, depth);
