@@ -276,6 +276,10 @@ pub struct FactCtx {
     /// Spawn sites whose threads may be running at the access (created on
     /// some path and not joined on it).
     pub active: SiteSet,
+    /// Active sites joined on some other path to the access (`if (ok)
+    /// pthread_join(t)`, a join an error return skips): their threads run
+    /// at the access on some paths only, so a race with them is not *must*.
+    pub partly: SiteSet,
     /// Spawn sites that may have run before the access.
     pub created: SiteSet,
     /// (site, lock): the thread spawned at `site` (this thread or an ancestor

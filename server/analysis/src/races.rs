@@ -242,7 +242,9 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
                 && !rb.weak
                 && !weak_base
                 && ka.path == kb.path
-                && !ra.path.iter().any(|e| matches!(e, Elem::Index(None)));
+                && !ra.path.iter().any(|e| matches!(e, Elem::Index(None)))
+                && !partly_running(ra, rb, table)
+                && !partly_running(rb, ra, table);
             let c = if must {
                 Confidence::Must
             } else {
@@ -396,6 +398,17 @@ fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) ->
         return None;
     }
     Some(!a.may.excludes(&b.may))
+}
+
+/// Does `b`'s thread (or a thread on its creation chain) run at `a` on
+/// some paths only: joined on another path to `a` (`FactCtx::partly`)?
+/// Then the pair races on those paths, not on every one: a *may* race.
+fn partly_running(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
+    !a.partly.0.is_empty()
+        && table
+            .chain(b.thread)
+            .iter()
+            .any(|(_, s)| s.is_some_and(|s| a.partly.contains(s)))
 }
 
 /// Two thread instances never share an object each holds as its own (see

@@ -1112,6 +1112,7 @@ impl<'a> Walker<'a> {
 fn once_threads(st: &mut State, e: &State) {
     st.created = st.created.union(&e.created);
     st.active = st.active.union(&e.active);
+    st.joined_some = st.joined_some.union(&e.joined_some);
 }
 
 /// Is `c` a compare-and-swap (GCC's builtins, C11's generic functions)?

@@ -220,6 +220,7 @@ fn fact_order(rank: &FnRank, a: &AccessFact, b: &AccessFact) -> std::cmp::Orderi
         &a.must,
         &a.may,
         &a.active,
+        &a.partly,
         &a.created,
     )
         .cmp(&(
@@ -231,6 +232,7 @@ fn fact_order(rank: &FnRank, a: &AccessFact, b: &AccessFact) -> std::cmp::Orderi
             &b.must,
             &b.may,
             &b.active,
+            &b.partly,
             &b.created,
         ))
         .then_with(|| (&a.acquired, &a.clean).cmp(&(&b.acquired, &b.clean)))

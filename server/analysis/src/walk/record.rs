@@ -450,12 +450,14 @@ impl<'a> Walker<'a> {
     /// rebuilding it.
     pub(super) fn ctx_for(&mut self, st: &State, must: &LockSet, may: &LockSet) -> Ctx {
         let chain = self.d.thread_acquired.get(self.d.thread as usize);
+        let partly = st.active.intersect(&st.joined_some);
         if let Some(last) = &self.d.last_ctx {
             let c = &last.ctx;
             if last.thread == self.d.thread
                 && c.must == *must
                 && c.may == *may
                 && c.active == st.active
+                && c.partly == partly
                 && c.created == st.created
                 && *c.clean == *st.clean
                 && *c.phases == *st.phases
@@ -470,6 +472,7 @@ impl<'a> Walker<'a> {
             must: must.clone(),
             may: may.clone(),
             active: st.active.clone(),
+            partly,
             created: st.created.clone(),
             acquired: self.chain_acquired(st),
             clean: st.clean.to_vec(),

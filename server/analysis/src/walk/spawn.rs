@@ -497,6 +497,7 @@ impl<'a> Walker<'a> {
                 false => st.tid_held.remove(site),
             }
             st.active.insert(site);
+            st.joined_some.remove(site);
             st.joined_ix.retain(|j| j.0 != site);
             st.counts.retain(|c| c.1 != site);
             st.joined_tids.retain(|j| j.0 != site);

@@ -32,6 +32,10 @@ pub(super) struct State {
     pub(super) created: SiteSet,
     /// Sites that may have been created and not joined.
     pub(super) active: SiteSet,
+    /// Sites joined on some path to here and not created again since. One
+    /// that is also `active` runs here on some paths only: a race with it
+    /// is a *may* race (`FactCtx::partly`). A context field, like `active`.
+    pub(super) joined_some: SiteSet,
     /// Active sites with at most one thread running, whose id is what the
     /// site's one thread id place holds now (no other creation stored into
     /// it since): joining that place joins the site (see `spawn.rs`). A
@@ -172,6 +176,7 @@ pub(super) fn with_context(st: &State, from: &State) -> State {
         may: from.may.clone(),
         created: from.created.clone(),
         active: from.active.clone(),
+        joined_some: from.joined_some.clone(),
         tid_held: from.tid_held.clone(),
         clean: from.clean.clone(),
         acquired: from.acquired.clone(),
@@ -431,6 +436,7 @@ fn join_with(a: Option<State>, b: Option<State>, exit: bool) -> Option<State> {
                 may: a.may.union(&b.may),
                 created: a.created.union(&b.created),
                 active: a.active.union(&b.active),
+                joined_some: a.joined_some.union(&b.joined_some),
                 // Held where it holds on both paths (a site not running on a
                 // path holds there).
                 tid_held: SiteSet(

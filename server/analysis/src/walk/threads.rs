@@ -234,6 +234,9 @@ impl<'a> Walker<'a> {
             self.protect(s, held, inside);
         }
         st.clean.retain(|(x, _)| *x != s);
+        if st.active.contains(s) {
+            st.joined_some.insert(s);
+        }
         st.active.remove(s);
         st.tid_held.remove(s);
     }
