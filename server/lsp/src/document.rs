@@ -4,8 +4,10 @@
 //! Each content change is applied on its own, in order: its byte range is
 //! taken from the text as it is before the change, then the rope and the
 //! tree are edited. After the last change the file is reparsed once from the
-//! edited tree, over the rope's text with its line directives blanked (the
-//! text is built anyway: the analysis keeps it).
+//! edited tree, over the rope's text with its line directives and
+//! attributes blanked (the text is built anyway: the analysis keeps it).
+//! Before it, the reach of any attribute near the edits is marked edited
+//! too, since completing or breaking one changes how earlier bytes read.
 
 use crate::convert::{Encoding, LineCol};
 use racelens_syntax::{LineIndex, Parsed};
@@ -28,18 +30,23 @@ pub struct Document {
     tree: Option<Tree>,
     parsed: Parsed,
     line_index: Arc<OnceLock<LineIndex>>,
+    /// The bytes the edits since the last parse touched (in today's text),
+    /// as one span: attributes parse as blanks, and an edit there may
+    /// change how bytes beyond it are read (`attribute_windows`).
+    edited: Option<(usize, usize)>,
 }
 
 impl Document {
     pub fn new(text: &str, version: i32, parser: &mut Parser) -> Document {
         let rope = Rope::from_str(text);
-        let (tree, parsed) = parse_rope(&rope, None, parser);
+        let (tree, parsed) = parse_text(Arc::from(text), None, parser);
         Document {
             version,
             rope,
             tree,
             parsed,
             line_index: Arc::default(),
+            edited: None,
         }
     }
 
@@ -52,6 +59,7 @@ impl Document {
             tree: Some((*parsed.tree).clone()),
             parsed,
             line_index: Arc::default(),
+            edited: None,
         }
     }
 
@@ -115,10 +123,39 @@ impl Document {
         if let Some(tree) = &mut self.tree {
             tree.edit(&edit);
         }
+        // The span of every edit so far, moved through this one.
+        let (s, old_end, new_end) = (edit.start_byte, edit.old_end_byte, edit.new_end_byte);
+        let moved = |x: usize| {
+            if x >= old_end {
+                x + new_end - old_end
+            } else {
+                x.min(new_end.max(s))
+            }
+        };
+        self.edited = Some(match self.edited {
+            None => (s, new_end),
+            Some((lo, hi)) => (lo.min(s), moved(hi).max(new_end)),
+        });
     }
 
     fn reparse(&mut self, parser: &mut Parser) {
-        (self.tree, self.parsed) = parse_rope(&self.rope, self.tree.as_ref(), parser);
+        let text: Arc<str> = Arc::from(String::from(&self.rope));
+        if let (Some((lo, hi)), Some(tree)) = (self.edited.take(), &mut self.tree) {
+            // Completing or breaking an attribute changes what its earlier
+            // bytes parse as: mark its whole reach edited, in place.
+            for (s, e) in racelens_syntax::parse::attribute_windows(&text, lo, hi) {
+                let (sp, ep) = (point(&self.rope, s), point(&self.rope, e));
+                tree.edit(&InputEdit {
+                    start_byte: s,
+                    old_end_byte: e,
+                    new_end_byte: e,
+                    start_position: sp,
+                    old_end_position: ep,
+                    new_end_position: ep,
+                });
+            }
+        }
+        (self.tree, self.parsed) = parse_text(text, self.tree.as_ref(), parser);
         self.line_index = Arc::default();
     }
 
@@ -144,10 +181,13 @@ impl Document {
     }
 }
 
-/// Parses the rope, reusing `old_tree` (already edited) when given.
-fn parse_rope(rope: &Rope, old_tree: Option<&Tree>, parser: &mut Parser) -> (Option<Tree>, Parsed) {
-    let text: Arc<str> = Arc::from(String::from(rope));
-    // Line directives and initializer attributes read as blanks, as in
+/// Parses the rope's text, reusing `old_tree` (already edited) when given.
+fn parse_text(
+    text: Arc<str>,
+    old_tree: Option<&Tree>,
+    parser: &mut Parser,
+) -> (Option<Tree>, Parsed) {
+    // Line directives and attributes read as blanks, as in
     // every other parse (`racelens_syntax::parse::mask_for_parse`).
     let masked = racelens_syntax::parse::mask_for_parse(&text);
     let parsed = parser.parse(masked.as_deref().unwrap_or(&text), old_tree);
@@ -236,6 +276,55 @@ mod tests {
             fresh.root_node().to_sexp()
         );
         assert!(!fresh.root_node().has_error());
+    }
+
+    #[test]
+    fn typing_and_deleting_an_attribute_matches_a_fresh_parse() {
+        // Attributes parse as blanks (`mask_attributes`): completing or
+        // breaking one changes how bytes before the edit are read.
+        let mut parser = racelens_syntax::parse::new_parser();
+        let src = "extern int ( open_it)(char const *p);\nint f(void) { return 0; }\n";
+        let mut doc = Document::new(src, 1, &mut parser);
+        let attr = "__attribute__((__nonnull__(1))) ";
+        let mut version = 1;
+        let check = |doc: &Document| {
+            let fresh = racelens_syntax::parse_text(doc.text());
+            assert_eq!(
+                doc.parsed().tree.root_node().to_sexp(),
+                fresh.root_node().to_sexp(),
+                "{}",
+                doc.text()
+            );
+        };
+        for (i, ch) in attr.char_indices() {
+            version += 1;
+            let col = 13 + i as u32;
+            doc.apply_changes(
+                &[change(0, col, 0, col, &ch.to_string())],
+                version,
+                Encoding::Utf8,
+                &mut parser,
+            );
+            check(&doc);
+        }
+        assert!(!doc.parsed().tree.root_node().has_error());
+        // Delete it again from its end, a character at a time: the
+        // closing parentheses first, which unmask it.
+        for k in (0..attr.len() as u32 - 1).rev() {
+            version += 1;
+            doc.apply_changes(
+                &[change(0, 13 + k, 0, 14 + k, "")],
+                version,
+                Encoding::Utf8,
+                &mut parser,
+            );
+            check(&doc);
+        }
+        assert!(
+            doc.text().starts_with("extern int (  open_it)"),
+            "{}",
+            doc.text()
+        );
     }
 
     #[test]

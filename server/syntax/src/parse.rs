@@ -204,6 +204,58 @@ pub fn mask_attributes(text: &str) -> Option<String> {
     out.map(|b| String::from_utf8(b).expect("masking keeps UTF-8"))
 }
 
+/// The byte ranges of `text` whose masking ([`mask_attributes`]) an edit of
+/// `lo..hi` may have changed: for each `__attribute` whose reach touches
+/// that range, from just before it to its closing parenthesis, and past
+/// `hi` to the next `;`, `{` or `}` (an attribute's reach never crosses
+/// one, so that covers the rest of one a `;` typed inside it cut short).
+/// An editor that reparses incrementally marks them edited, so that no
+/// node read from the bytes before the mask changed is reused.
+pub fn attribute_windows(text: &str, lo: usize, hi: usize) -> Vec<(usize, usize)> {
+    const KW: &str = "__attribute";
+    let b = text.as_bytes();
+    let (lo, hi) = (lo.min(b.len()), hi.min(b.len()));
+    let stop = |c: u8| matches!(c, b';' | b'{' | b'}');
+    let from = b[..lo].iter().rposition(|&c| stop(c)).map_or(0, |k| k + 1);
+    let after_hi = b[hi..]
+        .iter()
+        .position(|&c| stop(c))
+        .map_or(b.len(), |k| hi + k);
+    let mut out = Vec::new();
+    // Only occurrences that start by `hi` matter: search no further.
+    let limit = (hi + KW.len()).min(b.len());
+    let mut at = from;
+    while let Some(k) = b
+        .get(at..limit)
+        .and_then(|w| w.windows(KW.len()).position(|w| w == KW.as_bytes()))
+    {
+        let start = at + k;
+        let (mut depth, mut end) = (0usize, b.len());
+        for (j, &c) in b.iter().enumerate().skip(start + KW.len()) {
+            match c {
+                b'(' => depth += 1,
+                b')' if depth > 0 => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = j + 1;
+                        break;
+                    }
+                }
+                c if stop(c) => {
+                    end = j;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if end + 1 >= lo {
+            out.push((start.saturating_sub(1), end.max(after_hi)));
+        }
+        at = start + KW.len();
+    }
+    out
+}
+
 /// `#line N ...` or `# N ...`, with optional blanks around the `#`.
 fn is_line_directive(line: &[u8]) -> bool {
     let rest = line.trim_ascii_start();
@@ -271,6 +323,18 @@ pub fn reparse(old: &Parsed, text: Arc<str>) -> Parsed {
     };
     let mut tree = (*old.tree).clone();
     tree.edit(&edit);
+    // An attribute the edit completed or broke masks differently beyond it.
+    for (s, e) in attribute_windows(&text, pre, b.len() - suf) {
+        let (sp, ep) = (point(b, s), point(b, e));
+        tree.edit(&tree_sitter::InputEdit {
+            start_byte: s,
+            old_end_byte: e,
+            new_end_byte: e,
+            start_position: sp,
+            old_end_position: ep,
+            new_end_position: ep,
+        });
+    }
     let masked = mask_for_parse(&text);
     let input = masked.as_deref().unwrap_or(&text);
     let tree = PARSER.with(|p| {
@@ -316,6 +380,25 @@ mod tests {
             parse_text(&long).root_node().to_sexp()
         );
         assert!(EXPANSIONS.with(|c| !c.borrow().contains_key(long.as_str())));
+    }
+
+    #[test]
+    fn a_reparse_through_a_changed_attribute_is_a_fresh_parse() {
+        let with = "extern int ( __attribute__((__nonnull__(1))) f)(char *p);\nint g;\n";
+        let broken = with.replacen("1)))", "1))", 1);
+        let old = parse(Arc::from(with));
+        for text in [broken.as_str(), with] {
+            let new = reparse(&old, Arc::from(text));
+            assert_eq!(
+                new.tree.root_node().to_sexp(),
+                parse_text(text).root_node().to_sexp()
+            );
+        }
+        let new = reparse(&parse(Arc::from(broken.as_str())), Arc::from(with));
+        assert_eq!(
+            new.tree.root_node().to_sexp(),
+            parse_text(with).root_node().to_sexp()
+        );
     }
 
     #[test]
@@ -388,7 +471,11 @@ mod tests {
         // glibc prototypes as CIL prints them, and a typedef with an
         // attribute before its name: valid C that tree-sitter-c rejects.
         let src = "extern  __attribute__((__nothrow__)) int ( __attribute__((__nonnull__(1))) open)(char const *p, int f);\ntypedef unsigned short __attribute__((__may_alias__))  alias_t;\nint f(void) __attribute ((noreturn));\nint main(void) { return 0; }\n";
-        assert!(new_parser().parse(src, None).unwrap().root_node().has_error());
+        assert!(new_parser()
+            .parse(src, None)
+            .unwrap()
+            .root_node()
+            .has_error());
         let masked = mask_for_parse(src).expect("four attributes");
         assert_eq!(masked.len(), src.len());
         assert!(!masked.contains("__attribute"), "{masked}");
