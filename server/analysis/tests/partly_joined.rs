@@ -10,7 +10,7 @@ use std::path::Path;
 
 const PROGRAM: &str = r#"
 #include <pthread.h>
-int state, flag;
+int state;
 static void *worker(void *arg) { state = 1; return arg; }
 static int run(int fail) {
     pthread_t t;
