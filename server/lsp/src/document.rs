@@ -143,17 +143,8 @@ impl Document {
         if let (Some((lo, hi)), Some(tree)) = (self.edited.take(), &mut self.tree) {
             // Completing or breaking an attribute changes what its earlier
             // bytes parse as: mark its whole reach edited, in place.
-            for (s, e) in racelens_syntax::parse::attribute_windows(&text, lo, hi) {
-                let (sp, ep) = (point(&self.rope, s), point(&self.rope, e));
-                tree.edit(&InputEdit {
-                    start_byte: s,
-                    old_end_byte: e,
-                    new_end_byte: e,
-                    start_position: sp,
-                    old_end_position: ep,
-                    new_end_position: ep,
-                });
-            }
+            let rope = &self.rope;
+            racelens_syntax::parse::mark_attribute_edits(tree, &text, lo, hi, |at| point(rope, at));
         }
         (self.tree, self.parsed) = parse_text(text, self.tree.as_ref(), parser);
         self.line_index = Arc::default();

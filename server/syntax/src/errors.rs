@@ -76,10 +76,8 @@ fn is_type_name(arg: &str) -> bool {
         words += 1;
         typed |= TYPE_WORDS.contains(&tok);
     }
-    let only_words_and_stars = arg
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*' || c.is_whitespace());
-    only_words_and_stars && words > 0 && (typed || arg.contains('*') || words > 1)
+    // Every token was a word: the text is words and stars only.
+    words > 0 && (typed || arg.contains('*') || words > 1)
 }
 
 #[cfg(test)]

@@ -172,24 +172,9 @@ pub fn mask_attributes(text: &str) -> Option<String> {
         if j >= b.len() || b[j] != b'(' {
             continue;
         }
-        // The matching `)` of the attribute's outer parenthesis.
-        let mut depth = 0usize;
-        let mut end = None;
-        for (k, &c) in b.iter().enumerate().skip(j) {
-            match c {
-                b'(' => depth += 1,
-                b')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = Some(k + 1);
-                        break;
-                    }
-                }
-                b';' | b'{' | b'}' => break,
-                _ => {}
-            }
-        }
-        let Some(end) = end else { continue };
+        let Ok(end) = attribute_end(b, j) else {
+            continue;
+        };
         if !text[at..end].contains("thread") {
             let buf = out.get_or_insert_with(|| b.to_vec());
             for x in &mut buf[at..end] {
@@ -202,6 +187,51 @@ pub fn mask_attributes(text: &str) -> Option<String> {
     }
     // Only ASCII bytes were replaced by ASCII spaces: still UTF-8.
     out.map(|b| String::from_utf8(b).expect("masking keeps UTF-8"))
+}
+
+/// Where an attribute's parentheses, opening at or after `from`, close:
+/// `Ok` just past the `)` matching the first `(`; `Err` at the `;`, `{` or
+/// `}` (or the end of the text) met first, which an attribute never
+/// crosses.
+fn attribute_end(b: &[u8], from: usize) -> Result<usize, usize> {
+    let mut depth = 0usize;
+    for (j, &c) in b.iter().enumerate().skip(from) {
+        match c {
+            b'(' => depth += 1,
+            b')' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(j + 1);
+                }
+            }
+            b';' | b'{' | b'}' => return Err(j),
+            _ => {}
+        }
+    }
+    Err(b.len())
+}
+
+/// Marks edited, in place, every range [`attribute_windows`] gives for the
+/// edited span `lo..hi` of `text` (the text `tree` was edited to);
+/// `point` gives the row and column of a byte offset.
+pub fn mark_attribute_edits(
+    tree: &mut Tree,
+    text: &str,
+    lo: usize,
+    hi: usize,
+    point: impl Fn(usize) -> tree_sitter::Point,
+) {
+    for (s, e) in attribute_windows(text, lo, hi) {
+        let (sp, ep) = (point(s), point(e));
+        tree.edit(&tree_sitter::InputEdit {
+            start_byte: s,
+            old_end_byte: e,
+            new_end_byte: e,
+            start_position: sp,
+            old_end_position: ep,
+            new_end_position: ep,
+        });
+    }
 }
 
 /// The byte ranges of `text` whose masking ([`mask_attributes`]) an edit of
@@ -230,24 +260,7 @@ pub fn attribute_windows(text: &str, lo: usize, hi: usize) -> Vec<(usize, usize)
         .and_then(|w| w.windows(KW.len()).position(|w| w == KW.as_bytes()))
     {
         let start = at + k;
-        let (mut depth, mut end) = (0usize, b.len());
-        for (j, &c) in b.iter().enumerate().skip(start + KW.len()) {
-            match c {
-                b'(' => depth += 1,
-                b')' if depth > 0 => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = j + 1;
-                        break;
-                    }
-                }
-                c if stop(c) => {
-                    end = j;
-                    break;
-                }
-                _ => {}
-            }
-        }
+        let end = attribute_end(b, start + KW.len()).unwrap_or_else(|stopped| stopped);
         if end + 1 >= lo {
             out.push((start.saturating_sub(1), end.max(after_hi)));
         }
@@ -324,17 +337,7 @@ pub fn reparse(old: &Parsed, text: Arc<str>) -> Parsed {
     let mut tree = (*old.tree).clone();
     tree.edit(&edit);
     // An attribute the edit completed or broke masks differently beyond it.
-    for (s, e) in attribute_windows(&text, pre, b.len() - suf) {
-        let (sp, ep) = (point(b, s), point(b, e));
-        tree.edit(&tree_sitter::InputEdit {
-            start_byte: s,
-            old_end_byte: e,
-            new_end_byte: e,
-            start_position: sp,
-            old_end_position: ep,
-            new_end_position: ep,
-        });
-    }
+    mark_attribute_edits(&mut tree, &text, pre, b.len() - suf, |at| point(b, at));
     let masked = mask_for_parse(&text);
     let input = masked.as_deref().unwrap_or(&text);
     let tree = PARSER.with(|p| {

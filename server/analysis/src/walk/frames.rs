@@ -115,32 +115,15 @@ fn newest_held(fr: &Frame, e: &Expr, st: &State) -> Vec<Base> {
 
 /// Does the pointer value `e` hold the newest object of the refreshed site
 /// `b` ([`newest_held`]), or is it `b`'s allocation itself? An address
-/// inside the object a pointer holds (`&j->link`, `&j->hdr.node`, a step
-/// `j + 1` along it) is inside the same object.
+/// inside the object a pointer holds (`&j->link`, `&j->hdr.node`) is inside
+/// the same object (a step `j + 1` along it is one already).
 pub(super) fn holds_newest(fr: &Frame, e: &Expr, b: &Base, st: &State) -> bool {
     matches!(uncast(e), Expr::CallResult(id)
         if matches!(b, Base::Heap { func, call } if *func == fr.fname && call == id))
         || newest_held(fr, e, st).contains(b)
-        || member_owner(e).is_some_and(|p| newest_held(fr, p, st).contains(b))
-}
-
-/// The pointer whose object `e` addresses a part of: `p` for `&p->f`,
-/// `&p->f.g` and `p + k`; `None` for anything else.
-fn member_owner(e: &Expr) -> Option<&Expr> {
-    match uncast(e) {
-        Expr::Offset(p) => Some(p),
-        Expr::AddrOf(inner) => {
-            let mut x: &Expr = inner;
-            loop {
-                match x {
-                    Expr::Field { base, arrow: true, .. } => return Some(base),
-                    Expr::Field { base, arrow: false, .. } => x = base,
-                    _ => return None,
-                }
-            }
-        }
-        _ => None,
-    }
+        || matches!(uncast(e), Expr::AddrOf(place)
+            if super::slots::deref_root(place)
+                .is_some_and(|p| st.newest_held_by(p).any(|h| h == b)))
 }
 
 impl Walker<'_> {

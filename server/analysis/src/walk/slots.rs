@@ -140,7 +140,7 @@ fn counter_index(e: &Expr) -> Option<&Name> {
 /// The root variable of a place reached through one dereference and fields
 /// only (`x->f`, `*x`, `(*x).f.g`, `x[0]`): `None` when an index or a
 /// second dereference is on the way.
-fn deref_root(e: &Expr) -> Option<&Name> {
+pub(super) fn deref_root(e: &Expr) -> Option<&Name> {
     match e {
         Expr::Field {
             base, arrow: false, ..
