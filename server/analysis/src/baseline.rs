@@ -17,7 +17,7 @@
 //!   (identified by file, name and ordinal among same-named definitions),
 //!   its last good text, how many syntax errors that text had, and where
 //!   that text lies in the current file ([`Placement`]); and the file's
-//!   error count at its last good version. `None` for a
+//!   error count and items at its last good version. `None` for a
 //!   file's first version, which is its own baseline, so the CLI (which
 //!   sets each file once) never sees a stale function.
 //! - [`effective_functions`], the query that decides, per function, what
@@ -33,6 +33,9 @@
 //!   being typed, or a piece of a torn region), as are new definitions
 //!   with errors. A function whose good text is gone (deleted, renamed) is
 //!   dropped.
+//! - [`program_items`]: the items the program reads besides functions
+//!   (globals, types, prototypes, macros), those of the last good version
+//!   while the file is broken.
 //! - [`advance`], which the host calls before each text change: the
 //!   baseline of the next revision, from this revision's effective
 //!   functions, with every placement moved through the edit.
@@ -45,6 +48,7 @@
 use crate::db::{file_items, SourceFile};
 use crate::typed_names::occurs_as_word;
 use crate::units::{file_view, Universe};
+use racelens_syntax::FileItems;
 use racelens_syntax::{Name, TypeInfo};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -57,6 +61,9 @@ pub struct Baseline {
     /// Error and missing nodes in the whole file at its last good version
     /// (the last revision with no more than the one before).
     pub file_errors: u32,
+    /// The file's items at that version, for what the program reads of
+    /// them besides functions ([`program_items`]).
+    pub items: Option<Arc<FileItems>>,
 }
 
 /// One function's last good version.
@@ -459,9 +466,9 @@ pub fn advance(
     let view = file_view(db, u, file);
     let errors = file_items(db, u, file).error_count;
     let old = file.baseline(db).as_deref();
-    let file_errors = match old {
-        Some(b) if errors > b.file_errors => b.file_errors,
-        _ => errors,
+    let (file_errors, items) = match old {
+        Some(b) if errors > b.file_errors => (b.file_errors, b.items.clone()),
+        _ => (errors, Some(file_items(db, u, file).clone())),
     };
     let fns = effective_functions(db, u, file)
         .iter()
@@ -500,7 +507,31 @@ pub fn advance(
             good
         })
         .collect();
-    Arc::new(Baseline { fns, file_errors })
+    Arc::new(Baseline {
+        fns,
+        file_errors,
+        items,
+    })
+}
+
+/// The items of a file that the program reads besides its functions
+/// (globals, types, prototypes, macros): the current ones, or, while the
+/// file has more syntax errors than its last good version, those of that
+/// version. Error recovery that swallows the rest of the file into a
+/// broken function (`n }` typed before a closing brace) turns the globals
+/// after it into that function's locals; the program must not lose them
+/// for a keystroke, any more than the functions ([`effective_functions`]).
+/// A declaration being typed counts once the file parses as well as before.
+pub fn program_items(db: &dyn salsa::Database, u: Universe, file: SourceFile) -> Arc<FileItems> {
+    let items = file_items(db, u, file);
+    match file.baseline(db).as_deref() {
+        Some(Baseline {
+            file_errors,
+            items: Some(good),
+            ..
+        }) if items.error_count > *file_errors => good.clone(),
+        _ => items.clone(),
+    }
 }
 
 #[cfg(test)]

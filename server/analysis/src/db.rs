@@ -7,7 +7,9 @@
 //! function_summary` backdates at every step, so an edit inside one body
 //! re-executes only that body's summary.
 
-use crate::baseline::{effective_functions, Baseline, EffectiveFn, Placement, Source, Staleness};
+use crate::baseline::{
+    effective_functions, program_items, Baseline, EffectiveFn, Placement, Source, Staleness,
+};
 use crate::config::{CallModel, Config};
 use crate::units::{file_view, is_unit, Universe};
 use racelens_syntax::{self as syntax, FileItems, FnIr, MacroTable, Name, Parsed, TypeInfo};
@@ -219,7 +221,10 @@ pub fn macro_table(db: &dyn salsa::Database, ws: Workspace) -> Arc<MacroTable> {
     Arc::new(MacroTable::new(
         files
             .iter()
-            .flat_map(|f| file_items(db, ws.universe(db), *f).macros.iter()),
+            .map(|f| program_items(db, ws.universe(db), *f))
+            .collect::<Vec<_>>()
+            .iter()
+            .flat_map(|items| items.macros.iter()),
     ))
 }
 
@@ -338,8 +343,8 @@ pub fn static_renames(
     // How many files define each name, statically or not.
     let mut count: FxHashMap<&Name, usize> = FxHashMap::default();
     let mut statics: Vec<(SourceFile, Vec<&Name>)> = Vec::new();
-    for f in files {
-        let items = file_items(db, u, *f);
+    let all: Vec<Arc<FileItems>> = files.iter().map(|f| program_items(db, u, *f)).collect();
+    for (f, items) in files.iter().zip(&all) {
         let mut mine: Vec<&Name> = Vec::new();
         let names = effective_functions(db, u, *f)
             .iter()
@@ -667,7 +672,7 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
     let renames = static_renames(db, ws);
     let none = FxHashMap::default();
     for &file in ws.files(db) {
-        let items = file_items(db, ws.universe(db), file);
+        let items = program_items(db, ws.universe(db), file);
         let map = renames.get(&file).unwrap_or(&none);
         let named = |n: &Name| map.get(n).unwrap_or(n).clone();
         for f in file_functions(db, ws, file) {

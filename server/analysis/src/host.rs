@@ -198,8 +198,9 @@ impl AnalysisHost {
 
     /// How many of each structure the analysis retains, by name: salsa's
     /// interned and input structs and memoized queries (`query:` prefix),
-    /// and the content-addressed memos (`memo:` entries and text bytes),
-    /// for tests that watch memory over many edits. Like an input write,
+    /// the content-addressed memos (`memo:` entries and text bytes), and
+    /// the whole walks kept for incremental updates (`walks kept`, over the
+    /// process), for tests that watch memory over many edits. Like an input write,
     /// it waits for outstanding snapshots.
     pub fn retained(&mut self) -> BTreeMap<String, usize> {
         let db: &mut dyn salsa::Database = &mut self.db;
@@ -220,6 +221,7 @@ impl AnalysisHost {
             out.insert(format!("memo:{name} entries"), entries);
             out.insert(format!("memo:{name} bytes"), bytes);
         }
+        out.insert("walks kept".into(), crate::walk::kept_walks());
         out
     }
 

@@ -9,7 +9,10 @@ use racelens_syntax::{self as syntax, memo::TextMemo, FnIr, MacroTable};
 use std::sync::Arc;
 use tree_sitter::Node;
 
-static MEMO: TextMemo<FnIr> = TextMemo::new();
+/// An IR is about ten times the size of its text: superseded texts are
+/// dropped after 512 KB of new ones (with 2 MB, editing mt-daapd at random
+/// kept some 40 MB of IR of texts no longer in the file).
+static MEMO: TextMemo<FnIr> = TextMemo::with_generation_bytes(512 << 10);
 
 /// Entries of the cache and the bytes of their texts.
 pub fn stats() -> (usize, usize) {

@@ -300,3 +300,88 @@ fn a_name_declared_nowhere_keeps_the_last_good_races() {
     assert!(rs.iter().all(|r| r.stale.is_none()), "{rs:#?}");
     assert!(message(&rs) != message(&good), "{rs:#?}");
 }
+
+/// Globals declared after the edited function: a stray identifier before
+/// an inner `}` (`n }` then `type = header;` reads as the declaration
+/// `n type = header;` with the brace skipped) can make tree-sitter swallow
+/// everything after it into the broken function, globals included (its
+/// error recovery does so here once a score of statements follow). The
+/// program keeps the globals of its last good version, so the walk is
+/// neither run from scratch nor changed: the races stay those of the last
+/// good text.
+#[test]
+fn a_stray_identifier_that_swallows_later_globals_keeps_them() {
+    let mut text = String::from(
+        "#include <pthread.h>
+void *worker(void *arg) {
+    char *header = arg;
+    char *type;
+    int len = 0;
+    while (1) {
+        if (*header) {
+            break;
+        }
+        header++;
+    }
+    type = header;
+",
+    );
+    for i in 0..20 {
+        text.push_str(&format!("    len = len + {i};\n"));
+    }
+    text.push_str(
+        "    return type;
+}
+int total;
+int hits;
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+
+void *other(void *arg) {
+    pthread_mutex_lock(&m);
+    total++;
+    pthread_mutex_unlock(&m);
+    hits++;
+    return 0;
+}
+
+int main(void) {
+    pthread_t t, u;
+    pthread_create(&t, 0, worker, \"x\");
+    pthread_create(&u, 0, other, 0);
+    pthread_mutex_lock(&m);
+    total++;
+    pthread_mutex_unlock(&m);
+    hits++;
+    return 0;
+}
+",
+    );
+    let path = Path::new("/virtual/last_good_later.c");
+    let anchor = "        header++;\n";
+    // The typed text really swallows the globals into `worker`.
+    let at = text.find(anchor).unwrap() + anchor.len();
+    let broken = format!("{}n{}", &text[..at], &text[at..]);
+    let items = racelens_syntax::extract_items(&racelens_syntax::parse_text(&broken), &broken);
+    assert!(
+        !items.globals.iter().any(|g| &*g.name == "hits"),
+        "tree-sitter no longer swallows the globals here: {:?}",
+        items.globals
+    );
+    let counts = type_into(path, &text, anchor, "n", "worker");
+    assert!(
+        counts.iter().all(|&c| c == counts[0] && c > 0),
+        "{counts:?}"
+    );
+    // Nothing the walk reads changed: it does not run again.
+    let mut host = AnalysisHost::default();
+    host.set_file_text(path, text.as_str());
+    races(&host);
+    host.db().enable_logging();
+    host.set_file_text(path, broken.as_str());
+    races(&host);
+    let log = host.db().take_log();
+    assert!(
+        !log.iter().any(|l| l.starts_with("thread_analysis(")),
+        "{log:#?}"
+    );
+}

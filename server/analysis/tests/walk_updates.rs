@@ -818,12 +818,12 @@ fn call_argument_edits_update_the_walk_exactly() {
     assert_eq!(reports(&host), original);
 }
 
-/// An edit that changes the pointer store walks the program again, but
-/// leaves the walk of the text before it as it was: its undo reuses that
-/// walk (no walk at all), and an edit of another function after the undo
-/// updates it incrementally, exactly as a walk from scratch.
+/// An edit that changes the pointer store walks the program again, and so
+/// does its undo: one walk per program is kept (two doubled the server's
+/// memory), and it is the edit's. An edit of another function after the
+/// undo updates the new walk incrementally, exactly as a walk from scratch.
 #[test]
-fn the_undo_of_a_store_changing_edit_reuses_the_walk_before_it() {
+fn a_store_changing_edit_and_its_undo_keep_one_walk() {
     let _serial = serial();
     set_verify(true);
     let base = r#"#include <pthread.h>
@@ -862,12 +862,18 @@ int main(void) {
     assert!(!updated, "the store changed: a walk from scratch");
     assert_eq!(after, replayed(virt, &[&edited]));
     assert!(after.iter().any(|r| r.contains("var: \"b\"")), "{after:?}");
+    assert_eq!(host.retained()["walks kept"], 1);
     let (undone, updated) = edit_and_report(&mut host, virt, base);
-    assert!(updated, "the undo reuses the walk before the edit");
+    assert!(
+        !updated,
+        "the undo changes the store back: a walk from scratch"
+    );
     assert_eq!(undone, before);
+    assert_eq!(host.retained()["walks kept"], 1);
     let (next, updated) = edit_and_report(&mut host, virt, &later);
     assert!(updated, "the kept walk is updated incrementally");
     assert_eq!(next, replayed(virt, &[&later]));
+    assert_eq!(host.retained()["walks kept"], 1);
 }
 
 /// A global set lazily and never cleared (`walk/once.rs`) stops being one

@@ -54,11 +54,13 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Walks kept at once: the current one and the one before it, so that an
-/// edit that changes the program (a function renamed while typing) and its
-/// undo both find theirs. Each is a whole walk (about 37 MB on mt-daapd):
-/// keeping four let the server's memory climb in such steps.
-const KEPT: usize = 2;
+/// Programs whose walks are kept at once: the newest walk of each (a
+/// workspace of several programs edits them in turn). Each is a whole walk
+/// (about 80 MB on mt-daapd). Keeping the walk before it too, so that an
+/// edit's undo finds the walk of the text before the edit, doubled the
+/// server's memory after the first edit that walked from scratch (issue
+/// 26); such an undo now walks from scratch again.
+const KEPT: usize = 8;
 
 /// A finished walk and the inputs it read.
 pub(super) struct Snapshot {
@@ -84,8 +86,10 @@ impl Snapshot {
     }
 }
 
-fn kept() -> &'static Mutex<Vec<Snapshot>> {
-    static KEPT_WALKS: OnceLock<Mutex<Vec<Snapshot>>> = OnceLock::new();
+/// The kept walks, each with the key of its program's workspace, oldest
+/// first.
+fn kept() -> &'static Mutex<Vec<(salsa::Id, Snapshot)>> {
+    static KEPT_WALKS: OnceLock<Mutex<Vec<(salsa::Id, Snapshot)>>> = OnceLock::new();
     KEPT_WALKS.get_or_init(Default::default)
 }
 
@@ -128,175 +132,53 @@ pub(super) fn verifying() -> bool {
         || *ENV.get_or_init(|| std::env::var_os("RACELENS_VERIFY_WALK").is_some())
 }
 
-/// Takes a kept walk of the same program and functions, if any: the one
-/// whose summaries differ from these in the fewest functions (an undo
-/// finds the walk of the text before the edit, which then needs none).
+/// Takes the kept walk of program `ws`, if it has the same program and
+/// functions.
 pub(super) fn take(
+    ws: salsa::Id,
     prog: &Arc<Program>,
     summaries: &FxHashMap<FunctionId, Arc<FunctionSummary>>,
 ) -> Option<Snapshot> {
     let mut kept = kept().lock().unwrap_or_else(|e| e.into_inner());
-    let i = kept
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| {
-            s.summaries.len() == summaries.len()
-                && summaries.keys().all(|f| s.summaries.contains_key(f))
-                && (Arc::ptr_eq(&s.prog, prog) || *s.prog == **prog)
-        })
-        .min_by_key(|(i, s)| {
-            let changed = summaries
-                .iter()
-                .filter(|(f, new)| {
-                    let old = &s.summaries[*f];
-                    !Arc::ptr_eq(old, new) && **old != ***new
-                })
-                .take(2)
-                .count();
-            // Among equals, the newest.
-            (changed, std::cmp::Reverse(*i))
-        })?
-        .0;
-    Some(kept.remove(i))
+    let i = kept.iter().position(|(k, s)| {
+        *k == ws
+            && s.summaries.len() == summaries.len()
+            && summaries.keys().all(|f| s.summaries.contains_key(f))
+            && (Arc::ptr_eq(&s.prog, prog) || *s.prog == **prog)
+    })?;
+    Some(kept.remove(i).1)
 }
 
-/// Keeps a walk for the next revision.
-pub(super) fn keep(snap: Snapshot) {
+/// Keeps a walk of program `ws` for the next revision, in place of the
+/// one kept before.
+pub(super) fn keep(ws: salsa::Id, snap: Snapshot) {
     let mut kept = kept().lock().unwrap_or_else(|e| e.into_inner());
+    kept.retain(|(k, _)| *k != ws);
     if kept.len() >= KEPT {
         kept.remove(0);
     }
-    kept.push(snap);
+    kept.push((ws, snap));
 }
 
-/// Updates `snap` to the current summaries, or says why it cannot. A
-/// failure found before the walk changed anything, or one in the pointer
-/// store (see [`Saved`]), hands the snapshot back unchanged: the edit's
-/// undo then finds the walk of the text before it.
+/// How many walks are kept, over every program of the process.
+pub fn kept_walks() -> usize {
+    kept().lock().unwrap_or_else(|e| e.into_inner()).len()
+}
+
+/// Drops the walk kept for program `ws`, before one from scratch replaces
+/// it (two whole walks at once would set the server's peak memory).
+pub(super) fn forget(ws: salsa::Id) {
+    let mut kept = kept().lock().unwrap_or_else(|e| e.into_inner());
+    kept.retain(|(k, _)| *k != ws);
+}
+
+/// Updates `snap` to the current summaries, or says why it cannot (the
+/// snapshot is then dropped: the walk runs from scratch).
 pub(super) fn update(
     db: &dyn salsa::Database,
     prog: &Arc<Program>,
     summaries: &FxHashMap<FunctionId, Arc<FunctionSummary>>,
-    snap: Snapshot,
-) -> Result<(ThreadAnalysis, Snapshot), (&'static str, Option<Snapshot>)> {
-    let mut back = None;
-    update_in(db, prog, summaries, snap, &mut back).map_err(|why| (why, back))
-}
-
-/// What an update changes in a snapshot's data before it knows whether the
-/// pointer store stands: caches it clears (frames, return values, frame
-/// bases and summaries, rebuilt on demand from the revision's text) and
-/// the rest, saved here so that a store that changed leaves the snapshot as
-/// it was. Verdicts answered on the new text (allocation wrappers, what a
-/// call may allocate, constant globals) must not stay in it: a later
-/// revision would trust them for the old text.
-struct Saved {
-    written: Option<FxHashMap<Name, u32>>,
-    may_allocate: FxHashMap<(FunctionId, Name), bool>,
-    constants: FxHashMap<Name, bool>,
-    semaphores: FxHashMap<Name, super::semaphores::Verdict>,
-    once_flags: FxHashMap<Name, bool>,
-    lazy_globals: FxHashMap<Name, bool>,
-    tested_names: Option<Arc<FxHashSet<Name>>>,
-    gates: FxHashMap<(Name, Name), bool>,
-    wrappers: FxHashMap<(FunctionId, u8), bool>,
-    free_params: FxHashMap<(FunctionId, u8), u32>,
-    allocator_internal: FxHashMap<FunctionId, super::free_wrappers::Bookkeeping>,
-    passed_on: FxHashMap<FunctionId, Arc<[usize]>>,
-    laundered: Option<super::laundered::Laundered>,
-    laundering_params: Option<super::laundered::Params>,
-}
-
-/// The pointer store and what its build leaves behind: taken before a
-/// rebuild (which only an update that changed a function's pass over the
-/// store does), to be put back if the store changed.
-struct SavedStore {
-    store: FxHashMap<LocKey, Vals>,
-    from: FxHashMap<FunctionId, FxHashMap<LocKey, Vals>>,
-    passes: FxHashMap<FunctionId, super::store::StorePass>,
-    params: FxHashMap<FunctionId, Vec<Vals>>,
-    fn_params: FxHashMap<FunctionId, Vec<Vals>>,
-    call_args: FxHashMap<FunctionId, super::store::CallArgs>,
-    unresolved: bool,
-}
-
-impl SavedStore {
-    /// Takes the store and its passes out of `d` (a rebuild starts from
-    /// none, and writes new ones).
-    fn take(d: &mut WalkData) -> Self {
-        SavedStore {
-            store: std::mem::take(&mut d.store),
-            from: std::mem::take(&mut d.store_from),
-            passes: std::mem::take(&mut d.store_passes),
-            params: std::mem::take(&mut d.store_params),
-            fn_params: std::mem::take(&mut d.store_fn_params),
-            call_args: std::mem::take(&mut d.store_call_args),
-            unresolved: d.store_unresolved.get(),
-        }
-    }
-}
-
-impl Saved {
-    fn of(d: &WalkData) -> Self {
-        Saved {
-            written: d.written.borrow().clone(),
-            may_allocate: d.may_allocate.borrow().clone(),
-            constants: d.constants.borrow().clone(),
-            semaphores: d.semaphores.borrow().clone(),
-            once_flags: d.once_flags.borrow().clone(),
-            lazy_globals: d.lazy_globals.borrow().clone(),
-            tested_names: d.tested_names.borrow().clone(),
-            gates: d.gates.borrow().clone(),
-            wrappers: d.wrappers.borrow().clone(),
-            free_params: d.free_params.borrow().clone(),
-            allocator_internal: d.allocator_internal.borrow().clone(),
-            passed_on: d.passed_on.borrow().clone(),
-            laundered: d.laundered.borrow().clone(),
-            laundering_params: d.laundering_params.borrow().clone(),
-        }
-    }
-
-    /// Puts the snapshot's data back as it was, with the old store.
-    fn restore(self, d: &mut WalkData, old: SavedStore) {
-        *d.written.get_mut() = self.written;
-        *d.may_allocate.get_mut() = self.may_allocate;
-        *d.constants.get_mut() = self.constants;
-        *d.semaphores.get_mut() = self.semaphores;
-        *d.once_flags.get_mut() = self.once_flags;
-        *d.lazy_globals.get_mut() = self.lazy_globals;
-        *d.tested_names.get_mut() = self.tested_names;
-        *d.gates.get_mut() = self.gates;
-        *d.wrappers.get_mut() = self.wrappers;
-        *d.free_params.get_mut() = self.free_params;
-        *d.allocator_internal.get_mut() = self.allocator_internal;
-        *d.passed_on.get_mut() = self.passed_on;
-        *d.laundered.get_mut() = self.laundered;
-        *d.laundering_params.get_mut() = self.laundering_params;
-        d.store_passes = old.passes;
-        d.store_params = old.params;
-        d.store_fn_params = old.fn_params;
-        d.store_call_args = old.call_args;
-        d.store_unresolved.set(old.unresolved);
-        d.store_strict.set(false);
-        d.store = old.store;
-        d.store_from = old.from;
-        d.frames.get_mut().clear();
-        d.returns.get_mut().clear();
-        d.summaries.get_mut().clear();
-        d.frame_bases.get_mut().clear();
-        d.lock_wrappers.get_mut().clear();
-        d.alloc_slots.get_mut().clear();
-        *d.alloc_slot_index.get_mut() = None;
-        *d.value_functions.get_mut() = None;
-    }
-}
-
-fn update_in(
-    db: &dyn salsa::Database,
-    prog: &Arc<Program>,
-    summaries: &FxHashMap<FunctionId, Arc<FunctionSummary>>,
     mut snap: Snapshot,
-    back: &mut Option<Snapshot>,
 ) -> Result<(ThreadAnalysis, Snapshot), &'static str> {
     let changed: Vec<FunctionId> = summaries
         .iter()
@@ -312,7 +194,6 @@ fn update_in(
         return Ok((result, snap));
     }
     let [f] = changed[..] else {
-        *back = Some(snap);
         return Err("several functions changed");
     };
     if std::env::var_os("RACELENS_TIMING").is_some() {
@@ -328,7 +209,6 @@ fn update_in(
     }
     let (old, new) = (&snap.summaries[&f], &summaries[&f]);
     if old.ir.params != new.ir.params {
-        *back = Some(snap);
         return Err("parameters changed");
     }
     let creates = |s: &FunctionSummary| {
@@ -337,7 +217,6 @@ fn update_in(
             .any(|m| matches!(m, CallModel::Create { .. }))
     };
     if creates(old) != creates(new) {
-        *back = Some(snap);
         return Err("thread creation changed");
     }
     let mut w = Walker {
@@ -355,7 +234,6 @@ fn update_in(
     // its function's summary and the program alone (`frames.rs`), and the
     // program is unchanged (`take`): the other functions' bases stay, which
     // saves about a quarter of a pointer store rebuild.
-    let saved = Saved::of(&w.d);
     w.d.summaries.borrow_mut().clear();
     w.d.frame_bases.borrow_mut().retain(|g, _| *g != f);
     // Callers apply a lock wrapper without walking it (no node of the
@@ -501,14 +379,19 @@ fn update_in(
         w.d.frames.borrow_mut().retain(|(g, _), _| *g != f);
         w.d.returns.borrow_mut().remove(&f);
         if !w.same_store_pass(f) {
-            let old = SavedStore::take(&mut w.d);
+            // A rebuild starts from no store and no passes.
+            let (store, from) = (
+                std::mem::take(&mut w.d.store),
+                std::mem::take(&mut w.d.store_from),
+            );
+            w.d.store_passes.clear();
+            w.d.store_params.clear();
+            w.d.store_fn_params.clear();
+            w.d.store_call_args.clear();
             w.d.frames.borrow_mut().clear();
             w.d.returns.borrow_mut().clear();
             w.build_store();
-            if w.d.store != old.store || w.d.store_from != old.from {
-                saved.restore(&mut w.d, old);
-                snap.data = std::mem::take(&mut w.d);
-                *back = Some(snap);
+            if w.d.store != store || w.d.store_from != from {
                 return Err("pointer store changed");
             }
             w.d.frames.borrow_mut().clear();

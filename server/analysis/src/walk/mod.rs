@@ -65,7 +65,7 @@ mod store;
 mod thread_counts;
 mod threads;
 mod wild;
-pub use incremental::{set_incremental, set_verify, stats as incremental_stats};
+pub use incremental::{kept_walks, set_incremental, set_verify, stats as incremental_stats};
 pub(crate) use laundered::launders;
 pub use memo::{copies_made, set_copies};
 pub(crate) use spawn::same_thread_id;
@@ -461,7 +461,7 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
         .flatten()
         .map(|f| (*f, walk_summary(db, *f).clone()))
         .collect();
-    if let Some(snap) = incremental::take(&prog, &summaries) {
+    if let Some(snap) = incremental::take(ws.key(), &prog, &summaries) {
         match incremental::update(db, &prog, &summaries, snap) {
             Ok((result, snap)) => {
                 if incremental::verifying() {
@@ -518,21 +518,18 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
                         panic!("racelens: incremental walk differs from a full walk ({part})");
                     }
                 }
-                incremental::keep(snap);
+                incremental::keep(ws.key(), snap);
                 incremental::count(true);
                 return result;
             }
-            Err((why, back)) => {
+            Err(why) => {
                 if std::env::var_os("RACELENS_TIMING").is_some() {
                     eprintln!("racelens: walk: full walk ({why})");
-                }
-                // Kept as it was: the edit's undo finds it.
-                if let Some(snap) = back {
-                    incremental::keep(snap);
                 }
             }
         }
     }
+    incremental::forget(ws.key());
     let started = std::time::Instant::now();
     let (result, data) = walk_all(db, &prog);
     if std::env::var_os("RACELENS_TIMING").is_some() {
@@ -540,7 +537,10 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
     }
     incremental::count(false);
     if let Some(data) = data {
-        incremental::keep(incremental::Snapshot::new(prog, summaries, data, &result));
+        incremental::keep(
+            ws.key(),
+            incremental::Snapshot::new(prog, summaries, data, &result),
+        );
     }
     result
 }
