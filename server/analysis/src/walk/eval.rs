@@ -282,8 +282,10 @@ impl<'a> Walker<'a> {
                     }
                     // A local whose address is taken holds what stores
                     // through that address put there (`find(&fn)` that
-                    // sets `*out = h->fn`).
-                    if !t.is_static && fr.address_taken.contains(x) {
+                    // sets `*out = h->fn`). Not an array: its name is
+                    // only its address (`p = auth` points `p` at `auth`,
+                    // not at what `auth[2] = pass` stored in it).
+                    if !t.is_static && !t.array && fr.address_taken.contains(x) {
                         let k = LocKey::new(Base::Local {
                             func: fr.fname.clone(),
                             var: x.clone(),
