@@ -66,6 +66,14 @@ pub struct Baseline {
     pub items: Option<Arc<FileItems>>,
 }
 
+impl Baseline {
+    /// Is a revision whose file has `errors` error and missing nodes
+    /// "broken": does it parse worse than the last good version?
+    pub fn broken(&self, errors: u32) -> bool {
+        errors > self.file_errors
+    }
+}
+
 /// One function's last good version.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GoodFn {
@@ -283,7 +291,7 @@ pub fn effective_functions(
     };
     // More errors in the file than in its last good version: recovery may
     // have lost or torn apart definitions the edit did not touch.
-    let broken = items.error_count > base.file_errors;
+    let broken = base.broken(items.error_count);
     let index: FxHashMap<(&str, u32), usize> = base
         .fns
         .iter()
@@ -467,7 +475,7 @@ pub fn advance(
     let errors = file_items(db, u, file).error_count;
     let old = file.baseline(db).as_deref();
     let (file_errors, items) = match old {
-        Some(b) if errors > b.file_errors => (b.file_errors, b.items.clone()),
+        Some(b) if b.broken(errors) => (b.file_errors, b.items.clone()),
         _ => (errors, Some(file_items(db, u, file).clone())),
     };
     let fns = effective_functions(db, u, file)
@@ -525,11 +533,7 @@ pub fn advance(
 pub fn program_items(db: &dyn salsa::Database, u: Universe, file: SourceFile) -> Arc<FileItems> {
     let items = file_items(db, u, file);
     match file.baseline(db).as_deref() {
-        Some(Baseline {
-            file_errors,
-            items: Some(good),
-            ..
-        }) if items.error_count > *file_errors => good.clone(),
+        Some(b) if b.broken(items.error_count) => b.items.clone().unwrap_or_else(|| items.clone()),
         _ => items.clone(),
     }
 }
