@@ -313,7 +313,7 @@ pub fn effective_functions(
         .collect();
     let mut matched = vec![false; base.fns.len()];
     let mut out = Vec::with_capacity(current.len());
-    for f in current {
+    for mut f in current {
         let Some(&g) = index.get(&(&*f.name, f.ordinal)) else {
             // Being typed, or a piece of a broken region: left out until
             // the file parses as well as before.
@@ -324,6 +324,12 @@ pub fn effective_functions(
         };
         matched[g] = true;
         let good = &base.fns[g];
+        let (s, e) = (f.start as usize, (f.start + f.len) as usize);
+        if view.text.get(s..e) != Some(&*good.text) {
+            // A word typed before a statement can make it a declaration
+            // that parses (`misparse.rs`); only changed text is scanned.
+            f.errors += misparsed(&view.tree, &view.text, s, e);
+        }
         // New errors, or it swallowed another function's untouched text.
         let swallowed = || {
             let next = placed.partition_point(|&s| s <= f.start);
@@ -402,6 +408,25 @@ fn standing_in(good: &GoodFn, source: Source) -> EffectiveFn {
 }
 
 /// Is `good`'s text still where it was, unchanged?
+/// Declarations in the definition spanning `start..end` that are not C
+/// (`racelens_syntax::misparse`); zero when the tree has no definition
+/// there (one that recovery reparsed on its own).
+fn misparsed(tree: &Tree, text: &str, start: usize, end: usize) -> u32 {
+    let mut node = tree.root_node().descendant_for_byte_range(start, end);
+    while let Some(n) = node {
+        if n.kind() == "function_definition" {
+            break;
+        }
+        node = n.parent();
+    }
+    match node {
+        Some(n) if n.start_byte() == start && n.end_byte() == end => {
+            racelens_syntax::misparse::misparsed_statements(n, text)
+        }
+        _ => 0,
+    }
+}
+
 fn in_place(text: &str, good: &GoodFn) -> bool {
     let (s, e) = (
         good.at.start as usize,

@@ -385,3 +385,40 @@ int main(void) {
         "{log:#?}"
     );
 }
+
+/// A word typed at the start of a line can make the statement after it a
+/// declaration that parses: `k note(arg);` declares a function `note`
+/// returning a `k`, and the call is gone, though no error node says so.
+/// `arg` is a variable, not a type: the function counts as having a new
+/// syntax error (`misparse.rs`), and the races stay those of the last good
+/// text until the statement is complete.
+#[test]
+fn a_word_typed_before_a_call_keeps_the_call() {
+    let text = PROGRAM
+        .replace(
+            "static void report(void) {",
+            "int noted;\n\nstatic void note(void *p) {\n    noted += p != 0;\n}\n\nstatic void report(void) {\n    noted = 0;",
+        )
+        .replacen(
+            "void *worker(void *arg) {\n",
+            "static void note(void *p);\nvoid *worker(void *arg) {\n    note(arg);\n",
+            1,
+        );
+    let path = Path::new("/virtual/last_good_misparse.c");
+    let anchor = "void *worker(void *arg) {\n";
+    let at = text.find(anchor).unwrap() + anchor.len();
+    let half = format!("{}    k{}", &text[..at], &text[at..]);
+    assert!(
+        !racelens_syntax::parse_text(&half).root_node().has_error(),
+        "tree-sitter reads `k note(arg);` as a declaration"
+    );
+    let mut host = AnalysisHost::default();
+    host.set_file_text(path, text.as_str());
+    let rs = races(&host);
+    assert!(rs.iter().any(|r| r.message().contains("noted")), "{rs:#?}");
+    let counts = type_into(path, &text, anchor, "    k = 1;\n", "worker");
+    assert!(
+        counts.iter().all(|&c| c == counts[0]) && counts[0] > 0,
+        "{counts:?}"
+    );
+}

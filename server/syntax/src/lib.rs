@@ -14,6 +14,7 @@ pub mod line_index;
 pub mod lower;
 pub mod macros;
 pub mod memo;
+pub mod misparse;
 pub mod par;
 pub mod parse;
 pub mod preproc;

@@ -33,17 +33,20 @@ const MAX_MACRO_DEPTH: usize = 8;
 
 /// Lowers the function definition found in `fn_text` (the function's own
 /// text, parsed standalone). Returns an empty IR when no definition is found.
+///
+/// A definition that parses only once recovery blanks one side of its
+/// conditionals (`#ifdef X` `if (a) {` `#else` `if (b) {` `#endif`) is
+/// found as in its file ([`crate::items::for_each_function`]), so that the
+/// standalone text lowers as the same definition did in the file.
 pub fn lower_function(fn_text: &str, macros: &MacroTable) -> FnIr {
     let tree = parse_text(fn_text);
-    let root = tree.root_node();
-    let mut cur = root.walk();
-    let def = root
-        .named_children(&mut cur)
-        .find(|n| n.kind() == "function_definition");
-    match def {
-        Some(def) => lower_definition(def, fn_text, macros),
-        None => FnIr::default(),
-    }
+    let mut ir = None;
+    crate::items::for_each_function(&tree, fn_text, &mut |def, text, _| {
+        if ir.is_none() {
+            ir = Some(lower_definition(def, text, macros));
+        }
+    });
+    ir.unwrap_or_default()
 }
 
 /// Lowers a `function_definition` node of a parsed file whose text is `src`.

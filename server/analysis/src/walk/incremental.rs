@@ -55,13 +55,17 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Programs whose walks are kept at once: the newest walk of each, for the
-/// two programs edited last (a workspace of several programs edits them in
-/// turn). Each is a whole walk (about 80 MB on mt-daapd; memcached's
-/// project, with one walk kept for each of its programs, took 817 MB after
-/// open against 448 MB with two). Keeping the walk before an edit too, so
-/// that its undo finds it, doubled the server's memory after the first
-/// edit that walked from scratch (issue 26); such an undo now walks from
-/// scratch again.
+/// program walked last and the one whose walk costs most to redo among the
+/// others (a workspace of several programs edits them in turn). Each is a
+/// whole walk (about 80 MB on mt-daapd; memcached's project, with one walk
+/// kept for each of its programs, took 817 MB after open against 448 MB
+/// with two). Keeping the walk before an edit too, so that its undo finds
+/// it, doubled the server's memory after the first edit that walked from
+/// scratch (issue 26); such an undo now walks from scratch again.
+///
+/// Evicting the oldest instead dropped memcached's 9 s walk at open, since
+/// its two small test programs were walked after it: every first edit of
+/// memcached.c then walked from scratch.
 const KEPT: usize = 2;
 
 /// A finished walk and the inputs it read.
@@ -86,6 +90,18 @@ impl Snapshot {
             result: result.clone(),
         }
     }
+
+    /// What walking this program again costs: the steps of all its threads.
+    fn cost(&self) -> u64 {
+        self.data.thread_steps.iter().sum()
+    }
+}
+
+/// Which of the kept walks to drop for a new one: the cheapest to redo
+/// (the oldest among equals). The new walk itself is always kept: its
+/// program is the one being edited.
+fn evicted(costs: &[u64]) -> Option<usize> {
+    (0..costs.len()).min_by_key(|&i| costs[i])
 }
 
 /// The kept walks, each with the key of its program's workspace, oldest
@@ -157,7 +173,10 @@ pub(super) fn keep(ws: salsa::Id, snap: Snapshot) {
     let mut kept = kept().lock().unwrap_or_else(|e| e.into_inner());
     kept.retain(|(k, _)| *k != ws);
     if kept.len() >= KEPT {
-        kept.remove(0);
+        let costs: Vec<u64> = kept.iter().map(|(_, s)| s.cost()).collect();
+        if let Some(i) = evicted(&costs) {
+            kept.remove(i);
+        }
     }
     kept.push((ws, snap));
 }
@@ -196,6 +215,17 @@ pub(super) fn update(
         return Ok((result, snap));
     }
     let [f] = changed[..] else {
+        if std::env::var_os("RACELENS_TIMING").is_some() {
+            let names: Vec<String> = changed
+                .iter()
+                .take(8)
+                .map(|f| f.name(db).to_string())
+                .collect();
+            eprintln!(
+                "racelens: walk: {} functions changed: {names:?}",
+                changed.len()
+            );
+        }
         return Err("several functions changed");
     };
     if std::env::var_os("RACELENS_TIMING").is_some() {

@@ -44,12 +44,24 @@ pub(crate) fn base_type(node: Node, src: &str) -> TypeInfo {
         ty.name = Some(match t.kind() {
             "struct_specifier" | "union_specifier" | "enum_specifier" => match t.field("name") {
                 Some(n) => name(n, src),
-                None => Name::from(format!("<anon@{}>", t.start_byte())),
+                // Named by its text, not its offset: an edit above it
+                // must not change the type (and with it the summary of
+                // the function declaring it, or the program's globals).
+                None => Name::from(format!("<anon#{:08x}>", anon_hash(t_text))),
             },
             _ => Name::from(t_text.trim()),
         });
     }
     ty
+}
+
+/// A short hash of an anonymous struct, union or enum's text: the same
+/// definition gets the same name wherever it lies.
+fn anon_hash(text: &str) -> u32 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(text.as_bytes());
+    h.finish() as u32
 }
 
 /// The parameters of a function declarator that are pointers (or arrays),

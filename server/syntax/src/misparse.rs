@@ -1,0 +1,148 @@
+//! Statements that parse without an error node yet are not C: a word typed
+//! at the start of a statement turns it into a declaration.
+//!
+//! Typing `v` on the line before `resp_reset(resp);` gives
+//! `v resp_reset(resp);`, which tree-sitter parses, error-free, as the
+//! declaration of a function `resp_reset` returning a type `v`, with one
+//! parameter of type `resp`; `n a = b;` declares a local `a` of type `n`.
+//! The call and the assignment are gone, and the function's accesses change
+//! for one keystroke. Neither is C when `resp` and `n` are variables of the
+//! function: a variable is not a type name, and a parameter list of bare
+//! identifiers (C11 6.7.6.3p3) is allowed only in a definition.
+//! [`misparsed_statements`] counts such declarations, so that the function
+//! counts as having a syntax error (`baseline.rs` keeps its last good
+//! version meanwhile).
+//!
+//! "Variables of the function" are its parameters and every name a
+//! declaration of its body declares, whatever the block: an
+//! over-approximation of the names in scope that only a type and a
+//! variable of one name in one function could fool.
+//!
+//! Invariant: reads the tree only; a definition with no such declaration
+//! counts zero.
+
+use tree_sitter::Node;
+
+/// Declarations in the body of the function definition `def` whose type, or
+/// a parameter of whose function declarator, is a bare identifier naming a
+/// variable of the function. Zero for any other node.
+pub fn misparsed_statements(def: Node, src: &str) -> u32 {
+    if def.kind() != "function_definition" {
+        return 0;
+    }
+    let (Some(decl), Some(body)) = (
+        def.child_by_field_name("declarator"),
+        def.child_by_field_name("body"),
+    ) else {
+        return 0;
+    };
+    let text = |n: Node| src.get(n.byte_range()).unwrap_or("");
+    let mut vars: Vec<&str> = Vec::new();
+    // Parameters: the identifiers declared by the outermost function
+    // declarator's parameter list.
+    let mut d = Some(decl);
+    while let Some(n) = d {
+        if n.kind() == "function_declarator" {
+            if let Some(params) = n.child_by_field_name("parameters") {
+                let mut c = params.walk();
+                for p in params.named_children(&mut c) {
+                    if let Some(x) = p.child_by_field_name("declarator") {
+                        if let Some(id) = declared_name(x) {
+                            vars.push(text(id));
+                        }
+                    }
+                }
+            }
+            break;
+        }
+        d = n.child_by_field_name("declarator");
+    }
+    let mut decls = Vec::new();
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "declaration" {
+            decls.push(n);
+            let mut c = n.walk();
+            for x in n.children_by_field_name("declarator", &mut c) {
+                if let Some(id) = declared_name(x) {
+                    vars.push(text(id));
+                }
+            }
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    if decls.is_empty() {
+        return 0;
+    }
+    let is_var = |n: Node| n.kind() == "type_identifier" && vars.contains(&text(n));
+    let mut count = 0;
+    for n in decls {
+        if n.child_by_field_name("type").is_some_and(is_var) {
+            count += 1;
+            continue;
+        }
+        let mut c = n.walk();
+        let calls = n
+            .children_by_field_name("declarator", &mut c)
+            .filter(|x| x.kind() == "function_declarator")
+            .filter_map(|x| x.child_by_field_name("parameters"))
+            .any(|params| {
+                let mut c = params.walk();
+                let found = params.named_children(&mut c).any(|p| {
+                    p.kind() == "parameter_declaration"
+                        && p.child_by_field_name("declarator").is_none()
+                        && p.child_by_field_name("type").is_some_and(is_var)
+                });
+                found
+            });
+        if calls {
+            count += 1;
+        }
+    }
+    count
+}
+
+/// The identifier a declarator declares (through pointers, arrays,
+/// initialisers, parentheses and function declarators).
+fn declared_name(mut n: Node) -> Option<Node> {
+    for _ in 0..16 {
+        match n.kind() {
+            "identifier" => return Some(n),
+            "parenthesized_declarator" => n = n.named_child(0)?,
+            _ => n = n.child_by_field_name("declarator")?,
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(src: &str) -> u32 {
+        let mut p = tree_sitter::Parser::new();
+        p.set_language(&tree_sitter_c::LANGUAGE.into()).unwrap();
+        let tree = p.parse(src, None).unwrap();
+        let root = tree.root_node();
+        let mut c = root.walk();
+        let n = root
+            .named_children(&mut c)
+            .filter(|n| n.kind() == "function_definition")
+            .map(|d| misparsed_statements(d, src))
+            .sum();
+        n
+    }
+
+    #[test]
+    fn a_word_typed_before_a_call_or_an_assignment_is_counted() {
+        let src = "typedef struct r r;\nint g;\nstatic void f(r *resp, int n) {\n    int c = 1, *q;\n    v resp_reset(resp);\n    x conn(c, n);\n    n g = c;\n    if (c) {\n        w free(q);\n    }\n}\n";
+        assert_eq!(count(src), 4);
+    }
+
+    #[test]
+    fn real_declarations_are_not_counted() {
+        let src = "typedef struct r r;\ntypedef int size;\nstatic void f(r *resp, int n) {\n    r *other = resp;\n    size k = n;\n    void h(int, r);\n    int g(size);\n    int p();\n    (void)other; (void)k;\n}\n";
+        assert_eq!(count(src), 0);
+    }
+}
