@@ -407,7 +407,6 @@ fn standing_in(good: &GoodFn, source: Source) -> EffectiveFn {
     }
 }
 
-/// Is `good`'s text still where it was, unchanged?
 /// Declarations in the definition spanning `start..end` that are not C
 /// (`racelens_syntax::misparse`); zero when the tree has no definition
 /// there (one that recovery reparsed on its own).
@@ -427,6 +426,7 @@ fn misparsed(tree: &Tree, text: &str, start: usize, end: usize) -> u32 {
     }
 }
 
+/// Is `good`'s text still where it was, unchanged?
 fn in_place(text: &str, good: &GoodFn) -> bool {
     let (s, e) = (
         good.at.start as usize,
