@@ -325,7 +325,8 @@ pub fn effective_functions(
         matched[g] = true;
         let good = &base.fns[g];
         let (s, e) = (f.start as usize, (f.start + f.len) as usize);
-        if view.text.get(s..e) != Some(&*good.text) {
+        let changed = view.text.get(s..e) != Some(&*good.text);
+        if changed {
             // A word typed before a statement can make it a declaration
             // that parses (`misparse.rs`); only changed text is scanned.
             f.errors += misparsed(&view.tree, &view.text, s, e);
@@ -348,6 +349,15 @@ pub fn effective_functions(
             let mut s = standing_in(good, stale);
             s.typed = Some(w);
             out.push(s);
+        } else if changed
+            && !broken
+            && (good.at.start, good.at.len) == (f.start, f.len)
+            && spacing_only(&good.text, &view.text[s..e], &good.at)
+        {
+            // Only blanks changed: the last good version stands, not
+            // stale (the analysis of the text is the same), its positions
+            // moved through the edit.
+            out.push(standing_in(good, Source::Ghost(g as u32)));
         } else {
             out.push(f);
         }
@@ -405,6 +415,46 @@ fn standing_in(good: &GoodFn, source: Source) -> EffectiveFn {
         source,
         typed: None,
     }
+}
+
+/// Does `cur` differ from the good text `good` only by blanks (spaces and
+/// tabs, no line break) in the one region `at` says the edits since
+/// touched, outside literals and directive lines, with tokens neither split
+/// nor joined? Then both lower alike but for positions, and `at.map` places
+/// every position of a token exactly (indentation changed, a space typed
+/// or deleted between tokens). Whitespace inside the region collapses to
+/// its start, and holds no token.
+fn spacing_only(good: &str, cur: &str, at: &Placement) -> bool {
+    let (p, q) = (at.prefix as usize, at.suffix as usize);
+    let (g, c) = (good.len(), cur.len());
+    if p + q > g || p + q > c || good.get(..p) != cur.get(..p) {
+        return false;
+    }
+    if good.get(g - q..) != cur.get(c - q..) {
+        return false;
+    }
+    let blank = |t: &str| t.bytes().all(|b| b == b' ' || b == b'\t');
+    // (`get`: positions off a character boundary are no blank region.)
+    let (Some(was), Some(now)) = (good.get(p..g - q), cur.get(p..c - q)) else {
+        return false;
+    };
+    if !blank(was) || !blank(now) {
+        return false;
+    }
+    let ws = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_whitespace());
+    let gb = good.as_bytes();
+    let (left, right) = (p.checked_sub(1).and_then(|i| gb.get(i)), gb.get(g - q));
+    // Two tokens side by side stay apart, or together, as they were (a
+    // bracket, brace, parenthesis, comma or semicolon is a token of its
+    // own whatever follows it).
+    let alone = |b: Option<&u8>| b.is_some_and(|b| b";,(){}[]".contains(b));
+    let apart = ws(left) || ws(right) || alone(left) || alone(right);
+    if !(apart || (!was.is_empty() && !now.is_empty())) {
+        return false;
+    }
+    let line = &good[good[..p].rfind('\n').map_or(0, |i| i + 1)..p];
+    let odd = |ch: char| line.matches(ch).count() % 2 == 1;
+    !line.trim_start().starts_with('#') && !odd('"') && !odd('\'') && !line.contains('\\')
 }
 
 /// Declarations in the definition spanning `start..end` that are not C
@@ -610,5 +660,56 @@ mod tests {
         assert_eq!(q.map(20, 5), 8);
         assert_eq!(q.map(20, 6), 9);
         assert_eq!(q.map(20, 20), 23);
+    }
+
+    /// The placement of `good` (at offset 0) after turning it into `cur`
+    /// by one edit.
+    fn placed(good: &str, cur: &str) -> Placement {
+        let e = Edit::between(good, cur).unwrap();
+        Placement::exact(0, good.len() as u32).through(&e)
+    }
+
+    fn only_blanks(good: &str, cur: &str) -> bool {
+        spacing_only(good, cur, &placed(good, cur))
+    }
+
+    #[test]
+    fn blanks_between_tokens_change_positions_only() {
+        let good = "void f(void) {\n    n++;\n    m = n;\n}\n";
+        // Indentation, a space between tokens typed or deleted.
+        assert!(only_blanks(
+            good,
+            &good.replace("    m = n;", "     m = n;")
+        ));
+        assert!(only_blanks(good, &good.replace("    m = n;", "   m = n;")));
+        assert!(only_blanks(good, &good.replace("m = n;", "m  = n;")));
+        assert!(only_blanks(good, &good.replace("m = n;", "m\t= n;")));
+        assert!(only_blanks(good, &good.replace("n++;", "n++ ;")));
+        assert!(only_blanks(good, &good.replace("f(void)", "f (void)")));
+    }
+
+    #[test]
+    fn blanks_that_split_or_join_tokens_or_sit_in_literals_do_not() {
+        let good = "int f(int a) {\n    return a;\n}\n";
+        // `return a` -> `returna`: joined; `ret urn`: split.
+        assert!(!only_blanks(good, &good.replace("return a", "returna")));
+        assert!(!only_blanks(good, &good.replace("return", "ret urn")));
+        let ops = "void f(int a) {\n    a++;\n}\n";
+        assert!(!only_blanks(ops, &ops.replace("a++", "a+ +")));
+        // A line break, a string or character literal, a directive line.
+        assert!(!only_blanks(
+            good,
+            &good.replace("    return", "\n    return")
+        ));
+        let lit = "void f(void) {\n    g(\"a b\", ' ');\n}\n";
+        assert!(!only_blanks(lit, &lit.replace("\"a b\"", "\"a  b\"")));
+        assert!(!only_blanks(lit, &lit.replace("' '", "'  '")));
+        let dir = "void f(void) {\n#define F(x) x\n    F(1);\n}\n";
+        assert!(!only_blanks(
+            dir,
+            &dir.replace("#define F(x)", "#define  F(x)")
+        ));
+        // Tokens changed.
+        assert!(!only_blanks(good, &good.replace("return a;", "return  b;")));
     }
 }

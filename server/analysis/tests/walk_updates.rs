@@ -201,7 +201,9 @@ fn consecutive_edits_of_a_copy_loop_update_the_walk_exactly() {
     let head = "static char *yystpcpy(char *yydest , char const   *yysrc ) \n{";
     let start = text.find(head).expect("yystpcpy in mt-daapd");
     let semi = start + text[start..].find(';').expect("a statement");
-    let spaced = format!("{} {}", &text[..semi], &text[semi..]);
+    // An empty statement after the first: a blank would change positions
+    // only, which walks nothing (`baseline::spacing_only`).
+    let spaced = format!("{};{}", &text[..=semi], &text[semi + 1..]);
     let virt = Path::new("/virtual/real/mt-daapd_comb.c");
     let mut host = AnalysisHost::default();
     host.set_file_text(virt, text.as_str());
