@@ -32,7 +32,9 @@
 //!   definitions the baseline does not know are left out (a function
 //!   being typed, or a piece of a torn region), as are new definitions
 //!   with errors. A function whose good text is gone (deleted, renamed) is
-//!   dropped.
+//!   dropped. A function whose text differs from its good one only by
+//!   blanks between tokens ([`spacing_only`]) stands as its good text too
+//!   ([`Source::Ghost`]: the analysis is the same, only positions move).
 //! - [`program_items`]: the items the program reads besides functions
 //!   (globals, types, prototypes, macros), those of the last good version
 //!   while the file is broken.
@@ -205,7 +207,8 @@ pub enum Source {
     /// (this index into the baseline) stands in.
     Stale { item: u32, good: u32 },
     /// Recovery lost it, but its good text is in place, inside a broken
-    /// region: the last good version stands in.
+    /// region; or its text differs from the good one only by blanks
+    /// between tokens: the last good version stands in, not stale.
     Ghost(u32),
 }
 
