@@ -21,7 +21,7 @@ mod types;
 use decls::{append_piece, function_item, memoized_node_items};
 pub use recovery::memo_stats as region_memo_stats;
 pub use recovery::{for_each_function, for_each_function_in, function_nodes, recover, Recovery};
-pub(crate) use types::{base_type, declarator};
+pub(crate) use types::{base_type, declarator, function_declarator};
 
 /// A function definition and where its text lives in the file.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -13,7 +13,7 @@
 
 use crate::fields::Field;
 use crate::ir::*;
-use crate::items::{base_type, declarator, name};
+use crate::items::{base_type, declarator, function_declarator, name};
 use crate::macros::MacroTable;
 use crate::parse::parse_text;
 use tree_sitter::Node;
@@ -199,18 +199,7 @@ impl<'s> Lowerer<'s> {
     }
 
     fn params(&mut self, d: Node) {
-        // Find the function_declarator that holds the parameter list.
-        let mut n = d;
-        for _ in 0..32 {
-            if n.kind() == "function_declarator" {
-                break;
-            }
-            match n.field("declarator") {
-                Some(c) => n = c,
-                None => return,
-            }
-        }
-        let Some(list) = n.field("parameters") else {
+        let Some(list) = function_declarator(d).and_then(|n| n.field("parameters")) else {
             return;
         };
         let mut cur = list.walk();

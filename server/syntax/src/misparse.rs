@@ -21,6 +21,8 @@
 //! Invariant: reads the tree only; a definition with no such declaration
 //! counts zero.
 
+use crate::ir::TypeInfo;
+use crate::items::{declarator, function_declarator};
 use tree_sitter::Node;
 
 /// Declarations in the body of the function definition `def` whose type, or
@@ -38,24 +40,19 @@ pub fn misparsed_statements(def: Node, src: &str) -> u32 {
     };
     let text = |n: Node| src.get(n.byte_range()).unwrap_or("");
     let mut vars: Vec<&str> = Vec::new();
-    // Parameters: the identifiers declared by the outermost function
-    // declarator's parameter list.
-    let mut d = Some(decl);
-    while let Some(n) = d {
-        if n.kind() == "function_declarator" {
-            if let Some(params) = n.child_by_field_name("parameters") {
-                let mut c = params.walk();
-                for p in params.named_children(&mut c) {
-                    if let Some(x) = p.child_by_field_name("declarator") {
-                        if let Some(id) = declared_name(x) {
-                            vars.push(text(id));
-                        }
-                    }
+    // Parameters: the identifiers declared by the definition's parameter
+    // list.
+    if let Some(params) =
+        function_declarator(decl).and_then(|d| d.child_by_field_name("parameters"))
+    {
+        let mut c = params.walk();
+        for p in params.named_children(&mut c) {
+            if let Some(x) = p.child_by_field_name("declarator") {
+                if let Some(id) = declared_name(x) {
+                    vars.push(text(id));
                 }
             }
-            break;
         }
-        d = n.child_by_field_name("declarator");
     }
     let mut decls = Vec::new();
     let mut stack = vec![body];
@@ -105,15 +102,8 @@ pub fn misparsed_statements(def: Node, src: &str) -> u32 {
 
 /// The identifier a declarator declares (through pointers, arrays,
 /// initialisers, parentheses and function declarators).
-fn declared_name(mut n: Node) -> Option<Node> {
-    for _ in 0..16 {
-        match n.kind() {
-            "identifier" => return Some(n),
-            "parenthesized_declarator" => n = n.named_child(0)?,
-            _ => n = n.child_by_field_name("declarator")?,
-        }
-    }
-    None
+fn declared_name(n: Node) -> Option<Node> {
+    declarator(n, &mut TypeInfo::default()).filter(|id| id.kind() == "identifier")
 }
 
 #[cfg(test)]

@@ -64,6 +64,19 @@ fn anon_hash(text: &str) -> u32 {
     h.finish() as u32
 }
 
+/// The function declarator of a definition's declarator `d` (through
+/// pointers and parentheses to it: `*f(void)`, `(f)(void)`), which holds
+/// the parameter list; `None` when there is none within 32 steps.
+pub(crate) fn function_declarator(mut d: Node) -> Option<Node> {
+    for _ in 0..32 {
+        if d.kind() == "function_declarator" {
+            return Some(d);
+        }
+        d = d.field("declarator")?;
+    }
+    None
+}
+
 /// The parameters of a function declarator that are pointers (or arrays),
 /// as a bit mask over the first 64 positions.
 pub(super) fn pointer_param_mask(mut d: Node, src: &str) -> u64 {
