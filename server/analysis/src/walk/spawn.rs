@@ -532,6 +532,10 @@ impl<'a> Walker<'a> {
     /// Keeps the function values `lhs = rhs` stores into memory outside the
     /// frame, by calling context (see `WalkData::fn_cells`).
     pub(super) fn store_functions(&mut self, fr: &Frame, lhs: &Expr, rhs: &Expr) {
+        if let Some(ty) = self.struct_type(fr, lhs) {
+            self.store_member_functions(fr, lhs, rhs, &ty, 0);
+            return;
+        }
         let mut funcs: Vals = self
             .eval(fr, rhs, 0)
             .into_iter()
@@ -570,6 +574,64 @@ impl<'a> Walker<'a> {
         }
         if changed {
             self.effect();
+        }
+    }
+
+    /// `lhs = rhs` of a whole struct of type `ty` (`struct job j = {f, a}`,
+    /// `q->jobs[tail] = j`, `j = q->jobs[head]`): each function pointer
+    /// member of `lhs` gets what the same member of `rhs` holds, or the
+    /// element that initializes it, so that `j.fn(j.arg)` calls what a
+    /// producer handed over in a struct. Nested struct members are followed
+    /// a few levels; a local struct's members are cells of their own (see
+    /// [`walked_functions`](Self::walked_functions)).
+    pub(super) fn store_member_functions(
+        &mut self,
+        fr: &Frame,
+        lhs: &Expr,
+        rhs: &Expr,
+        ty: &Name,
+        depth: u8,
+    ) {
+        let Some(fields) = self.prog.structs.get(ty).cloned() else {
+            return;
+        };
+        let member = |e: &Expr, f: &Name| Expr::Field {
+            base: Box::new(e.clone()),
+            field: f.clone(),
+            arrow: false,
+        };
+        // (member, the expression it gets) pairs.
+        let pairs: Vec<(Name, Expr)> = match super::uncast(rhs) {
+            Expr::Init(elems) => elems
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (designator, value))| {
+                    let f = match designator {
+                        Some(d) => fields.iter().find(|(n, _)| n == d),
+                        None => fields.get(i),
+                    }?;
+                    Some((f.0.clone(), value.clone()))
+                })
+                .collect(),
+            r @ (Expr::Var(_) | Expr::Field { .. } | Expr::Index { .. } | Expr::Deref(_)) => fields
+                .iter()
+                .map(|(f, _)| (f.clone(), member(r, f)))
+                .collect(),
+            _ => return,
+        };
+        for (f, value) in pairs {
+            let Some(ft) = fields.iter().find(|(n, _)| *n == f).map(|(_, t)| t) else {
+                continue;
+            };
+            let ft = self.prog.resolve_type(ft);
+            let l = member(lhs, &f);
+            if ft.pointer > 0 || ft.is_function {
+                self.store_functions(fr, &l, &value);
+            } else if !ft.array && depth < 3 {
+                if let Some(n) = ft.name.filter(|n| self.prog.structs.contains_key(n)) {
+                    self.store_member_functions(fr, &l, &value, &n, depth + 1);
+                }
+            }
         }
     }
 

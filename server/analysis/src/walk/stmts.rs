@@ -664,6 +664,12 @@ impl<'a> Walker<'a> {
                 if fr.address_taken.contains(x) {
                     self.store_pointer(fr, &Expr::Var(x.clone()), rhs, &mut state);
                 }
+                // A local struct's function pointer members (`struct job j
+                // = q->jobs[head]; j.fn(j.arg)`).
+                let local = Expr::Var(x.clone());
+                if let Some(ty) = self.struct_type(fr, &local) {
+                    self.store_member_functions(fr, &local, rhs, &ty, 0);
+                }
                 self.assign_ptr(fr, x, rhs, &mut state);
                 Some(state)
             }

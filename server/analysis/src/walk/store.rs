@@ -742,7 +742,7 @@ impl<'a> Walker<'a> {
 
     /// The struct type of `e` when it is a struct value (not a pointer to
     /// one, not an array of them).
-    fn struct_type(&self, fr: &Frame, e: &Expr) -> Option<Name> {
+    pub(super) fn struct_type(&self, fr: &Frame, e: &Expr) -> Option<Name> {
         let t = self.type_of(fr, e, 0)?;
         let name = t.name.filter(|_| t.pointer == 0 && !t.array)?;
         self.prog.structs.contains_key(&name).then_some(name)
