@@ -244,6 +244,25 @@ mod tests {
     }
 
     #[test]
+    fn an_anonymous_struct_of_a_global_has_its_members() {
+        // No tag and no typedef: the global's type names the struct by its
+        // text, and the struct's members are known under that name, also
+        // for an anonymous struct nested as a member.
+        let src = "static struct { const char *name; void *(*run)(void *); struct { int n; } inner; } table[2];\n";
+        let items = extract_items(&parse_text(src), src);
+        let ty = items.globals[0].ty.name.clone().unwrap();
+        assert!(ty.starts_with("<anon#"), "{ty}");
+        let def = items.structs.iter().find(|s| s.name == ty).unwrap();
+        let members: Vec<&str> = def.fields.iter().map(|f| &*f.0).collect();
+        assert_eq!(members, ["name", "run", "inner"]);
+        let inner = def.fields[2].1.name.clone().unwrap();
+        assert!(items
+            .structs
+            .iter()
+            .any(|s| s.name == inner && &*s.fields[0].0 == "n"));
+    }
+
+    #[test]
     fn parenthesized_function_names_are_read() {
         // CIL writes functions with a format attribute this way.
         let src = "int ( /* format attribute */  say)(char const *fmt, ...) { return 0; }\nint (plain)(void) { return 1; }\nint (*pick(int k))(void) { return 0; }\n";

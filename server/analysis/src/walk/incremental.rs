@@ -251,6 +251,11 @@ pub(super) fn update(
     if creates(old) != creates(new) {
         return Err("thread creation changed");
     }
+    // As a thread's entry, a function that calls through a pointer makes a
+    // creation site per launch base (`Walker::site_key`).
+    if super::spawn::calls_through_pointer(old) != super::spawn::calls_through_pointer(new) {
+        return Err("a call through a pointer came or went");
+    }
     let mut w = Walker {
         db,
         prog,

@@ -14,7 +14,7 @@
 use super::frames::Frame;
 use super::state::State;
 use super::{add_vals, SiteKey, Val, Vals, Walker, MAX_TRACKED, THREAD_BUDGET};
-use crate::db::FunctionId;
+use crate::db::{FunctionId, FunctionSummary};
 use crate::facts::*;
 use crate::model::*;
 use racelens_syntax::{Call, Callee, Expr, Name};
@@ -130,15 +130,7 @@ impl<'a> Walker<'a> {
     /// Is `f` a launcher's trampoline: does it call through a pointer
     /// (`t->callback(t)`, `(*fn)(arg)`)? Read from its text alone.
     fn is_trampoline(&self, f: FunctionId) -> bool {
-        let s = self.summary(f);
-        let mut found = false;
-        crate::visit::visit_calls(&s.ir.body, &mut |c| {
-            found |= match &c.callee {
-                Callee::Indirect(_) => true,
-                Callee::Direct(n) => s.ir.params.iter().any(|p| p.name == *n),
-            };
-        });
-        found
+        calls_through_pointer(&self.summary(f))
     }
 
     /// The creation site of call `c` handing `argv` (see
@@ -753,6 +745,20 @@ impl<'a> Walker<'a> {
         names.sort();
         names
     }
+}
+
+/// Does the function call through a pointer (`t->callback(t)`, `(*fn)(arg)`,
+/// a parameter called by name)? As a thread's entry it is then a launcher's
+/// trampoline (see `Walker::site_key`).
+pub(super) fn calls_through_pointer(s: &FunctionSummary) -> bool {
+    let mut found = false;
+    crate::visit::visit_calls(&s.ir.body, &mut |c| {
+        found |= match &c.callee {
+            Callee::Indirect(_) => true,
+            Callee::Direct(n) => s.ir.params.iter().any(|p| p.name == *n),
+        };
+    });
+    found
 }
 
 /// Does `c` call a creation function whose zero result means success?

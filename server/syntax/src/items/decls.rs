@@ -369,12 +369,18 @@ fn struct_defs(node: Node, src: &str, items: &mut FileItems, depth: u32) {
     if depth > 32 || !matches!(node.kind(), "struct_specifier" | "union_specifier") {
         return;
     }
-    let (Some(n), Some(body)) = (node.field("name"), node.field("body")) else {
+    let Some(body) = node.field("body") else {
         return;
+    };
+    // An anonymous one (`static struct { .. } table[]`, a member's
+    // `struct { .. } inner;`) under the name `base_type` gives it.
+    let sname = match node.field("name") {
+        Some(n) => name(n, src),
+        None => super::types::anon_name(text(node, src)),
     };
     let fields = struct_fields(body, src, items, depth + 1);
     items.structs.push(StructDef {
-        name: name(n, src),
+        name: sname,
         fields,
     });
 }

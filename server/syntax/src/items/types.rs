@@ -47,7 +47,7 @@ pub(crate) fn base_type(node: Node, src: &str) -> TypeInfo {
                 // Named by its text, not its offset: an edit above it
                 // must not change the type (and with it the summary of
                 // the function declaring it, or the program's globals).
-                None => Name::from(format!("<anon#{:08x}>", anon_hash(t_text))),
+                None => anon_name(t_text),
             },
             _ => Name::from(t_text.trim()),
         });
@@ -55,8 +55,12 @@ pub(crate) fn base_type(node: Node, src: &str) -> TypeInfo {
     ty
 }
 
-/// A short hash of an anonymous struct, union or enum's text: the same
-/// definition gets the same name wherever it lies.
+/// The name of an anonymous struct, union or enum, from a short hash of
+/// its text: the same definition gets the same name wherever it lies.
+pub(crate) fn anon_name(text: &str) -> Name {
+    Name::from(format!("<anon#{:08x}>", anon_hash(text)))
+}
+
 fn anon_hash(text: &str) -> u32 {
     use std::hash::Hasher;
     let mut h = rustc_hash::FxHasher::default();
