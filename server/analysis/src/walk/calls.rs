@@ -342,6 +342,14 @@ impl<'a> Walker<'a> {
                     .get(func)
                     .map(|e| self.functions_of(fr, &Callee::Indirect(e.clone())))
                     .unwrap_or_default();
+                // A thread whose code is unknown runs nothing the walk sees:
+                // say so rather than miss its races silently.
+                if entries.is_empty() {
+                    self.mark_incomplete(
+                        fr.fid,
+                        "creates a thread whose entry function is unknown; the code it runs is not analysed",
+                    );
+                }
                 let argv = c
                     .args
                     .get(arg)

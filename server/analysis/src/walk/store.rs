@@ -605,6 +605,8 @@ impl<'a> Walker<'a> {
                         if let Some(t) = self.struct_type(fr, lhs) {
                             let dsts = self.cells(fr, lhs);
                             self.struct_init(fr, &dsts, &t, elems, 0, updates);
+                        } else {
+                            self.array_init(fr, lhs, elems, updates);
                         }
                     }
                     if let Expr::Var(x) = lhs {
@@ -631,6 +633,7 @@ impl<'a> Walker<'a> {
                 }
                 // So may a call, or a library call it is lent to.
                 Stmt::Call(c) => {
+                    self.struct_args(fr, c, updates);
                     // An atomic store puts its value where a plain store
                     // would (`__atomic_store_n(&head, n, ..)`).
                     if matches!(fr.summary.models.get(&c.id), Some(CallModel::Atomic)) {
@@ -793,6 +796,76 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// `T a[] = {..}` of a local array: its cells get the values of the
+    /// pointer elements (`void *(*fns[])(void *) = {fa, fb}`), or the
+    /// members of each struct element (`struct task ts[] = {{fa, 0}, ..}`).
+    fn array_init(
+        &self,
+        fr: &Frame,
+        lhs: &Expr,
+        elems: &[(Option<Name>, Expr)],
+        updates: &mut Vec<(LocKey, Vals)>,
+    ) {
+        let Some(mut et) = self.resolved_type(fr, lhs, 0).filter(|t| t.array) else {
+            return;
+        };
+        et.index_once();
+        let et = self.prog.resolve_type(&et);
+        let elem_struct = et
+            .name
+            .clone()
+            .filter(|n| et.pointer == 0 && !et.array && self.prog.structs.contains_key(n));
+        let dsts = self.cells(fr, lhs);
+        if dsts.is_empty() {
+            return;
+        }
+        for (_, value) in elems {
+            match (value, &elem_struct) {
+                (Expr::Init(inner), Some(n)) => self.struct_init(fr, &dsts, n, inner, 0, updates),
+                (v, None) if et.pointer > 0 || et.is_function => {
+                    let v = self.eval(fr, v, 0);
+                    if !v.is_empty() {
+                        for k in &dsts {
+                            updates.push((k.clone(), v.clone()));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A struct passed by value (`launch(t)` for `launch(struct task t)`):
+    /// the callee's parameter is a copy, whose function pointer members hold
+    /// the functions the argument's do, so that `pthread_create(&id, 0,
+    /// t.fn, t.arg)` starts them. Its data pointer members are not followed
+    /// (docs/analysis.md): what they point to stays unknown in the callee.
+    fn struct_args(&self, fr: &Frame, c: &Call, updates: &mut Vec<(LocKey, Vals)>) {
+        let Callee::Direct(n) = &c.callee else {
+            return;
+        };
+        if c.args.is_empty() || self.names_variable(fr, n) {
+            return;
+        }
+        for g in self.definitions(fr, std::slice::from_ref(n)) {
+            let callee = self.summary(g);
+            for (p, a) in callee.ir.params.iter().zip(&c.args) {
+                let t = self.prog.resolve_type(&p.ty);
+                let Some(ty) = t
+                    .name
+                    .filter(|n| t.pointer == 0 && !t.array && self.prog.structs.contains_key(n))
+                else {
+                    continue;
+                };
+                let dst = LocKey::new(Base::Local {
+                    func: g.name(self.db).clone(),
+                    var: p.name.clone(),
+                });
+                self.copy_members(fr, &[dst], a, ty, true, updates);
+            }
+        }
+    }
+
     /// `dst = src` of a whole struct (`job_t job = q->jobs[head]`): each
     /// pointer member `dst` gets what the same member of `src` holds, so
     /// that `job.fn(job.arg)` calls what was stored into the queue. Nested
@@ -811,6 +884,27 @@ impl<'a> Walker<'a> {
         if dsts.is_empty() {
             return;
         }
+        self.copy_members(fr, &dsts, src, name, false, updates);
+    }
+
+    /// The pointer members of struct `src` (of type `name`) into the same
+    /// members of `dsts`, nested structs a few levels down; with
+    /// `functions_only`, only the functions they hold.
+    fn copy_members(
+        &self,
+        fr: &Frame,
+        dsts: &[LocKey],
+        src: &Expr,
+        name: Name,
+        functions_only: bool,
+        updates: &mut Vec<(LocKey, Vals)>,
+    ) {
+        if !matches!(
+            src,
+            Expr::Var(_) | Expr::Field { .. } | Expr::Index { .. } | Expr::Deref(_)
+        ) {
+            return;
+        }
         let srcs = self.cells(fr, src);
         // (member path, its struct type, nesting) still to copy.
         let mut todo: Vec<(Vec<Elem>, Name, u8)> = vec![(Vec::new(), name, 0)];
@@ -825,11 +919,14 @@ impl<'a> Walker<'a> {
                         let mut k = k.clone();
                         k.path.extend(p.iter().cloned());
                         if let Some(x) = self.store_get(&k) {
-                            add_vals(&mut v, x.iter().cloned());
+                            let x = x
+                                .iter()
+                                .filter(|v| !functions_only || matches!(v, Val::Func(_)));
+                            add_vals(&mut v, x.cloned());
                         }
                     }
                     if !v.is_empty() {
-                        for k in &dsts {
+                        for k in dsts {
                             let mut k = k.clone();
                             k.path.extend(p.iter().cloned());
                             updates.push((k, v.clone()));

@@ -400,7 +400,9 @@ impl<'s> Lowerer<'s> {
                 if let Some(v) = d.field("value") {
                     let saved = self.stmt_span;
                     self.stmt_span = self.span(n);
-                    let rhs = if v.kind() == "initializer_list" && (ty.array || ty.pointer > 0) {
+                    // An array's list is kept as a value too, for what its
+                    // elements point to (`void *(*fns[])(void *) = {fa, fb}`).
+                    let rhs = if v.kind() == "initializer_list" && ty.pointer > 0 && !ty.array {
                         self.initializer(v, out, depth + 1);
                         Expr::Other
                     } else if v.kind() == "initializer_list" {
