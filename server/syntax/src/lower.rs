@@ -338,8 +338,12 @@ mod tests {
                 (None, Expr::Init(vec![(None, Expr::Var("p".into()))])),
             ])
         );
-        // Arrays keep the old lowering.
-        assert_eq!(rhs[2], &Expr::Other);
+        // An array's list is a value too (its elements may be functions a
+        // thread is created with: `void *(*fns[])(void *) = {fa, fb}`).
+        assert_eq!(
+            rhs[2],
+            &Expr::Init(vec![(None, Expr::Int(1)), (None, Expr::Int(2))])
+        );
     }
 
     #[test]

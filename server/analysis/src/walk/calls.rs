@@ -345,10 +345,16 @@ impl<'a> Walker<'a> {
                 // A thread whose code is unknown runs nothing the walk sees:
                 // say so rather than miss its races silently.
                 if entries.is_empty() {
-                    self.mark_incomplete(
-                        fr.fid,
-                        "creates a thread whose entry function is unknown; the code it runs is not analysed",
-                    );
+                    // A function named but defined in no analysed file (a
+                    // file checked without the rest of its project).
+                    let named = c.args.get(func).and_then(super::threads::function_name);
+                    let why = match named {
+                        Some(n) if !self.names_variable(fr, &n) => {
+                            "creates a thread whose entry function has no body in the analysed files; the code it runs is not analysed"
+                        }
+                        _ => "creates a thread whose entry function is unknown; the code it runs is not analysed",
+                    };
+                    self.mark_incomplete(fr.fid, why);
                 }
                 let argv = c
                     .args
