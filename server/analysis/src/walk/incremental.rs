@@ -253,8 +253,15 @@ pub(super) fn update(
     }
     // As a thread's entry, a function that calls through a pointer makes a
     // creation site per launch base (`Walker::site_key`).
-    if super::spawn::calls_through_pointer(old) != super::spawn::calls_through_pointer(new) {
-        return Err("a call through a pointer came or went");
+    let entry = snap
+        .result
+        .table
+        .threads
+        .iter()
+        .any(|t| t.entry == *f.name(db));
+    if entry && super::spawn::calls_through_pointer(old) != super::spawn::calls_through_pointer(new)
+    {
+        return Err("a thread entry's call through a pointer came or went");
     }
     let mut w = Walker {
         db,
