@@ -386,7 +386,10 @@ impl<'a> Walker<'a> {
                     self.escape_to(fr, e, &mut st, true, "a thread argument, not fresh");
                 }
                 let slot = self.site_slot(fr, c, c.args.get(arg));
+                let before = st.clone();
+                let overwritten = tids.clone();
                 let site = self.spawn(fr, c, &mut st, tids, entries, argv, false);
+                self.overwrite_thread_ids(&overwritten, &before, site);
                 self.d.sites[site as usize].tid_in_arg = match (c.args.get(tid), c.args.get(arg)) {
                     (Some(t), Some(a)) => super::own::tid_in_arg(t, a),
                     _ => None,

@@ -55,6 +55,42 @@ fn covered(joined: &[(u32, i64, i64)], site: u32, from: i64, to: i64) -> bool {
 impl Walker<'_> {
     /// Call `c` joins the thread whose id is its argument `tid` (`all`:
     /// the model joins every thread, e.g. a pool's wait-all).
+    /// A creation (of `site`) that stores its thread id into the one cell
+    /// `tids` where another creation, still running on this path (`st`,
+    /// the state before it), stored its own
+    /// (`pthread_create(&t, .., a, ..); pthread_create(&t, .., b, ..)`):
+    /// that earlier thread's id is gone, and no later join of `t` joins it.
+    /// Its site is marked as one whose id escaped (as when unknown code is
+    /// handed the id), so the joins of its cells count for nothing.
+    pub(super) fn overwrite_thread_ids(&mut self, tids: &[LocKey], st: &State, site: u32) {
+        let [k] = tids else { return };
+        if k.path.iter().any(|e| matches!(e, Elem::Index(_))) {
+            return;
+        }
+        let hit: Vec<usize> = self
+            .d
+            .sites
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| {
+                *i as u32 != site
+                    && !s.tid_escaped
+                    && st.active.contains(*i as u32)
+                    && !s.tid.is_empty()
+                    && s.tid.iter().all(|t| same_thread_id(t, k))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        if hit.is_empty() {
+            return;
+        }
+        self.effect();
+        self.d.sites_epoch = self.d.epoch;
+        for i in hit {
+            self.d.sites[i].tid_escaped = true;
+        }
+    }
+
     pub(super) fn join_call(
         &mut self,
         fr: &Frame,
