@@ -4,10 +4,13 @@
 //! over the creating loop's range, every id place of a site with several,
 //! or the one place while it holds the site's only running thread,
 //! `State::tid_held`). A join that matches no site yet is kept pending
-//! (`WalkData::pending_joins`) for a thread created later.
+//! (`WalkData::pending_joins`) for a thread created later. A creation
+//! that overwrites the one id place of a thread still running on its path
+//! makes that earlier site's id escaped: no join of the place ends it.
 //!
-//! Owns no state of its own; reads the sites (a `read` of `sites_epoch`)
-//! and changes the path's [`State`].
+//! Owns no state of its own; reads the sites (a `read` of `sites_epoch`),
+//! marks overwritten ones (`Site::tid_escaped`, an effect that bumps
+//! `sites_epoch`) and changes the path's [`State`].
 
 use super::frames::Frame;
 use super::spawn::same_thread_id;
