@@ -386,10 +386,10 @@ impl<'a> Walker<'a> {
                     self.escape_to(fr, e, &mut st, true, "a thread argument, not fresh");
                 }
                 let slot = self.site_slot(fr, c, c.args.get(arg));
-                let before = st.clone();
+                let active_before = st.active.clone();
                 let overwritten = tids.clone();
                 let site = self.spawn(fr, c, &mut st, tids, entries, argv, false);
-                self.overwrite_thread_ids(&overwritten, &before, site);
+                self.overwrite_thread_ids(&overwritten, &active_before, site);
                 self.d.sites[site as usize].tid_in_arg = match (c.args.get(tid), c.args.get(arg)) {
                     (Some(t), Some(a)) => super::own::tid_in_arg(t, a),
                     _ => None,
@@ -645,19 +645,14 @@ impl<'a> Walker<'a> {
                         // A thread id handed to unknown code may be overwritten.
                         for v in self.eval(fr, a, 0) {
                             if let Val::Target(k) = v {
-                                let hit = self.d.sites.iter().any(|site| {
-                                    !site.tid_escaped
-                                        && site.tid.iter().any(|t| same_thread_id(t, &k))
-                                });
-                                if hit {
-                                    self.effect();
-                                    self.d.sites_epoch = self.d.epoch;
-                                    for site in self.d.sites.iter_mut() {
-                                        if site.tid.iter().any(|t| same_thread_id(t, &k)) {
-                                            site.tid_escaped = true;
-                                        }
-                                    }
-                                }
+                                let hit: Vec<usize> = (0..self.d.sites.len())
+                                    .filter(|&i| {
+                                        let site = &self.d.sites[i];
+                                        !site.tid_escaped
+                                            && site.tid.iter().any(|t| same_thread_id(t, &k))
+                                    })
+                                    .collect();
+                                self.escape_thread_ids(&hit);
                             }
                         }
                     }

@@ -56,16 +56,14 @@ fn covered(joined: &[(u32, i64, i64)], site: u32, from: i64, to: i64) -> bool {
 }
 
 impl Walker<'_> {
-    /// Call `c` joins the thread whose id is its argument `tid` (`all`:
-    /// the model joins every thread, e.g. a pool's wait-all).
     /// A creation (of `site`) that stores its thread id into the one cell
-    /// `tids` where another creation, still running on this path (`st`,
-    /// the state before it), stored its own
+    /// `tids` where another creation, still running on this path (`active`,
+    /// the path's running sites before it), stored its own
     /// (`pthread_create(&t, .., a, ..); pthread_create(&t, .., b, ..)`):
     /// that earlier thread's id is gone, and no later join of `t` joins it.
     /// Its site is marked as one whose id escaped (as when unknown code is
     /// handed the id), so the joins of its cells count for nothing.
-    pub(super) fn overwrite_thread_ids(&mut self, tids: &[LocKey], st: &State, site: u32) {
+    pub(super) fn overwrite_thread_ids(&mut self, tids: &[LocKey], active: &SiteSet, site: u32) {
         let [k] = tids else { return };
         if k.path.iter().any(|e| matches!(e, Elem::Index(_))) {
             return;
@@ -78,22 +76,30 @@ impl Walker<'_> {
             .filter(|(i, s)| {
                 *i as u32 != site
                     && !s.tid_escaped
-                    && st.active.contains(*i as u32)
+                    && active.contains(*i as u32)
                     && !s.tid.is_empty()
                     && s.tid.iter().all(|t| same_thread_id(t, k))
             })
             .map(|(i, _)| i)
             .collect();
+        self.escape_thread_ids(&hit);
+    }
+
+    /// Sites `hit` lose their thread ids for joining (`Site::tid_escaped`):
+    /// an effect on the sites, which the walk reads through `sites_epoch`.
+    pub(super) fn escape_thread_ids(&mut self, hit: &[usize]) {
         if hit.is_empty() {
             return;
         }
         self.effect();
         self.d.sites_epoch = self.d.epoch;
-        for i in hit {
+        for &i in hit {
             self.d.sites[i].tid_escaped = true;
         }
     }
 
+    /// Call `c` joins the thread whose id is its argument `tid` (`all`:
+    /// the model joins every thread, e.g. a pool's wait-all).
     pub(super) fn join_call(
         &mut self,
         fr: &Frame,

@@ -17,7 +17,7 @@ use super::{add_vals, SiteKey, Val, Vals, Walker, MAX_TRACKED, THREAD_BUDGET};
 use crate::db::{FunctionId, FunctionSummary};
 use crate::facts::*;
 use crate::model::*;
-use racelens_syntax::{Call, Callee, Expr, Name};
+use racelens_syntax::{Call, Callee, Expr, Name, TypeInfo};
 use rustc_hash::FxHashMap;
 
 /// The name of a callback group's thread: its entry functions.
@@ -584,7 +584,10 @@ impl<'a> Walker<'a> {
         ty: &Name,
         depth: u8,
     ) {
-        let Some(fields) = self.prog.structs.get(ty).cloned() else {
+        // The program outlives the walker: its members need no copy while
+        // the walk stores.
+        let prog = self.prog;
+        let Some(fields) = prog.structs.get(ty) else {
             return;
         };
         let member = |e: &Expr, f: &Name| Expr::Field {
@@ -592,35 +595,31 @@ impl<'a> Walker<'a> {
             field: f.clone(),
             arrow: false,
         };
-        // (member, the expression it gets) pairs.
-        let pairs: Vec<(Name, Expr)> = match super::uncast(rhs) {
+        // (member, its type, the expression it gets).
+        let pairs: Vec<(&Name, &TypeInfo, Expr)> = match super::uncast(rhs) {
             Expr::Init(elems) => elems
                 .iter()
                 .enumerate()
                 .filter_map(|(i, (designator, value))| {
-                    let f = match designator {
+                    let (f, t) = match designator {
                         Some(d) => fields.iter().find(|(n, _)| n == d),
                         None => fields.get(i),
                     }?;
-                    Some((f.0.clone(), value.clone()))
+                    Some((f, t, value.clone()))
                 })
                 .collect(),
-            r @ (Expr::Var(_) | Expr::Field { .. } | Expr::Index { .. } | Expr::Deref(_)) => fields
-                .iter()
-                .map(|(f, _)| (f.clone(), member(r, f)))
-                .collect(),
+            r @ (Expr::Var(_) | Expr::Field { .. } | Expr::Index { .. } | Expr::Deref(_)) => {
+                fields.iter().map(|(f, t)| (f, t, member(r, f))).collect()
+            }
             _ => return,
         };
-        for (f, value) in pairs {
-            let Some(ft) = fields.iter().find(|(n, _)| *n == f).map(|(_, t)| t) else {
-                continue;
-            };
-            let ft = self.prog.resolve_type(ft);
-            let l = member(lhs, &f);
+        for (f, ft, value) in pairs {
+            let ft = prog.resolve_type(ft);
+            let l = member(lhs, f);
             if ft.pointer > 0 || ft.is_function {
                 self.store_functions(fr, &l, &value);
             } else if !ft.array && depth < 3 {
-                if let Some(n) = ft.name.filter(|n| self.prog.structs.contains_key(n)) {
+                if let Some(n) = ft.name.filter(|n| prog.structs.contains_key(n)) {
                     self.store_member_functions(fr, &l, &value, &n, depth + 1);
                 }
             }
