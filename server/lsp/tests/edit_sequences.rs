@@ -1,7 +1,8 @@
 //! Random edit sequences through the server's edit path (the state's
 //! `change`, with positions in UTF-8 or UTF-16 as a client computes them)
-//! end in the same text and tree as opening the final text from scratch,
-//! and in the same diagnostics as sending each revision's text whole (the
+//! end in the same text and tree as opening the final text from scratch
+//! (the same tree where that text parses without errors), and in the same
+//! diagnostics as sending each revision's text whole (the
 //! same history, so the same last good versions of broken functions).
 
 use proptest::prelude::*;
@@ -147,10 +148,18 @@ fn check(changes: &[Option<Vec<Edit>>], enc: Encoding) -> Result<(), TestCaseErr
     prop_assert_eq!(&*snap.open[&path].text, text.as_str());
     let file: SourceFile = snap.analysis.file(&path).expect("file");
     let tree = file.parsed(snap.analysis.db()).tree.root_node().to_sexp();
-    prop_assert_eq!(
-        tree,
-        racelens_syntax::parse_text(&text).root_node().to_sexp()
-    );
+    let fresh_tree = racelens_syntax::parse_text(&text);
+    // tree-sitter promises a fresh parse's tree for text that parses; where
+    // it does not, error recovery may settle differently after an edit than
+    // from scratch (tree-sitter issues #1444, #1645; CI case saved in the
+    // regressions file). There the text must still read as broken, and the
+    // diagnostics below, which read the last good version of each broken
+    // function, must still match.
+    if fresh_tree.root_node().has_error() {
+        prop_assert!(file.parsed(snap.analysis.db()).tree.root_node().has_error());
+    } else {
+        prop_assert_eq!(tree, fresh_tree.root_node().to_sexp());
+    }
     drop(snap);
     let incremental = state.diagnostics_job().compute();
 
