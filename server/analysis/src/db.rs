@@ -589,6 +589,12 @@ pub struct Program {
     pub defined_globals: rustc_hash::FxHashSet<Name>,
     pub nonzero_init: rustc_hash::FxHashSet<Name>,
     pub structs: FxHashMap<Name, Vec<(Name, TypeInfo)>>,
+    /// Members that share their memory location with others, by struct
+    /// and member: `None` for a union's members (the location is the union
+    /// object itself), else the name of the group the member is in: a run
+    /// of adjacent bit-fields (C11 3.14) or an anonymous union member's
+    /// members (`a/b`). See [`Program::shared_member`].
+    pub shared_members: FxHashMap<Name, FxHashMap<Name, Option<Name>>>,
     pub typedefs: FxHashMap<Name, TypeInfo>,
     pub prototypes: rustc_hash::FxHashSet<Name>,
     /// Return types of defined and declared functions.
@@ -651,6 +657,16 @@ impl Program {
             }
         }
         t
+    }
+
+    /// Where member `field` of struct `strukt` shares its memory location
+    /// with other members: `Some(None)` for a union's member (an access
+    /// of it is an access of the union object), `Some(Some(run))` for a
+    /// member of a group (a bit-field's run, an anonymous union member's
+    /// members: an access of it is one of the group, named `run`), `None`
+    /// for a member of its own.
+    pub fn shared_member(&self, strukt: &str, field: &str) -> Option<&Option<Name>> {
+        self.shared_members.get(strukt)?.get(field)
     }
 
     pub fn field_type(&self, strukt: &str, field: &str) -> Option<&TypeInfo> {
@@ -716,6 +732,26 @@ pub fn program(db: &dyn salsa::Database, ws: Workspace) -> Arc<Program> {
             let e = p.structs.entry(s.name.clone()).or_default();
             if e.len() < s.fields.len() {
                 *e = s.fields.clone();
+            }
+            if s.is_union {
+                for (f, _) in &s.fields {
+                    p.shared_members
+                        .entry(s.name.clone())
+                        .or_default()
+                        .insert(f.clone(), None);
+                }
+            }
+            for run in &s.shared_runs {
+                let shown = match &run[..] {
+                    [first, .., last] if run.len() > 3 => format!("{first}/.../{last}"),
+                    _ => run.iter().map(|n| &**n).collect::<Vec<_>>().join("/"),
+                };
+                for f in run {
+                    p.shared_members
+                        .entry(s.name.clone())
+                        .or_default()
+                        .insert(f.clone(), Some(Name::from(&*shown)));
+                }
             }
         }
         for (n, t) in &items.typedefs {

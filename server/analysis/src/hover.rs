@@ -238,9 +238,17 @@ impl Target<'_> {
             .map(|(s, _)| s)
             .collect();
         let unique_field = owners.len() <= 1;
+        // A bit-field is accessed as its run (`walk/overlap.rs`).
+        let runs: Vec<racelens_syntax::Name> = prog
+            .shared_members
+            .iter()
+            .filter(|(s, _)| owner.as_deref().is_none_or(|o| &***s == o))
+            .filter_map(|(_, ms)| ms.get(&field).cloned().flatten())
+            .collect();
         self.shown(|k, _| {
-            if k.path.last() != Some(&Elem::Field(field.clone())) {
-                return false;
+            match k.path.last() {
+                Some(Elem::Field(f)) if *f == field || runs.contains(f) => {}
+                _ => return false,
             }
             let Some(owner) = &owner else { return true };
             match struct_of_parent(prog, k) {

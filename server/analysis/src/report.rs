@@ -134,10 +134,11 @@ impl RaceReport {
                 Some(o) => format!(" ({o})"),
                 None => String::new(),
             },
-            if self.volatile {
-                " (volatile, which does not synchronise)"
-            } else {
-                ""
+            match (self.volatile, bitfield_run(&self.var)) {
+                (true, _) => " (volatile, which does not synchronise)",
+                // Bit-fields or anonymous union members (`walk/overlap.rs`).
+                (false, true) => " (members that share one memory location)",
+                (false, false) => "",
             },
             kind,
             plural,
@@ -627,4 +628,10 @@ fn collect_races(
         );
     }
     reports
+}
+
+/// Does the location name members that share one location (`f.a/b`: no
+/// C name has a `/`)?
+fn bitfield_run(var: &str) -> bool {
+    var.rsplit('.').next().is_some_and(|m| m.contains('/'))
 }

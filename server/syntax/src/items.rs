@@ -81,6 +81,15 @@ pub struct InitField {
 pub struct StructDef {
     pub name: Name,
     pub fields: Vec<(Name, TypeInfo)>,
+    /// A union: all its members share one object (C11 6.7.2.1p16).
+    pub is_union: bool,
+    /// Groups of members that are one memory location although each has
+    /// its own name, so that writing one conflicts with accessing another:
+    /// runs of two or more named bit-fields with no other member or
+    /// zero-width bit-field between them (C11 3.14), and the members of an
+    /// anonymous union member (C11 6.7.2.1p13), which are members of this
+    /// struct as well (as are those of an anonymous struct member).
+    pub shared_runs: Vec<Vec<Name>>,
 }
 
 /// A `#define`.
@@ -260,6 +269,38 @@ mod tests {
             .structs
             .iter()
             .any(|s| s.name == inner && &*s.fields[0].0 == "n"));
+    }
+
+    #[test]
+    fn shared_runs_and_unions_are_known() {
+        // `a` and `b` share a memory location, and so do `e` and `g` across
+        // an unnamed bit-field; `c` (a plain member) and `: 0` end a run, so
+        // `d` is alone.
+        let src = "struct flags { unsigned a : 1, b : 2; int c; unsigned d : 3; unsigned : 0; unsigned e : 1; unsigned : 2; unsigned g : 1; int h; };\nunion u { int i; float f; };\ntypedef union { int j; } v_t;\n";
+        let items = extract_items(&parse_text(src), src);
+        let def = |n: &str| items.structs.iter().find(|s| &*s.name == n).unwrap();
+        let runs: Vec<Vec<&str>> = def("flags")
+            .shared_runs
+            .iter()
+            .map(|r| r.iter().map(|n| &**n).collect())
+            .collect();
+        assert_eq!(runs, [vec!["a", "b"], vec!["e", "g"]]);
+        assert!(!def("flags").is_union);
+        assert!(def("u").is_union && def("v_t").is_union);
+        assert!(def("u").shared_runs.is_empty());
+        // C11 anonymous members: their members are the struct's, and an
+        // anonymous union's members are one location.
+        // The alternatives of an anonymous union that are anonymous structs
+        // keep their members apart (`p` and `q` do not overlap).
+        let src = "struct s { int tag; union { int i; float f; struct { int p, q; }; }; struct { int x, y; }; };\n";
+        let items = extract_items(&parse_text(src), src);
+        let def = items.structs.iter().find(|s| &*s.name == "s").unwrap();
+        let members: Vec<&str> = def.fields.iter().map(|f| &*f.0).collect();
+        assert_eq!(members, ["tag", "i", "f", "p", "q", "x", "y"]);
+        assert_eq!(
+            def.shared_runs,
+            [vec!["i".into(), "f".into()]] as [Vec<Name>; 1]
+        );
     }
 
     #[test]

@@ -53,6 +53,7 @@ mod lock_wrappers;
 mod locks;
 mod memo;
 mod once;
+mod overlap;
 mod own;
 mod private;
 mod record;

@@ -225,6 +225,7 @@ impl<'a> Walker<'a> {
         if keys.is_empty() {
             return;
         }
+        let keys = self.shared_locations(fr, place, keys);
         // Direct accesses of a thread-local are kept (marked below): a copy
         // whose address another thread holds can still race.
         let at = (fr.fid, place as *const Expr as usize);

@@ -348,10 +348,12 @@ fn typedef_item(node: Node, src: &str, items: &mut FileItems) {
             {
                 ty.name = Some(tname.clone());
                 if let Some(body) = t.field("body") {
-                    let fields = struct_fields(body, src, items, 1);
+                    let (fields, shared_runs) = struct_fields(body, src, items, 1);
                     items.structs.push(StructDef {
                         name: tname.clone(),
                         fields,
+                        is_union: t.kind() == "union_specifier",
+                        shared_runs,
                     });
                 }
             }
@@ -378,20 +380,33 @@ fn struct_defs(node: Node, src: &str, items: &mut FileItems, depth: u32) {
         Some(n) => name(n, src),
         None => super::types::anon_name(text(node, src)),
     };
-    let fields = struct_fields(body, src, items, depth + 1);
+    let (fields, shared_runs) = struct_fields(body, src, items, depth + 1);
     items.structs.push(StructDef {
         name: sname,
         fields,
+        is_union: node.kind() == "union_specifier",
+        shared_runs,
     });
 }
 
+/// The members of a struct or union body, and its runs of adjacent
+/// bit-fields (see [`StructDef::shared_runs`]).
 fn struct_fields(
     body: Node,
     src: &str,
     items: &mut FileItems,
     depth: u32,
-) -> Vec<(Name, TypeInfo)> {
+) -> (Vec<(Name, TypeInfo)>, Vec<Vec<Name>>) {
     let mut fields = Vec::new();
+    let mut runs: Vec<Vec<Name>> = Vec::new();
+    // The named bit-fields of the run being read.
+    let mut run: Vec<Name> = Vec::new();
+    let end_run = |run: &mut Vec<Name>, runs: &mut Vec<Vec<Name>>| {
+        if run.len() > 1 {
+            runs.push(std::mem::take(run));
+        }
+        run.clear();
+    };
     let mut cur = body.walk();
     for f in body.named_children(&mut cur) {
         if f.kind() != "field_declaration" {
@@ -404,12 +419,80 @@ fn struct_fields(
         let mut c2 = f.walk();
         for d in f.children_by_field_name("declarator", &mut c2) {
             let mut ty = base.clone();
-            if let Some(n) = declarator(d, &mut ty) {
-                fields.push((name(n, src), ty));
+            let named = declarator(d, &mut ty)
+                .map(|n| name(n, src))
+                .filter(|n| !n.is_empty() && !d.is_missing());
+            // `unsigned a : 1` has its width in the clause after the
+            // declarator; an unnamed one (`unsigned : 3`) parses with a
+            // missing name.
+            let width = d
+                .next_named_sibling()
+                .filter(|w| w.kind() == "bitfield_clause")
+                .map(|w| {
+                    let t = text(w, src).trim_start_matches(':').trim();
+                    t != "0"
+                });
+            match (width, &named) {
+                (Some(true), Some(n)) => run.push(n.clone()),
+                (Some(true), None) => {}
+                // A zero-width bit-field or an ordinary member.
+                _ => end_run(&mut run, &mut runs),
+            }
+            if let Some(n) = named {
+                fields.push((n, ty));
+            }
+        }
+        if f.children_by_field_name("declarator", &mut f.walk())
+            .next()
+            .is_none()
+        {
+            // An anonymous struct or union member ends a run; its members
+            // are this struct's, and a union's share one location.
+            end_run(&mut run, &mut runs);
+            let anon = f
+                .field("type")
+                .filter(|t| matches!(t.kind(), "struct_specifier" | "union_specifier"))
+                .and_then(|t| Some((t.kind() == "union_specifier", t.field("body")?)));
+            if let Some((union, body)) = anon {
+                let (inner, inner_runs) = struct_fields(body, src, items, depth + 1);
+                if union {
+                    // Its own members; those of an anonymous struct in it
+                    // (one alternative of several) do not overlap each
+                    // other, and are left apart.
+                    let own: Vec<Name> = inner
+                        .iter()
+                        .map(|(n, _)| n.clone())
+                        .filter(|n| declares_member(body, src, n))
+                        .collect();
+                    if own.len() > 1 {
+                        runs.push(own);
+                    }
+                } else {
+                    runs.extend(inner_runs);
+                }
+                fields.extend(inner);
             }
         }
     }
-    fields
+    end_run(&mut run, &mut runs);
+    (fields, runs)
+}
+
+/// Does a member declaration directly in `body` (not in an anonymous
+/// member) declare `member`?
+fn declares_member(body: Node, src: &str, member: &str) -> bool {
+    let mut cur = body.walk();
+    let found = body
+        .named_children(&mut cur)
+        .filter(|f| f.kind() == "field_declaration")
+        .any(|f| {
+            let mut c2 = f.walk();
+            let hit = f.children_by_field_name("declarator", &mut c2).any(|d| {
+                declarator(d, &mut TypeInfo::default()).is_some_and(|n| &*name(n, src) == member)
+            });
+            hit
+        });
+    found
 }
 
 fn macro_item(node: Node, src: &str, items: &mut FileItems) {
