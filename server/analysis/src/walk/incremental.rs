@@ -446,6 +446,13 @@ pub(super) fn update(
                 return Err("return values changed");
             }
         }
+        // What a join hands its caller (`store.rs`, `join_result`).
+        let joined = w.d.joined_returns.borrow().get(&f).cloned();
+        if let Some(old) = joined {
+            if w.thread_results(f) != old {
+                return Err("a joined thread's return values changed");
+            }
+        }
     } else {
         // Frames of the edited function hold its old summary.
         w.d.frames.borrow_mut().retain(|(g, _), _| *g != f);

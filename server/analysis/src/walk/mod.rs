@@ -267,6 +267,10 @@ struct WalkData {
     struct_prefixes: FxHashMap<Base, FxHashSet<(Vec<Elem>, Name)>>,
     /// Memoized return values of functions (context-insensitive).
     returns: std::cell::RefCell<FxHashMap<FunctionId, Vals>>,
+    /// The return values of thread entries that a join put into its result
+    /// cell while the store was built (`store.rs`, `join_result`): an edit
+    /// that changes them rebuilds (`incremental.rs`).
+    joined_returns: std::cell::RefCell<FxHashMap<FunctionId, Vals>>,
     /// Function summaries read so far.
     summaries: std::cell::RefCell<FxHashMap<FunctionId, Arc<FunctionSummary>>>,
     /// Allocation wrappers (see [`Walker::is_alloc_wrapper`]), by function.

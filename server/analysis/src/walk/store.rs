@@ -67,6 +67,7 @@ const STORE_ROUNDS: usize = 30;
 impl<'a> Walker<'a> {
     /// Fills the store of pointer cells outside frames (globals, fields).
     pub(super) fn build_store(&mut self) {
+        self.d.joined_returns.borrow_mut().clear();
         for (g, refs) in &self.prog.global_inits {
             let ty = self
                 .prog
@@ -634,6 +635,7 @@ impl<'a> Walker<'a> {
                 // So may a call, or a library call it is lent to.
                 Stmt::Call(c) => {
                     self.struct_args(fr, c, updates);
+                    self.join_result(fr, c, updates);
                     // An atomic store puts its value where a plain store
                     // would (`__atomic_store_n(&head, n, ..)`).
                     if matches!(fr.summary.models.get(&c.id), Some(CallModel::Atomic)) {
@@ -733,6 +735,66 @@ impl<'a> Walker<'a> {
             _ => self.type_of(fr, e, depth)?,
         };
         Some(self.prog.resolve_type(&t))
+    }
+
+    /// `pthread_join(t, &r)` puts in `r` what the joined thread's entry
+    /// returned: the entries of this function's creations whose thread id
+    /// goes where `t` is (`pthread_create(&t, .., f, ..)`), their results
+    /// without calling context ([`Walker::thread_results`]).
+    fn join_result(&self, fr: &Frame, c: &Call, updates: &mut Vec<(LocKey, Vals)>) {
+        let Some(&CallModel::Join { tid, all: false }) = fr.summary.models.get(&c.id) else {
+            return;
+        };
+        let (Some(t), Some(out)) = (c.args.get(tid), c.args.get(1)) else {
+            return;
+        };
+        let joined = self.cells(fr, t);
+        if joined.is_empty() {
+            return;
+        }
+        let mut vals = Vals::new();
+        visit_calls(&fr.summary.ir.body, &mut |k| {
+            let Some(&CallModel::Create { tid, func, .. }) = fr.summary.models.get(&k.id) else {
+                return;
+            };
+            let (Some(te), Some(fe)) = (k.args.get(tid), k.args.get(func)) else {
+                return;
+            };
+            let ids = self.cells(fr, &Expr::Deref(Box::new(te.clone())));
+            if !ids.iter().any(|x| joined.contains(x)) {
+                return;
+            }
+            for g in self.functions_of(fr, &Callee::Indirect(fe.clone())) {
+                let v = self.thread_results(g);
+                self.d.joined_returns.borrow_mut().insert(g, v.clone());
+                add_vals(&mut vals, v);
+            }
+        });
+        vals.retain(|v| matches!(v, Val::Target(_)));
+        if vals.is_empty() {
+            return;
+        }
+        for k in self.cells(fr, &Expr::Deref(Box::new(out.clone()))) {
+            updates.push((k, vals.clone()));
+        }
+    }
+
+    /// What thread entry `f` hands its joiner, without calling context:
+    /// its return values and the values of its own `pthread_exit` calls
+    /// (`return &g;`, `pthread_exit(&g)`; not what a parameter holds).
+    pub(super) fn thread_results(&self, f: FunctionId) -> Vals {
+        let mut out = self.return_vals(f);
+        let frame = self.frame_cached(f, &[]);
+        self.without_cur_ptrs(|| {
+            visit_calls(&frame.summary.ir.body, &mut |c| {
+                if matches!(&c.callee, Callee::Direct(n) if &**n == "pthread_exit") {
+                    if let Some(a) = c.args.first() {
+                        add_vals(&mut out, self.eval(&frame, a, 0));
+                    }
+                }
+            })
+        });
+        out
     }
 
     /// The store cells an lvalue may denote (its places, indices dropped).
