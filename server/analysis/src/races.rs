@@ -772,8 +772,12 @@ fn signal_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
         // A capped count of posts is not known.
         let poisoned = b.phases.iter().any(|p| *p.0 == *format!("~{s}") && p.2 > 0);
         let first_wait = !poisoned && pa == 0 && init == 0 && *waits > 0;
+        // A flag lets every wait through one post (`walk/flags.rs`): only
+        // what came before the first post is ordered.
+        let flag = s.starts_with(crate::walk::FLAG_PREFIX);
         first_wait
-            || (pa < crate::facts::MAX_PHASE
+            || (!flag
+                && pa < crate::facts::MAX_PHASE
                 && pb < crate::facts::MAX_PHASE
                 && u16::from(pa) + u16::from(init) + u16::from(pb) < u16::from(*waits))
     })

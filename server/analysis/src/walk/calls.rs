@@ -509,6 +509,8 @@ impl<'a> Walker<'a> {
                 for a in c.args.iter().skip(1) {
                     self.escape_to(fr, a, &mut st, false, "stored atomically");
                 }
+                // A store that sets a flag publishes (`flags.rs`).
+                self.flag_post(c, &mut st);
                 Some(st)
             }
             Some(CallModel::Scan { from }) => {

@@ -39,6 +39,7 @@ mod constants;
 mod counters;
 mod eval;
 mod finish;
+mod flags;
 mod frames;
 mod free_wrappers;
 mod fuse;
@@ -66,6 +67,7 @@ mod store;
 mod thread_counts;
 mod threads;
 mod wild;
+pub(crate) use flags::FLAG_PREFIX;
 pub use incremental::{kept_walks, set_incremental, set_verify, stats as incremental_stats};
 pub(crate) use laundered::launders;
 pub use memo::{copies_made, set_copies};
@@ -205,6 +207,8 @@ struct WalkData {
     counter_entries: Vec<(Name, Name, Expr)>,
     /// Global semaphores judged binary (used as mutexes) or not.
     semaphores: std::cell::RefCell<FxHashMap<Name, semaphores::Verdict>>,
+    /// Globals judged atomic flags that publish, or not (`flags.rs`).
+    flags: std::cell::RefCell<FxHashMap<Name, bool>>,
     /// Globals judged once flags or not (`once.rs`).
     once_flags: std::cell::RefCell<FxHashMap<Name, bool>>,
     /// Globals judged set lazily and never cleared, or not (`once.rs`).

@@ -773,8 +773,9 @@ impl<'a> Walker<'a> {
                 out.ret = join_ret(out.ret.take(), c.ret);
                 match c.next {
                     Some(cs) => {
-                        let (t, e) = self.split(test, cs);
+                        let (t, mut e) = self.split(test, cs);
                         if spin && !infinite {
+                            self.flag_wait(fr, cond, test, &mut e);
                             exits = join(exits, Some(e));
                         }
                         Some(t)
@@ -793,7 +794,8 @@ impl<'a> Walker<'a> {
                 let c = self.walk_stmts(fr, cond, next.clone());
                 out.ret = join_ret(out.ret.take(), c.ret);
                 if let Some(cs) = c.next {
-                    let (_, e) = self.split(test, cs);
+                    let (_, mut e) = self.split(test, cs);
+                    self.flag_wait(fr, cond, test, &mut e);
                     exits = join(exits, Some(e));
                 }
             }
