@@ -134,7 +134,7 @@ impl RaceReport {
                 Some(o) => format!(" ({o})"),
                 None => String::new(),
             },
-            match (self.volatile, bitfield_run(&self.var)) {
+            match (self.volatile, shared_group(&self.var)) {
                 (true, _) => " (volatile, which does not synchronise)",
                 // Bit-fields or anonymous union members (`walk/overlap.rs`).
                 (false, true) => " (members that share one memory location)",
@@ -632,6 +632,6 @@ fn collect_races(
 
 /// Does the location name members that share one location (`f.a/b`: no
 /// C name has a `/`)?
-fn bitfield_run(var: &str) -> bool {
+fn shared_group(var: &str) -> bool {
     var.rsplit('.').next().is_some_and(|m| m.contains('/'))
 }

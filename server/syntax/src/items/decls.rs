@@ -389,8 +389,9 @@ fn struct_defs(node: Node, src: &str, items: &mut FileItems, depth: u32) {
     });
 }
 
-/// The members of a struct or union body, and its runs of adjacent
-/// bit-fields (see [`StructDef::shared_runs`]).
+/// The members of a struct or union body (with those of its anonymous
+/// members), and its groups of members that share one location (see
+/// [`StructDef::shared_runs`]).
 fn struct_fields(
     body: Node,
     src: &str,
