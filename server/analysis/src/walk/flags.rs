@@ -11,7 +11,8 @@
 //! with an acquire load that reads its value).
 //!
 //! [`Walker::flag_post`] counts a store as a post (`+flag:F`) and
-//! [`Walker::flag_wait`] a loop left through its test as a wait
+//! [`Walker::flag_wait`] a loop left through its test, or an `if` branch
+//! taken on the flag set (`if (atomic_load(&ready)) ..`), as a wait
 //! (`-flag:F@0`), the phases of a signalling semaphore; the race check
 //! (`races.rs`, `signal_ordered`) orders, for a flag, only what the one
 //! setting thread did before its first post against what follows a first
@@ -189,15 +190,12 @@ impl Walker<'_> {
         self.pass_phase(st, format!("+{FLAG_PREFIX}{f}").into(), true);
     }
 
-    /// `e`, the state leaving a loop through its test `test` (evaluated by
-    /// `cond`): a wait on the flag the test read nonzero, when the loop runs
-    /// while an ordering load of it reads zero.
-    pub(super) fn flag_wait(&mut self, fr: &Frame, cond: &[Stmt], test: &Test, e: &mut State) {
+    /// The flag `test` (evaluated by `cond`) reads with an ordering load:
+    /// a call of an acquire (or sequentially consistent) atomic load, or a
+    /// plain read of an `_Atomic` global (a sequentially consistent load).
+    fn flag_read(&mut self, fr: &Frame, cond: &[Stmt], test: &Test) -> Option<Name> {
         let f = match test {
-            Test::CallZero {
-                id,
-                zero_on_true: true,
-            } => {
+            Test::CallZero { id, .. } => {
                 let mut found = None;
                 crate::visit::visit_calls(cond, &mut |c| {
                     if c.id == *id {
@@ -210,25 +208,32 @@ impl Walker<'_> {
                 });
                 found
             }
-            // A plain read of an `_Atomic` global is a sequentially
-            // consistent load.
-            Test::VarZero {
-                var,
-                zero_on_true: true,
-            } if !fr.locals.contains_key(var)
-                && self
-                    .prog
-                    .global(var)
-                    .is_some_and(|t| self.prog.resolve_type(t).atomic) =>
+            Test::VarZero { var, .. }
+                if !fr.locals.contains_key(var)
+                    && self
+                        .prog
+                        .global(var)
+                        .is_some_and(|t| self.prog.resolve_type(t).atomic) =>
             {
                 Some(var.clone())
             }
             _ => None,
-        };
-        let Some(f) = f else { return };
-        if !self.flag_verdict(&f) {
-            return;
+        }?;
+        self.flag_verdict(&f).then_some(f)
+    }
+
+    /// `nonzero`, the state past `test` (evaluated by `cond`) where the
+    /// value it tests is nonzero: a wait on the flag it read, when it read
+    /// one (a spin loop's exit through its test, an `if`'s branch).
+    pub(super) fn flag_wait(
+        &mut self,
+        fr: &Frame,
+        cond: &[Stmt],
+        test: &Test,
+        nonzero: &mut State,
+    ) {
+        if let Some(f) = self.flag_read(fr, cond, test) {
+            self.pass_phase(nonzero, format!("-{FLAG_PREFIX}{f}@0").into(), false);
         }
-        self.pass_phase(e, format!("-{FLAG_PREFIX}{f}@0").into(), false);
     }
 }

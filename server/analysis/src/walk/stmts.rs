@@ -364,6 +364,14 @@ impl<'a> Walker<'a> {
         // A test of a once flag under a lock (`once.rs`).
         let marks = self.once_marks(fr, test, &cs);
         let (mut t, mut e) = self.split(test, cs);
+        // A branch taken on an atomic flag read set (`flags.rs`).
+        match test {
+            Test::CallZero { .. } | Test::VarZero { .. } => {
+                let nonzero = if zero_on_true(test) { &mut e } else { &mut t };
+                self.flag_wait(fr, cond, test, nonzero);
+            }
+            _ => {}
+        }
         self.lazy_marks(fr, test, then, els, &mut t, &mut e);
         if let Test::VarZero { zero_on_true, .. } = test {
             let zero = if *zero_on_true { &mut t } else { &mut e };
@@ -775,7 +783,9 @@ impl<'a> Walker<'a> {
                     Some(cs) => {
                         let (t, mut e) = self.split(test, cs);
                         if spin && !infinite {
-                            self.flag_wait(fr, cond, test, &mut e);
+                            if zero_on_true(test) {
+                                self.flag_wait(fr, cond, test, &mut e);
+                            }
                             exits = join(exits, Some(e));
                         }
                         Some(t)
@@ -795,7 +805,9 @@ impl<'a> Walker<'a> {
                 out.ret = join_ret(out.ret.take(), c.ret);
                 if let Some(cs) = c.next {
                     let (_, mut e) = self.split(test, cs);
-                    self.flag_wait(fr, cond, test, &mut e);
+                    if zero_on_true(test) {
+                        self.flag_wait(fr, cond, test, &mut e);
+                    }
                     exits = join(exits, Some(e));
                 }
             }
@@ -1036,4 +1048,19 @@ fn starts_at_zero(bound: &str) -> bool {
         }
     }
     s.trim_end_matches(['u', 'U', 'l', 'L']) == "0"
+}
+
+/// Does `test` hold (its then-branch or loop body run) when the value it
+/// tests is zero?
+fn zero_on_true(test: &Test) -> bool {
+    matches!(
+        test,
+        Test::CallZero {
+            zero_on_true: true,
+            ..
+        } | Test::VarZero {
+            zero_on_true: true,
+            ..
+        }
+    )
 }
