@@ -510,7 +510,7 @@ impl<'a> Walker<'a> {
                     self.escape_to(fr, a, &mut st, false, "stored atomically");
                 }
                 // A store that sets a flag publishes (`flags.rs`).
-                self.flag_post(c, &mut st);
+                self.flag_post(fr, c, &mut st);
                 Some(st)
             }
             Some(CallModel::Scan { from }) => {

@@ -19,9 +19,9 @@
 //! wait (a flag, unlike a count, lets any number of waits through one post).
 //! [`is_flag`] decides from the program's text, for a global `F`: every
 //! call that names `&F` is an atomic load, or an atomic store of a constant
-//! (a store of zero clears it and is no post); every assignment to `F`
-//! stores the constant zero; `&F` is used nowhere else. A relaxed store or
-//! load orders nothing.
+//! (a store of zero clears it and is no post; a nonzero one is not relaxed);
+//! every assignment to `F` stores the constant zero; `&F` is used nowhere
+//! else; `F` starts zero. A relaxed load orders nothing.
 //!
 //! Invariant: the decision reads the text of every function that names `F`,
 //! and `F` is kept in `WalkData::text_names`, so an edit of such a function
@@ -142,7 +142,8 @@ pub(super) fn is_flag<'s>(f: &Name, functions: impl Iterator<Item = &'s Function
 impl Walker<'_> {
     /// Is global `f` an atomic flag (judged once; `f` joins `text_names`)?
     fn flag_verdict(&mut self, f: &Name) -> bool {
-        if self.prog.global(f).is_none() {
+        // A flag that starts set is read set before anyone stores it.
+        if self.prog.global(f).is_none() || self.prog.nonzero_init.contains(f) {
             return false;
         }
         if !self.d.text_names.contains(f) {
@@ -170,13 +171,16 @@ impl Walker<'_> {
     /// An atomic store call `c`: a post of the flag it sets, when it stores
     /// a nonzero constant in an ordering way. A post before this thread's
     /// first wait on some path is noted (`~`), as for a semaphore.
-    pub(super) fn flag_post(&mut self, c: &Call, st: &mut State) {
+    pub(super) fn flag_post(&mut self, fr: &Frame, c: &Call, st: &mut State) {
         let Some(&(_, order)) = named(c, STORES) else {
             return;
         };
         let (Some(f), Some(Expr::Int(v))) = (flag_of(c), c.args.get(1).map(uncast)) else {
             return;
         };
+        if fr.locals.contains_key(&f) {
+            return;
+        }
         if *v == 0 || !orders(c, order) || !self.flag_verdict(&f) {
             return;
         }
@@ -206,7 +210,7 @@ impl Walker<'_> {
                         }
                     }
                 });
-                found
+                found.filter(|f| !fr.locals.contains_key(f))
             }
             Test::VarZero { var, .. }
                 if !fr.locals.contains_key(var)
