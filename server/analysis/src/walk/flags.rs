@@ -28,6 +28,7 @@
 //! walks again from scratch (`incremental.rs`).
 
 use super::frames::Frame;
+use super::semaphores::sem_of;
 use super::state::State;
 use super::{uncast, Walker};
 use crate::db::FunctionSummary;
@@ -61,17 +62,6 @@ fn orders(c: &Call, order: Option<usize>) -> bool {
     }
 }
 
-/// The global whose address is `c`'s first argument.
-fn flag_of(c: &Call) -> Option<Name> {
-    match uncast(c.args.first()?) {
-        Expr::AddrOf(x) => match &**x {
-            Expr::Var(s) => Some(s.clone()),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
 fn named<'t>(c: &Call, table: &'t [(&str, Option<usize>)]) -> Option<&'t (&'t str, Option<usize>)> {
     let Callee::Direct(n) = &c.callee else {
         return None;
@@ -100,18 +90,15 @@ pub(super) fn is_flag<'s>(f: &Name, functions: impl Iterator<Item = &'s Function
         let mut ok = true;
         crate::visit::visit_stmts(&s.ir.body, &mut |st| match st {
             Stmt::Call(c) => {
-                let load = named(c, LOADS).is_some();
-                let store = named(c, STORES).is_some();
+                let store = named(c, STORES);
+                let of_f = sem_of(c).as_ref() == Some(f);
+                let load_or_store = named(c, LOADS).is_some() || store.is_some();
                 for (i, a) in c.args.iter().enumerate() {
-                    if addr_of(a, f)
-                        && !(i == 0 && (load || store) && flag_of(c).as_ref() == Some(f))
-                    {
+                    if addr_of(a, f) && !(i == 0 && load_or_store && of_f) {
                         ok = false;
                     }
                 }
-                if let Some(&(_, order)) =
-                    named(c, STORES).filter(|_| flag_of(c).as_ref() == Some(f))
-                {
+                if let Some(&(_, order)) = store.filter(|_| of_f) {
                     // A relaxed store of nonzero could be read without
                     // synchronizing with it.
                     match c.args.get(1).map(uncast) {
@@ -140,32 +127,17 @@ pub(super) fn is_flag<'s>(f: &Name, functions: impl Iterator<Item = &'s Function
 }
 
 impl Walker<'_> {
-    /// Is global `f` an atomic flag (judged once; `f` joins `text_names`)?
+    /// Is global `f` an atomic flag ([`Walker::text_verdict`])?
     fn flag_verdict(&mut self, f: &Name) -> bool {
         // A flag that starts set is read set before anyone stores it.
         if self.prog.global(f).is_none() || self.prog.nonzero_init.contains(f) {
             return false;
         }
-        if !self.d.text_names.contains(f) {
-            self.d.text_names.push(f.clone());
-            self.d.text_names.sort();
-        }
-        let known = self.d.flags.borrow().get(f).copied();
-        match known {
-            Some(b) => b,
-            None => {
-                let sums: Vec<std::sync::Arc<FunctionSummary>> = self
-                    .prog
-                    .functions
-                    .values()
-                    .flatten()
-                    .map(|&g| self.summary(g))
-                    .collect();
-                let b = is_flag(f, sums.iter().map(|x| &**x));
-                self.d.flags.borrow_mut().insert(f.clone(), b);
-                b
-            }
-        }
+        self.text_verdict(
+            f,
+            |d| &d.flags,
+            |_, sums| is_flag(f, sums.iter().map(|x| &**x)),
+        )
     }
 
     /// An atomic store call `c`: a post of the flag it sets, when it stores
@@ -175,7 +147,7 @@ impl Walker<'_> {
         let Some(&(_, order)) = named(c, STORES) else {
             return;
         };
-        let (Some(f), Some(Expr::Int(v))) = (flag_of(c), c.args.get(1).map(uncast)) else {
+        let (Some(f), Some(Expr::Int(v))) = (sem_of(c), c.args.get(1).map(uncast)) else {
             return;
         };
         if fr.locals.contains_key(&f) {
@@ -205,7 +177,7 @@ impl Walker<'_> {
                     if c.id == *id {
                         if let Some(&(_, order)) = named(c, LOADS) {
                             if orders(c, order) {
-                                found = flag_of(c);
+                                found = sem_of(c);
                             }
                         }
                     }

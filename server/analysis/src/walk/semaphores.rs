@@ -126,48 +126,66 @@ impl<'a> Walker<'a> {
         self.pass_phase(st, key, !wait);
     }
 
-    /// What the global semaphore `s` is (see the module doc), judged once
-    /// from the text of every function; `s` joins `text_names`.
-    fn semaphore_verdict(&mut self, s: &Name) -> Verdict {
-        if !self.d.text_names.contains(s) {
-            self.d.text_names.push(s.clone());
+    /// A verdict on global `name` that reads the text of every function,
+    /// judged once (kept in `cache`); `name` joins `text_names`, so that an
+    /// edit of a function naming it walks again from scratch.
+    pub(super) fn text_verdict<T: Copy>(
+        &mut self,
+        name: &Name,
+        cache: impl Fn(&super::WalkData) -> &std::cell::RefCell<rustc_hash::FxHashMap<Name, T>>,
+        judge: impl FnOnce(&Self, &[std::sync::Arc<FunctionSummary>]) -> T,
+    ) -> T {
+        if !self.d.text_names.contains(name) {
+            self.d.text_names.push(name.clone());
             self.d.text_names.sort();
         }
-        let known = self.d.semaphores.borrow().get(s).copied();
-        match known {
-            Some(b) => b,
-            None => {
-                let sums: Vec<std::sync::Arc<FunctionSummary>> = self
-                    .prog
-                    .functions
-                    .values()
-                    .flatten()
-                    .map(|&g| self.summary(g))
-                    .collect();
-                let mut b = binary_semaphore(s, sums.iter().map(|x| &**x));
+        let known = cache(&self.d).borrow().get(name).copied();
+        if let Some(v) = known {
+            return v;
+        }
+        let sums: Vec<std::sync::Arc<FunctionSummary>> = self
+            .prog
+            .functions
+            .values()
+            .flatten()
+            .map(|&g| self.summary(g))
+            .collect();
+        let v = judge(self, &sums);
+        cache(&self.d).borrow_mut().insert(name.clone(), v);
+        v
+    }
+
+    /// What the global semaphore `s` is (see the module doc), judged once
+    /// from the text of every function ([`Walker::text_verdict`]).
+    fn semaphore_verdict(&mut self, s: &Name) -> Verdict {
+        self.text_verdict(
+            s,
+            |d| &d.semaphores,
+            |w, sums| {
+                let b = binary_semaphore(s, sums.iter().map(|x| &**x));
                 // A signal's posts must all be seen by the walk: a function
                 // that posts it and is used as a value may run where the
                 // walk does not go (a signal handler).
                 // A thread's start routine is walked as that thread.
-                if matches!(b, Verdict::Signal(_)) {
-                    let mut names: Vec<Name> =
-                        self.prog.global_inits.values().flatten().cloned().collect();
-                    for &g in self.prog.functions.values().flatten() {
-                        names.extend(values_but_starts(&self.summary(g)));
-                    }
-                    let hidden = names
-                        .iter()
-                        .filter_map(|n| self.prog.functions_named(n))
-                        .flatten()
-                        .any(|&g| posts(&self.summary(g).ir.body, s));
-                    if hidden {
-                        b = Verdict::No;
-                    }
+                if !matches!(b, Verdict::Signal(_)) {
+                    return b;
                 }
-                self.d.semaphores.borrow_mut().insert(s.clone(), b);
-                b
-            }
-        }
+                let mut names: Vec<Name> =
+                    w.prog.global_inits.values().flatten().cloned().collect();
+                for &g in w.prog.functions.values().flatten() {
+                    names.extend(values_but_starts(&w.summary(g)));
+                }
+                let hidden = names
+                    .iter()
+                    .filter_map(|n| w.prog.functions_named(n))
+                    .flatten()
+                    .any(|&g| posts(&w.summary(g).ir.body, s));
+                match hidden {
+                    true => Verdict::No,
+                    false => b,
+                }
+            },
+        )
     }
 
     /// The semaphore of a readers' gate (see [`gate`]): an `if` with this
@@ -254,7 +272,9 @@ fn gate_parts<'s>(
 }
 
 /// The global semaphore `&s` a call names first, if any.
-fn sem_of(c: &Call) -> Option<Name> {
+/// The global whose address is `c`'s first argument (`sem_wait(&s)`,
+/// `atomic_store(&ready, 1)`).
+pub(super) fn sem_of(c: &Call) -> Option<Name> {
     match uncast(c.args.first()?) {
         Expr::AddrOf(x) => match &**x {
             Expr::Var(s) => Some(s.clone()),

@@ -748,8 +748,10 @@ impl<'a> Walker<'a> {
         let (Some(t), Some(out)) = (c.args.get(tid), c.args.get(1)) else {
             return;
         };
+        // Most joins hand no result cell (`pthread_join(t, NULL)`).
+        let into = self.cells(fr, &Expr::Deref(Box::new(out.clone())));
         let joined = self.cells(fr, t);
-        if joined.is_empty() {
+        if into.is_empty() || joined.is_empty() {
             return;
         }
         let mut vals = Vals::new();
@@ -774,7 +776,7 @@ impl<'a> Walker<'a> {
         if vals.is_empty() {
             return;
         }
-        for k in self.cells(fr, &Expr::Deref(Box::new(out.clone()))) {
+        for k in into {
             updates.push((k, vals.clone()));
         }
     }

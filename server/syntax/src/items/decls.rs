@@ -460,11 +460,7 @@ fn struct_fields(
                     // Its own members; those of an anonymous struct in it
                     // (one alternative of several) do not overlap each
                     // other, and are left apart.
-                    let own: Vec<Name> = inner
-                        .iter()
-                        .map(|(n, _)| n.clone())
-                        .filter(|n| declares_member(body, src, n))
-                        .collect();
+                    let own = direct_members(body, src);
                     if own.len() > 1 {
                         runs.push(own);
                     }
@@ -479,21 +475,25 @@ fn struct_fields(
     (fields, runs)
 }
 
-/// Does a member declaration directly in `body` (not in an anonymous
-/// member) declare `member`?
-fn declares_member(body: Node, src: &str, member: &str) -> bool {
+/// The members declared directly in `body` (not in an anonymous member),
+/// in order.
+fn direct_members(body: Node, src: &str) -> Vec<Name> {
+    let mut out = Vec::new();
     let mut cur = body.walk();
-    let found = body
-        .named_children(&mut cur)
-        .filter(|f| f.kind() == "field_declaration")
-        .any(|f| {
-            let mut c2 = f.walk();
-            let hit = f.children_by_field_name("declarator", &mut c2).any(|d| {
-                declarator(d, &mut TypeInfo::default()).is_some_and(|n| &*name(n, src) == member)
-            });
-            hit
-        });
-    found
+    for f in body.named_children(&mut cur) {
+        if f.kind() != "field_declaration" {
+            continue;
+        }
+        let mut c2 = f.walk();
+        for d in f.children_by_field_name("declarator", &mut c2) {
+            if let Some(n) = declarator(d, &mut TypeInfo::default()) {
+                if !d.is_missing() {
+                    out.push(name(n, src));
+                }
+            }
+        }
+    }
+    out
 }
 
 fn macro_item(node: Node, src: &str, items: &mut FileItems) {
