@@ -94,6 +94,9 @@ pub enum SlotArg {
     /// `&A[i]` after `A[i] = i` in the same iteration: the pointee holds
     /// the number too.
     Stored,
+    /// `&A[i]` after `A[i].f = i` in the same iteration: the pointee's
+    /// member `f` (named by its [`member_tag`]) holds the number.
+    Member(u64),
     /// Not a thread's argument: the creating loop's own access `A[i]`
     /// before the creation call `Slot::before` of the same iteration. It
     /// happens before thread `i` starts and touches no other instance's
@@ -117,19 +120,28 @@ pub struct Slot {
 impl SlotArg {
     /// The thread is handed a pointer to its own element (`&A[i]`).
     pub fn is_pointer(self) -> bool {
-        matches!(self, SlotArg::Pointer | SlotArg::Stored)
+        matches!(
+            self,
+            SlotArg::Pointer | SlotArg::Stored | SlotArg::Member(_)
+        )
     }
+}
+
+/// The tag of a member name in [`SlotArg::Member`] (a hash: the slot facts
+/// stay `Copy`).
+pub fn member_tag(field: &str) -> u64 {
+    std::hash::BuildHasher::hash_one(&rustc_hash::FxBuildHasher, field)
 }
 
 impl Slot {
     /// Does a thread that receives its number as `arg` make this derivation
-    /// hold? (A stored number needs `Stored`; a pointer `Pointer` or
-    /// `Stored`; a value `Value`.)
+    /// hold? (A stored number needs `Stored`, or `Member` of the same
+    /// member; a pointer any pointer; a value `Value`.)
     pub fn holds_for(&self, arg: SlotArg) -> bool {
         match self.from {
             SlotArg::Value => arg == SlotArg::Value,
-            SlotArg::Pointer => matches!(arg, SlotArg::Pointer | SlotArg::Stored),
-            SlotArg::Stored => arg == SlotArg::Stored,
+            SlotArg::Pointer => arg.is_pointer(),
+            SlotArg::Stored | SlotArg::Member(_) => arg == self.from,
             SlotArg::Creator => false,
         }
     }
@@ -293,6 +305,10 @@ pub struct FactCtx {
     pub phases: Vec<(Name, u8, u8)>,
     /// The thread has joined `main`: `main`'s accesses happened before.
     pub main_ended: bool,
+    /// The access is made in a child process made by `fork()`, before the
+    /// child created any thread (`walk::fork`): only a signal handler,
+    /// which the child inherits, may run beside it.
+    pub forked: bool,
 }
 
 /// Hashes the access without its context: hashing a [`FactCtx`] walks all

@@ -203,6 +203,14 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             {
                 continue;
             }
+            // A child process of `fork()` holds only the forking thread
+            // and, maybe, the signal handlers it inherited (`walk::fork`):
+            // the other access of a pair with a child's must be a handler's.
+            if (ra.forked && !table.is_signal(rb.thread))
+                || (rb.forked && !table.is_signal(ra.thread))
+            {
+                continue;
+            }
             let overlap = &mut by_path[ka.path as usize * paths + kb.path as usize];
             if *overlap == UNKNOWN {
                 *overlap = paths_may_overlap(&ra.path, &rb.path) as u8;

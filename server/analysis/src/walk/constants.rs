@@ -2,7 +2,8 @@
 //! a literal zero) that no function of the program ever writes, and whose
 //! address is never taken, holds zero for the whole run. A branch taken
 //! only when it is nonzero (`if (g_use_cache) process_client_cache(..)`,
-//! a feature flag nobody sets) never runs, and the walk skips it.
+//! a feature flag nobody sets) or positive (`if (verbose > 0) log(..)`)
+//! never runs, and the walk skips it.
 //!
 //! Conditions, all decided from the program's text:
 //! - the name is a global in the scope of the test (no local hides it),

@@ -240,6 +240,7 @@ fn fact_order(rank: &FnRank, a: &AccessFact, b: &AccessFact) -> std::cmp::Orderi
         .then(a.weak.cmp(&b.weak))
         .then(a.direct_local.cmp(&b.direct_local))
         .then(a.main_ended.cmp(&b.main_ended))
+        .then(a.forked.cmp(&b.forked))
         .then(a.volatile.cmp(&b.volatile))
         .then(a.atomic.cmp(&b.atomic))
         .then(a.slot.cmp(&b.slot))

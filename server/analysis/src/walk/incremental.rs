@@ -269,6 +269,7 @@ pub(super) fn update(
         d: std::mem::take(&mut snap.data),
         untracked: Default::default(),
         own_vars: Default::default(),
+        fork_vars: Default::default(),
         array_fields: Default::default(),
         libevent: Default::default(),
         handler_runs: Default::default(),

@@ -40,6 +40,7 @@ mod counters;
 mod eval;
 mod finish;
 mod flags;
+mod fork;
 mod frames;
 mod free_wrappers;
 mod fuse;
@@ -738,6 +739,9 @@ struct Walker<'a> {
     /// Per function: the variables holding a slot thread's own number
     /// (see `slots`), from the function's text.
     own_vars: std::cell::RefCell<FxHashMap<FunctionId, Arc<slots::OwnVars>>>,
+    /// Per function: its `fork()` calls and the locals holding their
+    /// results (see `fork`), from the function's text.
+    fork_vars: std::cell::RefCell<FxHashMap<FunctionId, Arc<fork::ForkVars>>>,
     /// Member names that are arrays in every struct that has one (see
     /// `Walker::array_member`), gathered on first use.
     array_fields: std::cell::OnceCell<rustc_hash::FxHashSet<Name>>,
@@ -760,6 +764,7 @@ impl<'a> Walker<'a> {
             },
             untracked: Default::default(),
             own_vars: Default::default(),
+            fork_vars: Default::default(),
             array_fields: Default::default(),
             libevent: Default::default(),
             handler_runs: Default::default(),

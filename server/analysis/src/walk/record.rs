@@ -463,6 +463,7 @@ impl<'a> Walker<'a> {
                 && *c.clean == *st.clean
                 && *c.phases == *st.phases
                 && c.main_ended == st.main_ended
+                && c.forked == st.forked
                 && *last.acquired == *st.acquired
                 && Some(&last.chain) == chain
             {
@@ -479,6 +480,7 @@ impl<'a> Walker<'a> {
             clean: st.clean.to_vec(),
             phases: st.phases.to_vec(),
             main_ended: st.main_ended,
+            forked: st.forked,
         };
         let (c, hash) = match self.d.ctxs.get_key_value(&ctx) {
             Some((c, h)) => (c.clone(), *h),

@@ -1,5 +1,6 @@
 //! Per-thread slots of one array: a thread created in a counting loop that
-//! receives the loop's counter `i` (as `(void *) i`, or as `&A[i]`) has a
+//! receives the loop's counter `i` (as `(void *) i`, or as `&A[i]`, maybe
+//! after storing `i` into `A[i]` or its member `A[i].id`) has a
 //! number of its own, different in each instance. Its entry function's
 //! accesses indexed by that number (`a[i]`, `a[j]` for `j` in
 //! `[i * 10, i * 10 + 10)`, `p->result` for `p = &jobs[i]`) touch elements
@@ -21,7 +22,7 @@
 use super::frames::Frame;
 use super::{uncast, Walker};
 use crate::config::CallModel;
-use crate::facts::{Slot, SlotArg};
+use crate::facts::{member_tag, Slot, SlotArg};
 use crate::model::{Elem, LocKey};
 use crate::visit::{visit_calls, visit_stmts};
 use racelens_syntax::{AccessKind, Call, Callee, Expr, FnIr, Name, Span, Stmt};
@@ -31,8 +32,9 @@ use std::sync::Arc;
 /// What a thread entry function's text says about its parameter `p`.
 #[derive(Default)]
 pub(super) struct OwnVars {
-    /// Locals holding the number: assigned once, from `(T) p` (a value) or
-    /// from `*(T *) p` (the number stored behind the pointer).
+    /// Locals holding the number: assigned once, from `(T) p` (a value),
+    /// from `*(T *) p` (the number stored behind the pointer) or from
+    /// `a->f` (stored in the pointee's member `f`).
     values: Vec<(Name, SlotArg)>,
     /// `p` and the locals assigned once from `(T *) p`.
     ptrs: Vec<Name>,
@@ -217,13 +219,18 @@ fn own_vars(ir: &FnIr, fname: &str, models: &BTreeMap<u32, CallModel>) -> OwnVar
         }
     }
     // The number behind the pointer is trusted only when the function
-    // never writes through it.
+    // never writes through it; a number in a member of the pointee, when
+    // it never writes that member (nor the whole pointee).
     let mut writes_through = false;
+    let mut written_members: Vec<Option<Name>> = Vec::new();
     visit_stmts(&ir.body, &mut |s| {
         if let Stmt::Access(a) = s {
             if a.kind == AccessKind::Write {
                 if let Some(r) = deref_root(&a.place) {
-                    writes_through |= out.ptrs.contains(r);
+                    if out.ptrs.contains(r) {
+                        writes_through = true;
+                        written_members.push(pointee_member(&a.place).cloned());
+                    }
                 }
             }
         }
@@ -239,6 +246,18 @@ fn own_vars(ir: &FnIr, fname: &str, models: &BTreeMap<u32, CallModel>) -> OwnVar
                 && deref_root(e).is_some_and(|r| out.ptrs.contains(r)) =>
             {
                 Some(SlotArg::Stored)
+            }
+            // `int id = a->id;` for `a = (struct arg *) p`.
+            Expr::Field {
+                base,
+                field,
+                arrow: true,
+            } if matches!(uncast(base), Expr::Var(r) if out.ptrs.contains(r))
+                && !written_members
+                    .iter()
+                    .any(|m| m.as_ref().is_none_or(|m| m == field)) =>
+            {
+                Some(SlotArg::Member(member_tag(field)))
             }
             _ => None,
         };
@@ -281,23 +300,43 @@ fn loop_of_call(stmts: &[Stmt], call: u32) -> Option<&Stmt> {
     None
 }
 
-/// Does `body` assign `A[v] = v` (to the array `base`) before the call
-/// `call`, in pre-order?
-fn stores_counter_before(body: &[Stmt], base: &Expr, v: &Name, call: u32) -> bool {
-    let mut stored = false;
+/// Where `body` stores the counter `v` into the element `A[v]` (of the
+/// array `base`) before the call `call`, in pre-order: `A[v] = v` (the
+/// element holds it: `Stored`) or `A[v].f = v` (`t->f = v` through a local
+/// alias `t` of the element: its member does, `Member`). The first such
+/// store decides.
+fn stores_counter_before(
+    body: &[Stmt],
+    base: &Expr,
+    v: &Name,
+    aliases: &[Name],
+    call: u32,
+) -> Option<SlotArg> {
+    let mut stored = None;
     let mut before = true;
+    let element =
+        |e: &Expr| matches!(e, Expr::Index { base: b, var: Some(x), .. } if x == v && **b == *base);
     visit_stmts(body, &mut |s| match s {
         Stmt::Call(c) if c.id == call => before = false,
-        Stmt::Assign {
-            lhs:
-                Expr::Index {
+        Stmt::Assign { lhs, rhs }
+            if before && stored.is_none() && matches!(uncast(rhs), Expr::Var(y) if y == v) =>
+        {
+            stored = match lhs {
+                e if element(e) => Some(SlotArg::Stored),
+                Expr::Field {
                     base: b,
-                    var: Some(x),
-                    ..
-                },
-            rhs,
-        } if before && x == v && **b == *base => {
-            stored |= matches!(uncast(rhs), Expr::Var(y) if y == v);
+                    field,
+                    arrow: false,
+                } if element(b) => Some(SlotArg::Member(member_tag(field))),
+                Expr::Field {
+                    base: b,
+                    field,
+                    arrow: true,
+                } if matches!(uncast(b), Expr::Var(t) if aliases.contains(t)) => {
+                    Some(SlotArg::Member(member_tag(field)))
+                }
+                _ => None,
+            };
         }
         _ => {}
     });
@@ -366,11 +405,12 @@ impl<'a> Walker<'a> {
         }
         // `t = &A[i]; .. create(.., t)` hands `&A[i]`.
         let arg = uncast(arg?);
+        let aliases = element_aliases(&fr.summary.ir, body, v);
         let alias = match arg {
-            Expr::Var(x) => element_aliases(&fr.summary.ir, body, v)
-                .into_iter()
+            Expr::Var(x) => aliases
+                .iter()
                 .find(|(y, _)| y == x)
-                .map(|(_, e)| Expr::AddrOf(Box::new(e))),
+                .map(|(_, e)| Expr::AddrOf(Box::new(e.clone()))),
             _ => None,
         };
         match alias.as_ref().unwrap_or(arg) {
@@ -378,10 +418,18 @@ impl<'a> Walker<'a> {
             Expr::AddrOf(inner) => match &**inner {
                 Expr::Index {
                     base, var: Some(x), ..
-                } if x == v => Some(match stores_counter_before(body, base, v, c.id) {
-                    true => SlotArg::Stored,
-                    false => SlotArg::Pointer,
-                }),
+                } if x == v => {
+                    // Aliases of this very element (`t = &A[i]`).
+                    let names: Vec<Name> = aliases
+                        .iter()
+                        .filter(|(_, e)| e == &**inner)
+                        .map(|(y, _)| y.clone())
+                        .collect();
+                    Some(
+                        stores_counter_before(body, base, v, &names, c.id)
+                            .unwrap_or(SlotArg::Pointer),
+                    )
+                }
                 _ => None,
             },
             _ => None,
@@ -551,6 +599,32 @@ impl<'a> Walker<'a> {
                 from: SlotArg::Pointer,
                 before: 0,
             })
+    }
+}
+
+/// The member of the pointee that a place reached through one dereference
+/// lies in (`f` of `p->f.g`, `(*p).f`, `p[0].f`): `None` for the whole
+/// pointee (`*p`, `p[0]`).
+fn pointee_member(e: &Expr) -> Option<&Name> {
+    let mut e = e;
+    let mut member = None;
+    loop {
+        match e {
+            Expr::Field {
+                base,
+                field,
+                arrow: false,
+            } => {
+                member = Some(field);
+                e = base;
+            }
+            Expr::Field {
+                field, arrow: true, ..
+            } => return Some(field),
+            // `p->buf[3]` lies in `buf`; `p[0].f` in `f`.
+            Expr::Index { base, .. } => e = base,
+            _ => return member,
+        }
     }
 }
 

@@ -469,6 +469,9 @@ impl<'a> Walker<'a> {
                 now.retain(|g| before.contains(g));
             }
             st.created.insert(site);
+            // A child process that creates a thread is threaded again
+            // (`fork.rs`).
+            st.forked = false;
             // The site's one id place now holds this thread's id: joining
             // it joins the site if no earlier thread of it may still run.
             // Other sites storing there lose theirs.

@@ -92,6 +92,11 @@ pub(super) struct State {
     /// This thread has joined `main` (through an id `main` stored from
     /// `pthread_self()`): everything `main` did happened before.
     pub(super) main_ended: bool,
+    /// This path runs in a child process made by `fork()` (a branch where
+    /// the fork's result is zero), and has created no thread since: no
+    /// other thread exists in that process, so its accesses are not
+    /// recorded (see `fork.rs`).
+    pub(super) forked: bool,
     /// What a local pointer of this frame holds since its last assignment
     /// on this path (flow-sensitive; the frame's `pts` is the fallback).
     pub(super) ptrs: Ptrs,
@@ -182,6 +187,7 @@ pub(super) fn with_context(st: &State, from: &State) -> State {
         acquired: from.acquired.clone(),
         phases: from.phases.clone(),
         main_ended: from.main_ended,
+        forked: st.forked,
         tries: st.tries.clone(),
         conds: st.conds.clone(),
         guards: st.guards.clone(),
@@ -481,6 +487,7 @@ fn join_with(a: Option<State>, b: Option<State>, exit: bool) -> Option<State> {
                 joined_ix: joined_ix.into(),
                 joined_tids: joined_tids.into(),
                 main_ended: a.main_ended && b.main_ended,
+                forked: a.forked && b.forked,
                 ptrs: if Arc::ptr_eq(&a.ptrs, &b.ptrs) || a.ptrs == b.ptrs {
                     a.ptrs.clone()
                 } else {

@@ -328,6 +328,15 @@ impl<'a> Walker<'a> {
                 return o.next;
             }
         }
+        // `g > 0` of a global that holds zero for the whole run: the
+        // then-branch never runs (`if (verbose > 0) log(..)`).
+        if let Test::Positive { var } = test {
+            if self.constant_zero(fr, var) {
+                let o = self.walk_stmts(fr, els, cs);
+                merge_abrupt(out, &o);
+                return o.next;
+            }
+        }
         // A global set lazily and never cleared, known set on this path
         // (`once.rs`): the branch taken on zero never runs.
         if let Some(zero_on_true) = self.lazy_known_set(fr, test, &cs) {
@@ -364,6 +373,11 @@ impl<'a> Walker<'a> {
         // A test of a once flag under a lock (`once.rs`).
         let marks = self.once_marks(fr, test, &cs);
         let (mut t, mut e) = self.split(test, cs);
+        // The child of a `fork()` (`fork.rs`).
+        if let Some(then_child) = self.fork_child_branch(fr, test) {
+            let child = if then_child { &mut t } else { &mut e };
+            child.forked = true;
+        }
         // A branch taken on an atomic flag read set (`flags.rs`).
         match test {
             Test::CallZero { .. } | Test::VarZero { .. } => {
@@ -554,8 +568,12 @@ impl<'a> Walker<'a> {
         }
         let cs = self.walk_cond(fr, cond, state, out)?;
         let mut acc = Some(cs.clone());
-        for arm in arms {
-            let o = self.walk_stmts(fr, arm, cs.clone());
+        // `case 0:` of `switch (fork())` is the child (`fork.rs`).
+        let child = zero.filter(|_| self.fork_switch(fr, cond));
+        for (k, arm) in arms.iter().enumerate() {
+            let mut st = cs.clone();
+            st.forked |= child == Some(k);
+            let o = self.walk_stmts(fr, arm, st);
             out.ret = join_ret(out.ret.take(), o.ret);
             out.cont = join_b(out.cont.take(), o.cont);
             acc = join(acc, join(o.next, unbox(o.brk)));
