@@ -715,7 +715,12 @@ impl<'a> Walker<'a> {
                     {
                         let mut seen = rustc_hash::FxHashSet::default();
                         entries.retain(|f| seen.insert(*f));
+                        // A child process that installs one is still
+                        // without threads (`fork.rs`): handlers pair with
+                        // its accesses as it is.
+                        let forked = st.forked;
                         let s = self.spawn(fr, c, &mut st, Vec::new(), entries, Vec::new(), false);
+                        st.forked = forked;
                         for t in self.d.threads.iter_mut().filter(|t| t.site == Some(s)) {
                             t.signal = true;
                         }

@@ -13,22 +13,27 @@
 //! - `if (fork() == 0)` on the call itself;
 //! - the `case 0:` arm of `switch (pid)` or `switch (fork())`.
 //!
-//! On that path `State::forked` is set, and the walk records no access
-//! (`record.rs`), until the child creates a thread: from there on it
-//! records as before (the new thread may race with what follows, and the
-//! parent's threads, which do not exist in the child, are still paired: a
-//! possible false alarm, never a missed race). Where the child's path
-//! meets the parent's (a child branch that falls through), the flag holds
-//! only if it holds on both. Tests that do not split the child from a
-//! failed fork (`pid > 0`, `pid < 0`, `pid == -1`) mark nothing: a failed
-//! fork's error path runs in the parent. `vfork` is not a fork here: its
-//! child shares the parent's memory until it calls `exec` or `_exit`.
+//! On that path `State::forked` is set, and every access recorded there
+//! carries `FactCtx::forked` (`record.rs`), until the child creates a
+//! thread (installing a signal handler is not one: `calls.rs`): from there on it records as before (the new thread may race
+//! with what follows, and the parent's threads, which do not exist in the
+//! child, are paired again: a possible false alarm, never a missed race).
+//! `races.rs` pairs a forked access only with a signal handler's: a
+//! handler the child inherits (or installs) may interrupt it. Where the
+//! child's path meets the parent's (a child branch that falls through),
+//! the flag holds only if it holds on both. Tests that do not split the
+//! child from a failed fork (`pid > 0`, `pid < 0`, `pid == -1`) mark
+//! nothing: a failed fork's error path runs in the parent. `vfork` is not
+//! a fork here: its child shares the parent's memory until it calls `exec`
+//! or `_exit`.
 //!
-//! Under-approximations: a signal handler the child inherits may run in
-//! the child and race with it, and memory shared between the processes
-//! (`mmap(MAP_SHARED)`, System V shared memory) is shared across the fork;
-//! neither is paired. A `fork` the program defines itself is an ordinary
-//! function.
+//! Under-approximation: memory shared between the processes on purpose
+//! (`mmap(MAP_SHARED)`, System V shared memory) is shared across the fork,
+//! and a race there between the child and a parent's thread is missed. A
+//! `fork` the program defines itself is an ordinary function. Cost: the
+//! functions a child calls get calling contexts of their own (the flag is
+//! part of the memo key): `check` on mt-daapd, whose mDNS responder runs
+//! in a child, takes about a tenth longer.
 //!
 //! Invariant: which locals hold a fork's result is read from the
 //! function's own text ([`ForkVars`], cached per walker), so copies of its
