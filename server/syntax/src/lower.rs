@@ -64,6 +64,7 @@ pub fn lower_definition(def: Node, src: &str, macros: &MacroTable) -> FnIr {
         nstmts: 0,
         stmt_span: Span::default(),
         cond_calls: Vec::new(),
+        if_condition: false,
         bool_names: bool_names(&src[def.start_byte()..def.end_byte()]),
     };
     if let Some(d) = def.field("declarator") {
@@ -124,6 +125,10 @@ struct Lowerer<'s> {
     stmt_span: Span,
     /// (node id, call id) of calls lowered while evaluating a condition.
     cond_calls: Vec<(usize, u32)>,
+    /// An `if` condition is being lowered: an assignment in it (`(x = e)`)
+    /// tests the variable assigned (`lower/cond.rs`). Loop conditions keep
+    /// such tests opaque (`while ((n = read(..)) > 0)`).
+    if_condition: bool,
     /// `true` and `false` when the function uses them as variables (see
     /// [`bool_names`]).
     bool_names: [bool; 2],

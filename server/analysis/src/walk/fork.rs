@@ -10,8 +10,9 @@
 //!   detach), where every assignment of the local `pid` in the function is
 //!   the result of `fork()` (directly, `pid = fork()`, or through another
 //!   such local, `tmp = fork(); pid = tmp;`);
-//! - `if (fork() == 0)` on the call itself;
-//! - the `case 0:` arm of `switch (pid)` or `switch (fork())`.
+//! - `if (fork() == 0)` on the call itself, and `if ((pid = fork()) == 0)`;
+//! - the `case 0:` arm of `switch (pid)`, `switch (fork())` or
+//!   `switch (pid = fork())`.
 //!
 //! On that path `State::forked` is set, and every access recorded there
 //! carries `FactCtx::forked` (`record.rs`), until the child creates a
@@ -139,7 +140,8 @@ impl<'a> Walker<'a> {
     }
 
     /// Is `cond`, a switch's condition, a fork's result: `switch (fork())`,
-    /// or a read of a fork result local and nothing else?
+    /// `switch (pid = fork())`, or a read of a fork result local and
+    /// nothing else?
     pub(super) fn fork_switch(&self, fr: &Frame, cond: &[Stmt]) -> bool {
         if !self.library_fork() {
             return false;
@@ -149,12 +151,30 @@ impl<'a> Walker<'a> {
             return false;
         }
         match cond {
-            [Stmt::Call(c)] => fv.calls.contains(&c.id),
             [Stmt::Access(a)] => {
                 a.kind == AccessKind::Read
                     && matches!(&a.place, Expr::Var(x) if fv.vars.contains(x))
             }
-            _ => false,
+            // `switch (fork())`, `switch (pid = fork())`: the call, and
+            // at most the assignment of its result to a variable.
+            _ => {
+                let mut fork = false;
+                let only = cond.iter().all(|s| match s {
+                    Stmt::Call(c) if fv.calls.contains(&c.id) => {
+                        fork = true;
+                        true
+                    }
+                    Stmt::Assign {
+                        lhs: Expr::Var(_),
+                        rhs,
+                    } => matches!(uncast(rhs), Expr::CallResult(id) if fv.calls.contains(id)),
+                    Stmt::Access(a) => {
+                        a.kind == AccessKind::Write && matches!(a.place, Expr::Var(_))
+                    }
+                    _ => false,
+                });
+                fork && only
+            }
         }
     }
 }

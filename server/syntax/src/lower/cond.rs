@@ -45,6 +45,21 @@ impl<'s> Lowerer<'s> {
                 var: name(n, self.src),
                 zero_on_true: !positive,
             },
+            // `(x = e)` in an `if` is the value assigned, which `x` holds
+            // once the condition's own assignment ran (`if ((pid = fork())
+            // == 0)`, `if ((rc = pthread_mutex_trylock(&m)) == 0)`).
+            "assignment_expression"
+                if self.if_condition
+                    && n.field("operator").map(|o| text(o, self.src)) == Some("=") =>
+            {
+                match n.field("left").map(unparen) {
+                    Some(l) if l.kind() == "identifier" => Test::VarZero {
+                        var: name(l, self.src),
+                        zero_on_true: !positive,
+                    },
+                    _ => Test::Other,
+                }
+            }
             // A member of a named object (`zconf.dryrun`, `cfg.opt.quiet`) is a
             // flag named by its chain; the walk forgets it when the object or
             // the member is written.

@@ -99,10 +99,12 @@ impl<'s> Lowerer<'s> {
             }
             "if_statement" => {
                 let mut cond = Vec::new();
+                self.if_condition = true;
                 let test = match n.field("condition") {
                     Some(c) => self.condition(c, &mut cond, depth),
                     None => Test::Other,
                 };
+                self.if_condition = false;
                 let then = self.block(n.field("consequence"), depth);
                 let els = match n.field("alternative") {
                     Some(a) => {
