@@ -16,9 +16,10 @@
 //!
 //! On that path `State::forked` is set, and every access recorded there
 //! carries `FactCtx::forked` (`record.rs`), until the child creates a
-//! thread (installing a signal handler is not one: `calls.rs`): from there on it records as before (the new thread may race
-//! with what follows, and the parent's threads, which do not exist in the
-//! child, are paired again: a possible false alarm, never a missed race).
+//! thread (installing a signal handler is not one: `calls.rs`). From
+//! there on it records as before: the new thread may race with what
+//! follows, and the parent's threads, which do not exist in the child,
+//! are paired again (a possible false alarm, never a missed race).
 //! `races.rs` pairs a forked access only with a signal handler's: a
 //! handler the child inherits (or installs) may interrupt it. Where the
 //! child's path meets the parent's (a child branch that falls through),
