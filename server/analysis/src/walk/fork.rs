@@ -125,19 +125,15 @@ impl<'a> Walker<'a> {
         self.prog.functions_named("fork").is_none()
     }
 
-    /// Does `test` read a fork's result, and is its then-branch the child
-    /// (`Some(true)`) or its else-branch (`Some(false)`)?
-    pub(super) fn fork_child_branch(&self, fr: &Frame, test: &Test) -> Option<bool> {
-        let (is_fork, zero_on_true) = match test {
-            Test::CallZero { id, zero_on_true } => {
-                (self.fork_vars_of(fr).calls.contains(id), *zero_on_true)
-            }
-            Test::VarZero { var, zero_on_true } => {
-                (self.fork_vars_of(fr).vars.contains(var), *zero_on_true)
-            }
-            _ => return None,
+    /// Does `test` compare a fork's result with zero (its zero side is the
+    /// child)?
+    pub(super) fn tests_fork(&self, fr: &Frame, test: &Test) -> bool {
+        let fork = match test {
+            Test::CallZero { id, .. } => self.fork_vars_of(fr).calls.contains(id),
+            Test::VarZero { var, .. } => self.fork_vars_of(fr).vars.contains(var),
+            _ => false,
         };
-        (is_fork && self.library_fork()).then_some(zero_on_true)
+        fork && self.library_fork()
     }
 
     /// Is `cond`, a switch's condition, a fork's result: `switch (fork())`,

@@ -373,18 +373,15 @@ impl<'a> Walker<'a> {
         // A test of a once flag under a lock (`once.rs`).
         let marks = self.once_marks(fr, test, &cs);
         let (mut t, mut e) = self.split(test, cs);
-        // The child of a `fork()` (`fork.rs`).
-        if let Some(then_child) = self.fork_child_branch(fr, test) {
-            let child = if then_child { &mut t } else { &mut e };
-            child.forked = true;
-        }
-        // A branch taken on an atomic flag read set (`flags.rs`).
-        match test {
-            Test::CallZero { .. } | Test::VarZero { .. } => {
-                let nonzero = if zero_on_true(test) { &mut e } else { &mut t };
-                self.flag_wait(fr, cond, test, nonzero);
-            }
-            _ => {}
+        if let Test::CallZero { .. } | Test::VarZero { .. } = test {
+            let (zero, nonzero) = match zero_on_true(test) {
+                true => (&mut t, &mut e),
+                false => (&mut e, &mut t),
+            };
+            // The child of a `fork()` (`fork.rs`).
+            zero.forked |= self.tests_fork(fr, test);
+            // A branch taken on an atomic flag read set (`flags.rs`).
+            self.flag_wait(fr, cond, test, nonzero);
         }
         self.lazy_marks(fr, test, then, els, &mut t, &mut e);
         if let Test::VarZero { zero_on_true, .. } = test {
