@@ -443,9 +443,15 @@ fn own_apart(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
         Own::Arg | Own::ArgPart | Own::Frame => false,
     };
     let arg = |k: &Own| matches!(k, Own::Arg | Own::ArgPart);
+    // Each instance of a slot thread handed `&A[i]` gets an element of its
+    // own: two instances' accesses through the argument itself (not past
+    // its start) touch two elements.
+    let slot_ptr = |t: u32| thread(t).is_some_and(|t| t.slot.is_some_and(|(_, a)| a.is_pointer()));
     match base {
         Base::Heap { .. } if arg(x) && arg(y) => {
-            (owns(a.thread) && owns(b.thread)) || (a.thread == b.thread && per_site(a.thread))
+            (owns(a.thread) && owns(b.thread))
+                || (a.thread == b.thread && per_site(a.thread))
+                || (a.thread == b.thread && slot_ptr(a.thread) && *x == Own::Arg && *y == Own::Arg)
         }
         Base::Heap { .. } => allocated(x, a.thread) && allocated(y, b.thread),
         // Two instances' own frames.
