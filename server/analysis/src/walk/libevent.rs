@@ -26,7 +26,10 @@
 //! event expression in the same function) read in the registering
 //! function's frame, and the loop's base read where the loop is called.
 //! Each is read without calling context, a parameter standing for what the
-//! function's direct callers pass. A base racelens knows nothing of (a
+//! function's direct callers pass. A base not known by value that is a
+//! member of a struct of known type (`bec->event_thread->base`) is any base
+//! the program stores into that member of that type (`Walker::bases_by_type`).
+//! A base racelens knows nothing of (a
 //! value from code without a body, `bufferevent_setcb`'s buffer event, the
 //! default base of `event_dispatch`) may be any, and matches every loop:
 //! an over-approximation (the handler is walked on more threads than run
@@ -48,7 +51,7 @@ use super::state::{join, State};
 use super::{add_vals, uncast, Val, Vals, Walker};
 use crate::db::FunctionId;
 use crate::visit::visit_calls;
-use racelens_syntax::{Call, Callee, Expr, Name};
+use racelens_syntax::{Call, Callee, Expr, Name, Stmt};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -120,6 +123,19 @@ struct Contexts<'c> {
     handed: &'c FxHashMap<FunctionId, Vec<(FunctionId, Expr)>>,
     memo: FxHashMap<(FunctionId, u32), Arc<Frame>>,
     busy: Vec<FunctionId>,
+}
+
+/// A function's stores into a member of some name, as (struct expression,
+/// value), and the struct expressions whose such member's address it takes.
+type MemberSites = (FunctionId, Vec<(Expr, Expr)>, Vec<Expr>);
+
+/// What [`Walker::bases_by_type`] found, for one plan.
+#[derive(Default)]
+struct Members {
+    /// By member name (one pass over the program each).
+    sites: FxHashMap<Name, Arc<[MemberSites]>>,
+    /// By (struct type, member).
+    values: FxHashMap<(Name, Name), Option<Vals>>,
 }
 
 /// Every loop call and registration of the program.
@@ -318,12 +334,18 @@ impl<'a> Walker<'a> {
             let bases = base.map(|b| self.eval(&fr, &b, 0)).unwrap_or_default();
             plan.loops.push(bases);
         }
+        let mut members = Members::default();
         for r in raws {
             let fr = self.context_frame(&mut cx, r.func, CONTEXT_DEPTH);
             let arg = r.arg.map(|a| self.eval(&fr, &a, 0)).unwrap_or_default();
             let mut bases = Vals::new();
             for b in &r.bases {
-                add_vals(&mut bases, self.eval(&fr, b, 0));
+                let mut v = self.eval(&fr, b, 0);
+                if no_object(&v) {
+                    let typed = self.bases_by_type(&mut cx, &mut members, r.func, &fr, b, 1);
+                    v = typed.unwrap_or(v);
+                }
+                add_vals(&mut bases, v);
             }
             plan.regs.push(Registration {
                 func: r.func,
@@ -351,6 +373,144 @@ impl<'a> Walker<'a> {
             }
         }
         plan
+    }
+
+    /// The bases a registration's base expression `e` (read in `f`'s frame
+    /// `fr`) may be, by the declared type of the struct it is a member of,
+    /// when its value is not known (`bec->event_thread->base` of a backend
+    /// loaded from memory, `t->base` of `t = PROXY_GET_THR(L)`): every base
+    /// the program stores into that member of that struct type. A parameter
+    /// (`_set_main_event(be, be->event_thread->base, ..)`) is read so at its
+    /// direct callers, `depth` levels up. `None` when any store's value is
+    /// not known either, or the member's address is taken anywhere (it may
+    /// be set out of sight): the registration then stays on any base.
+    fn bases_by_type(
+        &self,
+        cx: &mut Contexts,
+        members: &mut Members,
+        f: FunctionId,
+        fr: &Frame,
+        e: &Expr,
+        depth: u32,
+    ) -> Option<Vals> {
+        match uncast(e) {
+            Expr::Field { base, field, .. } => {
+                let strukt = self.struct_name(fr, base)?;
+                let key = (strukt, field.clone());
+                if let Some(known) = members.values.get(&key) {
+                    return known.clone();
+                }
+                let sites = match members.sites.get(field) {
+                    Some(s) => s.clone(),
+                    None => {
+                        let s: Arc<[MemberSites]> = self.member_sites(field).into();
+                        members.sites.insert(field.clone(), s.clone());
+                        s
+                    }
+                };
+                let found = self.member_values(cx, &sites, &key.0);
+                members.values.insert(key, found.clone());
+                found
+            }
+            Expr::Var(p) if depth > 0 => {
+                let i = self
+                    .summary(f)
+                    .ir
+                    .params
+                    .iter()
+                    .position(|q| &q.name == p)?;
+                let sites = cx.calls_of.get(f.name(self.db))?.clone();
+                let mut out = Vals::new();
+                for (g, args) in sites {
+                    let a = args.get(i)?;
+                    let gfr = self.context_frame(cx, g, CONTEXT_DEPTH);
+                    let mut v = self.eval(&gfr, a, 0);
+                    if no_object(&v) {
+                        v = self.bases_by_type(cx, members, g, &gfr, a, depth - 1)?;
+                    }
+                    add_vals(&mut out, v);
+                }
+                (!no_object(&out)).then_some(out)
+            }
+            _ => None,
+        }
+    }
+
+    /// The struct type `x` is or points to, its typedefs resolved.
+    fn struct_name(&self, fr: &Frame, x: &Expr) -> Option<Name> {
+        let t = self.type_of(fr, x, 0)?;
+        self.prog.resolve_type(&t).name
+    }
+
+    /// Every value the program stores into member `field` of a struct of
+    /// type `strukt` (`t->base = event_base_new()`, `t->base = base` with
+    /// `base` read at the callers), or `None` when one is not known or the
+    /// member's address is taken.
+    fn member_values(
+        &self,
+        cx: &mut Contexts,
+        sites: &[MemberSites],
+        strukt: &Name,
+    ) -> Option<Vals> {
+        let mut out = Vals::new();
+        for (g, stores, addr) in sites {
+            // Read without callers first: a parameter's value (`t->base =
+            // base`) needs them, a new base does not.
+            let plain = self.frame_cached(*g, &[]);
+            let ours = |x: &Expr| self.struct_name(&plain, x).is_some_and(|n| &n == strukt);
+            if addr.iter().any(|x| ours(x)) {
+                return None;
+            }
+            for (x, rhs) in stores {
+                if !ours(x) || matches!(uncast(rhs), Expr::Int(0)) {
+                    continue;
+                }
+                let mut v = self.eval(&plain, rhs, 0);
+                if no_object(&v) {
+                    let gfr = self.context_frame(cx, *g, CONTEXT_DEPTH);
+                    v = self.eval(&gfr, rhs, 0);
+                }
+                if no_object(&v) {
+                    return None;
+                }
+                add_vals(&mut out, v);
+            }
+        }
+        (!no_object(&out)).then_some(out)
+    }
+
+    /// The functions that store into a member named `field` or take its
+    /// address, with those stores (struct expression, value) and the
+    /// struct expressions whose member's address they take: one pass over
+    /// the program per member name.
+    fn member_sites(&self, field: &Name) -> Vec<MemberSites> {
+        let mut out = Vec::new();
+        for &g in self.prog.functions.values().flatten() {
+            let summary = self.summary(g);
+            let mut stores: Vec<(Expr, Expr)> = Vec::new();
+            let mut addr: Vec<Expr> = Vec::new();
+            crate::visit::visit_stmts(&summary.ir.body, &mut |st| match st {
+                Stmt::Assign { lhs, rhs } => {
+                    if let Expr::Field { base, field: m, .. } = lhs {
+                        if m == field {
+                            stores.push(((**base).clone(), rhs.clone()));
+                        }
+                    }
+                    member_addresses(lhs, field, &mut addr);
+                    member_addresses(rhs, field, &mut addr);
+                }
+                Stmt::Call(c) => c
+                    .args
+                    .iter()
+                    .for_each(|a| member_addresses(a, field, &mut addr)),
+                Stmt::Return { value: Some(v), .. } => member_addresses(v, field, &mut addr),
+                _ => {}
+            });
+            if !stores.is_empty() || !addr.is_empty() {
+                out.push((g, stores, addr));
+            }
+        }
+        out
     }
 
     /// `f`'s frame without calling context, up to `depth` callers deep: a
@@ -502,5 +662,27 @@ mod tests {
         assert_eq!(role("event_base_loop"), Role::Loop { base: Some(0) });
         assert_eq!(role("event_dispatch"), Role::Loop { base: None });
         assert_eq!(role("event_add"), Role::Other);
+    }
+}
+
+/// The struct expressions `x` of every `&x->field` (or `&x.field`) in `e`.
+fn member_addresses(e: &Expr, field: &Name, out: &mut Vec<Expr>) {
+    match e {
+        Expr::AddrOf(p) => {
+            if let Expr::Field { base, field: m, .. } = uncast(p) {
+                if m == field {
+                    out.push((**base).clone());
+                }
+            }
+            member_addresses(p, field, out);
+        }
+        Expr::Field { base, .. }
+        | Expr::Deref(base)
+        | Expr::Offset(base)
+        | Expr::Cast { value: base, .. }
+        | Expr::Index { base, .. } => member_addresses(base, field, out),
+        Expr::Choice(v) => v.iter().for_each(|x| member_addresses(x, field, out)),
+        Expr::Init(v) => v.iter().for_each(|(_, x)| member_addresses(x, field, out)),
+        _ => {}
     }
 }
