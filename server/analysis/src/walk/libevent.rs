@@ -445,7 +445,8 @@ impl<'a> Walker<'a> {
     /// Every value the program stores into member `field` of a struct of
     /// type `strukt` (`t->base = event_base_new()`, `t->base = base` with
     /// `base` read at the callers), or `None` when one is not known or the
-    /// member's address is taken.
+    /// member's address is taken (or a store's struct is of a type not
+    /// known: it may be this one).
     fn member_values(
         &self,
         cx: &mut Contexts,
@@ -456,13 +457,19 @@ impl<'a> Walker<'a> {
         for (g, stores, addr) in sites {
             // Read without callers first: a parameter's value (`t->base =
             // base`) needs them, a new base does not.
+            // A struct expression of unknown type may be of this one.
             let plain = self.frame_cached(*g, &[]);
-            let ours = |x: &Expr| self.struct_name(&plain, x).is_some_and(|n| &n == strukt);
-            if addr.iter().any(|x| ours(x)) {
-                return None;
+            let ours = |x: &Expr| match self.struct_name(&plain, x) {
+                Some(n) => Some(&n == strukt),
+                None => None,
+            };
+            for x in addr {
+                if ours(x) != Some(false) {
+                    return None;
+                }
             }
             for (x, rhs) in stores {
-                if !ours(x) || matches!(uncast(rhs), Expr::Int(0)) {
+                if !ours(x)? || matches!(uncast(rhs), Expr::Int(0)) {
                     continue;
                 }
                 let mut v = self.eval(&plain, rhs, 0);
