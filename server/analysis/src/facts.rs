@@ -148,6 +148,12 @@ impl Slot {
 }
 
 impl Thread {
+    /// Each instance is handed a pointer to an array element of its own
+    /// (`&A[i]`, see [`SlotArg::is_pointer`]).
+    pub fn owns_slot_element(&self) -> bool {
+        self.slot.is_some_and(|(_, a)| a.is_pointer())
+    }
+
     /// One instance that runs its code once ([`ThreadTable::runs_once`]).
     pub fn runs_once(&self) -> bool {
         self.unique && !self.repeats

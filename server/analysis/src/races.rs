@@ -434,19 +434,17 @@ fn own_apart(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
     // Two instances of one thread never share their argument when each
     // creation of its site handed another object.
     let per_site = |t: u32| thread(t).is_some_and(|t| t.arg_per_site);
+    // Each instance of a slot thread handed `&A[i]` gets an element of its
+    // own.
+    let slot_ptr = |t: u32| thread(t).is_some_and(|t| t.owns_slot_element());
     let allocated = |k: &Own, t: u32| match k {
         Own::Alloc => true,
-        Own::Held(c) => {
-            let slot = thread(t).is_some_and(|t| t.slot.is_some_and(|(_, a)| a.is_pointer()));
-            table.held.holds(c, owns(t), slot)
-        }
+        Own::Held(c) => table.held.holds(c, owns(t), slot_ptr(t)),
         Own::Arg | Own::ArgPart | Own::Frame => false,
     };
     let arg = |k: &Own| matches!(k, Own::Arg | Own::ArgPart);
-    // Each instance of a slot thread handed `&A[i]` gets an element of its
-    // own: two instances' accesses through the argument itself (not past
-    // its start) touch two elements.
-    let slot_ptr = |t: u32| thread(t).is_some_and(|t| t.slot.is_some_and(|(_, a)| a.is_pointer()));
+    // Two instances' accesses through a slot thread's argument itself
+    // (not past its start) touch two elements.
     match base {
         Base::Heap { .. } if arg(x) && arg(y) => {
             (owns(a.thread) && owns(b.thread))

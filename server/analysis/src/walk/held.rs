@@ -456,7 +456,7 @@ impl Walker<'_> {
             let th = threads.get(t as usize);
             (
                 th.is_some_and(|t| t.owns_arg),
-                th.is_some_and(|t| t.slot.is_some_and(|(_, a)| a.is_pointer())),
+                th.is_some_and(|t| t.owns_slot_element()),
             )
         };
         let mut sorted_arg: Vec<Name> = arg_stored.into_iter().collect();
