@@ -436,10 +436,10 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The struct type `x` is or points to, its typedefs resolved.
+    /// The struct type `x` is or points to, typedefs resolved all along the
+    /// member chain (`Walker::resolved_type`: `c->owner` of a `conn_t *c`).
     fn struct_name(&self, fr: &Frame, x: &Expr) -> Option<Name> {
-        let t = self.type_of(fr, x, 0)?;
-        self.prog.resolve_type(&t).name
+        self.resolved_type(fr, x, 0)?.name
     }
 
     /// Every value the program stores into member `field` of a struct of

@@ -715,7 +715,7 @@ impl<'a> Walker<'a> {
 
     /// The type of an lvalue with every typedef on the way resolved (a
     /// local `name_t n` of a typedef'd struct: `n.len`'s member type).
-    fn resolved_type(&self, fr: &Frame, e: &Expr, depth: u32) -> Option<TypeInfo> {
+    pub(super) fn resolved_type(&self, fr: &Frame, e: &Expr, depth: u32) -> Option<TypeInfo> {
         if depth > 16 {
             return None;
         }
