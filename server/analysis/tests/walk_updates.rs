@@ -558,6 +558,40 @@ fn a_new_write_of_a_flag_brings_its_branch_back() {
     assert!(after.iter().any(on_hits), "{after:?}");
 }
 
+/// A member of a struct global that stays zero is judged the same way, by
+/// member chain: a write of the member (in a function no thread reaches)
+/// brings back the branches of the copies handed by value; a write of
+/// another member does not.
+#[test]
+fn a_new_write_of_a_copied_member_brings_its_branch_back() {
+    let _serial = serial();
+    set_verify(true);
+    let text = fixture_text("value_guard_struct_copy.c");
+    let base = format!("{text}\nvoid spare(void) {{\n  opts.force = 2;\n}}\n");
+    let other = base.replace(
+        "  opts.force = 2;\n}",
+        "  opts.force = 2;\n  package_opts.force = 0;\n}",
+    );
+    let token = base.replace(
+        "  opts.force = 2;\n}",
+        "  opts.force = 2;\n  package_opts.token = \"t\";\n}",
+    );
+    let virt = Path::new("/virtual/value_guard_struct_copy_edit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base.as_str());
+    let on_token = |r: &String| r.contains("var: \"opts.token\"");
+    let before = reports(&host);
+    assert!(!before.iter().any(on_token), "{before:?}");
+    host.set_file_text(virt, other.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&other]));
+    assert!(!after.iter().any(on_token), "{after:?}");
+    host.set_file_text(virt, token.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&token]));
+    assert!(after.iter().any(on_token), "{after:?}");
+}
+
 /// The other way round: removing the only write of a flag makes it stay
 /// zero, and its branch goes, exactly as a walk from scratch finds.
 #[test]

@@ -114,6 +114,12 @@ pub enum Test {
     /// The then-branch runs when variable `var` is greater than zero
     /// (`n > 0`, `0 < n`, `n >= 1`): a count of work still running.
     Positive { var: Name },
+    /// The then-branch runs when variable or flag chain `var` (as
+    /// [`Test::VarZero`] names it) compares so with an integer constant
+    /// that zero does not settle by [`Test::VarZero`] or
+    /// [`Test::Positive`] (`n < 0`, `n == 1U`, `o.level != 2`, `n <= 0`):
+    /// only whether it runs when `var` is zero (`then_on_zero`) is kept.
+    Compare { var: Name, then_on_zero: bool },
     /// The then-branch runs when every member `p->f` named in `chains` (a
     /// parameter or variable's field through `->`, as `p->f`) is zero iff
     /// `zero_on_true` (`!p->a && !p->b`, `p->a || p->b`, `p->n == 0`): the

@@ -415,6 +415,47 @@ mod tests {
     }
 
     #[test]
+    fn comparisons_with_constants_keep_the_branch_zero_takes() {
+        let ir = lower(
+            "struct o { int n; }; void f(int x, struct o o, unsigned u) { \
+             if (x < 0) {} if (1U == x) {} if (o.n != 2) {} if (!(x <= 3)) {} \
+             if (2 > x) {} if (x >= 0) {} if (u < -1) {} if (x == y) {} if (x > 0) {} }",
+        );
+        let tests: Vec<&Test> = ir
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::If { test, .. } => Some(test),
+                _ => None,
+            })
+            .collect();
+        let zero: Vec<Option<bool>> = tests
+            .iter()
+            .map(|t| match t {
+                Test::Compare { then_on_zero, .. } => Some(*then_on_zero),
+                _ => None,
+            })
+            .collect();
+        // A negative constant in an order is left out (`u < -1` holds
+        // for an unsigned zero), as are two variables; `x > 0` stays
+        // `Positive`.
+        let expected = [
+            Some(false),
+            Some(false),
+            Some(true),
+            Some(false),
+            Some(true),
+            Some(true),
+            None,
+            None,
+            None,
+        ];
+        assert_eq!(zero, expected);
+        assert!(matches!(tests[2], Test::Compare { var, .. } if &**var == "o.n"));
+        assert!(matches!(tests[8], Test::Positive { .. }));
+    }
+
+    #[test]
     fn deep_nesting_does_not_overflow() {
         let mut src = String::from("void f(void) { x = ");
         for _ in 0..20000 {

@@ -70,7 +70,7 @@ fn test_names(t: &mut Test, map: &FxHashMap<Name, Name>) {
     if let Test::Positive { var } = t {
         name(var, map);
     }
-    if let Test::VarZero { var, .. } = t {
+    if let Test::VarZero { var, .. } | Test::Compare { var, .. } = t {
         // A member chain (`conf.quiet`) renames its head.
         match var.split_once('.') {
             Some((head, rest)) => {

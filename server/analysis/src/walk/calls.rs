@@ -810,7 +810,13 @@ impl<'a> Walker<'a> {
                                 .map(|a| match uncast(a) {
                                     Expr::Int(0) => vec![Val::Zero],
                                     Expr::Var(x) if fr.zeros.contains(x) => vec![Val::Zero],
-                                    _ => self.eval(fr, a, 0),
+                                    e => {
+                                        let mut v = self.eval(fr, a, 0);
+                                        if let Some(g) = self.copied_global(fr, e) {
+                                            add_vals(&mut v, [Val::Copy(g)]);
+                                        }
+                                        v
+                                    }
                                 })
                                 .unwrap_or_default()
                         })

@@ -5,13 +5,23 @@
 //! a feature flag nobody sets) or positive (`if (verbose > 0) log(..)`)
 //! never runs, and the walk skips it.
 //!
+//! The same holds for a member chain of such a global (`opts.token` of
+//! `struct opts opts = {0};`, `cfg.log.level`) that nothing writes: neither
+//! the chain, nor one of its prefixes as a whole (`opts = o`), nor one of
+//! its extensions, with no union or bit-field group on the way. A struct
+//! parameter given a copy of such a global (`set_opts(package_opts)`,
+//! `Frame::copies`) holds the same zeros in that calling context when its
+//! function writes no part of it ([`Walker::copied_zero`]).
+//!
 //! Conditions, all decided from the program's text:
 //! - the name is a global in the scope of the test (no local hides it),
-//!   scalar (not an array, not a member chain), neither `volatile` (another
-//!   agent may change it) nor `_Atomic`;
+//!   scalar (not an array) or a chain of `.` members ending in a scalar
+//!   member, neither `volatile` (another agent may change it) nor
+//!   `_Atomic`;
 //! - some unit defines it, every definition has no initializer or a literal
 //!   zero one (`0`, `NULL`, `(T) 0`, `{0}`);
-//! - no statement of any function writes it, and no expression takes its
+//! - no statement of any function writes it (or, for a chain, a prefix
+//!   or an extension of it), and no expression takes its (root's)
 //!   address (`&g` handed to `scanf` or stored), nor does any global's
 //!   initializer name it;
 //! - the program has a `main`: a library's clients may write its globals.
@@ -31,17 +41,27 @@ impl<'a> Walker<'a> {
     /// Does the global `var`, as `fr` names it, hold zero for the whole run
     /// (see the module doc)?
     pub(super) fn constant_zero(&mut self, fr: &Frame, var: &Name) -> bool {
-        if var.contains('.') || fr.locals.contains_key(var) {
-            return false;
-        }
-        let Some(t) = self.prog.global(var) else {
+        let root = var.split('.').next().unwrap_or(var);
+        !fr.locals.contains_key(root) && self.global_zero(var)
+    }
+
+    /// [`Walker::constant_zero`] of a name known to be the global's.
+    fn global_zero(&mut self, var: &Name) -> bool {
+        let (root, members) = match var.split_once('.') {
+            Some((r, m)) => (r, Some(m)),
+            None => (&**var, None),
+        };
+        let Some(t) = self.prog.global(root) else {
             return false;
         };
         if t.array || t.atomic || t.is_volatile() {
             return false;
         }
-        if !self.prog.defined_globals.contains(var)
-            || self.prog.nonzero_init.contains(var)
+        if members.is_some_and(|m| !self.scalar_member(t, m)) {
+            return false;
+        }
+        if !self.prog.defined_globals.contains(root)
+            || self.prog.nonzero_init.contains(root)
             || self.prog.functions_named("main").is_none()
         {
             return false;
@@ -49,7 +69,7 @@ impl<'a> Walker<'a> {
         if let Some(&known) = self.d.constants.borrow().get(var) {
             return known;
         }
-        let named_by_init = self.prog.named_by_global_init(var);
+        let named_by_init = self.prog.named_by_global_init(root);
         if self.d.written.borrow().is_none() {
             // One pass over every function for all the names asked about.
             let mut counts: FxHashMap<Name, u32> = FxHashMap::default();
@@ -65,10 +85,82 @@ impl<'a> Walker<'a> {
             .written
             .borrow()
             .as_ref()
-            .is_some_and(|c| c.get(var).is_some_and(|&n| n > 0));
+            .is_some_and(|c| conflicts(var, |k| c.get(k).is_some_and(|&n| n > 0)));
         let unwritten = !named_by_init && !written;
         self.d.constants.borrow_mut().insert(var.clone(), unwritten);
         unwritten
+    }
+
+    /// Is `members` (`a.b`) of a global of type `t` a chain of members of
+    /// structs (not through a pointer or an array, no member sharing its
+    /// location: a union's, a bit-field's) ending in a scalar that is
+    /// neither an array, `volatile` nor `_Atomic`?
+    fn scalar_member(&self, t: &racelens_syntax::TypeInfo, members: &str) -> bool {
+        let mut ty = self.prog.resolve_type(t);
+        for m in members.split('.') {
+            if ty.pointer > 0 || ty.array {
+                return false;
+            }
+            let Some(s) = ty.name.clone() else {
+                return false;
+            };
+            if self.prog.shared_member(&s, m).is_some() {
+                return false;
+            }
+            let Some(ft) = self.prog.field_type(&s, m) else {
+                return false;
+            };
+            ty = self.prog.resolve_type(ft);
+            if ty.array || ty.atomic || ty.is_volatile() {
+                return false;
+            }
+        }
+        ty.pointer > 0
+            || !self
+                .prog
+                .structs
+                .contains_key(ty.name.as_deref().unwrap_or(""))
+    }
+
+    /// The global whose copy the argument `arg` of a call in `fr` is: a
+    /// struct global passed by value (`set_opts(package_opts)`), or a
+    /// parameter `fr` holds such a copy in, passed on.
+    pub(super) fn copied_global(&self, fr: &Frame, arg: &Expr) -> Option<Name> {
+        let Expr::Var(x) = arg else {
+            return None;
+        };
+        if let Some((_, g)) = fr.copies.iter().find(|(p, _)| p == x) {
+            return Some(g.clone());
+        }
+        if fr.locals.contains_key(x) {
+            return None;
+        }
+        let t = self.prog.resolve_type(self.prog.global(x)?);
+        let struct_value =
+            t.pointer == 0 && !t.array && self.prog.structs.contains_key(t.name.as_deref()?);
+        struct_value.then(|| x.clone())
+    }
+
+    /// Is the variable or member chain `var` of a test in `fr` zero here: a
+    /// parameter given zero (`Frame::zeros`), a global that stays zero, or
+    /// a member of a parameter that copies one?
+    pub(super) fn known_zero(&mut self, fr: &Frame, var: &Name) -> bool {
+        fr.zeros.contains(var) || self.constant_zero(fr, var) || self.copied_zero(fr, var)
+    }
+
+    /// Is the member chain `var` (`o.token`) of a struct parameter that
+    /// this calling context gave a copy of a global (`Frame::copies`) zero:
+    /// the global's chain stays zero, and the function writes no part of
+    /// the parameter?
+    pub(super) fn copied_zero(&mut self, fr: &Frame, var: &Name) -> bool {
+        let Some((root, members)) = var.split_once('.') else {
+            return false;
+        };
+        let Some((_, g)) = fr.copies.iter().find(|(p, _)| &**p == root) else {
+            return false;
+        };
+        let chain: Name = format!("{g}.{members}").into();
+        self.global_zero(&chain)
     }
 }
 
@@ -85,9 +177,10 @@ pub(super) fn edit(
     new: &FunctionSummary,
 ) -> Result<(), &'static str> {
     let (was, now) = (written_names(old), written_names(new));
+    let (w, n) = (|k: &str| was.contains(k), |k: &str| now.contains(k));
     let changed = verdicts.iter().any(|(v, &zero)| match zero {
-        true => now.contains(v),
-        false => was.contains(v) && !now.contains(v),
+        true => conflicts(v, n),
+        false => conflicts(v, w) && !conflicts(v, n),
     });
     if changed {
         return Err("a constant global's writes changed");
@@ -105,10 +198,45 @@ pub(super) fn edit(
     Ok(())
 }
 
-/// The names a function writes as a whole (`g = ..`, `g++`) or whose
-/// address it takes ([`crate::visit::visit_addr_names`]).
-fn written_names(s: &FunctionSummary) -> FxHashSet<Name> {
+/// Does a write that [`written_names`] lists as `written` change the
+/// variable or member chain `var`: a write of it or of a prefix of it as a
+/// whole, or of an extension of it (`var~`)?
+fn conflicts(var: &str, written: impl Fn(&str) -> bool) -> bool {
+    if written(var) || written(&format!("{var}~")) {
+        return true;
+    }
+    var.match_indices('.').any(|(i, _)| written(&var[..i]))
+}
+
+/// The dot chain an lvalue writes (`g`, `g.a.b`; `g.a` for `g.a[i]`), or
+/// `None` for one through a pointer.
+fn chain(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Var(x) => Some(x.to_string()),
+        Expr::Field {
+            base,
+            field,
+            arrow: false,
+        } => Some(format!("{}.{field}", chain(base)?)),
+        Expr::Index { base, .. } => chain(base),
+        _ => None,
+    }
+}
+
+/// The names and member chains a function writes as a whole (`g = ..`,
+/// `g++`, `g.a.b = ..`, the last also as `g~` and `g.a~`: something under
+/// them is written) or whose address it takes (the root's name,
+/// [`crate::visit::visit_addr_names`]).
+pub(super) fn written_names(s: &FunctionSummary) -> FxHashSet<Name> {
     let mut out = FxHashSet::default();
+    let write = |e: &Expr, out: &mut FxHashSet<Name>| {
+        if let Some(c) = chain(e) {
+            for (i, _) in c.match_indices('.') {
+                out.insert(format!("{}~", &c[..i]).into());
+            }
+            out.insert(c.into());
+        }
+    };
     let addr = |e: &Expr, out: &mut FxHashSet<Name>| {
         crate::visit::visit_addr_names(e, &mut |n| {
             out.insert(n.clone());
@@ -116,15 +244,13 @@ fn written_names(s: &FunctionSummary) -> FxHashSet<Name> {
     };
     crate::visit::visit_stmts(&s.ir.body, &mut |st| match st {
         Stmt::Access(a) => {
-            if let (AccessKind::Write, Expr::Var(x)) = (a.kind, &a.place) {
-                out.insert(x.clone());
+            if a.kind == AccessKind::Write {
+                write(&a.place, &mut out);
             }
             addr(&a.place, &mut out);
         }
         Stmt::Assign { lhs, rhs } => {
-            if let Expr::Var(x) = lhs {
-                out.insert(x.clone());
-            }
+            write(lhs, &mut out);
             addr(lhs, &mut out);
             addr(rhs, &mut out);
         }

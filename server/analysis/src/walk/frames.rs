@@ -183,6 +183,11 @@ pub(super) struct Frame {
     /// (parent) parent->children = n;` of `add(NULL, ..)`; `if (!level)
     /// exit(1);` of `log(0, ..)`).
     pub(super) zeros: Vec<Name>,
+    /// Struct parameters given a copy of a global by value (parameter,
+    /// global) whose function writes no part of them and never takes their
+    /// address: a member chain of one holds what the global's does, as far
+    /// as its staying zero goes (`constants.rs`).
+    pub(super) copies: Vec<(Name, Name)>,
 }
 
 impl std::ops::Deref for Frame {
@@ -610,6 +615,7 @@ impl<'a> Walker<'a> {
         let base = self.frame_base(fid);
         let mut pts: FxHashMap<Name, Vals> = FxHashMap::default();
         let mut zeros = Vec::new();
+        let mut copies = Vec::new();
         for (i, p) in base.summary.ir.params.iter().enumerate() {
             match bindings.get(i) {
                 Some(b) if b.contains(&Val::Zero) => {
@@ -618,7 +624,18 @@ impl<'a> Walker<'a> {
                     }
                 }
                 Some(b) => {
-                    pts.insert(p.name.clone(), b.clone());
+                    let mut b = b.clone();
+                    let n = copies.len();
+                    b.retain(|v| match v {
+                        Val::Copy(g) => {
+                            copies.push((p.name.clone(), g.clone()));
+                            false
+                        }
+                        _ => true,
+                    });
+                    if !b.is_empty() || copies.len() == n {
+                        pts.insert(p.name.clone(), b);
+                    }
                 }
                 None => {}
             }
@@ -626,11 +643,20 @@ impl<'a> Walker<'a> {
         if !zeros.is_empty() {
             zeros = zero_locals(&base, zeros);
         }
+        if !copies.is_empty() {
+            let written = super::constants::written_names(&base.summary);
+            copies.retain(|(p, _)| {
+                !base.address_taken.contains(p)
+                    && !written.contains(p)
+                    && !written.contains(&Name::from(format!("{p}~")))
+            });
+        }
         let mut frame = Frame {
             fid,
             base,
             pts,
             zeros,
+            copies,
         };
         // Flow-insensitive points-to of local pointers, to a small fixpoint.
         let base = frame.base.clone();

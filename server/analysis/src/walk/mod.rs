@@ -135,6 +135,11 @@ enum Val {
     /// Only ever a whole binding of its own: the callee's frame turns it
     /// into a parameter known to be zero (`Frame::zeros`), never a value.
     Zero,
+    /// A copy of the struct global of this name given as an argument by
+    /// value (`set_opts(package_opts)`). Only in a binding: the callee's
+    /// frame turns it into a parameter known to copy it (`Frame::copies`),
+    /// never a points-to value.
+    Copy(Name),
 }
 
 type Vals = Vec<Val>;

@@ -76,7 +76,9 @@ fn blocking_failure(test: &Test, st: &State) -> Option<(bool, Vec<Held>)> {
     let (key, zero_on_true) = match test {
         Test::CallZero { id, zero_on_true } => (TryKey::Call(*id), *zero_on_true),
         Test::VarZero { var, zero_on_true } => (TryKey::Var(var.clone()), *zero_on_true),
-        Test::Other | Test::Positive { .. } | Test::FieldsZero { .. } => return None,
+        Test::Other | Test::Positive { .. } | Test::FieldsZero { .. } | Test::Compare { .. } => {
+            return None
+        }
     };
     let held: Vec<Held> = st
         .tries
@@ -306,7 +308,7 @@ impl<'a> Walker<'a> {
         // loop creates, not after it).
         if let Test::VarZero { var, zero_on_true } = test {
             let depth = self.d.stack.len();
-            let zero = fr.zeros.contains(var) || self.constant_zero(fr, var);
+            let zero = self.known_zero(fr, var);
             let nonzero = !zero
                 && self
                     .d
@@ -328,11 +330,22 @@ impl<'a> Walker<'a> {
                 return o.next;
             }
         }
-        // `g > 0` of a global that holds zero for the whole run: the
-        // then-branch never runs (`if (verbose > 0) log(..)`).
+        // `g > 0` of a global that holds zero for the whole run (or another
+        // variable known zero, as above): the then-branch never runs (`if
+        // (verbose > 0) log(..)`).
         if let Test::Positive { var } = test {
-            if self.constant_zero(fr, var) {
+            if self.known_zero(fr, var) {
                 let o = self.walk_stmts(fr, els, cs);
+                merge_abrupt(out, &o);
+                return o.next;
+            }
+        }
+        // Any other comparison with a constant (`n < 0`, `server == 1U`)
+        // of a variable known to be zero: the branch zero takes.
+        if let Test::Compare { var, then_on_zero } = test {
+            if self.known_zero(fr, var) {
+                let taken = if *then_on_zero { then } else { els };
+                let o = self.walk_stmts(fr, taken, cs);
                 merge_abrupt(out, &o);
                 return o.next;
             }
@@ -861,9 +874,10 @@ impl<'a> Walker<'a> {
         let (key, zero_on_true) = match test {
             Test::CallZero { id, zero_on_true } => (TryKey::Call(*id), *zero_on_true),
             Test::VarZero { var, zero_on_true } => (TryKey::Var(var.clone()), *zero_on_true),
-            Test::Other | Test::Positive { .. } | Test::FieldsZero { .. } => {
-                return (st.clone(), st)
-            }
+            Test::Other
+            | Test::Positive { .. }
+            | Test::FieldsZero { .. }
+            | Test::Compare { .. } => return (st.clone(), st),
         };
         let held: Vec<Held> = st
             .tries

@@ -78,7 +78,10 @@ impl<'s> Lowerer<'s> {
         let assumption = match (&callee, arg_nodes.first()) {
             (Callee::Direct(f), Some(&a)) if arg_nodes.len() == 1 && is_assume(f) => {
                 match self.test_of(a, true, 0) {
-                    Test::Other | Test::Positive { .. } | Test::FieldsZero { .. } => None,
+                    Test::Other
+                    | Test::Positive { .. }
+                    | Test::FieldsZero { .. }
+                    | Test::Compare { .. } => None,
                     t => Some(t),
                 }
             }

@@ -136,24 +136,91 @@ impl<'s> Lowerer<'s> {
                     },
                     _ => Test::Other,
                 };
-                match op {
-                    ">" if zero(r) => return positive_of(l),
-                    "<" if zero(l) => return positive_of(r),
-                    ">=" if one(r) => return positive_of(l),
-                    "<=" if one(l) => return positive_of(r),
-                    _ => {}
-                }
-                if !konst {
-                    return Test::Other;
-                }
-                match op {
-                    "==" => self.test_of(subject, !positive, depth + 1),
-                    "!=" => self.test_of(subject, positive, depth + 1),
+                let pos = match op {
+                    ">" if zero(r) => positive_of(l),
+                    "<" if zero(l) => positive_of(r),
+                    ">=" if one(r) => positive_of(l),
+                    "<=" if one(l) => positive_of(r),
                     _ => Test::Other,
+                };
+                if pos != Test::Other {
+                    return pos;
+                }
+                match op {
+                    "==" if konst => self.test_of(subject, !positive, depth + 1),
+                    "!=" if konst => self.test_of(subject, positive, depth + 1),
+                    _ => self.compare(op, l, r, positive),
                 }
             }
             _ => Test::Other,
         }
+    }
+}
+
+impl<'s> Lowerer<'s> {
+    /// `x op K` (or `K op x`) of a variable or flag chain `x` and an
+    /// integer constant `K`: a [`Test::Compare`] that keeps whether the
+    /// then-branch runs when `x` is zero. An order with a negative `K` is
+    /// left out: against an unsigned `x` it converts to a large value.
+    fn compare(&self, op: &str, l: Node, r: Node, positive: bool) -> Test {
+        let (subject, k, op) = match (int_const(r, self.src), int_const(l, self.src)) {
+            (Some(k), _) => (l, k, op),
+            (None, Some(k)) => {
+                let flipped = match op {
+                    "<" => ">",
+                    "<=" => ">=",
+                    ">" => "<",
+                    ">=" => "<=",
+                    o => o,
+                };
+                (r, k, flipped)
+            }
+            _ => return Test::Other,
+        };
+        let then_on_zero = match op {
+            "==" => k == 0,
+            "!=" => k != 0,
+            "<" if k >= 0 => 0 < k,
+            "<=" if k >= 0 => true,
+            ">" if k >= 0 => false,
+            ">=" if k >= 0 => k == 0,
+            _ => return Test::Other,
+        };
+        let s = uncast(subject);
+        let var = match s.kind() {
+            "identifier" => name(s, self.src),
+            "field_expression" => match flag_chain(s, self.src, 0) {
+                Some(c) => c.into(),
+                None => return Test::Other,
+            },
+            _ => return Test::Other,
+        };
+        Test::Compare {
+            var,
+            then_on_zero: then_on_zero == positive,
+        }
+    }
+}
+
+/// The value of an integer constant under casts and parentheses (`1U`,
+/// `0x10`, `-1`, `(unsigned int) 2`), or `None`.
+fn int_const(n: Node, src: &str) -> Option<i64> {
+    let n = uncast(n);
+    match n.kind() {
+        "number_literal" => {
+            let t = text(n, src).trim_end_matches(['u', 'U', 'l', 'L']);
+            if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                i64::from_str_radix(h, 16).ok()
+            } else if t.len() > 1 && t.starts_with('0') {
+                i64::from_str_radix(&t[1..], 8).ok()
+            } else {
+                t.parse().ok()
+            }
+        }
+        "unary_expression" if n.field("operator").map(|o| text(o, src)) == Some("-") => {
+            int_const(n.field("argument")?, src)?.checked_neg()
+        }
+        _ => None,
     }
 }
 
