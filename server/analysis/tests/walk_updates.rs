@@ -592,6 +592,32 @@ fn a_new_write_of_a_copied_member_brings_its_branch_back() {
     assert!(after.iter().any(on_token), "{after:?}");
 }
 
+/// A global assigned only a parameter that every call passes zero is
+/// judged from every call of that function: a call passing 1 (in a
+/// function no thread reaches) brings its branches back.
+#[test]
+fn a_new_nonzero_call_of_a_setter_brings_its_branch_back() {
+    let _serial = serial();
+    set_verify(true);
+    let text = fixture_text("global_set_from_zero_parameter.c");
+    let base = format!("{text}\nvoid spare(void) {{\n  stop();\n}}\n");
+    let edited = base.replace("  stop();\n}\n", "  init(0, 1);\n}\n");
+    assert_ne!(base, edited);
+    let virt = Path::new("/virtual/global_set_from_zero_parameter_edit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base.as_str());
+    let on_msgs = |r: &String| r.contains("var: \"msgs\"");
+    let before = reports(&host);
+    assert!(!before.iter().any(on_msgs), "{before:?}");
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(after.iter().any(on_msgs), "{after:?}");
+    host.set_file_text(virt, base.as_str());
+    let back = reports(&host);
+    assert_eq!(back, before);
+}
+
 /// The other way round: removing the only write of a flag makes it stay
 /// zero, and its branch goes, exactly as a walk from scratch finds.
 #[test]

@@ -26,15 +26,22 @@
 //!   initializer name it;
 //! - the program has a `main`: a library's clients may write its globals.
 //!
+//! A write that stores the literal zero in a whole name (`server = 0;`)
+//! keeps it zero, and one that stores a parameter of its function
+//! (`server = srv;`) does when that parameter is zero at every call
+//! ([`Walker::param_always_zero`]: direct calls only, each passing `0`).
+//!
 //! Invariant: the answer reads every function's text. The verdicts are
 //! kept in `WalkData::constants`; an edit that could change one (a new write
-//! of a name judged to stay zero, or a removed write of one judged written)
-//! walks again from scratch ([`edit`], `incremental.rs`).
+//! of a name judged to stay zero, or a removed write of one judged written,
+//! or any edit of or naming a function whose parameter a verdict read,
+//! `WalkData::zero_params`) walks again from scratch ([`edit`],
+//! `incremental.rs`).
 
 use super::frames::Frame;
 use super::Walker;
 use crate::db::FunctionSummary;
-use racelens_syntax::{AccessKind, Expr, Name, Stmt};
+use racelens_syntax::{AccessKind, Callee, Expr, Name, Stmt};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 impl<'a> Walker<'a> {
@@ -74,21 +81,90 @@ impl<'a> Walker<'a> {
             // One pass over every function for all the names asked about.
             let mut counts: FxHashMap<Name, u32> = FxHashMap::default();
             for &f in self.prog.functions.values().flatten() {
-                for n in written_names(&self.summary(f)) {
+                for n in written_names(&self.summary(f), f.name(self.db)) {
                     *counts.entry(n).or_default() += 1;
                 }
             }
             *self.d.written.borrow_mut() = Some(counts);
         }
-        let written = self
-            .d
-            .written
-            .borrow()
-            .as_ref()
-            .is_some_and(|c| conflicts(var, |k| c.get(k).is_some_and(|&n| n > 0)));
-        let unwritten = !named_by_init && !written;
+        let (written, from_params) = match self.d.written.borrow().as_ref() {
+            Some(c) => {
+                let has = |k: &str| c.get(k).is_some_and(|&n| n > 0);
+                let from_params: Vec<(Name, usize)> = match has(&format!("{var}<")) {
+                    true => c
+                        .iter()
+                        .filter(|(_, &n)| n > 0)
+                        .filter_map(|(k, _)| param_write(k, var))
+                        .collect(),
+                    false => Vec::new(),
+                };
+                (conflicts(var, has), from_params)
+            }
+            None => (false, Vec::new()),
+        };
+        // Written only with what a parameter holds (`_server = server;` in
+        // `trc_init`): zero still when each of those parameters is zero at
+        // every call.
+        let mut from_zero_params = true;
+        for (f, i) in &from_params {
+            self.d.zero_params.borrow_mut().insert(f.clone());
+            from_zero_params = from_zero_params && !written && self.param_always_zero(f, *i);
+        }
+        let unwritten = !named_by_init && !written && from_zero_params;
         self.d.constants.borrow_mut().insert(var.clone(), unwritten);
         unwritten
+    }
+
+    /// Is parameter `i` of the function named `f` zero in every call: `f`
+    /// is not `main`, its name is used only as the callee of direct calls
+    /// (never as a value, in a function or a global's initializer), at
+    /// least one call exists, each passes the literal zero there, and `f`
+    /// never writes the parameter or takes its address?
+    fn param_always_zero(&self, f: &Name, i: usize) -> bool {
+        if &**f == "main" || self.prog.named_by_global_init(f) {
+            return false;
+        }
+        let Some(defs) = self.prog.functions_named(f) else {
+            return false;
+        };
+        for &d in defs {
+            let s = self.summary(d);
+            let Some(p) = s.ir.params.get(i) else {
+                return false;
+            };
+            let written = written_names(&s, d.name(self.db));
+            if s.ir.address_taken.contains(&p.name) || writes_any(&written, &p.name) {
+                return false;
+            }
+        }
+        let (mut calls, mut zero) = (0u32, true);
+        for &g in self.prog.functions.values().flatten() {
+            let s = self.summary(g);
+            crate::visit::visit_stmts(&s.ir.body, &mut |st| {
+                let mentions = |e: &Expr| crate::visit::mentions(e, f);
+                match st {
+                    Stmt::Call(c) => {
+                        match &c.callee {
+                            Callee::Direct(n) if n == f => {
+                                calls += 1;
+                                let a = c.args.get(i).map(super::uncast);
+                                zero &= matches!(a, Some(Expr::Int(0)));
+                            }
+                            Callee::Indirect(e) => zero &= !mentions(e),
+                            Callee::Direct(_) => {}
+                        }
+                        zero &= !c.args.iter().any(mentions);
+                    }
+                    Stmt::Assign { lhs, rhs } => zero &= !mentions(lhs) && !mentions(rhs),
+                    Stmt::Return { value: Some(e), .. } => zero &= !mentions(e),
+                    _ => {}
+                }
+            });
+            if !zero {
+                return false;
+            }
+        }
+        calls > 0
     }
 
     /// Is `members` (`a.b`) of a global of type `t` a chain of members of
@@ -173,14 +249,42 @@ impl<'a> Walker<'a> {
 pub(super) fn edit(
     verdicts: &FxHashMap<Name, bool>,
     written: &mut Option<FxHashMap<Name, u32>>,
+    zero_params: &FxHashSet<Name>,
+    fname: &Name,
     old: &FunctionSummary,
     new: &FunctionSummary,
 ) -> Result<(), &'static str> {
-    let (was, now) = (written_names(old), written_names(new));
+    // A verdict read the calls of these functions and their parameters.
+    let names = |s: &FunctionSummary| {
+        let mut hit = false;
+        crate::visit::visit_stmts(&s.ir.body, &mut |st| {
+            let mentions = |e: &Expr| zero_params.iter().any(|f| crate::visit::mentions(e, f));
+            hit |= match st {
+                Stmt::Call(c) => {
+                    let callee = match &c.callee {
+                        Callee::Direct(n) => zero_params.contains(n),
+                        Callee::Indirect(e) => mentions(e),
+                    };
+                    callee || c.args.iter().any(mentions)
+                }
+                Stmt::Assign { lhs, rhs } => mentions(lhs) || mentions(rhs),
+                Stmt::Return { value: Some(e), .. } => mentions(e),
+                _ => false,
+            }
+        });
+        hit
+    };
+    if !zero_params.is_empty() && (zero_params.contains(fname) || names(old) || names(new)) {
+        return Err("a call of a function whose parameter a constant global reads changed");
+    }
+    let (was, now) = (written_names(old, fname), written_names(new, fname));
     let (w, n) = (|k: &str| was.contains(k), |k: &str| now.contains(k));
-    let changed = verdicts.iter().any(|(v, &zero)| match zero {
-        true => conflicts(v, n),
-        false => conflicts(v, w) && !conflicts(v, n),
+    let changed = verdicts.iter().any(|(v, &zero)| {
+        let cond = |has: &dyn Fn(&str) -> bool| has(&format!("{v}<"));
+        match zero {
+            true => conflicts(v, n) || cond(&n),
+            false => (conflicts(v, w) && !conflicts(v, n)) || cond(&w) != cond(&n),
+        }
     });
     if changed {
         return Err("a constant global's writes changed");
@@ -208,6 +312,22 @@ fn conflicts(var: &str, written: impl Fn(&str) -> bool) -> bool {
     var.match_indices('.').any(|(i, _)| written(&var[..i]))
 }
 
+/// Does a function whose [`written_names`] are `written` write the local
+/// `x` in any way (as a whole, a member of it, from a parameter)?
+pub(super) fn writes_any(written: &FxHashSet<Name>, x: &str) -> bool {
+    [x.to_string(), format!("{x}~"), format!("{x}<")]
+        .iter()
+        .any(|k| written.contains(&**k))
+}
+
+/// The (function, parameter index) of a conditional write key `var<f#i`
+/// of `var` (see [`written_names`]).
+fn param_write(key: &str, var: &str) -> Option<(Name, usize)> {
+    let rest = key.strip_prefix(var)?.strip_prefix('<')?;
+    let (f, i) = rest.rsplit_once('#')?;
+    Some((f.into(), i.parse().ok()?))
+}
+
 /// The dot chain an lvalue writes (`g`, `g.a.b`; `g.a` for `g.a[i]`), or
 /// `None` for one through a pointer.
 fn chain(e: &Expr) -> Option<String> {
@@ -227,7 +347,12 @@ fn chain(e: &Expr) -> Option<String> {
 /// `g++`, `g.a.b = ..`, the last also as `g~` and `g.a~`: something under
 /// them is written) or whose address it takes (the root's name,
 /// [`crate::visit::visit_addr_names`]).
-pub(super) fn written_names(s: &FunctionSummary) -> FxHashSet<Name> {
+///
+/// A whole name assigned the literal zero (`g = 0;`) is not written: it
+/// keeps a zero. One assigned a parameter of the function (`g = p;`, the
+/// `i`-th) is listed as `g<f#i` and `g<` instead (see
+/// [`Walker::param_always_zero`]), `f` the function's name.
+pub(super) fn written_names(s: &FunctionSummary, fname: &Name) -> FxHashSet<Name> {
     let mut out = FxHashSet::default();
     let write = |e: &Expr, out: &mut FxHashSet<Name>| {
         if let Some(c) = chain(e) {
@@ -242,21 +367,46 @@ pub(super) fn written_names(s: &FunctionSummary) -> FxHashSet<Name> {
             out.insert(n.clone());
         })
     };
-    crate::visit::visit_stmts(&s.ir.body, &mut |st| match st {
-        Stmt::Access(a) => {
-            if a.kind == AccessKind::Write {
-                write(&a.place, &mut out);
+    let param = |x: &Name| s.ir.params.iter().position(|p| &p.name == x);
+    // A write access is followed by its assignment when it has one: the
+    // assignment's value says what the write stores.
+    let mut pending: Option<Expr> = None;
+    crate::visit::visit_stmts(&s.ir.body, &mut |st| {
+        if let Stmt::Assign { lhs, .. } = st {
+            if pending.as_ref() == Some(lhs) {
+                pending = None;
             }
-            addr(&a.place, &mut out);
         }
-        Stmt::Assign { lhs, rhs } => {
-            write(lhs, &mut out);
-            addr(lhs, &mut out);
-            addr(rhs, &mut out);
+        if let Some(p) = pending.take() {
+            write(&p, &mut out);
         }
-        Stmt::Call(c) => c.args.iter().for_each(|a| addr(a, &mut out)),
-        Stmt::Return { value: Some(e), .. } => addr(e, &mut out),
-        _ => {}
+        match st {
+            Stmt::Access(a) => {
+                if a.kind == AccessKind::Write {
+                    pending = Some(a.place.clone());
+                }
+                addr(&a.place, &mut out);
+            }
+            Stmt::Assign { lhs, rhs } => {
+                match (lhs, super::uncast(rhs)) {
+                    (Expr::Var(_), Expr::Int(0)) => {}
+                    (Expr::Var(x), Expr::Var(v)) if param(v).is_some() && param(x).is_none() => {
+                        let i = param(v).unwrap_or_default();
+                        out.insert(format!("{x}<").into());
+                        out.insert(format!("{x}<{fname}#{i}").into());
+                    }
+                    _ => write(lhs, &mut out),
+                }
+                addr(lhs, &mut out);
+                addr(rhs, &mut out);
+            }
+            Stmt::Call(c) => c.args.iter().for_each(|a| addr(a, &mut out)),
+            Stmt::Return { value: Some(e), .. } => addr(e, &mut out),
+            _ => {}
+        }
     });
+    if let Some(p) = pending {
+        write(&p, &mut out);
+    }
     out
 }

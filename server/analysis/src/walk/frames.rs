@@ -644,11 +644,9 @@ impl<'a> Walker<'a> {
             zeros = zero_locals(&base, zeros);
         }
         if !copies.is_empty() {
-            let written = super::constants::written_names(&base.summary);
+            let written = super::constants::written_names(&base.summary, &base.fname);
             copies.retain(|(p, _)| {
-                !base.address_taken.contains(p)
-                    && !written.contains(p)
-                    && !written.contains(&Name::from(format!("{p}~")))
+                !base.address_taken.contains(p) && !super::constants::writes_any(&written, p)
             });
         }
         let mut frame = Frame {

@@ -303,7 +303,14 @@ pub(super) fn update(
         return Err("a counter join's inputs changed");
     }
     // Globals judged to stay zero, or not, read every function's writes.
-    super::constants::edit(&w.d.constants.borrow(), w.d.written.get_mut(), old, new)?;
+    super::constants::edit(
+        &w.d.constants.borrow(),
+        w.d.written.get_mut(),
+        &w.d.zero_params.borrow(),
+        fname,
+        old,
+        new,
+    )?;
     // So do once flags and lazily set globals (`once.rs`).
     super::once::edit(&w, fname, old, new)?;
     // A hand-made lock's verdict reads every function of its shape.

@@ -233,6 +233,10 @@ struct WalkData {
     /// For each name, how many functions write it or take its address
     /// (`constants.rs`), counted once per walk on the first question.
     written: std::cell::RefCell<Option<FxHashMap<Name, u32>>>,
+    /// Functions whose calls and parameters a verdict of `constants` read
+    /// (a global assigned only a parameter): an edit naming one walks again
+    /// from scratch.
+    zero_params: std::cell::RefCell<FxHashSet<Name>>,
     /// Hand-made reader-writer locks (`gates.rs`): by struct type and mutex
     /// member, whether the program's functions of that shape form one.
     gates: std::cell::RefCell<FxHashMap<(Name, Name), bool>>,
