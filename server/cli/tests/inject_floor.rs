@@ -8,15 +8,22 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// Found / injected over the realworld programs: 81 of 81 in session 14,
-/// the target is 0.99.
+/// Found / injected over the realworld programs, not counting the sites
+/// of `DEAD_SITES`: 81 of 81 in session 14, the target is 0.99.
 const RECALL_FLOOR: f64 = 0.99;
+
+/// Injections into creation sites that no run reaches, by file and the
+/// script's `missed` entry: the script's reachability reads names, not
+/// values (docs/analysis.md, "Injected races"). ctrace's server thread is
+/// created only when `_server == 1U`, and `_server` only ever holds zero.
+const DEAD_SITES: &[(&str, &str)] = &[("ctrace_comb.c", "line 459 -> trc_start_server")];
 
 fn shared() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
 }
 
-fn run(guarded: bool) -> serde_json::Value {
+/// The total line, and the per-file lines.
+fn run(guarded: bool) -> (serde_json::Value, Vec<serde_json::Value>) {
     let shared = shared();
     let script = shared.join("score/inject_races.py");
     assert!(
@@ -47,20 +54,33 @@ fn run(guarded: bool) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    let last = text.lines().last().expect("a total line");
     println!("{}", text);
-    serde_json::from_str::<serde_json::Value>(last).expect("json")["total"].clone()
+    let mut lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    let total = lines.pop().expect("a total line")["total"].clone();
+    (total, lines)
 }
 
 #[test]
 fn injected_races_are_found() {
-    let t = run(false);
+    let (t, files) = run(false);
     assert_eq!(t["error"].as_u64(), Some(0), "errors: {t}");
     assert!(
         t["injected"].as_u64().unwrap() >= 80,
         "too few injections: {t}"
     );
-    let recall = t["recall"].as_f64().unwrap();
+    // Every miss is a live site's, unless listed as dead.
+    let mut dead = 0;
+    for f in &files {
+        for m in f["missed"].as_array().into_iter().flatten() {
+            let site = (f["file"].as_str().unwrap_or(""), m.as_str().unwrap_or(""));
+            dead += u64::from(DEAD_SITES.contains(&site));
+        }
+    }
+    let live = t["injected"].as_u64().unwrap() - dead;
+    let recall = t["found"].as_u64().unwrap() as f64 / live as f64;
     assert!(
         recall >= RECALL_FLOOR,
         "injected-race recall {recall} below {RECALL_FLOOR}: {t}"
@@ -69,7 +89,7 @@ fn injected_races_are_found() {
 
 #[test]
 fn guarded_injections_are_not_reported() {
-    let t = run(true);
+    let (t, _) = run(true);
     assert_eq!(t["error"].as_u64(), Some(0), "errors: {t}");
     // In --guarded mode "found" counts the sites rightly left silent.
     assert_eq!(
