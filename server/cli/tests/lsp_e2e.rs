@@ -96,6 +96,20 @@ impl Client {
         panic!("no response to {method}");
     }
 
+    /// Has the server sent a message (request or notification) that
+    /// satisfies `pred`, now or before the deadline? The workspace load
+    /// runs beside the open file's analysis, so its messages may come
+    /// after the diagnostics.
+    fn seen_where(&mut self, pred: impl Fn(&Value) -> bool) -> bool {
+        let deadline = Instant::now() + TIMEOUT;
+        while !self.seen.iter().any(&pred) {
+            if self.recv(deadline).is_none() {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Waits for a response (no `method`) that satisfies `pred`.
     fn response_where(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + TIMEOUT;
@@ -297,17 +311,11 @@ fn open_publishes_races_with_related_information() {
         line_of(RACY, "pthread_create")
     );
     // The workspace load reported progress and registered file watchers.
-    assert!(c
-        .seen
-        .iter()
-        .any(|m| m["method"] == "window/workDoneProgress/create"));
-    assert!(c.seen.iter().any(|m| m["method"] == "$/progress"
+    assert!(c.seen_where(|m| m["method"] == "window/workDoneProgress/create"));
+    assert!(c.seen_where(|m| m["method"] == "$/progress"
         && m["params"]["value"]["title"] == "racelens: loading workspace"));
-    assert!(c
-        .seen
-        .iter()
-        .any(|m| m["method"] == "client/registerCapability"
-            && m["params"]["registrations"][0]["method"] == "workspace/didChangeWatchedFiles"));
+    assert!(c.seen_where(|m| m["method"] == "client/registerCapability"
+        && m["params"]["registrations"][0]["method"] == "workspace/didChangeWatchedFiles"));
     assert_eq!(c.shutdown(), 0);
 }
 

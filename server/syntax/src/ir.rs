@@ -170,6 +170,12 @@ pub enum Stmt {
         arms: Vec<Vec<Stmt>>,
         /// The arm labelled `case 0:` (`switch (setjmp(env))`).
         zero: Option<usize>,
+        /// The variable switched on (`switch (mode)`, under casts), when
+        /// every case label is an integer constant: then `zero` is the one
+        /// arm zero enters, or else `default`.
+        var: Option<Name>,
+        /// The arm labelled `default:`.
+        default: Option<usize>,
     },
     Return {
         span: Span,

@@ -456,6 +456,31 @@ mod tests {
     }
 
     #[test]
+    fn a_switch_names_its_variable_only_when_every_label_is_known() {
+        let switches = |src: &str| -> Vec<(Option<Name>, Option<usize>, Option<usize>)> {
+            lower(src)
+                .body
+                .iter()
+                .filter_map(|s| match s {
+                    Stmt::Switch {
+                        var, zero, default, ..
+                    } => Some((var.clone(), *zero, *default)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let known = switches(
+            "void f(int d) { switch ((int) d) { case 2: a(); break; case 0U: b(); default: c(); } }",
+        );
+        assert_eq!(known, vec![(Some("d".into()), Some(1), Some(2))]);
+        // An enumerator may be zero; so may a switch on an expression.
+        let unknown = switches(
+            "void f(int d) { switch (d) { case OFF: a(); } switch (d + 1) { case 1: b(); } }",
+        );
+        assert_eq!(unknown, vec![(None, None, None), (None, None, None)]);
+    }
+
+    #[test]
     fn deep_nesting_does_not_overflow() {
         let mut src = String::from("void f(void) { x = ");
         for _ in 0..20000 {

@@ -61,6 +61,7 @@ fn stmts(body: &mut [Stmt], map: &FxHashMap<Name, Name>) {
                 }
             }
             Stmt::If { test, .. } | Stmt::Loop { test, .. } => test_names(test, map),
+            Stmt::Switch { var: Some(v), .. } => name(v, map),
             _ => {}
         }
     });

@@ -196,8 +196,19 @@ impl<'a> Walker<'a> {
                     out.ret = join_ret(out.ret.take(), r.ret);
                     r.next
                 }
-                Stmt::Switch { cond, arms, zero } => {
-                    self.walk_switch(fr, cond, arms, *zero, state, &mut out)
+                Stmt::Switch {
+                    cond,
+                    arms,
+                    zero,
+                    var,
+                    default,
+                } => {
+                    // On a variable known zero, only the arm zero enters runs.
+                    let only = match var {
+                        Some(v) if self.known_zero(fr, v) => Some(zero.or(*default)),
+                        _ => None,
+                    };
+                    self.walk_switch(fr, cond, arms, *zero, only, state, &mut out)
                 }
                 Stmt::Return { value, .. } => {
                     let mut state = state;
@@ -557,12 +568,17 @@ impl<'a> Walker<'a> {
 
     /// `switch`: each arm may run; `break` leaves the switch.
     #[inline(never)]
+    /// `switch`: each arm from the state after the condition; `only`, when
+    /// the value switched on is known to be zero: the arm it enters (and
+    /// the arms it falls into), or none (`Some(None)`).
+    #[allow(clippy::too_many_arguments)]
     fn walk_switch(
         &mut self,
         fr: &Frame,
         cond: &[Stmt],
         arms: &[Vec<Stmt>],
         zero: Option<usize>,
+        only: Option<Option<usize>>,
         state: State,
         out: &mut Out,
     ) -> Option<State> {
@@ -580,7 +596,26 @@ impl<'a> Walker<'a> {
         let mut acc = Some(cs.clone());
         // `case 0:` of `switch (fork())` is the child (`fork.rs`).
         let child = zero.filter(|_| self.fork_switch(fr, cond));
+        let walked = |k: usize| match only {
+            None => true,
+            Some(None) => false,
+            // The arm entered, and those it falls into.
+            Some(Some(first)) => {
+                k >= first
+                    && arms[first..k].iter().all(|a| {
+                        !matches!(
+                            a.last(),
+                            Some(
+                                Stmt::Break | Stmt::Return { .. } | Stmt::Goto(_) | Stmt::Continue
+                            )
+                        )
+                    })
+            }
+        };
         for (k, arm) in arms.iter().enumerate() {
+            if !walked(k) {
+                continue;
+            }
             let mut st = cs.clone();
             st.forked |= child == Some(k);
             let o = self.walk_stmts(fr, arm, st);

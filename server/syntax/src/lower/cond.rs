@@ -204,7 +204,7 @@ impl<'s> Lowerer<'s> {
 
 /// The value of an integer constant under casts and parentheses (`1U`,
 /// `0x10`, `-1`, `(unsigned int) 2`), or `None`.
-fn int_const(n: Node, src: &str) -> Option<i64> {
+pub(super) fn int_const(n: Node, src: &str) -> Option<i64> {
     let n = uncast(n);
     match n.kind() {
         "number_literal" => {

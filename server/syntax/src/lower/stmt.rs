@@ -217,11 +217,17 @@ impl<'s> Lowerer<'s> {
             }
             "switch_statement" => {
                 let mut cond = Vec::new();
+                let mut var = None;
                 if let Some(c) = n.field("condition") {
                     self.value(c, &mut cond, depth + 1);
+                    let v = super::uncast(c);
+                    if v.kind() == "identifier" {
+                        var = Some(crate::items::name(v, self.src));
+                    }
                 }
                 let mut arms: Vec<Vec<Stmt>> = Vec::new();
                 let mut zero = None;
+                let mut default = None;
                 let mut pre = Vec::new();
                 if let Some(body) = n.field("body") {
                     let mut cur = body.walk();
@@ -235,6 +241,14 @@ impl<'s> Lowerer<'s> {
                                 v.kind() == "number_literal" && text(v, self.src).trim() == "0"
                             }) {
                                 zero = Some(arms.len());
+                            }
+                            match value.map(|v| super::cond::int_const(v, self.src)) {
+                                None => default = Some(arms.len()),
+                                Some(Some(0)) => zero = Some(arms.len()),
+                                Some(Some(_)) => {}
+                                // A label whose value the lowering does not
+                                // know (an enumerator, a macro) may be zero.
+                                Some(None) => var = None,
                             }
                             let value = value.map(|v| v.id());
                             let parts: Vec<Node> = c
@@ -257,7 +271,16 @@ impl<'s> Lowerer<'s> {
                 if arms.is_empty() {
                     arms.push(pre);
                 }
-                self.push(out, Stmt::Switch { cond, arms, zero });
+                self.push(
+                    out,
+                    Stmt::Switch {
+                        cond,
+                        arms,
+                        zero,
+                        var,
+                        default,
+                    },
+                );
             }
             "return_statement" => {
                 let value = crate::items::first_named(n).map(|e| self.value(e, out, depth + 1));
