@@ -815,6 +815,18 @@ impl<'a> Walker<'a> {
                                         if let Some(g) = self.copied_global(fr, e) {
                                             add_vals(&mut v, [Val::Copy(g)]);
                                         }
+                                        // A variable this path tested nonzero
+                                        // (`if (path) open_log(path);`), for a
+                                        // parameter whose zero branch does
+                                        // something: the marker splits the
+                                        // callee's calling contexts.
+                                        if let Expr::Var(x) = e {
+                                            if st.conds.iter().any(|c| &c.0 == x && c.1)
+                                                && self.acts_on_zero(f, i)
+                                            {
+                                                add_vals(&mut v, [Val::NonZero]);
+                                            }
+                                        }
                                         v
                                     }
                                 })

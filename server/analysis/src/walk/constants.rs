@@ -40,8 +40,9 @@
 
 use super::frames::Frame;
 use super::Walker;
+use crate::db::FunctionId;
 use crate::db::FunctionSummary;
-use racelens_syntax::{AccessKind, Callee, Expr, Name, Stmt};
+use racelens_syntax::{AccessKind, Callee, Expr, Name, Stmt, Test};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 impl<'a> Walker<'a> {
@@ -222,6 +223,49 @@ impl<'a> Walker<'a> {
     /// a member of a parameter that copies one?
     pub(super) fn known_zero(&mut self, fr: &Frame, var: &Name) -> bool {
         fr.zeros.contains(var) || self.constant_zero(fr, var) || self.copied_zero(fr, var)
+    }
+
+    /// Does function `f` test its parameter `i` for zero (`if (!path)`,
+    /// `if (path == NULL)`) with a branch taken on zero that calls, or
+    /// accesses memory other than its own locals (not only `tmp = 0;
+    /// return`)? Only then is a nonzero argument worth a calling context of
+    /// its own (`Val::NonZero`).
+    pub(super) fn acts_on_zero(&self, f: FunctionId, i: usize) -> bool {
+        let s = self.summary(f);
+        let Some(p) = s.ir.params.get(i) else {
+            return false;
+        };
+        let mut locals: FxHashSet<Name> = s.ir.params.iter().map(|p| p.name.clone()).collect();
+        crate::visit::visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::Decl(d) = st {
+                if !d.ty.is_static {
+                    locals.insert(d.name.clone());
+                }
+            }
+        });
+        let own = |e: &Expr| matches!(e, Expr::Var(x) if locals.contains(x));
+        let mut acts = false;
+        crate::visit::visit_stmts(&s.ir.body, &mut |st| {
+            if let Stmt::If {
+                test: Test::VarZero { var, zero_on_true },
+                then,
+                els,
+                ..
+            } = st
+            {
+                if *var == p.name {
+                    let zero = if *zero_on_true { then } else { els };
+                    crate::visit::visit_stmts(zero, &mut |z| {
+                        acts |= match z {
+                            Stmt::Access(a) => !own(&a.place),
+                            Stmt::Call(_) => true,
+                            _ => false,
+                        };
+                    });
+                }
+            }
+        });
+        acts
     }
 
     /// Is the member chain `var` (`o.token`) of a struct parameter that

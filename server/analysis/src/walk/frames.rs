@@ -188,6 +188,11 @@ pub(super) struct Frame {
     /// address: a member chain of one holds what the global's does, as far
     /// as its staying zero goes (`constants.rs`).
     pub(super) copies: Vec<(Name, Name)>,
+    /// Parameters given a variable the calling path tested nonzero, that
+    /// the function never writes and whose address it never takes: a
+    /// branch taken only when one is zero never runs (`if (path == NULL)`
+    /// of `if (gh_log_path) gh_log_open(gh_log_path);`).
+    pub(super) nonzeros: Vec<Name>,
 }
 
 impl std::ops::Deref for Frame {
@@ -616,6 +621,7 @@ impl<'a> Walker<'a> {
         let mut pts: FxHashMap<Name, Vals> = FxHashMap::default();
         let mut zeros = Vec::new();
         let mut copies = Vec::new();
+        let mut nonzeros = Vec::new();
         for (i, p) in base.summary.ir.params.iter().enumerate() {
             match bindings.get(i) {
                 Some(b) if b.contains(&Val::Zero) => {
@@ -624,18 +630,21 @@ impl<'a> Walker<'a> {
                     }
                 }
                 Some(b) => {
+                    // The markers are facts of the frame, not values: what
+                    // is left is what the argument holds, empty or not.
                     let mut b = b.clone();
-                    let n = copies.len();
                     b.retain(|v| match v {
                         Val::Copy(g) => {
                             copies.push((p.name.clone(), g.clone()));
                             false
                         }
+                        Val::NonZero => {
+                            nonzeros.push(p.name.clone());
+                            false
+                        }
                         _ => true,
                     });
-                    if !b.is_empty() || copies.len() == n {
-                        pts.insert(p.name.clone(), b);
-                    }
+                    pts.insert(p.name.clone(), b);
                 }
                 None => {}
             }
@@ -643,11 +652,13 @@ impl<'a> Walker<'a> {
         if !zeros.is_empty() {
             zeros = zero_locals(&base, zeros);
         }
-        if !copies.is_empty() {
+        if !copies.is_empty() || !nonzeros.is_empty() {
             let written = super::constants::written_names(&base.summary, &base.fname);
-            copies.retain(|(p, _)| {
+            let kept = |p: &Name| {
                 !base.address_taken.contains(p) && !super::constants::writes_any(&written, p)
-            });
+            };
+            copies.retain(|(p, _)| kept(p));
+            nonzeros.retain(kept);
         }
         let mut frame = Frame {
             fid,
@@ -655,6 +666,7 @@ impl<'a> Walker<'a> {
             pts,
             zeros,
             copies,
+            nonzeros,
         };
         // Flow-insensitive points-to of local pointers, to a small fixpoint.
         let base = frame.base.clone();

@@ -140,6 +140,10 @@ enum Val {
     /// frame turns it into a parameter known to copy it (`Frame::copies`),
     /// never a points-to value.
     Copy(Name),
+    /// A variable the calling path tested nonzero, given as an argument
+    /// (`if (path) open_log(path);`). Only in a binding: the callee's frame
+    /// turns it into a parameter known nonzero (`Frame::nonzeros`).
+    NonZero,
 }
 
 type Vals = Vec<Val>;

@@ -321,11 +321,12 @@ impl<'a> Walker<'a> {
             let depth = self.d.stack.len();
             let zero = self.known_zero(fr, var);
             let nonzero = !zero
-                && self
-                    .d
-                    .counted_past_first
-                    .iter()
-                    .any(|(d, v)| *d == depth && v == var);
+                && (fr.nonzeros.contains(var)
+                    || self
+                        .d
+                        .counted_past_first
+                        .iter()
+                        .any(|(d, v)| *d == depth && v == var));
             if zero || nonzero {
                 let taken = if *zero_on_true == zero { then } else { els };
                 let o = self.walk_stmts(fr, taken, cs);
