@@ -822,6 +822,7 @@ impl<'a> Walker<'a> {
                                         // callee's calling contexts.
                                         if let Expr::Var(x) = e {
                                             if st.conds.iter().any(|c| &c.0 == x && c.1)
+                                                && self.tested_value_kept(fr, x)
                                                 && self.acts_on_zero(f, i)
                                             {
                                                 add_vals(&mut v, [Val::NonZero]);

@@ -161,6 +161,8 @@ impl<'a> Walker<'a> {
                     _ => {}
                 }
             });
+            // Its address hidden in an integer (`walk/laundered.rs`).
+            zero &= !s.launders.contains(f);
             if !zero {
                 return false;
             }
@@ -223,6 +225,17 @@ impl<'a> Walker<'a> {
     /// a member of a parameter that copies one?
     pub(super) fn known_zero(&mut self, fr: &Frame, var: &Name) -> bool {
         fr.zeros.contains(var) || self.constant_zero(fr, var) || self.copied_zero(fr, var)
+    }
+
+    /// Does a test of the variable `x` in `fr` still hold where the path
+    /// goes on (until the walk sees a write of it): neither `volatile` (a
+    /// signal handler may change it) nor a local whose address is taken
+    /// (written through a pointer)?
+    pub(super) fn tested_value_kept(&self, fr: &Frame, x: &Name) -> bool {
+        match fr.locals.get(x) {
+            Some(t) => !t.is_volatile() && !fr.address_taken.contains(x),
+            None => self.prog.global(x).is_some_and(|t| !t.is_volatile()),
+        }
     }
 
     /// Does function `f` test its parameter `i` for zero (`if (!path)`,
@@ -318,7 +331,9 @@ pub(super) fn edit(
         });
         hit
     };
-    if !zero_params.is_empty() && (zero_params.contains(fname) || names(old) || names(new)) {
+    let launders = |s: &FunctionSummary| s.launders.iter().any(|f| zero_params.contains(f));
+    let named = |s: &FunctionSummary| names(s) || launders(s);
+    if !zero_params.is_empty() && (zero_params.contains(fname) || named(old) || named(new)) {
         return Err("a call of a function whose parameter a constant global reads changed");
     }
     let (was, now) = (written_names(old, fname), written_names(new, fname));
