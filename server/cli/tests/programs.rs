@@ -114,6 +114,14 @@ fn same_named_statics_are_two_objects() {
     assert_annotations(&folder("same_named_statics"), &[]);
 }
 
+/// A global assigned only a parameter of a unit's static function is judged
+/// from that function's calls, not from those of another unit's function
+/// of the same name (`walk/constants.rs`).
+#[test]
+fn a_static_setter_is_not_confused_with_a_namesake() {
+    assert_annotations(&folder("static_setter"), &[]);
+}
+
 #[test]
 fn an_extern_global_is_one_object_across_units() {
     assert_annotations(&folder("extern_global"), &[]);

@@ -111,6 +111,21 @@ impl<'a> Walker<'a> {
             self.d.zero_params.borrow_mut().insert(f.clone());
             from_zero_params = from_zero_params && !written && self.param_always_zero(f, *i);
         }
+        if !from_params.is_empty() {
+            // Edits name those functions as the program does (a static one
+            // of a unit renamed), as well as by their own names.
+            let named: Vec<Name> = self
+                .prog
+                .functions
+                .iter()
+                .filter(|(_, ds)| {
+                    ds.iter()
+                        .any(|d| from_params.iter().any(|(f, _)| d.name(self.db) == f))
+                })
+                .map(|(n, _)| n.clone())
+                .collect();
+            self.d.zero_params.borrow_mut().extend(named);
+        }
         let unwritten = !named_by_init && !written && from_zero_params;
         self.d.constants.borrow_mut().insert(var.clone(), unwritten);
         unwritten
@@ -121,13 +136,21 @@ impl<'a> Walker<'a> {
     /// (never as a value, in a function or a global's initializer), at
     /// least one call exists, each passes the literal zero there, and `f`
     /// never writes the parameter or takes its address?
-    fn param_always_zero(&self, f: &Name, i: usize) -> bool {
+    fn param_always_zero(&self, raw: &Name, i: usize) -> bool {
+        // `raw` is the function's own name; the program, its callers and
+        // global initializers name it as the program does (a static one
+        // of a unit renamed). One function of that name, or no verdict.
+        let mut named = self
+            .prog
+            .functions
+            .iter()
+            .filter(|(_, ds)| ds.iter().any(|d| d.name(self.db) == raw));
+        let (Some((f, defs)), None) = (named.next(), named.next()) else {
+            return false;
+        };
         if &**f == "main" || self.prog.named_by_global_init(f) {
             return false;
         }
-        let Some(defs) = self.prog.functions_named(f) else {
-            return false;
-        };
         for &d in defs {
             let s = self.summary(d);
             let Some(p) = s.ir.params.get(i) else {
