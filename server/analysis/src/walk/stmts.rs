@@ -567,11 +567,11 @@ impl<'a> Walker<'a> {
         c.next
     }
 
-    /// `switch`: each arm may run; `break` leaves the switch.
+    /// `switch`: each arm may run, from the state after the condition;
+    /// `break` leaves the switch. `only`, when the value switched on is
+    /// known to be zero: the arm it enters (and the arms it falls into), or
+    /// none (`Some(None)`).
     #[inline(never)]
-    /// `switch`: each arm from the state after the condition; `only`, when
-    /// the value switched on is known to be zero: the arm it enters (and
-    /// the arms it falls into), or none (`Some(None)`).
     #[allow(clippy::too_many_arguments)]
     fn walk_switch(
         &mut self,
