@@ -823,7 +823,7 @@ impl<'a> Walker<'a> {
                                         if let Expr::Var(x) = e {
                                             if st.conds.iter().any(|c| &c.0 == x && c.1)
                                                 && self.tested_value_kept(fr, x)
-                                                && self.acts_on_zero(f, i)
+                                                && self.frame_base(f).acts_on_zero(&params[i])
                                             {
                                                 add_vals(&mut v, [Val::NonZero]);
                                             }

@@ -40,9 +40,8 @@
 
 use super::frames::Frame;
 use super::Walker;
-use crate::db::FunctionId;
 use crate::db::FunctionSummary;
-use racelens_syntax::{AccessKind, Callee, Expr, Name, Stmt, Test};
+use racelens_syntax::{AccessKind, Callee, Expr, Name, Stmt};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 impl<'a> Walker<'a> {
@@ -237,10 +236,7 @@ impl<'a> Walker<'a> {
         if fr.locals.contains_key(x) {
             return None;
         }
-        let t = self.prog.resolve_type(self.prog.global(x)?);
-        let struct_value =
-            t.pointer == 0 && !t.array && self.prog.structs.contains_key(t.name.as_deref()?);
-        struct_value.then(|| x.clone())
+        self.struct_type(fr, arg).map(|_| x.clone())
     }
 
     /// Is the variable or member chain `var` of a test in `fr` zero here: a
@@ -259,49 +255,6 @@ impl<'a> Walker<'a> {
             Some(t) => !t.is_volatile() && !fr.address_taken.contains(x),
             None => self.prog.global(x).is_some_and(|t| !t.is_volatile()),
         }
-    }
-
-    /// Does function `f` test its parameter `i` for zero (`if (!path)`,
-    /// `if (path == NULL)`) with a branch taken on zero that calls, or
-    /// accesses memory other than its own locals (not only `tmp = 0;
-    /// return`)? Only then is a nonzero argument worth a calling context of
-    /// its own (`Val::NonZero`).
-    pub(super) fn acts_on_zero(&self, f: FunctionId, i: usize) -> bool {
-        let s = self.summary(f);
-        let Some(p) = s.ir.params.get(i) else {
-            return false;
-        };
-        let mut locals: FxHashSet<Name> = s.ir.params.iter().map(|p| p.name.clone()).collect();
-        crate::visit::visit_stmts(&s.ir.body, &mut |st| {
-            if let Stmt::Decl(d) = st {
-                if !d.ty.is_static {
-                    locals.insert(d.name.clone());
-                }
-            }
-        });
-        let own = |e: &Expr| matches!(e, Expr::Var(x) if locals.contains(x));
-        let mut acts = false;
-        crate::visit::visit_stmts(&s.ir.body, &mut |st| {
-            if let Stmt::If {
-                test: Test::VarZero { var, zero_on_true },
-                then,
-                els,
-                ..
-            } = st
-            {
-                if *var == p.name {
-                    let zero = if *zero_on_true { then } else { els };
-                    crate::visit::visit_stmts(zero, &mut |z| {
-                        acts |= match z {
-                            Stmt::Access(a) => !own(&a.place),
-                            Stmt::Call(_) => true,
-                            _ => false,
-                        };
-                    });
-                }
-            }
-        });
-        acts
     }
 
     /// Is the member chain `var` (`o.token`) of a struct parameter that

@@ -244,6 +244,9 @@ pub(super) struct FrameBase {
     /// The parameters and the non-static locals that only ever hold one of
     /// them (see [`param_copies`](Self::param_copies)), once asked.
     param_copies: std::sync::OnceLock<FxHashSet<Name>>,
+    /// The parameters whose branch taken on zero does something (see
+    /// [`acts_on_zero`](Self::acts_on_zero)), once asked.
+    acting_on_zero: std::sync::OnceLock<FxHashSet<Name>>,
     /// The function is defined in a translation unit, not a header (see
     /// `AccessFact::build`).
     pub(super) in_unit: bool,
@@ -283,6 +286,47 @@ impl FrameBase {
             out.extend(candidates.into_iter().cloned());
             out
         })
+    }
+
+    /// Does the function test its parameter `p` for zero (`if (!path)`,
+    /// `if (path == NULL)`) with a branch taken on zero that calls, or
+    /// accesses memory other than its own non-static locals (not only
+    /// `tmp = 0; return`)? Only then is a nonzero argument worth a calling
+    /// context of its own (`Val::NonZero`).
+    pub(super) fn acts_on_zero(&self, p: &Name) -> bool {
+        let acting = self.acting_on_zero.get_or_init(|| {
+            let own = |e: &Expr| {
+                matches!(e, Expr::Var(x) if self.locals.get(x).is_some_and(|t| !t.is_static))
+            };
+            let mut out = FxHashSet::default();
+            visit_stmts(&self.summary.ir.body, &mut |st| {
+                let Stmt::If {
+                    test: Test::VarZero { var, zero_on_true },
+                    then,
+                    els,
+                    ..
+                } = st
+                else {
+                    return;
+                };
+                if !self.summary.ir.params.iter().any(|q| q.name == *var) {
+                    return;
+                }
+                let mut acts = false;
+                visit_stmts(if *zero_on_true { then } else { els }, &mut |z| {
+                    acts |= match z {
+                        Stmt::Access(a) => !own(&a.place),
+                        Stmt::Call(_) => true,
+                        _ => false,
+                    };
+                });
+                if acts {
+                    out.insert(var.clone());
+                }
+            });
+            out
+        });
+        acting.contains(p)
     }
 
     /// The values assigned to local `x` in the body, in body order.
@@ -686,7 +730,7 @@ impl<'a> Walker<'a> {
     }
 
     /// The argument-independent part of `fid`'s frames, built once.
-    fn frame_base(&self, fid: FunctionId) -> Arc<FrameBase> {
+    pub(super) fn frame_base(&self, fid: FunctionId) -> Arc<FrameBase> {
         if let Some(b) = self.d.frame_bases.borrow().get(&fid) {
             return b.clone();
         }
@@ -807,6 +851,7 @@ impl<'a> Walker<'a> {
                 .any(|(l, g)| labels.get(l).is_none_or(|at| at < g)),
             lent,
             param_copies: std::sync::OnceLock::new(),
+            acting_on_zero: std::sync::OnceLock::new(),
             in_unit: crate::units::is_unit(fid.file(self.db).path(self.db)),
         });
         self.d.frame_bases.borrow_mut().insert(fid, base.clone());
