@@ -810,9 +810,16 @@ impl<'a> Walker<'a> {
         let mut out = Out::default();
         let mut head = st;
         let mut exits: Option<State> = None;
+        // The state in which the loop's test first fails (the loop runs no
+        // iteration): an exit only when the body never comes back to the
+        // test, so that the loop is an `if` in all but name.
+        let mut no_iteration: Option<State> = None;
+        let mut came_back = false;
         // Loops are assumed to run at least once (RacerF's unfolding): exits
         // are taken after the body, except that a trylock spin may exit at
-        // once where its test says.
+        // once where its test says, and that a loop whose body never comes
+        // back to its test (`while (!q->head) { unlock(..); return NULL; }`)
+        // exits where the test first fails.
         let spin = matches!(test, Test::CallZero { .. } | Test::VarZero { .. });
         // This loop's counter, when it counts up by one from zero and the
         // body never assigns it (`Stmt::Loop::var`): after the first pass,
@@ -846,6 +853,9 @@ impl<'a> Walker<'a> {
                 match c.next {
                     Some(cs) => {
                         let (t, mut e) = self.split(test, cs);
+                        if iter == 0 && !infinite && !spin {
+                            no_iteration = Some(e.clone());
+                        }
                         if spin && !infinite {
                             if zero_on_true(test) {
                                 self.flag_wait(fr, cond, test, &mut e);
@@ -864,6 +874,7 @@ impl<'a> Walker<'a> {
             let Some(next) = join(b.next, unbox(b.cont)) else {
                 break;
             };
+            came_back = true;
             if !infinite {
                 let c = self.walk_stmts(fr, cond, next.clone());
                 out.ret = join_ret(out.ret.take(), c.ret);
@@ -893,6 +904,9 @@ impl<'a> Walker<'a> {
         }
         if pushed {
             self.d.counted_past_first.pop();
+        }
+        if !came_back {
+            exits = join(exits, no_iteration);
         }
         self.d.loop_depth -= 1;
         if let Some(e) = exits.as_mut() {
