@@ -37,6 +37,11 @@ pub struct Thread {
     /// [`SlotArg`]); the function is its entry, where accesses marked with
     /// a [`Slot`] index by that number.
     pub slot: Option<(FunctionId, SlotArg)>,
+    /// For a slot thread: the functions whose parameter at the position
+    /// holds the thread's number, because every call of the function in
+    /// the program passes its entry's number local or such a parameter
+    /// (`do_work(id)` for `long id = (long)arg`; `walk::slots`).
+    pub slot_params: Vec<(FunctionId, u8)>,
     /// Its entry calls through a pointer to one of several functions (a
     /// launcher's trampoline, `thread->callback(thread)`): its instances may
     /// be different launches running different code, created and joined at
@@ -97,6 +102,11 @@ pub enum SlotArg {
     /// `&A[i]` after `A[i].f = i` in the same iteration: the pointee's
     /// member `f` (named by its [`member_tag`]) holds the number.
     Member(u64),
+    /// Not a thread's argument: the function's parameter at this position
+    /// indexes (`results[id]` in `do_work(int id)`). It holds the slot
+    /// thread's number when every call of the function passes it
+    /// ([`Thread::slot_params`]).
+    Param(u8),
     /// Not a thread's argument: the creating loop's own access `A[i]`
     /// before the creation call `Slot::before` of the same iteration. It
     /// happens before thread `i` starts and touches no other instance's
@@ -142,7 +152,7 @@ impl Slot {
             SlotArg::Value => arg == SlotArg::Value,
             SlotArg::Pointer => arg.is_pointer(),
             SlotArg::Stored | SlotArg::Member(_) => arg == self.from,
-            SlotArg::Creator => false,
+            SlotArg::Creator | SlotArg::Param(_) => false,
         }
     }
 }
@@ -172,6 +182,7 @@ impl Thread {
             leaks: None,
             barriers: Vec::new(),
             slot: None,
+            slot_params: Vec::new(),
             merged_launches: false,
             owns_arg: false,
             arg_per_site: false,

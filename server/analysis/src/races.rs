@@ -500,10 +500,22 @@ fn slot_apart(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
     if a.thread != b.thread {
         return false;
     }
-    let Some((entry, arg)) = table.threads.get(a.thread as usize).and_then(|t| t.slot) else {
+    let Some(th) = table.threads.get(a.thread as usize) else {
         return false;
     };
     let pos = sa.pos as usize;
+    // Two instances in a function whose parameter holds the number.
+    if let (SlotArg::Param(i), SlotArg::Param(j)) = (sa.from, sb.from) {
+        return i == j
+            && a.func == b.func
+            && th.slot_params.contains(&(a.func, i))
+            && a.path.len() > pos
+            && b.path.len() > pos
+            && a.path[..pos] == b.path[..pos];
+    }
+    let Some((entry, arg)) = th.slot else {
+        return false;
+    };
     a.func == entry
         && b.func == entry
         && sa.holds_for(arg)

@@ -587,6 +587,10 @@ impl<'a> Walker<'a> {
                 }
                 _ => None,
             };
+            threads[i].slot_params = match threads[i].slot {
+                Some((f, arg)) => self.number_params(f, arg),
+                None => Vec::new(),
+            };
         }
         let mut locations = BTreeMap::new();
         for (k, v) in located {

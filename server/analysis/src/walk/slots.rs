@@ -16,12 +16,17 @@
 //! the function's own text alone ([`OwnVars`]): the mark does not depend
 //! on the calling context, so copies and incremental updates keep it, and
 //! the race check trusts it only in the thread whose entry the function is.
+//! A helper's parameter used as an index is marked too
+//! ([`SlotArg::Param`]); [`Walker::number_params`] finds, from all
+//! summaries, the parameters every call fills with the number, and the race
+//! check trusts the mark only for those.
 //! Invariant: a mark never makes a race appear, it can only remove pairs of
 //! two instances of one slot thread.
 
 use super::frames::Frame;
 use super::{uncast, Walker};
 use crate::config::CallModel;
+use crate::db::FunctionId;
 use crate::facts::{member_tag, Slot, SlotArg};
 use crate::model::{Elem, LocKey};
 use crate::visit::{visit_calls, visit_stmts};
@@ -42,11 +47,18 @@ pub(super) struct OwnVars {
     /// alias `t = &A[i]`, see [`element_aliases`]) that come before a
     /// thread creation in the loop's body: (span, counter, call id).
     creator: Vec<(Span, Name, u32)>,
+    /// The parameters never assigned and whose address is never taken, by
+    /// position: an index that is one of them is marked
+    /// [`SlotArg::Param`].
+    params: Vec<(Name, u8)>,
 }
 
 impl OwnVars {
     fn is_empty(&self) -> bool {
-        self.values.is_empty() && self.ptrs.is_empty() && self.creator.is_empty()
+        self.values.is_empty()
+            && self.ptrs.is_empty()
+            && self.creator.is_empty()
+            && self.params.is_empty()
     }
 }
 
@@ -172,6 +184,26 @@ fn own_vars(ir: &FnIr, fname: &str, models: &BTreeMap<u32, CallModel>) -> OwnVar
         creator: creator_accesses(ir, models),
         ..OwnVars::default()
     };
+    // Each local's assignments (declarations with an initializer included).
+    let mut assigns: Vec<(Name, Expr)> = Vec::new();
+    let mut locals: Vec<Name> = Vec::new();
+    visit_stmts(&ir.body, &mut |s| match s {
+        Stmt::Assign {
+            lhs: Expr::Var(x),
+            rhs,
+        } => assigns.push((x.clone(), rhs.clone())),
+        Stmt::Decl(d) if !d.ty.is_static => locals.push(d.name.clone()),
+        _ => {}
+    });
+    out.params = ir
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| {
+            !ir.address_taken.contains(&q.name) && !assigns.iter().any(|(x, _)| x == &q.name)
+        })
+        .filter_map(|(i, q)| Some((q.name.clone(), u8::try_from(i).ok()?)))
+        .collect();
     let [param] = &ir.params[..] else {
         return out;
     };
@@ -184,17 +216,6 @@ fn own_vars(ir: &FnIr, fname: &str, models: &BTreeMap<u32, CallModel>) -> OwnVar
     if recursive || ir.address_taken.contains(p) {
         return out;
     }
-    // Each local's assignments (declarations with an initializer included).
-    let mut assigns: Vec<(Name, Expr)> = Vec::new();
-    let mut locals: Vec<Name> = Vec::new();
-    visit_stmts(&ir.body, &mut |s| match s {
-        Stmt::Assign {
-            lhs: Expr::Var(x),
-            rhs,
-        } => assigns.push((x.clone(), rhs.clone())),
-        Stmt::Decl(d) if !d.ty.is_static => locals.push(d.name.clone()),
-        _ => {}
-    });
     if assigns.iter().any(|(x, _)| x == p) {
         return out;
     }
@@ -377,6 +398,148 @@ impl<'a> Walker<'a> {
         v
     }
 
+    /// The own-number variables of `fid`, by id (cached like
+    /// [`own_vars_of`](Self::own_vars_of)).
+    fn own_vars_by_id(&self, fid: FunctionId) -> Arc<OwnVars> {
+        if let Some(v) = self.own_vars.borrow().get(&fid) {
+            return v.clone();
+        }
+        let s = self.summary(fid);
+        let v = Arc::new(own_vars(&s.ir, fid.name(self.db), &s.models));
+        self.own_vars.borrow_mut().insert(fid, v.clone());
+        v
+    }
+
+    /// The parameters that hold the number of a slot thread whose entry is
+    /// `entry`, handed its number as `arg`: a function's parameter at
+    /// position `k` (never assigned, its address never taken) when every
+    /// call of the function in the program is a direct call, from the entry
+    /// or from a function already found, that passes there a local holding
+    /// the number (`long id = (long)arg; do_work(id);`) or such a parameter
+    /// (`do_work(id)` calling `store(id)`). The function must have one
+    /// definition, not be `main`, and never be used as a value (no call
+    /// through a pointer may reach it, no global initializer names it).
+    pub(super) fn number_params(&self, entry: FunctionId, arg: SlotArg) -> Vec<(FunctionId, u8)> {
+        let own = self.own_vars_by_id(entry);
+        let holds = |from: SlotArg| {
+            Slot {
+                pos: 0,
+                stride: 1,
+                from,
+                before: 0,
+            }
+            .holds_for(arg)
+        };
+        let mut holders: Vec<(FunctionId, Vec<Name>)> = vec![(
+            entry,
+            own.values
+                .iter()
+                .filter(|(_, from)| holds(*from))
+                .map(|(x, _)| x.clone())
+                .collect(),
+        )];
+        if holders[0].1.is_empty() {
+            return Vec::new();
+        }
+        let mut out: Vec<(FunctionId, u8)> = Vec::new();
+        let mut rejected: Vec<(Name, u8)> = Vec::new();
+        // Each round looks at the calls of the functions found so far.
+        let mut next = 0;
+        while next < holders.len() {
+            let (f, names) = holders[next].clone();
+            next += 1;
+            let mut candidates: Vec<(Name, u8)> = Vec::new();
+            visit_calls(&self.summary(f).ir.body, &mut |c: &Call| {
+                let Callee::Direct(n) = &c.callee else { return };
+                for (k, a) in c.args.iter().enumerate() {
+                    if matches!(uncast(a), Expr::Var(x) if names.contains(x)) {
+                        if let Ok(k) = u8::try_from(k) {
+                            if !candidates.contains(&(n.clone(), k)) {
+                                candidates.push((n.clone(), k));
+                            }
+                        }
+                    }
+                }
+            });
+            for (n, k) in candidates {
+                if rejected.contains(&(n.clone(), k)) {
+                    continue;
+                }
+                let g = match self.prog.functions_named(&n) {
+                    Some(gs) if gs.len() == 1 && &*n != "main" => gs[0],
+                    _ => continue,
+                };
+                if out.contains(&(g, k)) {
+                    continue;
+                }
+                let Some(pname) = self
+                    .own_vars_by_id(g)
+                    .params
+                    .iter()
+                    .find(|(_, i)| *i == k)
+                    .map(|(p, _)| p.clone())
+                else {
+                    rejected.push((n, k));
+                    continue;
+                };
+                if !self.every_call_passes(&n, k, &holders) {
+                    // A caller found later may still make it hold.
+                    continue;
+                }
+                out.push((g, k));
+                match holders.iter_mut().find(|(h, _)| *h == g) {
+                    Some((_, ns)) => ns.push(pname),
+                    None => holders.push((g, vec![pname])),
+                }
+                // Its callers' facts changed: look at them again.
+                next = next.min(holders.iter().position(|(h, _)| *h == g).unwrap_or(next));
+            }
+        }
+        out
+    }
+
+    /// Is every use of the function named `n` in the program a direct call
+    /// from one of `holders` passing, at position `k`, one of that
+    /// function's holder names?
+    fn every_call_passes(&self, n: &Name, k: u8, holders: &[(FunctionId, Vec<Name>)]) -> bool {
+        if self.prog.named_by_global_init(n) {
+            return false;
+        }
+        let mut calls = 0u32;
+        for &f in self.prog.functions.values().flatten() {
+            let s = self.summary(f);
+            if s.launders.contains(n) {
+                return false;
+            }
+            let names = holders.iter().find(|(h, _)| *h == f).map(|(_, ns)| ns);
+            let mut ok = true;
+            visit_stmts(&s.ir.body, &mut |st| {
+                let mentions = |e: &Expr| crate::visit::mentions(e, n);
+                match st {
+                    Stmt::Call(c) => {
+                        match &c.callee {
+                            Callee::Direct(m) if m == n => {
+                                calls += 1;
+                                let a = c.args.get(k as usize).map(uncast);
+                                ok &= matches!((a, names), (Some(Expr::Var(x)), Some(ns)) if ns.contains(x));
+                            }
+                            Callee::Indirect(e) => ok &= !mentions(e),
+                            Callee::Direct(_) => {}
+                        }
+                        ok &= !c.args.iter().any(mentions);
+                    }
+                    Stmt::Assign { lhs, rhs } => ok &= !mentions(lhs) && !mentions(rhs),
+                    Stmt::Return { value: Some(e), .. } => ok &= !mentions(e),
+                    _ => {}
+                }
+            });
+            if !ok {
+                return false;
+            }
+        }
+        calls > 0
+    }
+
     /// How this visit of the creation call `c` hands its thread a number of
     /// its own: the call is in a counting loop of this function (and in no
     /// other loop, here or in a caller), and `arg` is the loop's counter or
@@ -525,6 +688,16 @@ impl<'a> Walker<'a> {
                 pos,
                 stride: 1,
                 from: *from,
+                before: 0,
+            });
+        }
+        // A parameter that may hold a slot thread's number (see
+        // `number_params`).
+        if let Some((_, i)) = own.params.iter().find(|(y, _)| y == x) {
+            return Some(Slot {
+                pos,
+                stride: 1,
+                from: SlotArg::Param(*i),
                 before: 0,
             });
         }
