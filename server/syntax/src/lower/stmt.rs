@@ -163,9 +163,16 @@ impl<'s> Lowerer<'s> {
                     .map(|c| text(unparen(c), self.src) == "0")
                     .unwrap_or(false);
                 if zero {
-                    // `do { ... } while (0)`: a plain block.
+                    // `do { ... } while (0)`: a plain block. Its own `break`
+                    // and `continue` leave it: they jump to its end.
+                    let mut body = body;
+                    let end: Name = format!("do#{}", n.start_byte()).into();
+                    let leaves = leave_to(&mut body, &end, false);
                     out.extend(body);
                     out.extend(cond);
+                    if leaves {
+                        self.push(out, Stmt::Label(end));
+                    }
                 } else {
                     self.push(
                         out,
@@ -537,6 +544,36 @@ impl<'s> Lowerer<'s> {
             }
         }
     }
+}
+
+/// Turns the `break`s and `continue`s of a `do { ... } while (0)` body that
+/// leave that block (not those of a loop inside it, nor a `break` of a
+/// `switch` inside it) into `goto end`. Says whether it found one.
+fn leave_to(stmts: &mut [Stmt], end: &Name, in_switch: bool) -> bool {
+    let mut found = false;
+    for s in stmts {
+        match s {
+            Stmt::Break if !in_switch => {
+                *s = Stmt::Goto(end.clone());
+                found = true;
+            }
+            Stmt::Continue => {
+                *s = Stmt::Goto(end.clone());
+                found = true;
+            }
+            Stmt::If { then, els, .. } => {
+                found |= leave_to(then, end, in_switch);
+                found |= leave_to(els, end, in_switch);
+            }
+            Stmt::Switch { arms, .. } => {
+                for a in arms {
+                    found |= leave_to(a, end, true);
+                }
+            }
+            _ => {}
+        }
+    }
+    found
 }
 
 fn is_statement_kind(k: &str) -> bool {
