@@ -1067,3 +1067,30 @@ int main(void) {{
     let (_, updated) = edit_and_report(&mut host, paths[0], &big);
     assert!(updated, "the large program's walk was kept and updated");
 }
+
+/// A helper's parameter holds a slot thread's number only while every call
+/// passes the number (`slots::number_params`): an edit of another function
+/// that adds a call with a constant brings the helper's races back, and
+/// undoing it removes them, each through an incremental update.
+#[test]
+fn a_new_call_of_a_numbered_helper_brings_its_races_back() {
+    let _serial = serial();
+    set_verify(true);
+    let text = fixture_text("slot_number_passed_to_helper.c");
+    let edited = text.replace("    bump(0);\n", "    bump(0);\n    store(0, 1);\n");
+    assert_ne!(text, edited);
+    let virt = Path::new("/virtual/numbered_helper.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, text.as_str());
+    let on_results = |r: &String| r.contains("var: \"results");
+    let before = reports(&host);
+    assert!(!before.iter().any(on_results), "{before:?}");
+    let (updates, _) = incremental_stats();
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(after.iter().any(on_results), "{after:?}");
+    host.set_file_text(virt, text.as_str());
+    assert_eq!(reports(&host), before);
+    assert!(incremental_stats().0 > updates, "no incremental update");
+}

@@ -668,6 +668,18 @@ pub(super) fn update(
         }
     }
     let mut result = snap.result;
+    // Which helpers' parameters hold a slot thread's number is a fact of
+    // all summaries (`slots::number_params`): the edit may add or remove a
+    // call that decides it.
+    for i in 0..result.table.threads.len() {
+        let params = match result.table.threads[i].slot {
+            Some((f, arg)) => w.number_params(f, arg),
+            None => Vec::new(),
+        };
+        if params != result.table.threads[i].slot_params {
+            std::sync::Arc::make_mut(&mut result.table).threads[i].slot_params = params;
+        }
+    }
     result.locations = counts.locations(result.locations, &prog.fn_rank);
     result.incomplete = {
         let mut v: Vec<(FunctionId, String)> = w.d.incomplete.clone().into_iter().collect();
