@@ -40,8 +40,8 @@
 
 use super::frames::Frame;
 use super::Walker;
-use crate::db::FunctionSummary;
-use racelens_syntax::{AccessKind, Callee, Expr, Name, Stmt};
+use crate::db::{FunctionId, FunctionSummary};
+use racelens_syntax::{AccessKind, Call, Callee, Expr, Name, Stmt};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 impl<'a> Walker<'a> {
@@ -160,9 +160,27 @@ impl<'a> Walker<'a> {
                 return false;
             }
         }
-        let (mut calls, mut zero) = (0u32, true);
+        self.direct_calls_only(f, |_, c| {
+            matches!(c.args.get(i).map(super::uncast), Some(Expr::Int(0)))
+        })
+        .is_some_and(|calls| calls > 0)
+    }
+
+    /// The number of direct calls of the function the program names `f`,
+    /// each of which `at_call` accepts (given the function it is in), when
+    /// the program uses the name only as such a callee: not named in a call
+    /// through a pointer, not passed, assigned or returned, and its address
+    /// not hidden in an integer (`walk/laundered.rs`). `None` otherwise.
+    /// (A global's initializer is the caller's to check.)
+    pub(super) fn direct_calls_only(
+        &self,
+        f: &Name,
+        mut at_call: impl FnMut(FunctionId, &Call) -> bool,
+    ) -> Option<u32> {
+        let mut calls = 0u32;
         for &g in self.prog.functions.values().flatten() {
             let s = self.summary(g);
+            let mut ok = !s.launders.contains(f);
             crate::visit::visit_stmts(&s.ir.body, &mut |st| {
                 let mentions = |e: &Expr| crate::visit::mentions(e, f);
                 match st {
@@ -170,26 +188,23 @@ impl<'a> Walker<'a> {
                         match &c.callee {
                             Callee::Direct(n) if n == f => {
                                 calls += 1;
-                                let a = c.args.get(i).map(super::uncast);
-                                zero &= matches!(a, Some(Expr::Int(0)));
+                                ok &= at_call(g, c);
                             }
-                            Callee::Indirect(e) => zero &= !mentions(e),
+                            Callee::Indirect(e) => ok &= !mentions(e),
                             Callee::Direct(_) => {}
                         }
-                        zero &= !c.args.iter().any(mentions);
+                        ok &= !c.args.iter().any(mentions);
                     }
-                    Stmt::Assign { lhs, rhs } => zero &= !mentions(lhs) && !mentions(rhs),
-                    Stmt::Return { value: Some(e), .. } => zero &= !mentions(e),
+                    Stmt::Assign { lhs, rhs } => ok &= !mentions(lhs) && !mentions(rhs),
+                    Stmt::Return { value: Some(e), .. } => ok &= !mentions(e),
                     _ => {}
                 }
             });
-            // Its address hidden in an integer (`walk/laundered.rs`).
-            zero &= !s.launders.contains(f);
-            if !zero {
-                return false;
+            if !ok {
+                return None;
             }
         }
-        calls > 0
+        Some(calls)
     }
 
     /// Is `members` (`a.b`) of a global of type `t` a chain of members of

@@ -505,39 +505,12 @@ impl<'a> Walker<'a> {
         if self.prog.named_by_global_init(n) {
             return false;
         }
-        let mut calls = 0u32;
-        for &f in self.prog.functions.values().flatten() {
-            let s = self.summary(f);
-            if s.launders.contains(n) {
-                return false;
-            }
+        self.direct_calls_only(n, |f, c| {
             let names = holders.iter().find(|(h, _)| *h == f).map(|(_, ns)| ns);
-            let mut ok = true;
-            visit_stmts(&s.ir.body, &mut |st| {
-                let mentions = |e: &Expr| crate::visit::mentions(e, n);
-                match st {
-                    Stmt::Call(c) => {
-                        match &c.callee {
-                            Callee::Direct(m) if m == n => {
-                                calls += 1;
-                                let a = c.args.get(k as usize).map(uncast);
-                                ok &= matches!((a, names), (Some(Expr::Var(x)), Some(ns)) if ns.contains(x));
-                            }
-                            Callee::Indirect(e) => ok &= !mentions(e),
-                            Callee::Direct(_) => {}
-                        }
-                        ok &= !c.args.iter().any(mentions);
-                    }
-                    Stmt::Assign { lhs, rhs } => ok &= !mentions(lhs) && !mentions(rhs),
-                    Stmt::Return { value: Some(e), .. } => ok &= !mentions(e),
-                    _ => {}
-                }
-            });
-            if !ok {
-                return false;
-            }
-        }
-        calls > 0
+            let a = c.args.get(k as usize).map(uncast);
+            matches!((a, names), (Some(Expr::Var(x)), Some(ns)) if ns.contains(x))
+        })
+        .is_some_and(|calls| calls > 0)
     }
 
     /// How this visit of the creation call `c` hands its thread a number of

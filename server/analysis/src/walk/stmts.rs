@@ -853,14 +853,13 @@ impl<'a> Walker<'a> {
                 match c.next {
                     Some(cs) => {
                         let (t, mut e) = self.split(test, cs);
-                        if iter == 0 && !infinite && !spin {
-                            no_iteration = Some(e.clone());
-                        }
                         if spin && !infinite {
                             if zero_on_true(test) {
                                 self.flag_wait(fr, cond, test, &mut e);
                             }
                             exits = join(exits, Some(e));
+                        } else if iter == 0 && !infinite {
+                            no_iteration = Some(e);
                         }
                         Some(t)
                     }
