@@ -179,28 +179,16 @@ impl<'a> Walker<'a> {
     ) -> Option<u32> {
         let mut calls = 0u32;
         for &g in self.prog.functions.values().flatten() {
-            let s = self.summary(g);
-            let mut ok = !s.launders.contains(f);
-            crate::visit::visit_stmts(&s.ir.body, &mut |st| {
-                let mentions = |e: &Expr| crate::visit::mentions(e, f);
-                match st {
-                    Stmt::Call(c) => {
-                        match &c.callee {
-                            Callee::Direct(n) if n == f => {
-                                calls += 1;
-                                ok &= at_call(g, c);
-                            }
-                            Callee::Indirect(e) => ok &= !mentions(e),
-                            Callee::Direct(_) => {}
-                        }
-                        ok &= !c.args.iter().any(mentions);
-                    }
-                    Stmt::Assign { lhs, rhs } => ok &= !mentions(lhs) && !mentions(rhs),
-                    Stmt::Return { value: Some(e), .. } => ok &= !mentions(e),
-                    _ => {}
-                }
-            });
-            if !ok {
+            let mut ok = true;
+            let other = other_uses(
+                &self.summary(g),
+                |n| n == f,
+                |c| {
+                    calls += 1;
+                    ok &= at_call(g, c);
+                },
+            );
+            if other || !ok {
                 return None;
             }
         }
@@ -303,27 +291,11 @@ pub(super) fn edit(
     new: &FunctionSummary,
 ) -> Result<(), &'static str> {
     // A verdict read the calls of these functions and their parameters.
-    let names = |s: &FunctionSummary| {
-        let mut hit = false;
-        crate::visit::visit_stmts(&s.ir.body, &mut |st| {
-            let mentions = |e: &Expr| zero_params.iter().any(|f| crate::visit::mentions(e, f));
-            hit |= match st {
-                Stmt::Call(c) => {
-                    let callee = match &c.callee {
-                        Callee::Direct(n) => zero_params.contains(n),
-                        Callee::Indirect(e) => mentions(e),
-                    };
-                    callee || c.args.iter().any(mentions)
-                }
-                Stmt::Assign { lhs, rhs } => mentions(lhs) || mentions(rhs),
-                Stmt::Return { value: Some(e), .. } => mentions(e),
-                _ => false,
-            }
-        });
-        hit
+    let named = |s: &FunctionSummary| {
+        let mut called = false;
+        let other = other_uses(s, |n| zero_params.contains(n), |_| called = true);
+        called || other
     };
-    let launders = |s: &FunctionSummary| s.launders.iter().any(|f| zero_params.contains(f));
-    let named = |s: &FunctionSummary| names(s) || launders(s);
     if !zero_params.is_empty() && (zero_params.contains(fname) || named(old) || named(new)) {
         return Err("a call of a function whose parameter a constant global reads changed");
     }
@@ -360,6 +332,39 @@ fn conflicts(var: &str, written: impl Fn(&str) -> bool) -> bool {
         return true;
     }
     var.match_indices('.').any(|(i, _)| written(&var[..i]))
+}
+
+/// Visits the uses in `s` of the functions whose names `is_fn` accepts:
+/// calls `direct` with each direct call of one, and says whether one is
+/// used otherwise: named in a call through a pointer, passed, assigned,
+/// returned, or its address hidden in an integer (`walk/laundered.rs`).
+fn other_uses(
+    s: &FunctionSummary,
+    is_fn: impl Fn(&Name) -> bool,
+    mut direct: impl FnMut(&Call),
+) -> bool {
+    let mut other = s.launders.iter().any(&is_fn);
+    crate::visit::visit_stmts(&s.ir.body, &mut |st| {
+        let mentions = |e: &Expr| {
+            let mut hit = false;
+            crate::visit::visit_names(e, &mut |n| hit |= is_fn(n));
+            hit
+        };
+        match st {
+            Stmt::Call(c) => {
+                match &c.callee {
+                    Callee::Direct(n) if is_fn(n) => direct(c),
+                    Callee::Indirect(e) => other |= mentions(e),
+                    Callee::Direct(_) => {}
+                }
+                other |= c.args.iter().any(mentions);
+            }
+            Stmt::Assign { lhs, rhs } => other |= mentions(lhs) || mentions(rhs),
+            Stmt::Return { value: Some(e), .. } => other |= mentions(e),
+            _ => {}
+        }
+    });
+    other
 }
 
 /// Does a function whose [`written_names`] are `written` write the local

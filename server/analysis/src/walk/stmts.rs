@@ -814,7 +814,6 @@ impl<'a> Walker<'a> {
         // iteration): an exit only when the body never comes back to the
         // test, so that the loop is an `if` in all but name.
         let mut no_iteration: Option<State> = None;
-        let mut came_back = false;
         // Loops are assumed to run at least once (RacerF's unfolding): exits
         // are taken after the body, except that a trylock spin may exit at
         // once where its test says, and that a loop whose body never comes
@@ -871,9 +870,11 @@ impl<'a> Walker<'a> {
             out.ret = join_ret(out.ret.take(), b.ret);
             exits = join(exits, unbox(b.brk));
             let Some(next) = join(b.next, unbox(b.cont)) else {
+                if iter == 0 {
+                    exits = join(exits, no_iteration.take());
+                }
                 break;
             };
-            came_back = true;
             if !infinite {
                 let c = self.walk_stmts(fr, cond, next.clone());
                 out.ret = join_ret(out.ret.take(), c.ret);
@@ -903,9 +904,6 @@ impl<'a> Walker<'a> {
         }
         if pushed {
             self.d.counted_past_first.pop();
-        }
-        if !came_back {
-            exits = join(exits, no_iteration);
         }
         self.d.loop_depth -= 1;
         if let Some(e) = exits.as_mut() {

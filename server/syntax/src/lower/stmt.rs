@@ -244,11 +244,6 @@ impl<'s> Lowerer<'s> {
                             let mut arm = Vec::new();
                             let mut c2 = c.walk();
                             let value = c.field("value");
-                            if value.is_some_and(|v| {
-                                v.kind() == "number_literal" && text(v, self.src).trim() == "0"
-                            }) {
-                                zero = Some(arms.len());
-                            }
                             match value.map(|v| super::cond::int_const(v, self.src)) {
                                 None => default = Some(arms.len()),
                                 Some(Some(0)) => zero = Some(arms.len()),
