@@ -1094,3 +1094,44 @@ fn a_new_call_of_a_numbered_helper_brings_its_races_back() {
     assert_eq!(reports(&host), before);
     assert!(incremental_stats().0 > updates, "no incremental update");
 }
+
+/// A thread that ends through `pthread_exit` leaves running what it has not
+/// joined there, in its start routine or in a callee (`Thread::leaks`):
+/// an edit that moves the start routine's `pthread_exit` before its join
+/// loop, or makes the helper's `pthread_exit` a return, changes which
+/// races main's writes after the join have, exactly as a walk from scratch.
+#[test]
+fn moving_a_pthread_exit_updates_what_a_thread_leaves_running() {
+    let _serial = serial();
+    set_verify(true);
+    let text = fixture_text("thread_exit_after_joining.c");
+    let virt = Path::new("/virtual/thread_exit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, text.as_str());
+    let on =
+        |field: &str, r: &[String]| r.iter().any(|x| x.contains(&format!("var: \"opt.{field}")));
+    let before = reports(&host);
+    assert!(!on("flag", &before) && on("depth", &before), "{before:?}");
+    let early = text.replace(
+        "    free(tid);\n    pthread_exit(NULL);\n",
+        "    pthread_exit(NULL);\n    free(tid);\n",
+    );
+    let early = early.replace(
+        "    for (i = 0; i < n; i++)\n        pthread_join(tid[i], NULL);\n    pthread_exit(NULL);\n",
+        "    pthread_exit(NULL);\n    for (i = 0; i < n; i++)\n        pthread_join(tid[i], NULL);\n",
+    );
+    assert_ne!(text, early);
+    let after = edit_and_report(&mut host, virt, &early).0;
+    assert_eq!(after, replayed(virt, &[&early]));
+    assert!(on("flag", &after), "{after:?}");
+    let returns = text.replace(
+        "    pthread_exit((void *)(long)code);\n",
+        "    (void)code;\n    return;\n",
+    );
+    assert_ne!(text, returns);
+    let after = edit_and_report(&mut host, virt, &returns).0;
+    assert_eq!(after, replayed(virt, &[&returns]));
+    assert!(!on("depth", &after), "{after:?}");
+    host.set_file_text(virt, text.as_str());
+    assert_eq!(reports(&host), before);
+}

@@ -847,6 +847,7 @@ impl<'a> Walker<'a> {
             v.truncate(12);
             eprintln!("contexts of thread {}: {:?}", self.d.thread, v);
         }
+        self.d.exit_active = None;
         self.d.thread_memos.push(std::mem::take(&mut self.d.memo));
         self.d.thread_steps.push(std::mem::take(&mut self.d.steps));
         self.d

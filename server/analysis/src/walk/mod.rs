@@ -429,6 +429,9 @@ struct WalkData {
     /// `longjmp` calls walked so far: a context that jumps is not memoized,
     /// since a replay would not deliver its state to the `setjmp`.
     longjmps: u64,
+    /// The spawn sites active where the thread being walked ended through a
+    /// `pthread_exit` in one of its callees (`Thread::leaks` takes them in).
+    exit_active: Option<SiteSet>,
     // ----- the node graph, for incremental updates ------------------------
     nodes: Vec<Node>,
     /// Nodes being walked, innermost last.

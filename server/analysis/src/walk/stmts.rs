@@ -68,6 +68,16 @@ pub(super) struct JmpFrame {
     states: Option<State>,
 }
 
+/// A call of `pthread_exit` or `thrd_exit` (the library's, modelled as an
+/// exit).
+fn ends_thread(fr: &Frame, c: &Call) -> bool {
+    matches!(&c.callee, Callee::Direct(n) if matches!(&**n, "pthread_exit" | "thrd_exit"))
+        && matches!(
+            fr.summary.models.get(&c.id),
+            Some(crate::config::CallModel::Exit)
+        )
+}
+
 /// A test of the result of a blocking lock (`if (pthread_mutex_lock(&m))`,
 /// `err = pthread_mutex_lock(&m); if (err)`): whether its failure branch is
 /// the then-branch, and the locks it takes. A blocking lock (unlike a
@@ -211,23 +221,35 @@ impl<'a> Walker<'a> {
                     self.walk_switch(fr, cond, arms, *zero, only, state, &mut out)
                 }
                 Stmt::Return { value, .. } => {
-                    let mut state = state;
-                    if let Some(v) = value {
-                        self.note_held_addr(fr, v);
-                        self.note_returned(fr, v, &mut state);
-                        self.note_return_value(fr, v, &mut state);
-                        // Whether the result is zero on this path: where
-                        // returns disagree on it and on a lock, the caller's
-                        // test of the result says whether the lock is held
-                        // (`if (!p) return NULL; lock(); return p;`).
-                        let ret: Name = super::frames::RETURNED.into();
-                        state.conds.retain(|c| c.0 != ret);
-                        if let Some(nz) = result_nonzero(fr, v, &state) {
-                            state.conds.push((ret, nz));
-                        }
-                    }
+                    let state = self.returning(fr, value.as_ref(), state);
                     out.ret = join_ret(out.ret.take(), Some(Box::new(state)));
                     None
+                }
+                // `pthread_exit(v)` in a thread's start routine is its
+                // `return v` (POSIX: returning from it is an implicit
+                // `pthread_exit`). Deeper in its calls it ends the path, and
+                // what the thread leaves running there is noted for
+                // `Thread::leaks` (a change to the whole walk's state). In
+                // `main` it is no return and ends the path. Either way the
+                // node cannot stand for a context at another depth.
+                Stmt::Call(c) if ends_thread(fr, c) => {
+                    self.opaque();
+                    match (self.d.thread != 0, self.d.stack.len() == 1) {
+                        (true, true) => {
+                            let state = self.returning(fr, c.args.first(), state);
+                            out.ret = join_ret(out.ret.take(), Some(Box::new(state)));
+                            None
+                        }
+                        (true, false) => {
+                            self.effect();
+                            self.d.exit_active = Some(match self.d.exit_active.take() {
+                                Some(a) => a.union(&state.active),
+                                None => state.active.clone(),
+                            });
+                            self.walk_simple(fr, s, state)
+                        }
+                        (false, _) => self.walk_simple(fr, s, state),
+                    }
                 }
                 Stmt::Break => {
                     out.brk = join_b(out.brk.take(), Some(Box::new(state)));
@@ -245,6 +267,25 @@ impl<'a> Walker<'a> {
         }
         out.next = cur;
         out
+    }
+
+    /// The state a `return` (of `value`) leaves with.
+    fn returning(&mut self, fr: &Frame, value: Option<&Expr>, mut state: State) -> State {
+        if let Some(v) = value {
+            self.note_held_addr(fr, v);
+            self.note_returned(fr, v, &mut state);
+            self.note_return_value(fr, v, &mut state);
+            // Whether the result is zero on this path: where returns
+            // disagree on it and on a lock, the caller's test of the result
+            // says whether the lock is held (`if (!p) return NULL; lock();
+            // return p;`).
+            let ret: Name = super::frames::RETURNED.into();
+            state.conds.retain(|c| c.0 != ret);
+            if let Some(nz) = result_nonzero(fr, v, &state) {
+                state.conds.push((ret, nz));
+            }
+        }
+        state
     }
 
     /// A function's exit state as its callers see it (and as its node

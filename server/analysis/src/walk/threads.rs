@@ -132,7 +132,12 @@ impl<'a> Walker<'a> {
     /// locks that were never released (a lock held at exit is never released).
     pub(super) fn thread_ended(&mut self, exit: Option<State>) {
         let t = self.d.thread as usize;
-        self.d.threads[t].leaks = exit.as_ref().map(|e| e.active.clone());
+        // It also ends where a callee calls `pthread_exit`.
+        self.d.threads[t].leaks = match (exit.as_ref(), &self.d.exit_active) {
+            (Some(e), Some(a)) => Some(e.active.union(a)),
+            (Some(e), None) => Some(e.active.clone()),
+            (None, a) => a.clone(),
+        };
         let Some(exit) = exit else { return };
         for &s in &exit.created.0 {
             if !exit.active.contains(s) {
