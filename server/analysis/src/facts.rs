@@ -510,6 +510,21 @@ pub struct ThreadTable {
     /// Sorted. A library's other heap objects hang off the objects its
     /// callers pass in (see `races::race_between`).
     pub global_heap: Vec<Base>,
+    /// Heap sites that memory shared other than through thread arguments
+    /// may reach, or that the walk published otherwise than by handing
+    /// them to new threads (see `walk::finish`, `handed_heap`). An object
+    /// of another site passes from one thread instance's subtree (the
+    /// instance and the threads descended from it) to another's only
+    /// through the arguments of a thread on the way down. Sorted.
+    pub shared_heap: Vec<Base>,
+    /// Per thread with arguments (sorted by thread): the heap sites outside
+    /// `shared_heap` its own arguments reach (sorted). For a site not
+    /// listed, the objects an instance of the thread and its descendants
+    /// touch are ones that instance's subtree made: two instances touch
+    /// two objects, and an access of the thread and one of a descendant
+    /// (or of two descendants) meet only within one instance
+    /// ([`ThreadTable::one_subtree`]).
+    pub handed_down: Vec<(u32, Vec<Base>)>,
     /// Members that hold what [`Own::Held`] pointers assume.
     pub held: HeldMembers,
 }
@@ -538,6 +553,17 @@ impl PrivateHeap {
 }
 
 impl ThreadTable {
+    /// Do thread `t`'s accesses to heap site `base` and its descendants'
+    /// meet only within one instance of `t` (see `handed_down`)?
+    pub fn one_subtree(&self, base: &Base, t: u32) -> bool {
+        matches!(base, Base::Heap { .. })
+            && self.shared_heap.binary_search(base).is_err()
+            && match self.handed_down.binary_search_by_key(&t, |(x, _)| *x) {
+                Ok(i) => self.handed_down[i].1.binary_search(base).is_err(),
+                Err(_) => true,
+            }
+    }
+
     /// The private-heap facts of `base`, when its site is unpublished.
     pub fn private(&self, base: &Base) -> Option<&PrivateHeap> {
         self.private_heap

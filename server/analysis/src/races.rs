@@ -331,6 +331,11 @@ fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) ->
     if a.thread == b.thread && (unique(a.thread) || table.is_serial(a.thread)) {
         return None;
     }
+    // Two instances of a thread touch two objects of a heap site that
+    // neither shared memory nor the thread's arguments reach.
+    if a.thread == b.thread && table.one_subtree(base, a.thread) {
+        return None;
+    }
     // Two accesses by name to a local are in the same frame only within
     // one thread instance.
     if a.direct_local && b.direct_local {
@@ -401,7 +406,7 @@ fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) ->
         || signal_ordered(b, a, table)
         || once_branch_ordered(a, b)
         || once_branch_ordered(b, a)
-        || !may_happen_in_parallel_in(a, b, table, frame_of_one(base, table))
+        || !may_happen_in_parallel(a, b, table, base)
     {
         return None;
     }
@@ -807,12 +812,6 @@ fn signal_ordered(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
     })
 }
 
-/// Active-threads check: can the two accesses overlap in time, given which
-/// threads each side has created and joined at that point?
-pub fn may_happen_in_parallel(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
-    may_happen_in_parallel_in(a, b, table, false)
-}
-
 /// Is `base` a local whose address reaches other threads only through
 /// thread arguments (`ThreadTable::arg_only_locals`)? Then an access of
 /// its frame's thread and one of a thread descended from it meet only
@@ -821,15 +820,21 @@ fn frame_of_one(base: &Base, table: &ThreadTable) -> bool {
     matches!(base, Base::Local { .. }) && table.arg_only_locals.binary_search(base).is_ok()
 }
 
-/// [`may_happen_in_parallel`]; `one_frame`: the accesses are to a local
-/// of one frame (see [`frame_of_one`]), so where one thread descends from
-/// the other, the ancestor counts as the one instance that owns the frame.
-fn may_happen_in_parallel_in(
+/// Active-threads check: can accesses `a` and `b` to `base` overlap in
+/// time, given which threads each side has created and joined at that
+/// point? Where one thread
+/// descends from the other, the ancestor counts as one instance when it
+/// runs once, when `base` is a local of one frame (see [`frame_of_one`]),
+/// or when `base` is a heap site whose objects the ancestor's instances
+/// cannot pass to each other's subtrees (`ThreadTable::one_subtree`); and
+/// so does the common ancestor of two threads, save for a local's frame.
+pub fn may_happen_in_parallel(
     a: &AccessFact,
     b: &AccessFact,
     table: &ThreadTable,
-    one_frame: bool,
+    base: &Base,
 ) -> bool {
+    let one_frame = frame_of_one(base, table);
     if a.thread == b.thread {
         return true;
     }
@@ -852,7 +857,7 @@ fn may_happen_in_parallel_in(
         return false;
     }
     let unique = |t: u32| table.runs_once(t);
-    let owner = |t: u32| one_frame || unique(t);
+    let owner = |t: u32| one_frame || unique(t) || table.one_subtree(base, t);
     // `b`'s thread descends from `a`'s: `a` happens in parallel only after
     // creating that branch and before joining it.
     if let Some(pos) = cb.iter().position(|(t, _)| *t == a.thread) {
@@ -881,7 +886,7 @@ fn may_happen_in_parallel_in(
     // before the other is created.
     for (ia, (ta, _)) in ca.iter().enumerate() {
         if let Some(ib) = cb.iter().position(|(tb, _)| tb == ta) {
-            if ia == 0 || ib == 0 || !unique(*ta) {
+            if ia == 0 || ib == 0 || !(unique(*ta) || table.one_subtree(base, *ta)) {
                 return true;
             }
             let (sa, sb) = (ca[ia - 1].1.expect("site"), cb[ib - 1].1.expect("site"));

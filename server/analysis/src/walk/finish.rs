@@ -11,6 +11,7 @@
 //! shared with `incremental.rs`, which must produce the same result for a
 //! base as a full walk: both go through [`cap_facts`] and [`with_copies`].
 
+use super::private::PrivateInputs;
 use super::{Val, Vals, Walker, MAX_FACTS, MAX_PREFIXES};
 use crate::db::FunctionId;
 use crate::facts::*;
@@ -274,7 +275,7 @@ impl<'a> Walker<'a> {
     pub(super) fn private_and_escaped(
         &self,
         reach: &[bool],
-    ) -> (Vec<(Base, PrivateHeap)>, Vec<Base>) {
+    ) -> (Vec<(Base, PrivateHeap)>, Vec<Base>, PrivateInputs<'_>) {
         let mut escaped = self.escaped_closure(|cell| match cell {
             Base::Local { .. } => Cell::Follow,
             Base::Heap { .. } => Cell::Skip,
@@ -285,7 +286,7 @@ impl<'a> Walker<'a> {
             let private = self.private_heap(&inputs, &escaped);
             let next = self.escaped_locals(&private);
             if next == escaped {
-                return (private, escaped);
+                return (private, escaped, inputs);
             }
             escaped = next;
         }
@@ -295,7 +296,7 @@ impl<'a> Walker<'a> {
         });
         let private = self.private_heap(&inputs, &escaped);
         let escaped = self.escaped_locals(&private);
-        (private, escaped)
+        (private, escaped, inputs)
     }
 
     /// The locals that escape when the cells of every heap site but the
@@ -317,13 +318,8 @@ impl<'a> Walker<'a> {
     /// only through thread arguments: no global, callback group's argument
     /// or wild memory reaches them, through heap cells or other locals'
     /// cells (see `ThreadTable::arg_only_locals`).
-    fn arg_only_locals(&self, escaped: &[Base]) -> Vec<Base> {
-        let roots: Vec<&Vals> = self
-            .d
-            .group_roots
-            .values()
-            .flat_map(|r| r.iter().map(|(_, v)| v))
-            .collect();
+    pub(super) fn arg_only_locals(&self, escaped: &[Base]) -> Vec<Base> {
+        let roots = self.group_args();
         let shared = store_closure(
             &self.d.store,
             roots,
@@ -338,6 +334,90 @@ impl<'a> Walker<'a> {
             .filter(|b| shared.binary_search(b).is_err())
             .cloned()
             .collect()
+    }
+
+    /// The arguments callback groups' roots are handed: memory unknown code
+    /// shares.
+    fn group_args(&self) -> Vec<&Vals> {
+        self.d
+            .group_roots
+            .values()
+            .flat_map(|r| r.iter().map(|(_, v)| v))
+            .collect()
+    }
+
+    /// `ThreadTable::shared_heap` and `handed_down`, from what decides the
+    /// unpublished sites and the locals that escape (and of them, those
+    /// only thread arguments lead to); and the sites published otherwise
+    /// than down to new threads, which alone of these an incremental update
+    /// may change.
+    fn shared_and_handed(
+        &self,
+        inputs: &PrivateInputs<'_>,
+        escaped: &[Base],
+        arg_only: &[Base],
+        threads: usize,
+    ) -> (Vec<Base>, Vec<(u32, Vec<Base>)>, Vec<Base>) {
+        let otherwise = self.published_otherwise(inputs, escaped, arg_only);
+        let (shared, down) = self.handed_heap(escaped, arg_only, otherwise.clone(), threads);
+        (shared, down, otherwise)
+    }
+
+    /// The heap sites memory shared other than through thread arguments
+    /// may reach (`ThreadTable::shared_heap`), and per thread, the others
+    /// its own arguments reach (`ThreadTable::handed_down`). Shared memory:
+    /// a global or static, an escaped local that reaches other threads
+    /// otherwise than through thread arguments, an object behind an
+    /// unresolved pointer, a callback group's argument; followed through
+    /// heap objects and locals. The pointer store misses what went where
+    /// the walk could not resolve, so the sites the walk published
+    /// otherwise than down to new threads (`otherwise`) are shared too.
+    fn handed_heap(
+        &self,
+        escaped: &[Base],
+        arg_only: &[Base],
+        otherwise: Vec<Base>,
+        threads: usize,
+    ) -> (Vec<Base>, Vec<(u32, Vec<Base>)>) {
+        let roots = self.group_args();
+        let local_or_heap = |b: &Base| matches!(b, Base::Local { .. } | Base::Heap { .. });
+        let shared = store_closure(&self.d.store, roots, local_or_heap, |cell| match cell {
+            Base::Heap { .. } => Cell::Follow,
+            Base::Local { .. }
+                if escaped.binary_search(cell).is_err() || arg_only.binary_search(cell).is_ok() =>
+            {
+                Cell::Follow
+            }
+            _ => Cell::Root,
+        });
+        let mut shared = shared;
+        shared.retain(|b| matches!(b, Base::Heap { .. }));
+        shared.extend(otherwise);
+        shared.sort();
+        shared.dedup();
+        let down = (0..threads as u32)
+            .filter_map(|t| {
+                let args = self
+                    .d
+                    .thread_args
+                    .get(t as usize)
+                    .filter(|a| !a.is_empty())?;
+                let mut reach =
+                    store_closure(
+                        &self.d.store,
+                        vec![args],
+                        local_or_heap,
+                        |cell| match cell {
+                            Base::Heap { .. } | Base::Local { .. } => Cell::Follow,
+                            _ => Cell::Skip,
+                        },
+                    );
+                reach
+                    .retain(|b| matches!(b, Base::Heap { .. }) && shared.binary_search(b).is_err());
+                Some((t, reach))
+            })
+            .collect();
+        (shared, down)
     }
 
     /// The names of the functions thread `t`'s walk reached (walked or
@@ -597,7 +677,7 @@ impl<'a> Walker<'a> {
             locations.insert(k, Arc::new(v));
         }
         let reach = super::incremental::reachable(&self.d);
-        let (private_heap, escaped_locals) = self.private_and_escaped(&reach);
+        let (private_heap, escaped_locals, inputs) = self.private_and_escaped(&reach);
         for t in self.merged_threads(&reach) {
             if let Some(t) = threads.get_mut(t as usize) {
                 t.merged_launches = true;
@@ -622,6 +702,13 @@ impl<'a> Walker<'a> {
         }
         let global_heap = self.global_heap(&escaped_locals);
         let arg_only_locals = self.arg_only_locals(&escaped_locals);
+        let (shared_heap, handed_down, otherwise) =
+            self.shared_and_handed(&inputs, &escaped_locals, &arg_only_locals, threads.len());
+        drop(inputs);
+        self.d.published_otherwise = otherwise;
+        if super::private::debug() {
+            eprintln!("racelens: shared heap {shared_heap:?}; handed down {handed_down:?}");
+        }
         // Lazily set globals set at a thread's creations, or its ancestors'.
         for t in 0..threads.len() {
             let mut set = self
@@ -698,6 +785,8 @@ impl<'a> Walker<'a> {
                 sites,
                 escaped_locals,
                 arg_only_locals,
+                shared_heap,
+                handed_down,
                 private_heap,
                 global_heap,
                 held,

@@ -545,13 +545,21 @@ pub(super) fn update(
     }
     // Compacting below renumbers nodes but keeps which are reachable: the
     // unpublished sites stay as computed here.
-    let (private, escaped) = w.private_and_escaped(&reachable(&w.d));
+    let (private, escaped, inputs) = w.private_and_escaped(&reachable(&w.d));
     if escaped != snap.result.table.escaped_locals {
         return Err("locals escaping to other threads changed");
     }
     if w.global_heap(&escaped) != snap.result.table.global_heap {
         return Err("heap sites reached from globals changed");
     }
+    // With the store, the thread arguments and the escaped locals as they
+    // were, of `ThreadTable::shared_heap` only the walk's publications
+    // may change.
+    let arg_only = w.arg_only_locals(&escaped);
+    if w.published_otherwise(&inputs, &escaped, &arg_only) != w.d.published_otherwise {
+        return Err("heap sites published otherwise than down to new threads changed");
+    }
+    drop(inputs);
     let t_walk = t1.elapsed();
     w.d.rewalk = None;
     w.d.forbidden.clear();
@@ -1002,6 +1010,7 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<bool, &'static str> {
     node.effects = false;
     node.allocs.clear();
     node.published.clear();
+    node.handed.clear();
     node.stale_spawns.clear();
     node.unshared_spawns.clear();
     node.held.clear();

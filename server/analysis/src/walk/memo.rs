@@ -200,9 +200,13 @@ pub(super) struct Node {
     /// `private.rs`).
     pub(super) allocs: Vec<Base>,
     /// Heap sites its own statements published: stored a pointer to
-    /// outside the frame, handed to code without a body that may keep it,
-    /// or handed to a thread while not fresh. Sorted.
+    /// outside the frame or handed to code without a body that may keep
+    /// it. Sorted.
     pub(super) published: Vec<Base>,
+    /// Heap sites its own statements handed, not fresh, to a new thread as
+    /// its argument: a publication, but only down the creation tree (see
+    /// `ThreadTable::shared_heap`).
+    pub(super) handed: Vec<Base>,
     /// Its own statements' thread creations (call ids) that handed their
     /// thread an argument that was not a fresh heap object (see `own.rs`).
     pub(super) stale_spawns: Vec<u32>,
@@ -267,6 +271,7 @@ impl Node {
             allocates: false,
             allocs: Vec::new(),
             published: Vec::new(),
+            handed: Vec::new(),
             stale_spawns: Vec::new(),
             unshared_spawns: Vec::new(),
             held: Vec::new(),
@@ -541,6 +546,7 @@ impl<'a> Walker<'a> {
         let (heap_obs, allocates, dep) = (xn.heap_obs.clone(), xn.allocates, xn.dep);
         let refresh_obs = xn.refresh_obs.clone();
         let (allocs, published, merges) = (xn.allocs.clone(), xn.published.clone(), xn.merges);
+        let handed = xn.handed.clone();
         let nested = xn.nested.clone();
         let stale_spawns = xn.stale_spawns.clone();
         let unshared_spawns = xn.unshared_spawns.clone();
@@ -568,6 +574,7 @@ impl<'a> Walker<'a> {
             node.allocates = allocates;
             node.allocs = allocs;
             node.published = published;
+            node.handed = handed;
             node.stale_spawns = stale_spawns;
             node.unshared_spawns = unshared_spawns;
             node.held = held;

@@ -387,6 +387,11 @@ struct WalkData {
     root_replayed: FxHashSet<u32>,
     /// Heap sites published outside any node (see `private.rs`).
     root_published: Vec<Base>,
+    /// Heap sites handed, not fresh, to a thread outside any node.
+    root_handed: Vec<Base>,
+    /// The heap sites the walk published otherwise than down to new
+    /// threads, as `finish` found them (see `ThreadTable::shared_heap`).
+    published_otherwise: Vec<Base>,
     /// Thread creations outside any node that handed a stale argument.
     root_stale_spawns: Vec<(FunctionId, u32)>,
     /// Those of them no earlier creation of the block shared (see

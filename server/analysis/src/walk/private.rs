@@ -66,6 +66,9 @@ pub(super) enum Nest {
 /// receiving threads, and which sites nest in which (object, container).
 pub(super) struct PrivateInputs<'w> {
     published: BTreeSet<&'w Base>,
+    /// Of `published`, the sites published otherwise than by being handed
+    /// to a new thread as its argument.
+    otherwise: BTreeSet<&'w Base>,
     roles: BTreeMap<&'w Base, (BTreeSet<u32>, BTreeSet<u32>)>,
     nested: BTreeSet<(&'w Base, &'w Base)>,
 }
@@ -79,7 +82,9 @@ pub(super) fn debug() -> bool {
 impl<'a> Walker<'a> {
     /// Heap site `b` may now be reachable by another thread. For a local
     /// (its address handed to code that may keep it), what it holds is.
-    pub(super) fn publish(&mut self, b: &Base, why: &'static str) {
+    /// `handed`: as a new thread's argument (kept apart: see
+    /// `PrivateInputs::otherwise`).
+    fn publish(&mut self, b: &Base, why: &'static str, handed: bool) {
         if !matches!(b, Base::Heap { .. } | Base::Local { .. }) {
             return;
         }
@@ -91,9 +96,11 @@ impl<'a> Walker<'a> {
                 .map(|&n| self.d.nodes[n as usize].fid.name(self.db).to_string());
             eprintln!("racelens: publish {b:?} in {f:?}: {why}");
         }
-        match self.d.node_stack.last() {
-            Some(&n) => insert_sorted(&mut self.d.nodes[n as usize].published, b.clone()),
-            None => insert_sorted(&mut self.d.root_published, b.clone()),
+        match (self.d.node_stack.last(), handed) {
+            (Some(&n), false) => insert_sorted(&mut self.d.nodes[n as usize].published, b.clone()),
+            (Some(&n), true) => insert_sorted(&mut self.d.nodes[n as usize].handed, b.clone()),
+            (None, false) => insert_sorted(&mut self.d.root_published, b.clone()),
+            (None, true) => insert_sorted(&mut self.d.root_handed, b.clone()),
         }
     }
 
@@ -135,7 +142,7 @@ impl<'a> Walker<'a> {
                 let newest = !st.refreshed.contains(&k.base)
                     || super::frames::holds_newest(fr, e, &k.base, st);
                 if !(handed && fresh && newest) {
-                    self.publish(&k.base, why);
+                    self.publish(&k.base, why, handed);
                 }
                 if fresh {
                     st.unfresh(&k.base);
@@ -247,6 +254,7 @@ impl<'a> Walker<'a> {
     pub(super) fn private_inputs(&self, reach: &[bool]) -> PrivateInputs<'_> {
         let heap = |b: &Base| matches!(b, Base::Heap { .. });
         let mut published: BTreeSet<&Base> = self.d.root_published.iter().collect();
+        let mut handed: BTreeSet<&Base> = self.d.root_handed.iter().collect();
         let mut roles: BTreeMap<&Base, (BTreeSet<u32>, BTreeSet<u32>)> = BTreeMap::new();
         // (object, container): the object's site goes where the container's
         // goes. A move (see [`Nest::Move`]) is checked once roles are known.
@@ -257,6 +265,7 @@ impl<'a> Walker<'a> {
                 continue;
             }
             published.extend(node.published.iter());
+            handed.extend(node.handed.iter());
             for b in &node.allocs {
                 roles.entry(b).or_default().0.insert(node.thread);
             }
@@ -363,11 +372,48 @@ impl<'a> Walker<'a> {
                 published.insert(c);
             }
         }
+        let otherwise = published.clone();
+        published.extend(handed);
         PrivateInputs {
             published,
+            otherwise,
             roles,
             nested,
         }
+    }
+
+    /// The heap sites published otherwise than by being handed down to new
+    /// threads (see `ThreadTable::shared_heap`): by their own statements,
+    /// held by an escaped local that reaches other threads otherwise than
+    /// through thread arguments (not in `arg_only`), or nested in a site
+    /// published so. Sorted.
+    pub(super) fn published_otherwise(
+        &self,
+        inputs: &PrivateInputs<'_>,
+        escaped: &[Base],
+        arg_only: &[Base],
+    ) -> Vec<Base> {
+        let mut out = inputs.otherwise.clone();
+        out.extend(
+            escaped
+                .iter()
+                .filter(|b| arg_only.binary_search(b).is_err()),
+        );
+        loop {
+            let mut changed = false;
+            for &(c, x) in &inputs.nested {
+                if out.contains(x) && out.insert(c) {
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        out.into_iter()
+            .filter(|b| matches!(b, Base::Heap { .. }))
+            .cloned()
+            .collect()
     }
 
     /// The unpublished heap sites, with their allocating and receiving
