@@ -857,7 +857,10 @@ pub fn may_happen_in_parallel(
         return false;
     }
     let unique = |t: u32| table.runs_once(t);
-    let owner = |t: u32| one_frame || unique(t) || table.one_subtree(base, t);
+    // A thread that runs once, or whose instances have objects of `base`
+    // of their own (the ancestor of both accesses counts as one instance).
+    let as_one = |t: u32| unique(t) || table.one_subtree(base, t);
+    let owner = |t: u32| one_frame || as_one(t);
     // `b`'s thread descends from `a`'s: `a` happens in parallel only after
     // creating that branch and before joining it.
     if let Some(pos) = cb.iter().position(|(t, _)| *t == a.thread) {
@@ -886,7 +889,7 @@ pub fn may_happen_in_parallel(
     // before the other is created.
     for (ia, (ta, _)) in ca.iter().enumerate() {
         if let Some(ib) = cb.iter().position(|(tb, _)| tb == ta) {
-            if ia == 0 || ib == 0 || !(unique(*ta) || table.one_subtree(base, *ta)) {
+            if ia == 0 || ib == 0 || !as_one(*ta) {
                 return true;
             }
             let (sa, sb) = (ca[ia - 1].1.expect("site"), cb[ib - 1].1.expect("site"));

@@ -318,7 +318,7 @@ impl<'a> Walker<'a> {
     /// only through thread arguments: no global, callback group's argument
     /// or wild memory reaches them, through heap cells or other locals'
     /// cells (see `ThreadTable::arg_only_locals`).
-    pub(super) fn arg_only_locals(&self, escaped: &[Base]) -> Vec<Base> {
+    fn arg_only_locals(&self, escaped: &[Base]) -> Vec<Base> {
         let roots = self.group_args();
         let shared = store_closure(
             &self.d.store,
@@ -359,7 +359,7 @@ impl<'a> Walker<'a> {
         threads: usize,
     ) -> (Vec<Base>, Vec<(u32, Vec<Base>)>, Vec<Base>) {
         let otherwise = self.published_otherwise(inputs, escaped, arg_only);
-        let (shared, down) = self.handed_heap(escaped, arg_only, otherwise.clone(), threads);
+        let (shared, down) = self.handed_heap(escaped, arg_only, &otherwise, threads);
         (shared, down, otherwise)
     }
 
@@ -376,12 +376,12 @@ impl<'a> Walker<'a> {
         &self,
         escaped: &[Base],
         arg_only: &[Base],
-        otherwise: Vec<Base>,
+        otherwise: &[Base],
         threads: usize,
     ) -> (Vec<Base>, Vec<(u32, Vec<Base>)>) {
         let roots = self.group_args();
         let local_or_heap = |b: &Base| matches!(b, Base::Local { .. } | Base::Heap { .. });
-        let shared = store_closure(&self.d.store, roots, local_or_heap, |cell| match cell {
+        let mut shared = store_closure(&self.d.store, roots, local_or_heap, |cell| match cell {
             Base::Heap { .. } => Cell::Follow,
             Base::Local { .. }
                 if escaped.binary_search(cell).is_err() || arg_only.binary_search(cell).is_ok() =>
@@ -390,9 +390,8 @@ impl<'a> Walker<'a> {
             }
             _ => Cell::Root,
         });
-        let mut shared = shared;
         shared.retain(|b| matches!(b, Base::Heap { .. }));
-        shared.extend(otherwise);
+        shared.extend(otherwise.iter().cloned());
         shared.sort();
         shared.dedup();
         let down = (0..threads as u32)

@@ -553,10 +553,10 @@ pub(super) fn update(
         return Err("heap sites reached from globals changed");
     }
     // With the store, the thread arguments and the escaped locals as they
-    // were, of `ThreadTable::shared_heap` only the walk's publications
-    // may change.
-    let arg_only = w.arg_only_locals(&escaped);
-    if w.published_otherwise(&inputs, &escaped, &arg_only) != w.d.published_otherwise {
+    // were (and so the locals only thread arguments lead to), of
+    // `ThreadTable::shared_heap` only the walk's publications may change.
+    let arg_only = &snap.result.table.arg_only_locals;
+    if w.published_otherwise(&inputs, &escaped, arg_only) != w.d.published_otherwise {
         return Err("heap sites published otherwise than down to new threads changed");
     }
     drop(inputs);

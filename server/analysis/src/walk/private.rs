@@ -73,6 +73,29 @@ pub(super) struct PrivateInputs<'w> {
     nested: BTreeSet<(&'w Base, &'w Base)>,
 }
 
+/// Publishes, to a fixpoint, every object nested (object, container) in a
+/// published container; `note`: print each (`RACELENS_DEBUG_PUBLISH`).
+fn publish_nested<'w>(
+    published: &mut BTreeSet<&'w Base>,
+    nested: &BTreeSet<(&'w Base, &'w Base)>,
+    note: bool,
+) {
+    loop {
+        let mut changed = false;
+        for &(c, x) in nested {
+            if published.contains(x) && published.insert(c) {
+                if note {
+                    eprintln!("racelens: publish {c:?}: nested in published {x:?}");
+                }
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
 /// `RACELENS_DEBUG_PUBLISH=1` prints each publication and its reason.
 pub(super) fn debug() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -399,17 +422,7 @@ impl<'a> Walker<'a> {
                 .iter()
                 .filter(|b| arg_only.binary_search(b).is_err()),
         );
-        loop {
-            let mut changed = false;
-            for &(c, x) in &inputs.nested {
-                if out.contains(x) && out.insert(c) {
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
+        publish_nested(&mut out, &inputs.nested, false);
         out.into_iter()
             .filter(|b| matches!(b, Base::Heap { .. }))
             .cloned()
@@ -437,20 +450,7 @@ impl<'a> Walker<'a> {
             published.insert(b);
         }
         // Then publication.
-        loop {
-            let mut changed = false;
-            for &(c, x) in nested {
-                if published.contains(x) && published.insert(c) {
-                    if debug() {
-                        eprintln!("racelens: publish {c:?}: nested in published {x:?}");
-                    }
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
+        publish_nested(&mut published, nested, debug());
         let mut out = Vec::new();
         for (b, (alloc, recv)) in &inputs.roles {
             if alloc.is_empty()
