@@ -174,6 +174,22 @@ impl Default for Config {
                 ok_nonzero: false,
             },
         );
+        // An exchange loop that swaps in a nonzero constant is one as well
+        // (`while (atomic_exchange(&l, 1)) ;`); one that swaps in anything
+        // else (`old = atomic_exchange(&head, NULL)`) is an atomic update
+        // (`walk::calls::swaps_in_computed`).
+        put(
+            &[
+                "atomic_exchange",
+                "atomic_exchange_explicit",
+                "__atomic_exchange_n",
+            ],
+            TryLock {
+                arg: 0,
+                shared: false,
+                ok_nonzero: false,
+            },
+        );
         // A compare-and-swap loop that swaps in a constant is a spin lock
         // too (`while (!CAS(&l, &zero, 1))`): it succeeds on a nonzero
         // result. The walk takes a CAS that swaps in a computed value for an

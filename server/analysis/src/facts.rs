@@ -76,6 +76,10 @@ pub struct Thread {
     /// frames of its creators (`int n; create(.., &n)` in a loop), which
     /// its instances share, unlike the locals of their own frames.
     pub arg_locals: Vec<Base>,
+    /// The escaped locals of functions it never runs, sorted (`main`'s
+    /// `int res[N]` stored where the thread's code finds it): they are
+    /// others' frames, which its instances may share.
+    pub outer_locals: Vec<Base>,
     /// Globals set lazily and never cleared (`walk/once.rs`) that were set
     /// at every creation of this thread or of one of its ancestors: code
     /// that runs only when a test finds one of them zero never runs here.
@@ -96,6 +100,11 @@ pub enum SlotArg {
     Value,
     /// `&A[i]`.
     Pointer,
+    /// `&A[i * K]`, the start of a slice of `K` elements (`K` here). As an
+    /// access's derivation: `p[j]` with `j` below this bound, which holds
+    /// for a slice of at least as many elements; such a [`Slot`]'s
+    /// `stride` is 0, and its index lies in the instance's slice.
+    Slice(u32),
     /// `&A[i]` after `A[i] = i` in the same iteration: the pointee holds
     /// the number too.
     Stored,
@@ -152,6 +161,7 @@ impl Slot {
             SlotArg::Value => arg == SlotArg::Value,
             SlotArg::Pointer => arg.is_pointer(),
             SlotArg::Stored | SlotArg::Member(_) => arg == self.from,
+            SlotArg::Slice(l) => matches!(arg, SlotArg::Slice(k) if l <= k),
             SlotArg::Creator | SlotArg::Param(_) => false,
         }
     }
@@ -190,6 +200,7 @@ impl Thread {
             load_entry: false,
             repeats: false,
             arg_locals: Vec::new(),
+            outer_locals: Vec::new(),
             set_globals: Vec::new(),
             signal: false,
         }
@@ -208,6 +219,10 @@ pub struct Site {
     /// The range of the counting loop around the site in its function,
     /// when known (see `Stmt::Loop::bound`).
     pub loop_bound: Option<Name>,
+    /// That range with the parameters every call passes as one constant
+    /// replaced by it (`0<n` in `pool_new(4)`'s loop is `0<4`), when that
+    /// changes it: what join ranges are measured against.
+    pub const_bound: Option<Name>,
     pub visits: u32,
     /// Visits by entry function (sorted by name): a site in a helper that
     /// each call hands another function (`create_thread(0, rx_loop);

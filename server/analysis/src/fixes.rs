@@ -326,11 +326,14 @@ impl<'a> Ctx<'a> {
                 key: &self.key,
             };
             let lt = spell(&at)?;
+            // The places guarded here touch the location too: a conflict
+            // of another key that overlaps it (`a[3]` for `a[*]`) included.
             let all_touches: Vec<(usize, usize)> = self
                 .same_key()
                 .map(|f| self.place(f))
                 .filter(|x| x.file == file)
                 .map(|x| (x.start, x.end))
+                .chain(here.iter().copied())
                 .collect();
             edits.extend(region::guard_edits(p, file, &r, &lt, &all_touches, &|n| {
                 region::return_type(&p.text, n)

@@ -362,8 +362,16 @@ fn ctx_pair(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) ->
             .get(t as usize)
             .is_some_and(|th| th.arg_locals.binary_search(base).is_ok())
     };
+    // And so is a local of a function the thread never runs (`main`'s
+    // array stored in a global struct for the workers to fill).
+    let outer = |t: u32| {
+        table
+            .threads
+            .get(t as usize)
+            .is_some_and(|th| th.outer_locals.binary_search(base).is_ok())
+    };
     if matches!(base, Base::Local { .. })
-        && ((a.thread == b.thread && !handed(a.thread))
+        && ((a.thread == b.thread && !handed(a.thread) && !outer(a.thread))
             || (creatorless(a.thread) && creatorless(b.thread)))
     {
         return None;

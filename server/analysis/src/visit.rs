@@ -51,10 +51,18 @@ pub fn visit_names(e: &Expr, f: &mut dyn FnMut(&Name)) {
     match e {
         Expr::Var(n) => f(n),
         Expr::Field { base, .. } => visit_names(base, f),
-        Expr::Index { base, var, .. } => {
+        Expr::Index {
+            base, var, affine, ..
+        } => {
             visit_names(base, f);
             if let Some(v) = var {
                 f(v);
+            }
+            if let Some(a) = affine {
+                f(&a.scaled);
+                if let racelens_syntax::AffineOffset::Var(v) = &a.offset {
+                    f(v);
+                }
             }
         }
         Expr::Deref(x) | Expr::AddrOf(x) | Expr::Offset(x) => visit_names(x, f),

@@ -1135,3 +1135,80 @@ fn moving_a_pthread_exit_updates_what_a_thread_leaves_running() {
     host.set_file_text(virt, text.as_str());
     assert_eq!(reports(&host), before);
 }
+
+/// A local of a function the workers never run (`serve`'s `res`, handed
+/// through a global) is one frame their instances share; once an edit
+/// makes a worker call `serve` itself, the local may be its own frame's.
+/// The update must say so as a walk from scratch does.
+#[test]
+fn calling_the_owner_of_a_shared_local_updates_which_frames_instances_share() {
+    let _serial = serial();
+    set_verify(true);
+    let text = "#include <pthread.h>\n\
+        struct arg { int *out; };\n\
+        struct arg g;\n\
+        int depth;\n\
+        void serve(void);\n\
+        void *w(void *p) {\n\
+            g.out[0] = 1;\n\
+            if (depth > 1) {\n\
+                depth = 0;\n\
+            }\n\
+            return p;\n\
+        }\n\
+        void serve(void) {\n\
+            int res[4];\n\
+            g.out = res;\n\
+            while (depth < 100) depth = depth;\n\
+        }\n\
+        int main(void) {\n\
+            pthread_t t[4];\n\
+            for (int i = 0; i < 4; i++)\n\
+                pthread_create(&t[i], 0, w, 0);\n\
+            serve();\n\
+            for (int i = 0; i < 4; i++)\n\
+                pthread_join(t[i], 0);\n\
+            return 0;\n\
+        }\n";
+    let virt = Path::new("/virtual/outer_local.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, text);
+    let on = |r: &[String]| {
+        r.iter()
+            .any(|x| x.contains("var: \"res[0]\"") && x.contains("(another instance)"))
+    };
+    let before = reports(&host);
+    assert!(on(&before), "{before:?}");
+    let calls = text.replace("depth = 0;", "depth = 0; serve();");
+    assert_ne!(text, calls);
+    let (after, incremental) = edit_and_report(&mut host, virt, &calls);
+    assert!(incremental);
+    assert_eq!(after, replayed(virt, &[&calls]));
+    assert!(!on(&after), "{after:?}");
+    let after = edit_and_report(&mut host, virt, text).0;
+    assert_eq!(after, replayed(virt, &[text]));
+    assert_eq!(after, before);
+}
+
+/// A join helper's loop runs to a parameter that every call passes as the
+/// same constant: an edit of the caller that changes the constant changes
+/// which threads the helper joins, as a walk from scratch says.
+#[test]
+fn changing_a_join_helpers_constant_count_updates_the_joins() {
+    let _serial = serial();
+    set_verify(true);
+    let text = fixture_text("join_helper_constant_count.c");
+    let virt = Path::new("/virtual/join_helper.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, text.as_str());
+    let on = |r: &[String]| r.iter().any(|x| x.contains("var: \"r["));
+    let before = reports(&host);
+    assert!(!on(&before), "{before:?}");
+    let fewer = text.replace("wait_all(t, N);", "wait_all(t, 2);");
+    assert_ne!(text, fewer);
+    let after = edit_and_report(&mut host, virt, &fewer).0;
+    assert_eq!(after, replayed(virt, &[&fewer]));
+    assert!(on(&after), "{after:?}");
+    let after = edit_and_report(&mut host, virt, &text).0;
+    assert_eq!(after, before);
+}

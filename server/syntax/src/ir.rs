@@ -40,11 +40,13 @@ pub enum Expr {
         arrow: bool,
     },
     /// `base[index]`; `index` is `Some` only for integer constants, `var`
-    /// names a plain variable index (`a[i]`).
+    /// names a plain variable index (`a[i]`), `affine` describes an index
+    /// `x * K + y` (both `None` then).
     Index {
         base: Box<Expr>,
         index: Option<i64>,
         var: Option<Name>,
+        affine: Option<Box<Affine>>,
     },
     /// `*e`.
     Deref(Box<Expr>),
@@ -69,6 +71,33 @@ pub enum Expr {
     Init(Vec<(Option<Name>, Expr)>),
     /// Anything else (arithmetic, comparisons, ...).
     Other,
+}
+
+/// An index `x * K + y` (`K * x + y`, `y + x * K`, `x * K`): a plain
+/// variable `x` (or a member `x->f` read through a plain pointer variable)
+/// scaled by a positive integer constant `K`, plus a plain variable, an
+/// integer constant or nothing; a lone member `x->f` is `x->f * 1`. Kept
+/// apart from other unknown indexes so that per-thread ranges
+/// (`a[i * 10 + j]` for `j` in `[0, 10)`, `a[d->id]`) can be told apart;
+/// to every other analysis the index is unknown.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Affine {
+    pub scaled: Name,
+    /// `f` when the scaled term is the member `scaled->f`.
+    pub member: Option<Name>,
+    pub k: i64,
+    /// `K` as written (`10`, `N` for a macro constant), without spaces: a
+    /// counting loop's range names it so.
+    pub k_text: Name,
+    pub offset: AffineOffset,
+}
+
+/// The added part of an [`Affine`] index.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum AffineOffset {
+    None,
+    Int(i64),
+    Var(Name),
 }
 
 /// Read or write.

@@ -494,6 +494,60 @@ mod tests {
         let ir = lower(&src);
         assert!(ir.truncated);
     }
+
+    #[test]
+    fn affine_and_constant_indexes_are_kept() {
+        let ir = lower(
+            "#define K 10\nvoid f(long i, int j) { a[i * K + j] = 1; a[j + 4 * i] = 2; a[i * 2 + 1] = 3; a[K - 1] = 4; a[i * j] = 5; a[i + j] = 6; }",
+        );
+        let places: Vec<Expr> = ir
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Access(a) if a.kind == AccessKind::Write => Some(a.place.clone()),
+                _ => None,
+            })
+            .collect();
+        let index = |e: &Expr| match e {
+            Expr::Index {
+                index, var, affine, ..
+            } => (*index, var.clone(), affine.as_deref().cloned()),
+            _ => panic!("not an index: {e:?}"),
+        };
+        let affine = |x: &str, k: i64, t: &str, offset: AffineOffset| {
+            Some(Affine {
+                scaled: Name::from(x),
+                member: None,
+                k,
+                k_text: Name::from(t),
+                offset,
+            })
+        };
+        assert_eq!(
+            index(&places[0]),
+            (
+                None,
+                None,
+                affine("i", 10, "K", AffineOffset::Var(Name::from("j")))
+            )
+        );
+        assert_eq!(
+            index(&places[1]),
+            (
+                None,
+                None,
+                affine("i", 4, "4", AffineOffset::Var(Name::from("j")))
+            )
+        );
+        assert_eq!(
+            index(&places[2]),
+            (None, None, affine("i", 2, "2", AffineOffset::Int(1)))
+        );
+        assert_eq!(index(&places[3]), (Some(9), None, None));
+        // No constant factor, no factor at all: unknown.
+        assert_eq!(index(&places[4]), (None, None, None));
+        assert_eq!(index(&places[5]), (None, None, None));
+    }
 }
 
 #[cfg(test)]

@@ -90,10 +90,18 @@ fn expr(e: &mut Expr, map: &FxHashMap<Name, Name>) {
     match e {
         Expr::Var(n) => name(n, map),
         Expr::Field { base, .. } => expr(base, map),
-        Expr::Index { base, var, .. } => {
+        Expr::Index {
+            base, var, affine, ..
+        } => {
             expr(base, map);
             if let Some(v) = var {
                 name(v, map);
+            }
+            if let Some(a) = affine {
+                name(&mut a.scaled, map);
+                if let crate::ir::AffineOffset::Var(v) = &mut a.offset {
+                    name(v, map);
+                }
             }
         }
         Expr::Deref(b) | Expr::AddrOf(b) | Expr::Offset(b) => expr(b, map),

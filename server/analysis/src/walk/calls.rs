@@ -1160,11 +1160,16 @@ fn is_cas(c: &Call) -> bool {
 }
 
 /// Is `c` a compare-and-swap that swaps in a computed value (`CAS(&n,
-/// &old, old + 1)`)? It updates a counter; only one that swaps in a
-/// constant (`CAS(&l, &zero, 1)`) is a trylock, at a direct call and
-/// inside a lock wrapper alike.
+/// &old, old + 1)`), or an exchange that swaps in anything but a nonzero
+/// constant (`atomic_exchange(&head, NULL)`)? It updates a counter or a
+/// pointer; only one that swaps in a constant (`CAS(&l, &zero, 1)`,
+/// `atomic_exchange(&l, 1)`) is a trylock, at a direct call and inside a
+/// lock wrapper alike.
 pub(super) fn swaps_in_computed(c: &Call) -> bool {
-    is_cas(c) && !matches!(c.args.get(2).map(uncast), Some(Expr::Int(_)))
+    let exchange = matches!(&c.callee, Callee::Direct(n)
+        if matches!(&**n, "atomic_exchange" | "atomic_exchange_explicit" | "__atomic_exchange_n"));
+    (is_cas(c) && !matches!(c.args.get(2).map(uncast), Some(Expr::Int(_))))
+        || (exchange && !matches!(c.args.get(1).map(uncast), Some(Expr::Int(k)) if *k != 0))
 }
 
 /// How an atomic operation of this name accesses the object its first

@@ -445,6 +445,28 @@ impl<'a> Walker<'a> {
         out
     }
 
+    /// Of the escaped locals, those of frames thread `t`'s instances may
+    /// share, sorted: the ones its arguments reach (`Thread::arg_locals`)
+    /// and the ones of functions it never runs (`Thread::outer_locals`).
+    /// A local of a function the thread runs itself may be its own
+    /// frame's, stored where its argument leads: not its creator's.
+    pub(super) fn frame_locals(
+        &self,
+        t: u32,
+        reach: &[bool],
+        escaped: &[Base],
+    ) -> (Vec<Base>, Vec<Base>) {
+        let runs = self.functions_run_by(t, reach);
+        let foreign = |b: &Base| !matches!(b, Base::Local { func, .. } if runs.contains(func));
+        let mut handed = match self.d.thread_args.get(t as usize) {
+            Some(args) if !args.is_empty() => self.arg_reach(args),
+            _ => Vec::new(),
+        };
+        handed.retain(foreign);
+        let outer = escaped.iter().filter(|b| foreign(b)).cloned().collect();
+        (handed, outer)
+    }
+
     /// The locals values `args` reach through the pointer store (heap and
     /// local cells followed), sorted.
     fn arg_reach(&self, args: &Vals) -> Vec<Base> {
@@ -725,19 +747,8 @@ impl<'a> Walker<'a> {
         }
         if !escaped_locals.is_empty() {
             for (t, th) in threads.iter_mut().enumerate() {
-                if let Some(args) = self.d.thread_args.get(t).filter(|a| !a.is_empty()) {
-                    let mut handed = self.arg_reach(args);
-                    if !handed.is_empty() {
-                        // A local of a function the thread runs itself may
-                        // be its own frame's, stored where its argument
-                        // leads: not its creator's.
-                        let runs = self.functions_run_by(t as u32, &reach);
-                        handed.retain(
-                            |b| !matches!(b, Base::Local { func, .. } if runs.contains(func)),
-                        );
-                    }
-                    th.arg_locals = handed;
-                }
+                (th.arg_locals, th.outer_locals) =
+                    self.frame_locals(t as u32, &reach, &escaped_locals);
             }
         }
         if super::private::debug() {

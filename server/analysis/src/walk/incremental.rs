@@ -676,6 +676,18 @@ pub(super) fn update(
         }
     }
     let mut result = snap.result;
+    // Which escaped locals a thread's instances may share depends on the
+    // functions it runs, which the edit may change.
+    if !result.table.escaped_locals.is_empty() {
+        for i in 0..result.table.threads.len() {
+            let locals = w.frame_locals(i as u32, &reach, &result.table.escaped_locals);
+            let th = &result.table.threads[i];
+            if (&th.arg_locals, &th.outer_locals) != (&locals.0, &locals.1) {
+                let th = &mut std::sync::Arc::make_mut(&mut result.table).threads[i];
+                (th.arg_locals, th.outer_locals) = locals;
+            }
+        }
+    }
     // Which helpers' parameters hold a slot thread's number is a fact of
     // all summaries (`slots::number_params`): the edit may add or remove a
     // call that decides it.

@@ -17,7 +17,7 @@ use super::spawn::same_thread_id;
 use super::state::State;
 use super::Walker;
 use crate::model::*;
-use racelens_syntax::Call;
+use racelens_syntax::{Call, Expr, Name, Stmt};
 
 /// A constant loop range `START<END` as numbers.
 fn const_range(b: &str) -> Option<(i64, i64)> {
@@ -144,7 +144,8 @@ impl Walker<'_> {
             // match (or are not known): `i < 9` joins some of the
             // threads `i < 10` created. With constant ranges, the
             // joined indices add up (`t[0]`, then `1 <= i < 4`).
-            let join_bound = self.frame_loop().cloned().flatten();
+            let join_raw = self.frame_loop().cloned().flatten();
+            let join_bound = join_raw.as_ref().map(|b| self.with_constant_params(fr, b));
             let end_cell = self
                 .d
                 .loops
@@ -203,7 +204,8 @@ impl Walker<'_> {
                     matching.push(i);
                     continue;
                 }
-                let created = s.loop_bound.as_deref().and_then(const_range);
+                let site_bound = s.const_bound.as_ref().or(s.loop_bound.as_ref());
+                let created = site_bound.and_then(|b| const_range(b));
                 // A strided join loop joins its indices one by one;
                 // two loops together may cover a constant range.
                 if let (true, Some(j)) = (joins_all, &join_bound) {
@@ -244,7 +246,11 @@ impl Walker<'_> {
                         continue
                     }
                     (true, None) => None,
-                    (true, Some(j)) if Some(j) == s.loop_bound.as_ref() => None,
+                    (true, Some(j))
+                        if join_raw.as_ref() == s.loop_bound.as_ref() || Some(j) == site_bound =>
+                    {
+                        None
+                    }
                     // Up to a cell that counts the site's threads.
                     (true, Some(_))
                         if end_cell
@@ -295,5 +301,71 @@ impl Walker<'_> {
                 self.join_site(st, s);
             }
         }
+    }
+}
+
+impl<'a> Walker<'a> {
+    /// The loop range `b` (`0<n`) with a parameter of `fr`'s function that
+    /// every call in the program passes as the same integer constant
+    /// replaced by it (`wait_all(t, N)` for `wait_all(pthread_t *t, int n)`
+    /// joins over `0<4`), so that a join helper's loop can cover the
+    /// caller's creation loop. The parameter must never be assigned nor
+    /// have its address taken. Its name joins `WalkData::text_names`: an
+    /// edit of a caller may change the constant. A creation loop's range
+    /// is read so too, so that the two stay comparable.
+    pub(super) fn with_constant_params(&mut self, fr: &Frame, b: &Name) -> Name {
+        let Some((lo, hi)) = b.split_once('<') else {
+            return b.clone();
+        };
+        let (end, step) = match hi.split_once("+=") {
+            Some((e, k)) => (e, Some(k)),
+            None => (hi, None),
+        };
+        let ir = &fr.summary.ir;
+        let mut subst = |t: &str| -> String {
+            let Some(k) = ir.params.iter().position(|p| &*p.name == t) else {
+                return t.to_string();
+            };
+            let mut assigned = ir.address_taken.iter().any(|x| &**x == t);
+            crate::visit::visit_stmts(&ir.body, &mut |s| {
+                assigned |= matches!(s, Stmt::Assign { lhs: Expr::Var(x), .. } if &**x == t);
+            });
+            let fname = fr.fname.clone();
+            if assigned
+                || self
+                    .prog
+                    .functions_named(&fname)
+                    .is_none_or(|fs| fs.len() != 1)
+            {
+                return t.to_string();
+            }
+            if !self.d.text_names.contains(&fname) {
+                self.effect();
+                self.d.text_names.push(fname.clone());
+                self.d.text_names.sort();
+            }
+            let mut value: Option<i64> = None;
+            let mut same = true;
+            let calls = self.direct_calls_only(&fname, |_, c| {
+                match (c.args.get(k).map(super::uncast), value) {
+                    (Some(Expr::Int(v)), None) => value = Some(*v),
+                    (Some(Expr::Int(v)), Some(w)) if *v == w => {}
+                    _ => same = false,
+                }
+                true
+            });
+            match (calls, value) {
+                (Some(n), Some(v)) if n > 0 && same && !self.prog.named_by_global_init(&fname) => {
+                    v.to_string()
+                }
+                _ => t.to_string(),
+            }
+        };
+        let lo = subst(lo);
+        let end = subst(end);
+        Name::from(match step {
+            Some(k) => format!("{lo}<{end}+={k}"),
+            None => format!("{lo}<{end}"),
+        })
     }
 }

@@ -395,7 +395,9 @@ pub(super) fn subst(template: &Expr, params: &[Name], args: &[Expr]) -> Option<E
                 },
             }
         }
-        Expr::Index { base, index, var } => {
+        Expr::Index {
+            base, index, var, ..
+        } => {
             let b = Box::new(subst(base, params, args)?);
             match var.as_ref().map(|v| (v, arg(v))) {
                 Some((_, Some(a))) => match a.map(super::uncast) {
@@ -403,23 +405,29 @@ pub(super) fn subst(template: &Expr, params: &[Name], args: &[Expr]) -> Option<E
                         base: b,
                         index: Some(*k),
                         var: None,
+                        affine: None,
                     },
                     Some(Expr::Var(y)) => Expr::Index {
                         base: b,
                         index: None,
                         var: Some(y.clone()),
+                        affine: None,
                     },
                     Some(_) => Expr::Index {
                         base: b,
                         index: None,
                         var: None,
+                        affine: None,
                     },
                     None => return None,
                 },
+                // The index's own names are not substituted: a lock's
+                // element needs no more than "unknown" for an affine one.
                 _ => Expr::Index {
                     base: b,
                     index: *index,
                     var: var.clone(),
+                    affine: None,
                 },
             }
         }

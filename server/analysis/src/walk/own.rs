@@ -308,7 +308,7 @@ impl Walker<'_> {
 
     /// Does call `id` of `fr` return new memory of its own (an allocation,
     /// or a call of allocation wrappers only)?
-    fn allocates_at(&self, fr: &Frame, id: u32) -> bool {
+    pub(super) fn allocates_at(&self, fr: &Frame, id: u32) -> bool {
         match fr.summary.models.get(&id) {
             Some(CallModel::Alloc) => !is_alloca(fr, id),
             Some(_) => false,

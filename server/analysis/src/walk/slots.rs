@@ -3,7 +3,8 @@
 //! after storing `i` into `A[i]` or its member `A[i].id`) has a
 //! number of its own, different in each instance. Its entry function's
 //! accesses indexed by that number (`a[i]`, `a[j]` for `j` in
-//! `[i * 10, i * 10 + 10)`, `p->result` for `p = &jobs[i]`) touch elements
+//! `[i * 10, i * 10 + 10)`, `a[i * 10 + j]` for `j` in `[0, 10)`,
+//! `p->result` for `p = &jobs[i]`, `p[j]` for `p = &a[i * 10]`) touch elements
 //! no other instance touches, so the race check does not pair them
 //! (`races::slot_apart`).
 //!
@@ -30,7 +31,9 @@ use crate::db::FunctionId;
 use crate::facts::{member_tag, Slot, SlotArg};
 use crate::model::{Elem, LocKey};
 use crate::visit::{visit_calls, visit_stmts};
-use racelens_syntax::{AccessKind, Call, Callee, Expr, FnIr, Name, Span, Stmt};
+use racelens_syntax::{
+    AccessKind, Affine, AffineOffset, Call, Callee, Expr, FnIr, Name, Span, Stmt,
+};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -51,6 +54,10 @@ pub(super) struct OwnVars {
     /// position: an index that is one of them is marked
     /// [`SlotArg::Param`].
     params: Vec<(Name, u8)>,
+    /// The members of the pointee that the function writes through one of
+    /// `ptrs` (`None`: the whole pointee): a number in another member can
+    /// be read in place (`a[d->id]`).
+    written_members: Vec<Option<Name>>,
 }
 
 impl OwnVars {
@@ -286,6 +293,7 @@ fn own_vars(ir: &FnIr, fname: &str, models: &BTreeMap<u32, CallModel>) -> OwnVar
             out.values.push(((*x).clone(), from));
         }
     }
+    out.written_members = written_members;
     out
 }
 
@@ -551,6 +559,9 @@ impl<'a> Walker<'a> {
         };
         match alias.as_ref().unwrap_or(arg) {
             Expr::Var(x) if x == v => Some(SlotArg::Value),
+            // `p = malloc(..); *p = i; create(.., p)`: a fresh object per
+            // iteration that holds the number.
+            Expr::Var(x) => self.fresh_holder(fr, body, x, v, c.id),
             Expr::AddrOf(inner) => match &**inner {
                 Expr::Index {
                     base, var: Some(x), ..
@@ -566,10 +577,91 @@ impl<'a> Walker<'a> {
                             .unwrap_or(SlotArg::Pointer),
                     )
                 }
+                // `&A[i * K]`: a slice of `K` elements.
+                Expr::Index {
+                    base,
+                    var: None,
+                    affine: Some(a),
+                    ..
+                } if a.scaled == *v
+                    && a.member.is_none()
+                    && !has_index(base)
+                    && matches!(a.offset, AffineOffset::None | AffineOffset::Int(0)) =>
+                {
+                    u32::try_from(a.k)
+                        .ok()
+                        .filter(|k| *k > 0)
+                        .map(SlotArg::Slice)
+                }
                 _ => None,
             },
             _ => None,
         }
+    }
+
+    /// How a local `x` handed to the creation call `call` holds the
+    /// counter `v` of the loop whose body is `body`: `x` is assigned once in
+    /// the function, by a statement of the body itself (not inside a
+    /// branch), from an allocation, so each iteration hands an object of
+    /// its own; and before the call the same iteration stores `v` behind it
+    /// (`*x = v`, `x[0] = v`: `Stored`) or into a member (`x->id = v`:
+    /// `Member`). The first such store decides.
+    fn fresh_holder(
+        &self,
+        fr: &Frame,
+        body: &[Stmt],
+        x: &Name,
+        v: &Name,
+        call: u32,
+    ) -> Option<SlotArg> {
+        if fr.address_taken.contains(x)
+            || !fr.locals.contains_key(x)
+            || fr.summary.ir.params.iter().any(|p| p.name == *x)
+        {
+            return None;
+        }
+        let mut assigned = 0;
+        visit_stmts(&fr.summary.ir.body, &mut |s| {
+            assigned += matches!(s, Stmt::Assign { lhs: Expr::Var(y), .. } if y == x) as u32;
+        });
+        let fresh = body.iter().any(|s| {
+            matches!(s, Stmt::Assign { lhs: Expr::Var(y), rhs } if y == x
+                && matches!(uncast(rhs), Expr::CallResult(id) if self.allocates_at(fr, *id)))
+        });
+        if assigned != 1 || !fresh {
+            return None;
+        }
+        let behind = |e: &Expr| match e {
+            Expr::Deref(b) => matches!(uncast(b), Expr::Var(y) if y == x),
+            Expr::Index {
+                base,
+                index: Some(0),
+                ..
+            } => matches!(uncast(base), Expr::Var(y) if y == x),
+            _ => false,
+        };
+        let mut stored = None;
+        let mut before = true;
+        visit_stmts(body, &mut |s| match s {
+            Stmt::Call(c) if c.id == call => before = false,
+            Stmt::Assign { lhs, rhs }
+                if before && stored.is_none() && matches!(uncast(rhs), Expr::Var(y) if y == v) =>
+            {
+                stored = match lhs {
+                    e if behind(e) => Some(SlotArg::Stored),
+                    Expr::Field {
+                        base,
+                        field,
+                        arrow: true,
+                    } if matches!(uncast(base), Expr::Var(y) if y == x) => {
+                        Some(SlotArg::Member(member_tag(field)))
+                    }
+                    _ => None,
+                };
+            }
+            _ => {}
+        });
+        stored
     }
 
     /// Keeps, per site, the slot its visits agree on (see the module doc).
@@ -624,6 +716,10 @@ impl<'a> Walker<'a> {
                 before: *call,
             });
         }
+        // `p[j]` inside the slice the thread is handed (`&A[i * K]`).
+        if let Some(slot) = self.slice_slot(fr, place, pos, &own) {
+            return Some(slot);
+        }
         // `p->result` with `p = &jobs[i]`: the element of the argument.
         if let Some(r) = deref_root(place) {
             if own.ptrs.contains(r) && !has_index(place) {
@@ -648,7 +744,7 @@ impl<'a> Walker<'a> {
             e = base;
         }
         let Expr::Index {
-            base, var: Some(x), ..
+            base, var, affine, ..
         } = e
         else {
             return None;
@@ -656,6 +752,10 @@ impl<'a> Walker<'a> {
         if has_index(base) {
             return None;
         }
+        if let Some(a) = affine {
+            return self.affine_slot(fr, a, pos, &own);
+        }
+        let x = var.as_ref()?;
         if let Some((_, from)) = own.values.iter().find(|(y, _)| y == x) {
             return Some(Slot {
                 pos,
@@ -697,6 +797,109 @@ impl<'a> Walker<'a> {
             });
         }
         None
+    }
+
+    /// The slot of an index `x * K + y` whose `x` holds the number, when
+    /// the index stays in `[x * K, x * K + K)`: `y` is absent, a constant
+    /// in `[0, K)`, or the counter of a loop of this frame over `[0, L)`
+    /// with `L <= K` (`L` and `K` the same constant or the same macro).
+    fn affine_slot(&self, fr: &Frame, a: &Affine, pos: u8, own: &OwnVars) -> Option<Slot> {
+        let from = match &a.member {
+            None => own.values.iter().find(|(y, _)| *y == a.scaled)?.1,
+            // `a[d->id]`: the number read in place from a member that the
+            // function never writes.
+            Some(f) => {
+                let written = own
+                    .written_members
+                    .iter()
+                    .any(|m| m.as_ref().is_none_or(|m| m == f));
+                if !own.ptrs.contains(&a.scaled) || written {
+                    return None;
+                }
+                SlotArg::Member(member_tag(f))
+            }
+        };
+        let stride = u32::try_from(a.k).ok().filter(|k| *k > 0)?;
+        match &a.offset {
+            AffineOffset::None => {}
+            AffineOffset::Int(c) => {
+                if *c < 0 || *c >= a.k {
+                    return None;
+                }
+            }
+            AffineOffset::Var(y) => {
+                let hi = self.zero_based_loop(fr, y)?;
+                let fits = hi == &*a.k_text || hi.parse::<i64>().is_ok_and(|l| l > 0 && l <= a.k);
+                if !fits {
+                    return None;
+                }
+            }
+        }
+        Some(Slot {
+            pos,
+            stride,
+            from,
+            before: 0,
+        })
+    }
+
+    /// The slot of `p[j]` (`p[C]`) for a pointer `p` the thread is handed,
+    /// `j` the counter of a loop of this frame over `[0, L)` (`C` below a
+    /// constant `L`): inside the slice when the thread is handed the start
+    /// of one of at least `L` elements ([`SlotArg::Slice`]).
+    fn slice_slot(&self, fr: &Frame, place: &Expr, pos: u8, own: &OwnVars) -> Option<Slot> {
+        let mut e = place;
+        while let Expr::Field {
+            base, arrow: false, ..
+        } = e
+        {
+            e = base;
+        }
+        let Expr::Index {
+            base, index, var, ..
+        } = e
+        else {
+            return None;
+        };
+        let Expr::Var(p) = uncast(base) else {
+            return None;
+        };
+        if !own.ptrs.contains(p) {
+            return None;
+        }
+        let len = match (index, var) {
+            (Some(c), _) => c.checked_add(1).filter(|l| *c >= 0 && *l > 0)?,
+            (None, Some(y)) => {
+                let hi = self.zero_based_loop(fr, y)?;
+                hi.parse::<i64>().ok().filter(|l| *l > 0)?
+            }
+            _ => return None,
+        };
+        Some(Slot {
+            pos,
+            stride: 0,
+            from: SlotArg::Slice(u32::try_from(len).ok()?),
+            before: 0,
+        })
+    }
+
+    /// The end `L` of the range `[0, L)` of the counting loop of this
+    /// frame whose counter is the local `y`, as written (a step other than
+    /// one stays in the range too).
+    fn zero_based_loop<'b>(&'b self, fr: &Frame, y: &Name) -> Option<&'b str> {
+        if fr.address_taken.contains(y) || !fr.locals.contains_key(y) {
+            return None;
+        }
+        let depth = self.d.stack.len();
+        let (_, bound, _, _) = self
+            .d
+            .loops
+            .iter()
+            .rev()
+            .take_while(|(d, ..)| *d == depth)
+            .find(|(_, _, var, _)| var.as_ref() == Some(y))?;
+        let (lo, hi) = bound.as_ref()?.split_once('<')?;
+        (lo == "0").then(|| hi.split_once("+=").map_or(hi, |(h, _)| h))
     }
 
     /// The slot of `place` (`p->buf[j]`, `p->m.rows[j][k]`) when it lies in

@@ -210,6 +210,10 @@ impl<'a> Walker<'a> {
                     .cloned()
                     .flatten()
                     .filter(|b| !b.contains("+="));
+                let const_bound = loop_bound
+                    .as_ref()
+                    .map(|b| self.with_constant_params(fr, b))
+                    .filter(|c| Some(c) != loop_bound.as_ref());
                 self.d.sites.push(Site {
                     func: fr.fid,
                     call: c.id,
@@ -217,6 +221,7 @@ impl<'a> Walker<'a> {
                     tid: tids,
                     in_loop: false,
                     loop_bound,
+                    const_bound,
                     visits: 0,
                     entry_visits: Vec::new(),
                     joined_before: None,

@@ -23,6 +23,134 @@ impl<'s> Lowerer<'s> {
         }
     }
 
+    /// The index `n` as an [`Affine`] (`x * K + y`, `K * x + C`, `x * K`),
+    /// with plain variables `x` and `y` and integer constants `K > 0` and
+    /// `C` (literals or object macros of one).
+    fn affine(&self, n: Node) -> Option<Box<Affine>> {
+        let n = super::unparen(n);
+        if let Some((scaled, member)) = self.term(n).filter(|(_, m)| m.is_some()) {
+            return Some(Box::new(Affine {
+                scaled,
+                member,
+                k: 1,
+                k_text: Name::from("1"),
+                offset: AffineOffset::None,
+            }));
+        }
+        if n.kind() != "binary_expression" {
+            return None;
+        }
+        let op = text(n.field("operator")?, self.src);
+        if op == "*" {
+            let ((scaled, member), k, k_text) = self.scaled(n)?;
+            return Some(Box::new(Affine {
+                scaled,
+                member,
+                k,
+                k_text,
+                offset: AffineOffset::None,
+            }));
+        }
+        if op != "+" {
+            return None;
+        }
+        let (l, r) = (
+            super::unparen(n.field("left")?),
+            super::unparen(n.field("right")?),
+        );
+        let (((scaled, member), k, k_text), other) = match self.scaled(l) {
+            Some(s) => (s, r),
+            None => (self.scaled(r)?, l),
+        };
+        let offset = match self.int_const(other) {
+            Some(c) => AffineOffset::Int(c),
+            None => AffineOffset::Var(Name::from(self.plain_var(other)?)),
+        };
+        Some(Box::new(Affine {
+            scaled,
+            member,
+            k,
+            k_text,
+            offset,
+        }))
+    }
+
+    /// `x * K` or `K * x` for a [`term`](Self::term) `x`: the term, `K`
+    /// and `K`'s text.
+    #[allow(clippy::type_complexity)]
+    fn scaled(&self, n: Node) -> Option<((Name, Option<Name>), i64, Name)> {
+        if n.kind() != "binary_expression" || text(n.field("operator")?, self.src) != "*" {
+            return None;
+        }
+        let (l, r) = (
+            super::unparen(n.field("left")?),
+            super::unparen(n.field("right")?),
+        );
+        let (x, kn) = match self.term(l) {
+            Some(x) => (x, r),
+            None => (self.term(r)?, l),
+        };
+        let k = self.int_const(kn).filter(|k| *k > 0)?;
+        let k_text: String = text(kn, self.src).split_whitespace().collect();
+        Some((x, k, Name::from(k_text)))
+    }
+
+    /// A plain variable `x`, or a member `x->f` read through one: `x` and
+    /// the member.
+    fn term(&self, n: Node) -> Option<(Name, Option<Name>)> {
+        let n = super::unparen(n);
+        if let Some(x) = self.plain_var(n) {
+            return Some((Name::from(x), None));
+        }
+        if n.kind() != "field_expression"
+            || n.field("operator").map(|o| text(o, self.src)) != Some("->")
+        {
+            return None;
+        }
+        let x = self.plain_var(super::unparen(n.field("argument")?))?;
+        let f = n.field("field")?;
+        (f.kind() == "field_identifier")
+            .then(|| (Name::from(x), Some(Name::from(text(f, self.src)))))
+    }
+
+    /// An identifier that is no object macro.
+    fn plain_var(&self, n: Node) -> Option<&'s str> {
+        let id = text(n, self.src);
+        (n.kind() == "identifier" && self.macros.get(id).is_none()).then_some(id)
+    }
+
+    /// An integer literal, an object macro whose body is one, or a sum,
+    /// difference or product of such constants (`N - 1`).
+    fn int_const(&self, n: Node) -> Option<i64> {
+        let n = super::unparen(n);
+        match n.kind() {
+            "binary_expression" => {
+                let l = self.int_const(n.field("left")?)?;
+                let r = self.int_const(n.field("right")?)?;
+                match text(n.field("operator")?, self.src) {
+                    "+" => l.checked_add(r),
+                    "-" => l.checked_sub(r),
+                    "*" => l.checked_mul(r),
+                    _ => None,
+                }
+            }
+            "number_literal" => parse_int(text(n, self.src)),
+            "identifier" => {
+                let def = self.macros.get(text(n, self.src))?;
+                if def.params.is_some() {
+                    return None;
+                }
+                parse_int(
+                    def.body
+                        .trim()
+                        .trim_start_matches('(')
+                        .trim_end_matches(')'),
+                )
+            }
+            _ => None,
+        }
+    }
+
     /// Evaluates an expression for its value, emitting the accesses it performs.
     pub(super) fn value(&mut self, n: Node, out: &mut Vec<Stmt>, depth: u32) -> Expr {
         if depth > MAX_DEPTH {
@@ -166,15 +294,16 @@ impl<'s> Lowerer<'s> {
                         if self.indexable(&l)
                             && !matches!(&r, Some(Expr::Var(v)) if self.pointers.contains(v)) =>
                     {
-                        let (index, var) = match r {
-                            Some(Expr::Int(k)) => (Some(k), None),
-                            Some(Expr::Var(v)) => (None, Some(v)),
-                            _ => (None, None),
+                        let (index, var, affine) = match r {
+                            Some(Expr::Int(k)) => (Some(k), None, None),
+                            Some(Expr::Var(v)) => (None, Some(v), None),
+                            _ => (None, None, n.field("right").and_then(|r| self.affine(r))),
                         };
                         Expr::AddrOf(Box::new(Expr::Index {
                             base: Box::new(l),
                             index,
                             var,
+                            affine,
                         }))
                     }
                     (
@@ -405,16 +534,22 @@ impl<'s> Lowerer<'s> {
                     return Expr::Other;
                 };
                 let base = self.place(a, out, depth + 1);
-                let index = n.field("index").map(|i| self.value(i, out, depth + 1));
-                let (index, var) = match index {
-                    Some(Expr::Int(k)) => (Some(k), None),
-                    Some(Expr::Var(v)) => (None, Some(v)),
-                    _ => (None, None),
+                let index_node = n.field("index");
+                let index = index_node.map(|i| self.value(i, out, depth + 1));
+                let (index, var, affine) = match index {
+                    Some(Expr::Int(k)) => (Some(k), None, None),
+                    Some(Expr::Var(v)) => (None, Some(v), None),
+                    _ => match index_node.and_then(|i| self.int_const(i)) {
+                        // `a[N - 1]`: a constant after all.
+                        Some(k) => (Some(k), None, None),
+                        None => (None, None, index_node.and_then(|i| self.affine(i))),
+                    },
                 };
                 Expr::Index {
                     base: Box::new(base),
                     index,
                     var,
+                    affine,
                 }
             }
             "pointer_expression" => {

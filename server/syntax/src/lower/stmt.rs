@@ -16,14 +16,19 @@ impl<'s> Lowerer<'s> {
     /// A loop range with object-like macros that stand for integer constants
     /// replaced by their values (`0<N` with `#define N 8` is `0<8`), so that
     /// join ranges add up numerically (`t[0]`, then `1 <= i < N`).
+    /// Constant arithmetic is folded (`0<N-2` is `0<6`).
     fn numeric_bound(&self, b: Option<Name>) -> Option<Name> {
         let b = b?;
         let (lo, hi) = b.split_once('<')?;
-        Some(Name::from(format!(
-            "{}<{}",
-            self.numeric_tokens(lo),
-            self.numeric_tokens(hi)
-        )))
+        let num = |t: &str| {
+            let t = self.numeric_tokens(t);
+            fold_const(&t).map_or(t, |k| k.to_string())
+        };
+        let hi = match hi.split_once("+=") {
+            Some((end, step)) => format!("{}+={}", num(end), num(step)),
+            None => num(hi),
+        };
+        Some(Name::from(format!("{}<{hi}", num(lo))))
     }
 
     /// `t` with each identifier that is an object-like macro standing for an
@@ -791,4 +796,77 @@ fn inner_leaves(n: Node, var: &str, src: &str) -> bool {
     let mut cur = n.walk();
     let kids: Vec<Node> = n.named_children(&mut cur).collect();
     kids.into_iter().any(|c| inner_leaves(c, var, src))
+}
+
+/// The value of `t` when it is integer constants joined by `+`, `-` and
+/// `*`, with parentheses (`6-2`, `(3+1)*2`); without spaces.
+fn fold_const(t: &str) -> Option<i64> {
+    fn sum(t: &[u8], at: &mut usize) -> Option<i64> {
+        let mut v = product(t, at)?;
+        while let Some(&op) = t.get(*at) {
+            match op {
+                b'+' => {
+                    *at += 1;
+                    v = v.checked_add(product(t, at)?)?;
+                }
+                b'-' => {
+                    *at += 1;
+                    v = v.checked_sub(product(t, at)?)?;
+                }
+                _ => break,
+            }
+        }
+        Some(v)
+    }
+    fn product(t: &[u8], at: &mut usize) -> Option<i64> {
+        let mut v = atom(t, at)?;
+        while t.get(*at) == Some(&b'*') {
+            *at += 1;
+            v = v.checked_mul(atom(t, at)?)?;
+        }
+        Some(v)
+    }
+    fn atom(t: &[u8], at: &mut usize) -> Option<i64> {
+        match t.get(*at)? {
+            b'(' => {
+                *at += 1;
+                let v = sum(t, at)?;
+                (t.get(*at) == Some(&b')')).then_some(())?;
+                *at += 1;
+                Some(v)
+            }
+            b'-' => {
+                *at += 1;
+                atom(t, at)?.checked_neg()
+            }
+            c if c.is_ascii_digit() => {
+                let start = *at;
+                while t.get(*at).is_some_and(|c| c.is_ascii_digit()) {
+                    *at += 1;
+                }
+                std::str::from_utf8(&t[start..*at]).ok()?.parse().ok()
+            }
+            _ => None,
+        }
+    }
+    let t = t.as_bytes();
+    let mut at = 0;
+    let v = sum(t, &mut at)?;
+    (at == t.len()).then_some(v)
+}
+
+#[cfg(test)]
+mod fold_tests {
+    use super::fold_const;
+
+    #[test]
+    fn folds_constant_arithmetic_only() {
+        assert_eq!(fold_const("6-2"), Some(4));
+        assert_eq!(fold_const("(3+1)*2"), Some(8));
+        assert_eq!(fold_const("2+3*4"), Some(14));
+        assert_eq!(fold_const("10"), Some(10));
+        assert_eq!(fold_const("n-2"), None);
+        assert_eq!(fold_const("6/2"), None);
+        assert_eq!(fold_const("(6"), None);
+    }
 }
