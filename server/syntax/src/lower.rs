@@ -82,7 +82,16 @@ pub fn lower_definition(def: Node, src: &str, macros: &MacroTable) -> FnIr {
         declarator(d, &mut ty).map(|n| crate::items::text(n, src))
     });
     if name.is_some_and(|n| n.starts_with("__VERIFIER_atomic_")) {
-        if let Some((m, acquires)) = verifier_lock(&body) {
+        let params: Vec<Name> = lw.ir.params.iter().map(|p| p.name.clone()).collect();
+        let lock = match verifier_lock(&body) {
+            Some((m, acquires)) => Some((Expr::AddrOf(Box::new(Expr::Var(m))), acquires)),
+            // The lock word passed by pointer (`acquire(&m)`).
+            None => def
+                .field("body")
+                .and_then(|b| verifier_pointer_lock(crate::items::text(b, src), &params))
+                .map(|(p, acquires)| (Expr::Var(p), acquires)),
+        };
+        if let Some((m, acquires)) = lock {
             let end = def.end_byte().saturating_sub(lw.base);
             let span = Span::new(end.saturating_sub(1), end);
             let id = lw.ir.ncalls;
@@ -95,7 +104,7 @@ pub fn lower_definition(def: Node, src: &str, macros: &MacroTable) -> FnIr {
             body.push(Stmt::Call(Call {
                 id,
                 callee: Callee::Direct(Name::from(f)),
-                args: vec![Expr::AddrOf(Box::new(Expr::Var(m)))],
+                args: vec![m],
                 span,
                 stmt_span: span,
             }));
@@ -496,6 +505,27 @@ mod tests {
     }
 
     #[test]
+    fn verifier_lock_words_passed_by_pointer() {
+        let params = [Name::from("m")];
+        let lock = |b: &str| verifier_pointer_lock(b, &params);
+        assert_eq!(
+            lock("{ __VERIFIER_assume(*m == 0); *m = 1; }"),
+            Some((Name::from("m"), true))
+        );
+        assert_eq!(
+            lock("{ assume_abort_if_not((*m) == 0); (*m) = 2; }"),
+            Some((Name::from("m"), true))
+        );
+        assert_eq!(lock("{ *m = 0; }"), Some((Name::from("m"), false)));
+        // Not the idiom: another word, a zero store after the wait, a
+        // global, more statements.
+        assert_eq!(lock("{ __VERIFIER_assume(*m == 0); *n = 1; }"), None);
+        assert_eq!(lock("{ __VERIFIER_assume(*m == 0); *m = 0; }"), None);
+        assert_eq!(lock("{ g = 0; }"), None);
+        assert_eq!(lock("{ *m = 0; g = 1; }"), None);
+    }
+
+    #[test]
     fn affine_and_constant_indexes_are_kept() {
         let ir = lower(
             "#define K 10\nvoid f(long i, int j) { a[i * K + j] = 1; a[j + 4 * i] = 2; a[i * 2 + 1] = 3; a[K - 1] = 4; a[i * j] = 5; a[i + j] = 6; }",
@@ -587,6 +617,40 @@ mod loop_bound_tests {
         );
         let s = |x: &str| Some(Name::from(x));
         assert_eq!(b, vec![s("1<n+=2"), s("0<6+=3"), None]);
+    }
+}
+
+/// SV-COMP's lock idiom on a lock word passed by pointer, from the body's
+/// text: `{ __VERIFIER_assume(*p == 0); *p = 1; }` (or `assume_abort_if_not`,
+/// `(*p)`, any nonzero constant) acquires the word parameter `p` points to,
+/// `{ *p = 0; }` releases it. Returns the parameter and whether it acquires.
+fn verifier_pointer_lock(body: &str, params: &[Name]) -> Option<(Name, bool)> {
+    let t: String = body.split_whitespace().collect();
+    let t = t.strip_prefix('{')?.strip_suffix('}')?;
+    let stmts: Vec<&str> = t.split(';').filter(|x| !x.is_empty()).collect();
+    let word = |e: &str| -> Option<Name> {
+        let e = e
+            .strip_prefix("(*")
+            .and_then(|x| x.strip_suffix(')'))
+            .or_else(|| e.strip_prefix('*'))?;
+        params.iter().find(|p| &***p == e).cloned()
+    };
+    let set = |st: &str| -> Option<(Name, i64)> {
+        let (l, r) = st.split_once('=')?;
+        Some((word(l)?, parse_int(r)?))
+    };
+    match &stmts[..] {
+        [assume, store] => {
+            let cond = ["__VERIFIER_assume(", "assume_abort_if_not("]
+                .iter()
+                .find_map(|f| assume.strip_prefix(f))?
+                .strip_suffix(')')?;
+            let (l, r) = cond.split_once("==")?;
+            let (p, k) = set(store)?;
+            (word(l)? == p && parse_int(r)? == 0 && k != 0).then_some((p, true))
+        }
+        [store] => set(store).filter(|(_, k)| *k == 0).map(|(p, _)| (p, false)),
+        _ => None,
     }
 }
 
