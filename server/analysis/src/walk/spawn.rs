@@ -500,6 +500,9 @@ impl<'a> Walker<'a> {
             st.joined_some.remove(site);
             st.joined_ix.retain(|j| j.0 != site);
             st.counts.retain(|c| c.1 != site);
+            if !st.count_vars.is_empty() {
+                self.count_from_vars(site, st);
+            }
             st.joined_tids.retain(|j| j.0 != site);
             st.guards.retain(|g| g.0 != site);
             st.guards

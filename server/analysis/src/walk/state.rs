@@ -120,6 +120,10 @@ pub(super) struct State {
     /// (cell, site): the cell holds how many threads the site's creation
     /// loop has created, all of them (see `thread_counts.rs`).
     pub(super) counts: ThinVec<(LocKey, u32)>,
+    /// (cell, local, frame depth): the cell was assigned the local, which
+    /// has not changed since; a creation loop over `0<local` in that frame
+    /// makes the cell count its site (see `thread_counts.rs`).
+    pub(super) count_vars: ThinVec<(LocKey, Name, u32)>,
     /// This frame's local pointers that hold an object of the thread
     /// instance's own, and why (see `own.rs`). Sorted by name.
     pub(super) own: ThinVec<(Name, Own)>,
@@ -204,6 +208,7 @@ pub(super) fn with_context(st: &State, from: &State) -> State {
         sym_guards: st.sym_guards.clone(),
         rec_depth: st.rec_depth.clone(),
         counts: st.counts.clone(),
+        count_vars: st.count_vars.clone(),
         own: st.own.clone(),
         joined_own: st.joined_own.clone(),
     }
@@ -437,6 +442,7 @@ fn join_with(a: Option<State>, b: Option<State>, exit: bool) -> Option<State> {
                 // A count holds where the other path did not create the
                 // site at all (no thread of it to join there).
                 counts: per_site(&a, &b, &a.counts, &b.counts, |c| c.1).into(),
+                count_vars: common(&a.count_vars, &b.count_vars).into(),
                 rec_depth: rec_depth.into(),
                 must: a.must.intersect(&b.must),
                 may: a.may.union(&b.may),

@@ -19,7 +19,12 @@
 //! - the creation loop's counter, in the branch where this round's creation
 //!   failed (`if (pthread_create(..))` tested directly): the threads of the
 //!   earlier rounds, indices `0 .. i`, are all there are;
-//! - the end of the creation loop's range (`0<n`), after the loop.
+//! - the end of the creation loop's range (`0<n`), after the loop;
+//! - before the loop, the local or parameter `n` the loop runs to
+//!   (`p->n = n; for (i = 0; i < n; i++) create(..)`), when the loop's body
+//!   does not assign `n`: the cell and `n` are kept together
+//!   (`State::count_vars`) until either changes, and the creation turns
+//!   the pair into a count of its site.
 //!
 //! Both need the creation loop to start at zero and step by one (its range
 //! in normal form). Any later assignment to the cell ends it. A join loop
@@ -44,6 +49,17 @@ impl Walker<'_> {
     /// `lhs = rhs`: a cell that counted threads no longer does, and it may
     /// start to (see the module doc).
     pub(super) fn note_count(&mut self, fr: &Frame, lhs: &Expr, rhs: &Expr, st: &mut State) {
+        // A local that changes no longer says what a cell holds.
+        if let Expr::Var(x) = lhs {
+            if !st.count_vars.is_empty() {
+                st.count_vars.retain(|c| &c.1 != x);
+            }
+        }
+        // `p->count = n;` before a creation loop over `0<n`.
+        let before = match rhs {
+            Expr::Var(v) if counts_before_loop(fr, v) => Some(v),
+            _ => None,
+        };
         // Most assignments neither end a count nor start one.
         let may_count = matches!(rhs, Expr::Var(_))
             && self
@@ -51,12 +67,22 @@ impl Walker<'_> {
                 .sites
                 .iter()
                 .any(|s| s.func == fr.fid && s.loop_bound.is_some());
-        if st.counts.is_empty() && !may_count {
+        if st.counts.is_empty() && st.count_vars.is_empty() && !may_count && before.is_none() {
             return;
         }
         let keys = self.place(fr, lhs, 0);
         if !st.counts.is_empty() {
             st.counts.retain(|(k, _)| !keys.contains(k));
+        }
+        if !st.count_vars.is_empty() {
+            st.count_vars.retain(|(k, _, _)| !keys.contains(k));
+        }
+        if let (Some(v), [key]) = (before, &keys[..]) {
+            let depth = self.d.stack.len() as u32;
+            if st.count_vars.len() < super::MAX_TRACKED {
+                st.count_vars.push((key.clone(), v.clone(), depth));
+                st.count_vars.sort();
+            }
         }
         let (Expr::Var(v), [key]) = (rhs, &keys[..]) else {
             return;
@@ -102,6 +128,34 @@ impl Walker<'_> {
         st.counts.sort();
     }
 
+    /// A creation at a site in a counting loop over `0<v` of this frame:
+    /// the cells assigned `v` before (`State::count_vars`) count the
+    /// site's threads from now on.
+    pub(super) fn count_from_vars(&self, site: u32, st: &mut State) {
+        let Some(Some(b)) = self.frame_loop() else {
+            return;
+        };
+        let Some(v) = b.strip_prefix("0<") else {
+            return;
+        };
+        let depth = self.d.stack.len() as u32;
+        let mut added = false;
+        for (k, x, d) in st.count_vars.clone().iter() {
+            let c = (k.clone(), site);
+            if *d == depth
+                && &**x == v
+                && !st.counts.contains(&c)
+                && st.counts.len() < super::MAX_TRACKED
+            {
+                st.counts.push(c);
+                added = true;
+            }
+        }
+        if added {
+            st.counts.sort();
+        }
+    }
+
     /// The one cell a counting loop's range `0<E` ends at (`i < p->count`,
     /// `i < count`), read in its condition `cond`.
     pub(super) fn loop_end_cell(
@@ -145,4 +199,42 @@ impl Walker<'_> {
             _ => None,
         }
     }
+}
+
+/// Does a creation loop of `fr` run over `0<v`, for a local or parameter
+/// `v` whose address is never taken and that the loop's body does not
+/// assign (`p->count = n; for (i = 0; i < n; i++) create(..)`)?
+fn counts_before_loop(fr: &Frame, v: &Name) -> bool {
+    if fr.address_taken.contains(v) || !fr.locals.contains_key(v) {
+        return false;
+    }
+    let creates = |body: &[Stmt]| {
+        let mut yes = false;
+        crate::visit::visit_calls(body, &mut |c| {
+            yes |= matches!(
+                fr.summary.models.get(&c.id),
+                Some(crate::config::CallModel::Create { .. })
+            )
+        });
+        yes
+    };
+    let assigns = |body: &[Stmt]| {
+        let mut yes = false;
+        crate::visit::visit_stmts(body, &mut |s| {
+            yes |= matches!(s, Stmt::Assign { lhs: Expr::Var(x), .. } if x == v);
+        });
+        yes
+    };
+    let mut found = false;
+    crate::visit::visit_stmts(&fr.summary.ir.body, &mut |s| {
+        if let Stmt::Loop {
+            body,
+            bound: Some(b),
+            ..
+        } = s
+        {
+            found |= b.strip_prefix("0<") == Some(&**v) && creates(body) && !assigns(body);
+        }
+    });
+    found
 }
