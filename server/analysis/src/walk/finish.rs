@@ -419,9 +419,18 @@ impl<'a> Walker<'a> {
         (shared, down)
     }
 
-    /// The names of the functions thread `t`'s walk reached (walked or
-    /// replayed), among the nodes `reach` marks.
-    fn functions_run_by(&self, t: u32, reach: &[bool]) -> FxHashSet<Name> {
+    /// Of the functions `wanted`, those thread `t`'s walk reached (walked
+    /// or replayed), among the nodes `reach` marks.
+    fn functions_run_by(
+        &self,
+        t: u32,
+        reach: &[bool],
+        wanted: &FxHashSet<FunctionId>,
+    ) -> FxHashSet<FunctionId> {
+        let mut out = FxHashSet::default();
+        if wanted.is_empty() {
+            return out;
+        }
         let mut seen = vec![false; self.d.nodes.len()];
         let mut todo: Vec<u32> = self
             .d
@@ -429,7 +438,6 @@ impl<'a> Walker<'a> {
             .get(t as usize)
             .cloned()
             .unwrap_or_default();
-        let mut out = FxHashSet::default();
         while let Some(n) = todo.pop() {
             let i = n as usize;
             if i >= seen.len()
@@ -439,31 +447,49 @@ impl<'a> Walker<'a> {
                 continue;
             }
             let node = &self.d.nodes[i];
-            out.insert(node.fid.name(self.db).clone());
+            if wanted.contains(&node.fid) {
+                out.insert(node.fid);
+                if out.len() == wanted.len() {
+                    break;
+                }
+            }
             todo.extend(node.children.iter().copied());
         }
         out
     }
 
     /// Of the escaped locals, those of frames thread `t`'s instances may
-    /// share, sorted: the ones its arguments reach (`Thread::arg_locals`)
-    /// and the ones of functions it never runs (`Thread::outer_locals`).
-    /// A local of a function the thread runs itself may be its own
-    /// frame's, stored where its argument leads: not its creator's.
+    /// share, sorted: the ones its arguments reach (`handed`, from
+    /// `WalkData::arg_reach`: `Thread::arg_locals`) and the ones of
+    /// functions it never runs (`Thread::outer_locals`). A local of a
+    /// function the thread runs itself may be its own frame's, stored where
+    /// its argument leads: not its creator's.
     pub(super) fn frame_locals(
         &self,
         t: u32,
         reach: &[bool],
         escaped: &[Base],
+        handed: &[Base],
     ) -> (Vec<Base>, Vec<Base>) {
-        let runs = self.functions_run_by(t, reach);
-        let foreign = |b: &Base| !matches!(b, Base::Local { func, .. } if runs.contains(func));
-        let mut handed = match self.d.thread_args.get(t as usize) {
-            Some(args) if !args.is_empty() => self.arg_reach(args),
-            _ => Vec::new(),
+        let func_of = |b: &Base| match b {
+            Base::Local { func, .. } => Some(func.clone()),
+            _ => None,
         };
-        handed.retain(foreign);
-        let outer = escaped.iter().filter(|b| foreign(b)).cloned().collect();
+        let wanted: FxHashSet<FunctionId> = handed
+            .iter()
+            .chain(escaped)
+            .filter_map(func_of)
+            .filter_map(|f| self.prog.functions_named(&f).cloned())
+            .flatten()
+            .collect();
+        let runs: FxHashSet<Name> = self
+            .functions_run_by(t, reach, &wanted)
+            .into_iter()
+            .map(|f| f.name(self.db).clone())
+            .collect();
+        let foreign = |b: &&Base| !matches!(b, Base::Local { func, .. } if runs.contains(func));
+        let handed = handed.iter().filter(foreign).cloned().collect();
+        let outer = escaped.iter().filter(foreign).cloned().collect();
         (handed, outer)
     }
 
@@ -745,10 +771,17 @@ impl<'a> Walker<'a> {
             set.dedup();
             threads[t].set_globals = set;
         }
+        self.d.arg_reach = Vec::new();
         if !escaped_locals.is_empty() {
+            self.d.arg_reach = (0..threads.len())
+                .map(|t| match self.d.thread_args.get(t) {
+                    Some(args) if !args.is_empty() => self.arg_reach(args),
+                    _ => Vec::new(),
+                })
+                .collect();
             for (t, th) in threads.iter_mut().enumerate() {
                 (th.arg_locals, th.outer_locals) =
-                    self.frame_locals(t as u32, &reach, &escaped_locals);
+                    self.frame_locals(t as u32, &reach, &escaped_locals, &self.d.arg_reach[t]);
             }
         }
         if super::private::debug() {

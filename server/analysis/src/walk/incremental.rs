@@ -680,7 +680,8 @@ pub(super) fn update(
     // functions it runs, which the edit may change.
     if !result.table.escaped_locals.is_empty() {
         for i in 0..result.table.threads.len() {
-            let locals = w.frame_locals(i as u32, &reach, &result.table.escaped_locals);
+            let handed = w.d.arg_reach.get(i).cloned().unwrap_or_default();
+            let locals = w.frame_locals(i as u32, &reach, &result.table.escaped_locals, &handed);
             let th = &result.table.threads[i];
             if (&th.arg_locals, &th.outer_locals) != (&locals.0, &locals.1) {
                 let th = &mut std::sync::Arc::make_mut(&mut result.table).threads[i];

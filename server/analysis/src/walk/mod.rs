@@ -392,6 +392,11 @@ struct WalkData {
     /// The heap sites the walk published otherwise than down to new
     /// threads, as `finish` found them (see `ThreadTable::shared_heap`).
     published_otherwise: Vec<Base>,
+    /// Per thread, the locals its arguments reach through the pointer store
+    /// (`finish`'s `arg_reach`, before `frame_locals` drops those of
+    /// functions the thread runs); kept for incremental updates, which
+    /// check the store and the thread arguments unchanged first.
+    arg_reach: Vec<Vec<Base>>,
     /// Thread creations outside any node that handed a stale argument.
     root_stale_spawns: Vec<(FunctionId, u32)>,
     /// Those of them no earlier creation of the block shared (see
