@@ -140,9 +140,9 @@ fn element_aliases(ir: &FnIr, body: &[Stmt], v: &Name) -> Vec<(Name, Expr)> {
     out
 }
 
-/// The index variable of `A[i]` or `A[i].f.g` (no other index or
-/// dereference on the way).
-fn counter_index(e: &Expr) -> Option<&Name> {
+/// The element `e` lies in: `e` without the members taken of it with `.`
+/// (`A[i]` of `A[i].f.g`).
+fn element_of(e: &Expr) -> &Expr {
     let mut e = e;
     while let Expr::Field {
         base, arrow: false, ..
@@ -150,7 +150,13 @@ fn counter_index(e: &Expr) -> Option<&Name> {
     {
         e = base;
     }
-    match e {
+    e
+}
+
+/// The index variable of `A[i]` or `A[i].f.g` (no other index or
+/// dereference on the way).
+fn counter_index(e: &Expr) -> Option<&Name> {
+    match element_of(e) {
         Expr::Index {
             base, var: Some(x), ..
         } if !has_index(base) => Some(x),
@@ -736,16 +742,9 @@ impl<'a> Walker<'a> {
             return Some(slot);
         }
         // `a[x]`, `a[x].f`, or `a[j]` in a slice loop of `x`.
-        let mut e = place;
-        while let Expr::Field {
-            base, arrow: false, ..
-        } = e
-        {
-            e = base;
-        }
         let Expr::Index {
             base, var, affine, ..
-        } = e
+        } = element_of(place)
         else {
             return None;
         };
@@ -848,16 +847,9 @@ impl<'a> Walker<'a> {
     /// constant `L`): inside the slice when the thread is handed the start
     /// of one of at least `L` elements ([`SlotArg::Slice`]).
     fn slice_slot(&self, fr: &Frame, place: &Expr, pos: u8, own: &OwnVars) -> Option<Slot> {
-        let mut e = place;
-        while let Expr::Field {
-            base, arrow: false, ..
-        } = e
-        {
-            e = base;
-        }
         let Expr::Index {
             base, index, var, ..
-        } = e
+        } = element_of(place)
         else {
             return None;
         };

@@ -205,7 +205,16 @@ impl Walker<'_> {
 /// `v` whose address is never taken and that the loop's body does not
 /// assign (`p->count = n; for (i = 0; i < n; i++) create(..)`)?
 fn counts_before_loop(fr: &Frame, v: &Name) -> bool {
-    if fr.address_taken.contains(v) || !fr.locals.contains_key(v) {
+    // Checked on every assignment of a plain variable: the function's
+    // creation calls first, before any scan of its body.
+    if fr.address_taken.contains(v)
+        || !fr.locals.contains_key(v)
+        || !fr
+            .summary
+            .models
+            .values()
+            .any(|m| matches!(m, crate::config::CallModel::Create { .. }))
+    {
         return false;
     }
     let creates = |body: &[Stmt]| {
