@@ -129,11 +129,10 @@ fn element_aliases(ir: &FnIr, body: &[Stmt], v: &Name) -> Vec<(Name, Expr)> {
         if !matches!(&**e, Expr::Index { base, var: Some(y), .. } if y == v && !has_index(base)) {
             continue;
         }
-        let mut n = 0;
-        visit_stmts(&ir.body, &mut |s| {
-            n += matches!(s, Stmt::Assign { lhs: Expr::Var(y), .. } if y == x) as u32;
-        });
-        if n == 1 && !ir.address_taken.contains(x) && !ir.params.iter().any(|p| p.name == *x) {
+        if assignments_of(ir, x) == 1
+            && !ir.address_taken.contains(x)
+            && !ir.params.iter().any(|p| p.name == *x)
+        {
             out.push((x.clone(), (**e).clone()));
         }
     }
@@ -347,35 +346,56 @@ fn stores_counter_before(
     aliases: &[Name],
     call: u32,
 ) -> Option<SlotArg> {
-    let mut stored = None;
-    let mut before = true;
     let element =
         |e: &Expr| matches!(e, Expr::Index { base: b, var: Some(x), .. } if x == v && **b == *base);
+    first_store_before(body, v, call, |lhs| match lhs {
+        e if element(e) => Some(SlotArg::Stored),
+        Expr::Field {
+            base: b,
+            field,
+            arrow: false,
+        } if element(b) => Some(SlotArg::Member(member_tag(field))),
+        Expr::Field {
+            base: b,
+            field,
+            arrow: true,
+        } if matches!(uncast(b), Expr::Var(t) if aliases.contains(t)) => {
+            Some(SlotArg::Member(member_tag(field)))
+        }
+        _ => None,
+    })
+}
+
+/// How the first assignment of the counter `v` before the creation call
+/// `call` in `body` stores it, as `place` reads its left-hand side (the
+/// first one `place` recognises decides).
+fn first_store_before(
+    body: &[Stmt],
+    v: &Name,
+    call: u32,
+    place: impl Fn(&Expr) -> Option<SlotArg>,
+) -> Option<SlotArg> {
+    let mut stored = None;
+    let mut before = true;
     visit_stmts(body, &mut |s| match s {
         Stmt::Call(c) if c.id == call => before = false,
         Stmt::Assign { lhs, rhs }
             if before && stored.is_none() && matches!(uncast(rhs), Expr::Var(y) if y == v) =>
         {
-            stored = match lhs {
-                e if element(e) => Some(SlotArg::Stored),
-                Expr::Field {
-                    base: b,
-                    field,
-                    arrow: false,
-                } if element(b) => Some(SlotArg::Member(member_tag(field))),
-                Expr::Field {
-                    base: b,
-                    field,
-                    arrow: true,
-                } if matches!(uncast(b), Expr::Var(t) if aliases.contains(t)) => {
-                    Some(SlotArg::Member(member_tag(field)))
-                }
-                _ => None,
-            };
+            stored = place(lhs);
         }
         _ => {}
     });
     stored
+}
+
+/// How many statements of `ir` assign the variable `x` as a whole.
+fn assignments_of(ir: &FnIr, x: &Name) -> u32 {
+    let mut n = 0;
+    visit_stmts(&ir.body, &mut |s| {
+        n += matches!(s, Stmt::Assign { lhs: Expr::Var(y), .. } if y == x) as u32;
+    });
+    n
 }
 
 /// The stride of a slice loop's range `LO<HI` over the own number `x`:
@@ -626,10 +646,7 @@ impl<'a> Walker<'a> {
         {
             return None;
         }
-        let mut assigned = 0;
-        visit_stmts(&fr.summary.ir.body, &mut |s| {
-            assigned += matches!(s, Stmt::Assign { lhs: Expr::Var(y), .. } if y == x) as u32;
-        });
+        let assigned = assignments_of(&fr.summary.ir, x);
         let fresh = body.iter().any(|s| {
             matches!(s, Stmt::Assign { lhs: Expr::Var(y), rhs } if y == x
                 && matches!(uncast(rhs), Expr::CallResult(id) if self.allocates_at(fr, *id)))
@@ -646,28 +663,17 @@ impl<'a> Walker<'a> {
             } => matches!(uncast(base), Expr::Var(y) if y == x),
             _ => false,
         };
-        let mut stored = None;
-        let mut before = true;
-        visit_stmts(body, &mut |s| match s {
-            Stmt::Call(c) if c.id == call => before = false,
-            Stmt::Assign { lhs, rhs }
-                if before && stored.is_none() && matches!(uncast(rhs), Expr::Var(y) if y == v) =>
-            {
-                stored = match lhs {
-                    e if behind(e) => Some(SlotArg::Stored),
-                    Expr::Field {
-                        base,
-                        field,
-                        arrow: true,
-                    } if matches!(uncast(base), Expr::Var(y) if y == x) => {
-                        Some(SlotArg::Member(member_tag(field)))
-                    }
-                    _ => None,
-                };
+        first_store_before(body, v, call, |lhs| match lhs {
+            e if behind(e) => Some(SlotArg::Stored),
+            Expr::Field {
+                base,
+                field,
+                arrow: true,
+            } if matches!(uncast(base), Expr::Var(y) if y == x) => {
+                Some(SlotArg::Member(member_tag(field)))
             }
-            _ => {}
-        });
-        stored
+            _ => None,
+        })
     }
 
     /// Keeps, per site, the slot its visits agree on (see the module doc).
