@@ -531,8 +531,17 @@ impl<'a> Walker<'a> {
         if let Some(&n) = self.d.node_stack.last() {
             self.d.nodes[n as usize].allocates = true;
         }
-        if st.allocated.len() >= MAX_ALLOCATED {
-            // Too many sites to follow: no more freshness on this path.
+        if st.allocated.len() >= MAX_ALLOCATED && !st.allocated.contains(&b) {
+            // Too many sites to follow: whether an older object of this
+            // site escaped on this path is not known, so the site is
+            // refreshed (below), and only an access through a local that
+            // holds this object is to a fresh one. Past as many fresh
+            // sites too, no more freshness on this path.
+            if st.fresh.len() >= MAX_ALLOCATED {
+                return;
+            }
+            self.observe_refresh(&b);
+            st.refresh(&b);
             return;
         }
         // An older object of the site has escaped on this path: freshness
@@ -543,13 +552,7 @@ impl<'a> Walker<'a> {
         // `State::newest`), and no local holds it yet.
         self.observe_refresh(&b);
         if st.allocated.contains(&b) && !st.fresh.contains(&b) {
-            if !st.refreshed.contains(&b) {
-                let mut v = st.refreshed.to_vec();
-                v.push(b.clone());
-                v.sort();
-                st.refreshed = v.into();
-            }
-            st.newest.retain(|x| x.1 != b);
+            st.refresh(&b);
         }
         if !st.allocated.contains(&b) {
             let mut v = st.allocated.to_vec();

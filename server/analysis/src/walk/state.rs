@@ -12,7 +12,7 @@
 //! transparent memo node only records) or not.
 
 use super::locks::is_region;
-use super::{add_vals, common, Vals, MAX_TRACKED};
+use super::{add_vals, common, Vals, MAX_ALLOCATED, MAX_TRACKED};
 use crate::facts::Own;
 use crate::model::*;
 use racelens_syntax::Name;
@@ -274,6 +274,23 @@ impl State {
             .map(|(_, b)| b)
     }
 
+    /// Heap site `b` allocated again where an older object of it may have
+    /// escaped: it is fresh, refreshed, and no local holds the new object
+    /// yet (see `Walker::allocated_at`).
+    pub(super) fn refresh(&mut self, b: &Base) {
+        if !self.refreshed.contains(b) {
+            let mut v = self.refreshed.to_vec();
+            insert_sorted(&mut v, b.clone());
+            self.refreshed = v.into();
+        }
+        self.newest.retain(|x| &x.1 != b);
+        if !self.fresh.contains(b) {
+            let mut v = self.fresh.to_vec();
+            insert_sorted(&mut v, b.clone());
+            self.fresh = v.into();
+        }
+    }
+
     /// Heap site `b` is no longer fresh on this path: another thread may
     /// reach its objects now.
     pub(super) fn unfresh(&mut self, b: &Base) {
@@ -325,7 +342,11 @@ fn joined_fresh(a: &State, b: &State, exit: bool) -> (Vec<Base>, Vec<Base>) {
             if fresh.contains(f) {
                 continue;
             }
-            if !y.fresh.contains(f) && y.allocated.contains(f) {
+            // A path past the cap of allocated sites (`MAX_ALLOCATED`) may
+            // have allocated the site and let its object escape unseen.
+            if !y.fresh.contains(f)
+                && (y.allocated.contains(f) || y.allocated.len() >= MAX_ALLOCATED)
+            {
                 if !exit {
                     continue;
                 }
