@@ -10,7 +10,8 @@
 //! different thread instances are both about to perform racing accesses.
 //!
 //! The model ([`model`], built by [`build`]) has only the threads on the two
-//! creation chains, and only their creations, joins, locks, trylocks,
+//! creation chains (and a few threads they create that join threads, see
+//! [`add_joiners`]), and only their creations, joins, locks, trylocks,
 //! condition variables, barriers, `pthread_once`, tested flags and the racing
 //! accesses. [`search`] explores its interleavings breadth-first with state
 //! hashing. Bounds: loops unrolled twice (a run that wants a third iteration
@@ -293,6 +294,71 @@ fn thread_pairs(
     groups
 }
 
+/// At most this many threads off the two creation chains join the model
+/// (see [`add_joiners`]).
+const MAX_JOINERS: usize = 4;
+
+/// Functions scanned, from a thread's entry through direct calls, for a
+/// join (see [`add_joiners`]).
+const JOIN_SCAN: usize = 64;
+
+/// Adds to the modeled `threads` the threads they create that join threads
+/// themselves (up to [`MAX_JOINERS`], children of modeled threads first in
+/// table order). Where `main` creates `B` and then `A`, `A` joins `B` and
+/// `main` joins `A`, a model without `A` has no instance for `main`'s join
+/// to wait for, and `B`'s accesses stay unordered with `main`'s later ones
+/// (fixture `join_by_sibling_thread.c`). An added thread only adds
+/// constraints its code really has: if it blocks for good (a wait no
+/// modeled thread signals), its joiner's later accesses become unreachable
+/// and the pair is not refuted.
+fn add_joiners(
+    db: &dyn salsa::Database,
+    ws: crate::db::Workspace,
+    table: &crate::facts::ThreadTable,
+    threads: &mut Vec<u32>,
+) {
+    let prog = crate::db::program(db, ws);
+    let mut added = 0;
+    while added < MAX_JOINERS {
+        let next = (0..table.threads.len() as u32).find(|i| {
+            let t = &table.threads[*i as usize];
+            !threads.contains(i)
+                && t.parent.is_some_and(|p| threads.contains(&p))
+                && joins_threads(db, &prog, &t.entry)
+        });
+        let Some(i) = next else { break };
+        threads.push(i);
+        threads.sort_unstable();
+        added += 1;
+    }
+}
+
+/// Does the function `entry`, or one it calls directly (up to
+/// [`JOIN_SCAN`] functions), join a thread?
+fn joins_threads(db: &dyn salsa::Database, prog: &crate::db::Program, entry: &str) -> bool {
+    let mut todo: Vec<FunctionId> = prog.functions.get(entry).cloned().unwrap_or_default();
+    let mut seen: FxHashSet<FunctionId> = todo.iter().copied().collect();
+    while let Some(f) = todo.pop() {
+        let s = crate::db::walk_summary(db, f);
+        if s.models
+            .values()
+            .any(|m| matches!(m, crate::config::CallModel::Join { .. }))
+        {
+            return true;
+        }
+        crate::visit::visit_calls(&s.ir.body, &mut |c| {
+            if let racelens_syntax::Callee::Direct(n) = &c.callee {
+                for &g in prog.functions.get(n).into_iter().flatten() {
+                    if seen.len() < JOIN_SCAN && seen.insert(g) {
+                        todo.push(g);
+                    }
+                }
+            }
+        });
+    }
+    false
+}
+
 fn check_pair(
     analysis: &Analysis,
     report: &RaceReport,
@@ -313,6 +379,7 @@ fn check_pair(
         .collect();
     threads.sort_unstable();
     threads.dedup();
+    add_joiners(db, ws, table, &mut threads);
     let mut accesses = FxHashSet::default();
     for (x, y) in pairs {
         accesses.insert((x.thread, x.func, x.span));

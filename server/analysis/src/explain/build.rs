@@ -1,7 +1,8 @@
 //! Building the model of one candidate race from the function summaries.
 //!
-//! Only the threads on the creation chains of the two racing threads are
-//! modeled. Each one's entry function is compiled with calls inlined (up to
+//! Only the threads on the creation chains of the two racing threads, and
+//! the few threads they create that join threads (`explain::add_joiners`),
+//! are modeled. Each one's entry function is compiled with calls inlined (up to
 //! [`MAX_INLINE_DEPTH`]), skipping callees that contain no event of
 //! interest. Locks, condition variables and join targets are named by a
 //! small points-to over parameters, thread arguments and single-assignment
