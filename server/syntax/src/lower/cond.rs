@@ -177,6 +177,20 @@ impl<'s> Lowerer<'s> {
             }
             _ => return Test::Other,
         };
+        // A spin lock's exchange compared with the value it swaps in
+        // (`while (atomic_exchange(&l, 1) == 1) ;`,
+        // `__sync_lock_test_and_set(&l, 1) == 1`): the word held that value,
+        // so the lock was taken, exactly when the result is nonzero, as long
+        // as the word only ever holds zero and that value (as a lock word
+        // does).
+        if let Some(id) = self.exchange_of(subject, k) {
+            if op == "==" || op == "!=" {
+                return Test::CallZero {
+                    id,
+                    zero_on_true: (op == "!=") == positive,
+                };
+            }
+        }
         let then_on_zero = match op {
             "==" => k == 0,
             "!=" => k != 0,
@@ -199,6 +213,42 @@ impl<'s> Lowerer<'s> {
             var,
             then_on_zero: then_on_zero == positive,
         }
+    }
+}
+
+impl<'s> Lowerer<'s> {
+    /// The id of call `n` of the condition when it is an exchange that
+    /// swaps the nonzero constant `k` into a lock word
+    /// (`atomic_exchange[_explicit](&l, k, ..)`, `__atomic_exchange_n`,
+    /// `__sync_lock_test_and_set(&l, k)`) or a test-and-set (whose `k` is
+    /// 1: `atomic_flag_test_and_set(&f) == 1`).
+    fn exchange_of(&self, n: Node, k: i64) -> Option<u32> {
+        let n = uncast(n);
+        if n.kind() != "call_expression" || k == 0 {
+            return None;
+        }
+        let &(_, id) = self.cond_calls.iter().find(|(x, _)| *x == n.id())?;
+        let callee = n.field("function").map(|f| text(unparen(f), self.src))?;
+        let args = n.field("arguments")?;
+        let mut cursor = args.walk();
+        let arg: Vec<Node> = args.named_children(&mut cursor).collect();
+        let swapped = match callee {
+            "atomic_exchange"
+            | "atomic_exchange_explicit"
+            | "__atomic_exchange_n"
+            | "__sync_lock_test_and_set" => {
+                let v = *arg.get(1)?;
+                match text(uncast(v), self.src) {
+                    "true" => Some(1),
+                    _ => int_const(v, self.src),
+                }
+            }
+            "atomic_flag_test_and_set"
+            | "atomic_flag_test_and_set_explicit"
+            | "__atomic_test_and_set" => Some(1),
+            _ => None,
+        }?;
+        (swapped == k).then_some(id)
     }
 }
 
