@@ -517,22 +517,17 @@ fn slot_apart(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
         return false;
     };
     let pos = sa.pos as usize;
-    // Two instances in a function whose parameter holds the number.
-    if let (SlotArg::Param(i), SlotArg::Param(j)) = (sa.from, sb.from) {
-        return i == j
-            && a.func == b.func
-            && th.slot_params.contains(&(a.func, i))
-            && a.path.len() > pos
-            && b.path.len() > pos
-            && a.path[..pos] == b.path[..pos];
-    }
-    let Some((entry, arg)) = th.slot else {
-        return false;
+    // Each index is the instance's number: in the entry function, derived
+    // as the thread received it, or in a function whose parameter every
+    // call fills with the number (`init_one(id)` beside `states[id]`).
+    let numbered = |x: &AccessFact, sx: &Slot| match sx.from {
+        SlotArg::Param(i) => th.slot_params.contains(&(x.func, i)),
+        _ => th
+            .slot
+            .is_some_and(|(entry, arg)| x.func == entry && sx.holds_for(arg)),
     };
-    a.func == entry
-        && b.func == entry
-        && sa.holds_for(arg)
-        && sb.holds_for(arg)
+    numbered(a, &sa)
+        && numbered(b, &sb)
         && a.path.len() > pos
         && b.path.len() > pos
         && a.path[..pos] == b.path[..pos]

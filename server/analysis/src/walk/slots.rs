@@ -1,6 +1,7 @@
 //! Per-thread slots of one array: a thread created in a counting loop that
 //! receives the loop's counter `i` (as `(void *) i`, or as `&A[i]`, maybe
-//! after storing `i` into `A[i]` or its member `A[i].id`) has a
+//! after storing `i` into `A[i]` or its member `A[i].id`, in the same
+//! iteration or in a numbering loop just before) has a
 //! number of its own, different in each instance. Its entry function's
 //! accesses indexed by that number (`a[i]`, `a[j]` for `j` in
 //! `[i * 10, i * 10 + 10)`, `a[i * 10 + j]` for `j` in `[0, 10)`,
@@ -366,6 +367,118 @@ fn stores_counter_before(
     })
 }
 
+/// The statements and the position of the innermost loop of `stmts`
+/// around the call with id `call`.
+fn block_of_loop(stmts: &[Stmt], call: u32) -> Option<(&[Stmt], usize)> {
+    for (i, s) in stmts.iter().enumerate() {
+        let parts: Vec<&[Stmt]> = match s {
+            Stmt::If {
+                cond, then, els, ..
+            } => vec![cond, then, els],
+            Stmt::Loop { cond, body, .. } => vec![cond, body],
+            Stmt::Switch { cond, arms, .. } => {
+                let mut v: Vec<&[Stmt]> = vec![cond];
+                v.extend(arms.iter().map(|a| &a[..]));
+                v
+            }
+            _ => continue,
+        };
+        for part in &parts {
+            if let Some(found) = block_of_loop(part, call) {
+                return Some(found);
+            }
+        }
+        if matches!(s, Stmt::Loop { .. }) {
+            let mut yes = false;
+            for part in &parts {
+                visit_calls(part, &mut |c| yes |= c.id == call);
+            }
+            if yes {
+                return Some((stmts, i));
+            }
+        }
+    }
+    None
+}
+
+/// The number stored by a loop of its own before the creation loop around
+/// call `call` (`for (i = 0; i < n; i++) t[i].id = i;` then `for (i = 0; i
+/// < n; i++) create(&t[i].th, .., &t[i])`): the counting loop just before
+/// it in the same block (only resets of the two counters, `i = 0;`, between),
+/// over the same range, stores its counter into member `f` of the element
+/// of `base` it indexes (`A[w].f = w`, a statement of its body itself, not
+/// inside a branch), and neither loop stores into a member named `f`
+/// otherwise. Each element then holds its own index when its thread is
+/// created: [`SlotArg::Member`].
+fn stored_by_earlier_loop(fn_body: &[Stmt], call: u32, base: &Expr) -> Option<SlotArg> {
+    let (block, at) = block_of_loop(fn_body, call)?;
+    let Stmt::Loop {
+        bound: Some(range),
+        var: Some(v),
+        body: create_body,
+        ..
+    } = &block[at]
+    else {
+        return None;
+    };
+    let stores_member = |stmts: &[Stmt], f: &Name| {
+        let mut n = 0;
+        visit_stmts(stmts, &mut |s| {
+            if let Stmt::Assign {
+                lhs: Expr::Field { field, .. },
+                ..
+            } = s
+            {
+                n += u32::from(field == f);
+            }
+        });
+        n
+    };
+    // The counters reset between the two loops (`i = 0;`).
+    let mut reset: Vec<&Name> = Vec::new();
+    for s in block[..at].iter().rev() {
+        match s {
+            Stmt::Assign {
+                lhs: Expr::Var(x),
+                rhs,
+            } if matches!(uncast(rhs), Expr::Int(_)) => reset.push(x),
+            Stmt::Access(a) if a.kind == AccessKind::Write && matches!(&a.place, Expr::Var(_)) => {
+                if let Expr::Var(x) = &a.place {
+                    reset.push(x);
+                }
+            }
+            Stmt::Loop {
+                var: Some(w),
+                bound: Some(r),
+                body,
+                ..
+            } if r == range && reset.iter().all(|x| *x == v || *x == w) => {
+                let field = body.iter().find_map(|st| match st {
+                    Stmt::Assign {
+                        lhs:
+                            Expr::Field {
+                                base: b,
+                                field,
+                                arrow: false,
+                            },
+                        rhs,
+                    } if matches!(&**b, Expr::Index { base: a, var: Some(x), .. }
+                            if x == w && **a == *base)
+                        && matches!(uncast(rhs), Expr::Var(y) if y == w) =>
+                    {
+                        Some(field)
+                    }
+                    _ => None,
+                })?;
+                return (stores_member(body, field) == 1 && stores_member(create_body, field) == 0)
+                    .then(|| SlotArg::Member(member_tag(field)));
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// How the first assignment of the counter `v` before the creation call
 /// `call` in `body` stores it, as `place` reads its left-hand side (the
 /// first one `place` recognises decides).
@@ -600,6 +713,7 @@ impl<'a> Walker<'a> {
                         .collect();
                     Some(
                         stores_counter_before(body, base, v, &names, c.id)
+                            .or_else(|| stored_by_earlier_loop(&fr.summary.ir.body, c.id, base))
                             .unwrap_or(SlotArg::Pointer),
                     )
                 }
