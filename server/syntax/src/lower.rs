@@ -22,6 +22,7 @@ mod call;
 mod cond;
 mod expand;
 mod expr;
+mod fixed;
 mod stmt;
 
 /// Maximum syntax nesting that is lowered.
@@ -66,6 +67,9 @@ pub fn lower_definition(def: Node, src: &str, macros: &MacroTable) -> FnIr {
         cond_calls: Vec::new(),
         if_condition: false,
         bool_names: bool_names(&src[def.start_byte()..def.end_byte()]),
+        fixed: fixed::FixedLocals::of(def, src, &|w| {
+            macros.get(w).and_then(stmt::macro_value).is_some()
+        }),
     };
     if let Some(d) = def.field("declarator") {
         lw.params(d);
@@ -138,6 +142,9 @@ struct Lowerer<'s> {
     /// tests the variable assigned (`lower/cond.rs`). Loop conditions keep
     /// such tests opaque (`while ((n = read(..)) > 0)`).
     if_condition: bool,
+    /// Locals that hold one value all their life, which loop ranges read
+    /// through (`lower/fixed.rs`).
+    fixed: fixed::FixedLocals,
     /// `true` and `false` when the function uses them as variables (see
     /// [`bool_names`]).
     bool_names: [bool; 2],

@@ -16,12 +16,14 @@ impl<'s> Lowerer<'s> {
     /// A loop range with object-like macros that stand for integer constants
     /// replaced by their values (`0<N` with `#define N 8` is `0<8`), so that
     /// join ranges add up numerically (`t[0]`, then `1 <= i < N`).
-    /// Constant arithmetic is folded (`0<N-2` is `0<6`).
+    /// Constant arithmetic is folded (`0<N-2` is `0<6`). A local that holds
+    /// one value all its life reads as its initializer first
+    /// (`lower/fixed.rs`: `lo<hi` is `id*8<id*8+8`).
     fn numeric_bound(&self, b: Option<Name>) -> Option<Name> {
         let b = b?;
         let (lo, hi) = b.split_once('<')?;
         let num = |t: &str| {
-            let t = self.numeric_tokens(t);
+            let t = self.numeric_tokens(&self.fixed.expand(t));
             fold_const(&t).map_or(t, |k| k.to_string())
         };
         let hi = match hi.split_once("+=") {
@@ -34,19 +36,8 @@ impl<'s> Lowerer<'s> {
     /// `t` with each identifier that is an object-like macro standing for an
     /// integer replaced by its value (`i*CHUNK` is `i*10`).
     fn numeric_tokens(&self, t: &str) -> String {
-        let value = |t: &str| -> Option<String> {
-            let d = self.macros.get(t)?;
-            if d.params.is_some() {
-                return None;
-            }
-            let v = d
-                .body
-                .trim()
-                .trim_start_matches('(')
-                .trim_end_matches(')')
-                .trim();
-            v.parse::<i64>().ok().map(|k| k.to_string())
-        };
+        let value =
+            |t: &str| -> Option<String> { macro_value(self.macros.get(t)?).map(|k| k.to_string()) };
         let mut out = String::new();
         let mut word = String::new();
         let flush = |word: &mut String, out: &mut String| {
@@ -800,6 +791,20 @@ fn inner_leaves(n: Node, var: &str, src: &str) -> bool {
 
 /// The value of `t` when it is integer constants joined by `+`, `-` and
 /// `*`, with parentheses (`6-2`, `(3+1)*2`); without spaces.
+/// The integer an object-like macro stands for (`#define N 8`, `(8)`).
+pub(super) fn macro_value(d: &crate::items::MacroDef) -> Option<i64> {
+    if d.params.is_some() {
+        return None;
+    }
+    d.body
+        .trim()
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .trim()
+        .parse::<i64>()
+        .ok()
+}
+
 fn fold_const(t: &str) -> Option<i64> {
     fn sum(t: &[u8], at: &mut usize) -> Option<i64> {
         let mut v = product(t, at)?;
