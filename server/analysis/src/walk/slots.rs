@@ -305,34 +305,7 @@ fn own_vars(ir: &FnIr, fname: &str, models: &BTreeMap<u32, CallModel>) -> OwnVar
 
 /// The innermost loop of `stmts` around the call with id `call`.
 fn loop_of_call(stmts: &[Stmt], call: u32) -> Option<&Stmt> {
-    fn has_call(stmts: &[Stmt], call: u32) -> bool {
-        let mut yes = false;
-        visit_calls(stmts, &mut |c| yes |= c.id == call);
-        yes
-    }
-    for s in stmts {
-        let parts: Vec<&[Stmt]> = match s {
-            Stmt::If {
-                cond, then, els, ..
-            } => vec![cond, then, els],
-            Stmt::Loop { cond, body, .. } => vec![cond, body],
-            Stmt::Switch { cond, arms, .. } => {
-                let mut v: Vec<&[Stmt]> = vec![cond];
-                v.extend(arms.iter().map(|a| &a[..]));
-                v
-            }
-            _ => continue,
-        };
-        for part in &parts {
-            if let Some(l) = loop_of_call(part, call) {
-                return Some(l);
-            }
-        }
-        if matches!(s, Stmt::Loop { .. }) && parts.iter().any(|p| has_call(p, call)) {
-            return Some(s);
-        }
-    }
-    None
+    block_of_loop(stmts, call).map(|(block, i)| &block[i])
 }
 
 /// Where `body` stores the counter `v` into the element `A[v]` (of the
