@@ -380,9 +380,9 @@ fn block_of_loop(stmts: &[Stmt], call: u32) -> Option<(&[Stmt], usize)> {
 /// it in the same block (only resets of the two counters, `i = 0;`, between),
 /// over the same range, stores its counter into member `f` of the element
 /// of `base` it indexes (`A[w].f = w`, a statement of its body itself, not
-/// inside a branch), and neither loop stores into a member named `f`
-/// otherwise. Each element then holds its own index when its thread is
-/// created: [`SlotArg::Member`].
+/// inside a branch, in a body no round of which leaves early), and neither
+/// loop stores into a member named `f` otherwise. Each element then holds
+/// its own index when its thread is created: [`SlotArg::Member`].
 fn stored_by_earlier_loop(fn_body: &[Stmt], call: u32, base: &Expr) -> Option<SlotArg> {
     let (block, at) = block_of_loop(fn_body, call)?;
     let Stmt::Loop {
@@ -443,7 +443,17 @@ fn stored_by_earlier_loop(fn_body: &[Stmt], call: u32, base: &Expr) -> Option<Sl
                     }
                     _ => None,
                 })?;
-                return (stores_member(body, field) == 1 && stores_member(create_body, field) == 0)
+                // Every round reaches the store: no round leaves early.
+                let mut leaves = false;
+                visit_stmts(body, &mut |st| {
+                    leaves |= matches!(
+                        st,
+                        Stmt::Break | Stmt::Continue | Stmt::Return { .. } | Stmt::Goto(_)
+                    );
+                });
+                return (!leaves
+                    && stores_member(body, field) == 1
+                    && stores_member(create_body, field) == 0)
                     .then(|| SlotArg::Member(member_tag(field)));
             }
             _ => return None,
