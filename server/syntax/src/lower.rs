@@ -268,6 +268,15 @@ pub fn type_name(t: &str) -> Name {
     Name::from(words.last().copied().unwrap_or(""))
 }
 
+/// The integer an object-like macro's body is, under parentheses
+/// (`#define N 8`, `(8U)`, `0x10`), as indexes and expansions read it.
+fn macro_int(d: &crate::items::MacroDef) -> Option<i64> {
+    if d.params.is_some() {
+        return None;
+    }
+    parse_int(d.body.trim().trim_start_matches('(').trim_end_matches(')'))
+}
+
 fn parse_int(s: &str) -> Option<i64> {
     let s = s.trim().trim_end_matches(['u', 'U', 'l', 'L']);
     if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {

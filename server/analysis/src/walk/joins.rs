@@ -17,7 +17,7 @@ use super::spawn::same_thread_id;
 use super::state::State;
 use super::Walker;
 use crate::model::*;
-use racelens_syntax::{Call, Expr, Name, Stmt};
+use racelens_syntax::{Call, Expr, Name};
 
 /// A constant loop range `START<END` as numbers.
 fn const_range(b: &str) -> Option<(i64, i64)> {
@@ -322,16 +322,14 @@ impl<'a> Walker<'a> {
             None => (hi, None),
         };
         let ir = &fr.summary.ir;
+        // The parameters never assigned, whose address is never taken.
+        let fixed = self.own_vars_of(fr);
         let mut subst = |t: &str| -> String {
             let Some(k) = ir.params.iter().position(|p| &*p.name == t) else {
                 return t.to_string();
             };
-            let mut assigned = ir.address_taken.iter().any(|x| &**x == t);
-            crate::visit::visit_stmts(&ir.body, &mut |s| {
-                assigned |= matches!(s, Stmt::Assign { lhs: Expr::Var(x), .. } if &**x == t);
-            });
             let fname = fr.fname.clone();
-            if assigned
+            if fixed.fixed_param(k).is_none_or(|p| &**p != t)
                 || self
                     .prog
                     .functions_named(&fname)

@@ -62,6 +62,15 @@ pub(super) struct OwnVars {
 }
 
 impl OwnVars {
+    /// The parameter at position `k`, when it is never assigned and its
+    /// address is never taken.
+    pub(super) fn fixed_param(&self, k: usize) -> Option<&Name> {
+        self.params
+            .iter()
+            .find(|(_, i)| usize::from(*i) == k)
+            .map(|(p, _)| p)
+    }
+
     fn is_empty(&self) -> bool {
         self.values.is_empty()
             && self.ptrs.is_empty()
@@ -519,7 +528,7 @@ fn slice_stride(bound: &str, x: &str) -> Option<u32> {
 
 impl<'a> Walker<'a> {
     /// The own-number variables of `fid` (cached per walker).
-    fn own_vars_of(&self, fr: &Frame) -> Arc<OwnVars> {
+    pub(super) fn own_vars_of(&self, fr: &Frame) -> Arc<OwnVars> {
         if let Some(v) = self.own_vars.borrow().get(&fr.fid) {
             return v.clone();
         }

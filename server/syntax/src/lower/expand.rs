@@ -28,12 +28,7 @@ impl<'s> Lowerer<'s> {
         {
             return None;
         }
-        if let Some(k) = parse_int(
-            def.body
-                .trim()
-                .trim_start_matches('(')
-                .trim_end_matches(')'),
-        ) {
+        if let Some(k) = super::macro_int(def) {
             return Some(Expr::Int(k));
         }
         if def.body.is_empty() {

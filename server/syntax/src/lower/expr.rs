@@ -135,18 +135,7 @@ impl<'s> Lowerer<'s> {
                 }
             }
             "number_literal" => parse_int(text(n, self.src)),
-            "identifier" => {
-                let def = self.macros.get(text(n, self.src))?;
-                if def.params.is_some() {
-                    return None;
-                }
-                parse_int(
-                    def.body
-                        .trim()
-                        .trim_start_matches('(')
-                        .trim_end_matches(')'),
-                )
-            }
+            "identifier" => super::macro_int(self.macros.get(text(n, self.src))?),
             _ => None,
         }
     }

@@ -789,9 +789,10 @@ fn inner_leaves(n: Node, var: &str, src: &str) -> bool {
     kids.into_iter().any(|c| inner_leaves(c, var, src))
 }
 
-/// The value of `t` when it is integer constants joined by `+`, `-` and
-/// `*`, with parentheses (`6-2`, `(3+1)*2`); without spaces.
-/// The integer an object-like macro stands for (`#define N 8`, `(8)`).
+/// The integer an object-like macro stands for in a loop range (`#define
+/// N 8`, `(8)`): decimal digits only, unlike [`super::macro_int`], which
+/// indexes and expansions read (`8U`, `0x10` too), so a range keeps such a
+/// macro's name.
 pub(super) fn macro_value(d: &crate::items::MacroDef) -> Option<i64> {
     if d.params.is_some() {
         return None;
@@ -805,6 +806,8 @@ pub(super) fn macro_value(d: &crate::items::MacroDef) -> Option<i64> {
         .ok()
 }
 
+/// The value of `t` when it is integer constants joined by `+`, `-` and
+/// `*`, with parentheses (`6-2`, `(3+1)*2`); without spaces.
 fn fold_const(t: &str) -> Option<i64> {
     fn sum(t: &[u8], at: &mut usize) -> Option<i64> {
         let mut v = product(t, at)?;
