@@ -127,6 +127,12 @@ pub enum SlotArg {
 /// lies in `[stride * k, stride * k + stride)` for the instance's slot
 /// number `k`, derived as `from` says: two instances of one such thread
 /// touch different elements there.
+///
+/// Or, when `via` is not zero, an access of the object that element `k` of
+/// an array of pointers points to (`A[k]->f`): `via` names the array (see
+/// `walk::inject`), and two instances touch two objects when every pointer
+/// the program stores into the array is a fresh object's
+/// ([`ThreadTable::injective`]). `pos` and `stride` are 0 then.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Slot {
     pub pos: u8,
@@ -134,6 +140,9 @@ pub struct Slot {
     pub from: SlotArg,
     /// For `Creator`: the call id of the creation call that follows.
     pub before: u32,
+    /// The array of pointers the object was loaded from (a hash of its
+    /// element locations), or 0.
+    pub via: u64,
 }
 
 impl SlotArg {
@@ -542,6 +551,10 @@ pub struct ThreadTable {
     pub handed_down: Vec<(u32, Vec<Base>)>,
     /// Members that hold what [`Own::Held`] pointers assume.
     pub held: HeldMembers,
+    /// The arrays of pointers ([`Slot::via`]) into whose elements the
+    /// program stores only fresh objects, each at most once: element `k`
+    /// and element `j` never point to one object. Sorted.
+    pub injective: Vec<u64>,
 }
 
 /// Who may touch the objects of an unpublished heap site.

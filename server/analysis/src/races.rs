@@ -526,6 +526,14 @@ fn slot_apart(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
             .slot
             .is_some_and(|(entry, arg)| x.func == entry && sx.holds_for(arg)),
     };
+    // Objects loaded from the instance's own element of an array whose
+    // elements never share an object (`walk::inject`).
+    if sa.via != 0 || sb.via != 0 {
+        return sa.via == sb.via
+            && table.injective.binary_search(&sa.via).is_ok()
+            && numbered(a, &sa)
+            && numbered(b, &sb);
+    }
     numbered(a, &sa)
         && numbered(b, &sb)
         && a.path.len() > pos

@@ -478,7 +478,11 @@ impl<'a> Walker<'a> {
                 for (idx, kind) in [(write, AccessKind::Write), (read, AccessKind::Read)] {
                     if let Some(e) = idx.and_then(|i| c.args.get(i)) {
                         let place = Expr::Deref(Box::new(e.clone()));
+                        // A write that copies from no source (`memset`,
+                        // `free`) puts no pointer into an array (`inject.rs`).
+                        self.d.store_fresh = kind == AccessKind::Write && read.is_none();
                         self.record(fr, &place, kind, c.span, &st, false);
+                        self.d.store_fresh = false;
                         if kind == AccessKind::Write {
                             self.forget_written_flags(fr, &place, &mut st);
                         }
@@ -567,7 +571,11 @@ impl<'a> Walker<'a> {
                 // The old object is freed (written) and a new one returned.
                 if let Some(e) = c.args.first() {
                     let place = Expr::Deref(Box::new(e.clone()));
+                    // Freeing stores no pointer (the copy keeps each
+                    // element's index: see `inject.rs`).
+                    self.d.store_fresh = true;
                     self.record(fr, &place, AccessKind::Write, c.span, &st, false);
+                    self.d.store_fresh = false;
                 }
                 self.reallocated_at(fr, c, &mut st);
                 Some(st)

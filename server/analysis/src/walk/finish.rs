@@ -819,6 +819,7 @@ impl<'a> Walker<'a> {
             }
         }
         let held = self.held_members(&reach, &threads);
+        let injective = self.injective_arrays(&reach);
         if super::private::debug() {
             eprintln!("racelens: held members: {held:?}");
         }
@@ -833,6 +834,7 @@ impl<'a> Walker<'a> {
                 private_heap,
                 global_heap,
                 held,
+                injective,
             }),
             locations,
             incomplete: {

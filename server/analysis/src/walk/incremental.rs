@@ -657,6 +657,9 @@ pub(super) fn update(
     if w.per_site_threads(&reach) != per_site {
         return Err("a thread's argument is handed fresh or not");
     }
+    if w.injective_arrays(&reach) != snap.result.table.injective {
+        return Err("arrays whose elements each hold a fresh object changed");
+    }
     if w.held_members(&reach, &snap.result.table.threads) != snap.result.table.held {
         return Err("members that hold only their owner's objects changed");
     }
@@ -1027,6 +1030,7 @@ fn rewalk(w: &mut Walker, n: u32) -> Result<bool, &'static str> {
     node.stale_spawns.clear();
     node.unshared_spawns.clear();
     node.held.clear();
+    node.elem_writes.clear();
     node.merges = false;
     node.nested.clear();
     // Callers may have reused the node for entry states that differ from its

@@ -218,6 +218,9 @@ pub(super) struct Node {
     /// What its own statements stored into members (see `held.rs`).
     /// Sorted.
     pub(super) held: Vec<super::held::HeldStore>,
+    /// Its own statements' writes of array elements that may hold
+    /// pointers, and whether each stored a fresh object (see `inject.rs`).
+    pub(super) elem_writes: Vec<(LocKey, bool)>,
     /// It is a thread's entry and calls one of several functions through a
     /// pointer: a launcher's trampoline (see `Thread::merged_launches`).
     pub(super) merges: bool,
@@ -275,6 +278,7 @@ impl Node {
             stale_spawns: Vec::new(),
             unshared_spawns: Vec::new(),
             held: Vec::new(),
+            elem_writes: Vec::new(),
             merges: false,
             nested: Vec::new(),
             epoch,
@@ -551,6 +555,7 @@ impl<'a> Walker<'a> {
         let stale_spawns = xn.stale_spawns.clone();
         let unshared_spawns = xn.unshared_spawns.clone();
         let held = xn.held.clone();
+        let elem_writes = xn.elem_writes.clone();
         let ctx = self.ctx_for(&st, &st.must, &st.may);
         let id = self.d.nodes.len() as u32;
         self.d.nodes.push(Node::new(
@@ -578,6 +583,7 @@ impl<'a> Walker<'a> {
             node.stale_spawns = stale_spawns;
             node.unshared_spawns = unshared_spawns;
             node.held = held;
+            node.elem_writes = elem_writes;
             node.merges = merges;
             node.nested = nested;
             node.dep = dep;

@@ -47,6 +47,7 @@ mod fuse;
 mod gates;
 mod held;
 mod incremental;
+mod inject;
 mod joins;
 mod laundered;
 mod libevent;
@@ -408,6 +409,14 @@ struct WalkData {
     last_fresh_handing: Option<(Option<u32>, FunctionId, u32, Vals)>,
     /// Stores into members outside any node (see `held.rs`).
     root_held: Vec<held::HeldStore>,
+    /// Writes of array elements outside any node (see `inject.rs`).
+    root_elem_writes: Vec<(LocKey, bool)>,
+    /// The arrays of pointers accesses were loaded through, by the hash a
+    /// [`Slot::via`](crate::facts::Slot) names (see `inject.rs`).
+    via_arrays: FxHashMap<u64, Arc<[LocKey]>>,
+    /// The write being recorded stores a fresh object, or no pointer at
+    /// all (`memset`, `free`; see `inject.rs`).
+    store_fresh: bool,
     /// Allocation sites visited inside a loop (they stand for many objects),
     /// with the epoch at which each was first seen there.
     heap_in_loop: FxHashMap<Base, u64>,

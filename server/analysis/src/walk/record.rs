@@ -192,6 +192,9 @@ impl<'a> Walker<'a> {
             return;
         }
         let keys = self.place(fr, place, 0);
+        if kind == AccessKind::Write {
+            self.note_elem_writes(fr, place, &keys);
+        }
         self.record_at(fr, place, keys, kind, span, st, stable, atomic_op);
     }
 
@@ -261,6 +264,7 @@ impl<'a> Walker<'a> {
         if !st.syms.is_empty() {
             index_vars_in(place, &mut index_vars, 0);
         }
+        let mut via: Option<Option<Slot>> = None;
         for k in keys {
             self.observe_heap(&k.base);
             if st.fresh.contains(&k.base) {
@@ -407,7 +411,13 @@ impl<'a> Walker<'a> {
                     p
                 }
             };
-            let slot = self.slot_tag(fr, place, span, &k);
+            let slot = match k.base {
+                Base::Heap { .. } | Base::Type(_) | Base::Global(_) => {
+                    *via.get_or_insert_with(|| self.via_tag(fr, place))
+                }
+                _ => None,
+            }
+            .or_else(|| self.slot_tag(fr, place, span, &k));
             let (own, joined) = match k.base {
                 Base::Heap { .. } => (
                     self.own_access(fr, place, st),

@@ -71,6 +71,18 @@ impl OwnVars {
             .map(|(p, _)| p)
     }
 
+    /// How `x`, used as an index, holds the slot thread's number: a local
+    /// derived from the argument, or a parameter ([`SlotArg::Param`]).
+    pub(super) fn number_var(&self, x: &Name) -> Option<SlotArg> {
+        if let Some((_, from)) = self.values.iter().find(|(y, _)| y == x) {
+            return Some(*from);
+        }
+        self.params
+            .iter()
+            .find(|(y, _)| y == x)
+            .map(|(_, i)| SlotArg::Param(*i))
+    }
+
     fn is_empty(&self) -> bool {
         self.values.is_empty()
             && self.ptrs.is_empty()
@@ -566,6 +578,7 @@ impl<'a> Walker<'a> {
                 stride: 1,
                 from,
                 before: 0,
+                via: 0,
             }
             .holds_for(arg)
         };
@@ -832,6 +845,7 @@ impl<'a> Walker<'a> {
                 stride: 1,
                 from: SlotArg::Creator,
                 before: *call,
+                via: 0,
             });
         }
         // `p[j]` inside the slice the thread is handed (`&A[i * K]`).
@@ -846,6 +860,7 @@ impl<'a> Walker<'a> {
                     stride: 1,
                     from: SlotArg::Pointer,
                     before: 0,
+                    via: 0,
                 });
             }
         }
@@ -873,6 +888,7 @@ impl<'a> Walker<'a> {
                 stride: 1,
                 from: *from,
                 before: 0,
+                via: 0,
             });
         }
         // A parameter that may hold a slot thread's number (see
@@ -883,6 +899,7 @@ impl<'a> Walker<'a> {
                 stride: 1,
                 from: SlotArg::Param(*i),
                 before: 0,
+                via: 0,
             });
         }
         // A counter of a loop of this frame whose range is a slice.
@@ -904,6 +921,7 @@ impl<'a> Walker<'a> {
                     stride,
                     from: *from,
                     before: 0,
+                    via: 0,
                 })
             });
         }
@@ -951,6 +969,7 @@ impl<'a> Walker<'a> {
             stride,
             from,
             before: 0,
+            via: 0,
         })
     }
 
@@ -984,6 +1003,7 @@ impl<'a> Walker<'a> {
             stride: 0,
             from: SlotArg::Slice(u32::try_from(len).ok()?),
             before: 0,
+            via: 0,
         })
     }
 
@@ -1051,6 +1071,7 @@ impl<'a> Walker<'a> {
                 stride: 1,
                 from: SlotArg::Pointer,
                 before: 0,
+                via: 0,
             })
     }
 }
@@ -1082,7 +1103,7 @@ fn pointee_member(e: &Expr) -> Option<&Name> {
 }
 
 /// Does the place index anything on its way (`a[i]->f`)?
-fn has_index(e: &Expr) -> bool {
+pub(super) fn has_index(e: &Expr) -> bool {
     match e {
         Expr::Index { .. } => true,
         Expr::Field { base, .. }

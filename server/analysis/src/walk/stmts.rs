@@ -140,7 +140,7 @@ impl<'a> Walker<'a> {
     pub(super) fn walk_stmts(&mut self, fr: &Frame, stmts: &[Stmt], st: State) -> Out {
         let mut out = Out::default();
         let mut cur = Some(st);
-        for s in stmts {
+        for (i, s) in stmts.iter().enumerate() {
             // A label is reached by falling into it and by the `goto`s to
             // it walked before it (a cleanup block after a `return`).
             if let Stmt::Label(l) = s {
@@ -180,6 +180,13 @@ impl<'a> Walker<'a> {
                 self.mark_incomplete(fr.fid, "budget exceeded (step budget exceeded)");
                 cur = Some(state);
                 break;
+            }
+            // `A[i] = v`: the write, then the store (see `inject.rs`).
+            self.d.store_fresh = false;
+            if let (Stmt::Access(a), Some(Stmt::Assign { lhs, rhs })) = (s, stmts.get(i + 1)) {
+                if a.kind == racelens_syntax::AccessKind::Write && *lhs == a.place {
+                    self.d.store_fresh = self.stores_fresh(fr, lhs, rhs, &state);
+                }
             }
             cur = match s {
                 Stmt::If {
