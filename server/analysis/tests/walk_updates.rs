@@ -455,6 +455,59 @@ fn a_new_writer_of_a_counter_ends_the_counter_join() {
     assert!(reports(&host).is_empty());
 }
 
+/// A member counter of a creation loop (`walk/slots.rs`) counts only while
+/// no other function writes it: a new writer elsewhere, in a function the
+/// walk does not re-walk, must bring the pool's races back.
+#[test]
+fn a_new_writer_of_a_member_counter_ends_its_numbers() {
+    let _serial = serial();
+    set_verify(true);
+    let text = fixture_text("slot_number_member_counter.c");
+    let base = format!("{text}\nvoid spare(void) {{\n  o.no = 4;\n}}\n");
+    let edited = base.replace("  o.no = 4;\n}", "  o.no = 4;\n  o.cur = 0;\n}");
+    let virt = Path::new("/virtual/member_counter_edit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base.as_str());
+    let before = reports(&host);
+    assert!(!before.iter().any(|r| r.contains("start_a")), "{before:?}");
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(after.iter().any(|r| r.contains("start_a")), "{after:?}");
+    host.set_file_text(virt, base.as_str());
+    assert_eq!(reports(&host), before);
+}
+
+/// An array of pointers keeps its elements' objects apart
+/// (`walk/inject.rs`) only while every store into it is a fresh object's:
+/// an edit of a helper that copies one element into another spoils it.
+#[test]
+fn copying_an_element_spoils_a_pointer_array() {
+    let _serial = serial();
+    set_verify(true);
+    let text = fixture_text("pointer_array_fresh_elements.c")
+        .replace("    run(own_global);", "    setup();\n    run(own_global);")
+        .replace(
+            "int main(void) {",
+            "static void setup(void) {\n    ws[0]->total = 0;\n}\n\nint main(void) {",
+        );
+    let edited = text.replace("    ws[0]->total = 0;", "    ws[1] = ws[0];");
+    let virt = Path::new("/virtual/pointer_array_edit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, text.as_str());
+    let before = reports(&host);
+    assert!(
+        !before.iter().any(|r| r.contains("own_global")),
+        "{before:?}"
+    );
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(after.iter().any(|r| r.contains("own_global")), "{after:?}");
+    host.set_file_text(virt, text.as_str());
+    assert_eq!(reports(&host), before);
+}
+
 /// A binary semaphore (`walk/semaphores.rs`) is judged from every function
 /// that names it: a stray post in a function no thread reaches, an edit the
 /// walk does not re-walk, must still end its use as a mutex.

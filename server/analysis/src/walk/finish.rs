@@ -819,7 +819,7 @@ impl<'a> Walker<'a> {
             }
         }
         let held = self.held_members(&reach, &threads);
-        let injective = self.injective_arrays(&reach);
+        let injective = self.injective_arrays(&reach, &locations);
         if super::private::debug() {
             eprintln!("racelens: held members: {held:?}");
         }

@@ -657,9 +657,6 @@ pub(super) fn update(
     if w.per_site_threads(&reach) != per_site {
         return Err("a thread's argument is handed fresh or not");
     }
-    if w.injective_arrays(&reach) != snap.result.table.injective {
-        return Err("arrays whose elements each hold a fresh object changed");
-    }
     if w.held_members(&reach, &snap.result.table.threads) != snap.result.table.held {
         return Err("members that hold only their owner's objects changed");
     }
@@ -705,6 +702,9 @@ pub(super) fn update(
         }
     }
     result.locations = counts.locations(result.locations, &prog.fn_rank);
+    if w.injective_arrays(&reach, &result.locations) != result.table.injective {
+        return Err("arrays whose elements each hold a fresh object changed");
+    }
     result.incomplete = {
         let mut v: Vec<(FunctionId, String)> = w.d.incomplete.clone().into_iter().collect();
         v.sort_by_key(|(f, _)| f.key());

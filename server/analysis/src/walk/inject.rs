@@ -37,9 +37,10 @@ use super::frames::{holds_newest, Frame};
 use super::state::{insert_sorted, State};
 use super::{uncast, Val, Walker};
 use crate::db::FunctionId;
-use crate::facts::Slot;
+use crate::facts::{AccessFact, Slot};
 use crate::model::{Base, Elem, LocKey};
 use racelens_syntax::{AccessKind, Expr, Stmt};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Arithmetic types: a write of one stores no pointer.
@@ -95,11 +96,12 @@ fn any_index(k: &LocKey) -> LocKey {
     }
 }
 
-/// The array element whose pointee `place` accesses: `A[x]` in `A[x]->f`,
-/// `(*A[x]).f.g`, `*A[x]`, `(*(A + x))->f` (the lowering reads `A + x` as
-/// `&A[x]`). Members and array indexes within the pointee may follow; a
+/// The pointer whose pointee `place` accesses, when it is an array
+/// element or a variable: `A[x]` in `A[x]->f`, `(*A[x]).f.g`, `*A[x]`,
+/// `(*(A + x))->f` (the lowering reads `A + x` as `&A[x]`), `me` in
+/// `me->f`. Members and array indexes within the pointee may follow; a
 /// second dereference may not.
-fn pointee_element<'e>(w: &Walker, fr: &Frame, place: &'e Expr) -> Option<&'e Expr> {
+fn pointee_pointer<'e>(w: &Walker, fr: &Frame, place: &'e Expr) -> Option<&'e Expr> {
     let mut e = place;
     let ptr = loop {
         match e {
@@ -120,13 +122,19 @@ fn pointee_element<'e>(w: &Walker, fr: &Frame, place: &'e Expr) -> Option<&'e Ex
             p = uncast(x);
         }
     }
-    matches!(p, Expr::Index { .. }).then_some(p)
+    matches!(p, Expr::Index { .. } | Expr::Var(_)).then_some(p)
 }
 
 impl Walker<'_> {
     /// The `via` mark of an access of `place` (see the module doc).
     pub(super) fn via_tag(&mut self, fr: &Frame, place: &Expr) -> Option<Slot> {
-        let elem = pointee_element(self, fr, place)?;
+        let own = self.own_vars_of(fr);
+        let elem = match pointee_pointer(self, fr, place)? {
+            e @ Expr::Index { .. } => e,
+            // `me = ws[id]; me->count++`.
+            Expr::Var(me) => &own.element_locals.iter().find(|(y, _)| y == me)?.1,
+            _ => return None,
+        };
         let Expr::Index {
             base, var: Some(x), ..
         } = elem
@@ -136,7 +144,7 @@ impl Walker<'_> {
         if super::slots::has_index(base) {
             return None;
         }
-        let from = self.own_vars_of(fr).number_var(x)?;
+        let from = own.number_var(x)?;
         let mut keys: Vec<LocKey> = self.place(fr, elem, 0).iter().map(any_index).collect();
         keys.sort();
         keys.dedup();
@@ -249,13 +257,30 @@ impl Walker<'_> {
         });
     }
 
-    /// The arrays of `WalkData::via_arrays` whose every write the nodes
-    /// `reach` marks made, or that functions no node walked may make,
-    /// stores a fresh object (see the module doc). Sorted.
-    pub(super) fn injective_arrays(&self, reach: &[bool]) -> Vec<u64> {
+    /// The arrays that the accesses in `locations` name, whose every write
+    /// the nodes `reach` marks made, or that functions no node walked may
+    /// make, stores a fresh object (see the module doc). Sorted.
+    pub(super) fn injective_arrays(
+        &self,
+        reach: &[bool],
+        locations: &BTreeMap<Base, Arc<Vec<AccessFact>>>,
+    ) -> Vec<u64> {
         if self.d.via_arrays.is_empty() {
             return Vec::new();
         }
+        // Only arrays that reachable accesses name: an incremental update
+        // keeps the arrays of accesses an edit removed.
+        let mut used: Vec<u64> = locations
+            .values()
+            .flat_map(|v| v.iter())
+            .filter_map(|f| f.slot.map(|s| s.via))
+            .filter(|h| *h != 0)
+            .collect();
+        if used.is_empty() {
+            return Vec::new();
+        }
+        used.sort_unstable();
+        used.dedup();
         let mut dirty: Vec<LocKey> = self
             .d
             .root_elem_writes
@@ -305,6 +330,7 @@ impl Walker<'_> {
             .d
             .via_arrays
             .iter()
+            .filter(|(h, _)| used.binary_search(h).is_ok())
             .filter(|(_, elems)| {
                 elems
                     .iter()

@@ -522,6 +522,10 @@ pub fn analyse(db: &dyn salsa::Database, ws: Workspace) -> ThreadAnalysis {
                             "private heap"
                         } else if full.table.global_heap != result.table.global_heap {
                             "global heap"
+                        } else if full.table.injective != result.table.injective {
+                            "injective arrays"
+                        } else if full.table.held != result.table.held {
+                            "held members"
                         } else if full.locations != result.locations {
                             "locations"
                         } else {

@@ -33,7 +33,7 @@ use crate::facts::{member_tag, Slot, SlotArg};
 use crate::model::{Elem, LocKey};
 use crate::visit::{visit_calls, visit_stmts};
 use racelens_syntax::{
-    AccessKind, Affine, AffineOffset, Call, Callee, Expr, FnIr, Name, Span, Stmt,
+    AccessKind, Affine, AffineOffset, Call, Callee, Expr, FnIr, Name, Span, Stmt, Test,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -55,6 +55,13 @@ pub(super) struct OwnVars {
     /// position: an index that is one of them is marked
     /// [`SlotArg::Param`].
     params: Vec<(Name, u8)>,
+    /// Locals assigned once, from an array's element `A[x]` (`x` a plain
+    /// variable), whose address is never taken: (local, element).
+    pub(super) element_locals: Vec<(Name, Expr)>,
+    /// The parameter itself, when it is the only one and an integer (`int
+    /// start(long id)`, created through a cast): handed the counter by
+    /// value, it holds the number (see [`Walker::number_params`]).
+    int_param: Option<Name>,
     /// The members of the pointee that the function writes through one of
     /// `ptrs` (`None`: the whole pointee): a number in another member can
     /// be read in place (`a[d->id]`).
@@ -238,6 +245,28 @@ fn own_vars(ir: &FnIr, fname: &str, models: &BTreeMap<u32, CallModel>) -> OwnVar
         })
         .filter_map(|(i, q)| Some((q.name.clone(), u8::try_from(i).ok()?)))
         .collect();
+    // Locals that hold what one element of an array held (`me = ws[id]`):
+    // assigned once, their address never taken (see `inject.rs`).
+    for x in locals.iter().filter(|x| !ir.address_taken.contains(x)) {
+        let mut it = assigns.iter().filter(|(y, _)| y == x);
+        let (Some((_, rhs)), None) = (it.next(), it.next()) else {
+            continue;
+        };
+        let mut e = uncast(rhs);
+        if let Expr::Deref(inner) = e {
+            if let Expr::AddrOf(el) = uncast(inner) {
+                e = uncast(el);
+            }
+        }
+        if let Expr::Index {
+            base, var: Some(_), ..
+        } = e
+        {
+            if !has_index(base) {
+                out.element_locals.push((x.clone(), e.clone()));
+            }
+        }
+    }
     let [param] = &ir.params[..] else {
         return out;
     };
@@ -262,6 +291,9 @@ fn own_vars(ir: &FnIr, fname: &str, models: &BTreeMap<u32, CallModel>) -> OwnVar
         }
     };
     out.ptrs.push(p.clone());
+    if param.ty.pointer == 0 && !param.ty.array {
+        out.int_param = Some(p.clone());
+    }
     let candidates: Vec<&Name> = locals
         .iter()
         .filter(|x| !ir.address_taken.contains(x))
@@ -324,9 +356,156 @@ fn own_vars(ir: &FnIr, fname: &str, models: &BTreeMap<u32, CallModel>) -> OwnVar
     out
 }
 
-/// The innermost loop of `stmts` around the call with id `call`.
-fn loop_of_call(stmts: &[Stmt], call: u32) -> Option<&Stmt> {
-    block_of_loop(stmts, call).map(|(block, i)| &block[i])
+/// `x`, `x.f`, `x.f.g`: a counter as a counting loop names it
+/// (`Stmt::Loop::var`).
+fn counter_of(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Var(x) => Some(x.to_string()),
+        Expr::Field {
+            base,
+            field,
+            arrow: false,
+        } => Some(format!("{}.{field}", counter_of(uncast(base))?)),
+        _ => None,
+    }
+}
+
+/// Does `e` take the address of `root` or of a part of it?
+fn takes_address_of(e: &Expr, root: &str) -> bool {
+    match e {
+        Expr::AddrOf(x) => {
+            counter_of(uncast(x)).is_some_and(|c| c.split('.').next() == Some(root))
+                || takes_address_of(x, root)
+        }
+        Expr::Field { base, .. } | Expr::Deref(base) | Expr::Offset(base) => {
+            takes_address_of(base, root)
+        }
+        Expr::Index { base, .. } => takes_address_of(base, root),
+        Expr::Cast { value, .. } => takes_address_of(value, root),
+        Expr::Choice(xs) => xs.iter().any(|x| takes_address_of(x, root)),
+        Expr::Init(xs) => xs.iter().any(|(_, x)| takes_address_of(x, root)),
+        _ => false,
+    }
+}
+
+/// Do `a` and `b` (`o.cur_host`, `o`) name overlapping parts of one
+/// variable: one is the other or a member path within it?
+fn overlaps(a: &str, b: &str) -> bool {
+    let within = |x: &str, y: &str| x == y || x.starts_with(&format!("{y}."));
+    within(a, b) || within(b, a)
+}
+
+/// The loops of `stmts` around the call with id `call`, outermost first.
+fn loops_around<'s>(stmts: &'s [Stmt], call: u32, out: &mut Vec<&'s Stmt>) -> bool {
+    for s in stmts {
+        let parts: Vec<&[Stmt]> = match s {
+            Stmt::If {
+                cond, then, els, ..
+            } => vec![cond, then, els],
+            Stmt::Loop { cond, body, .. } => vec![cond, body],
+            Stmt::Switch { cond, arms, .. } => {
+                let mut v: Vec<&[Stmt]> = vec![cond];
+                v.extend(arms.iter().map(|a| &a[..]));
+                v
+            }
+            Stmt::Call(c) if c.id == call => return true,
+            _ => continue,
+        };
+        let is_loop = matches!(s, Stmt::Loop { .. });
+        if is_loop {
+            out.push(s);
+        }
+        if parts.iter().any(|p| loops_around(p, call, out)) {
+            return true;
+        }
+        if is_loop {
+            out.pop();
+        }
+    }
+    false
+}
+
+/// Is `l` a loop that retries the creation call `call` until it succeeds
+/// (`while (1) { r = pthread_create(..); if (r == 0) break; sleep(1); }`,
+/// smtprc's shape)? An endless loop whose body, at its top level, makes
+/// the call and then leaves the loop when the result (or a local assigned
+/// from it, through casts) is zero, with only plain statements between:
+/// each round that creates a thread is the last, so the loop creates at
+/// most one thread per round of the loop around it.
+fn retries(l: &Stmt, call: u32) -> bool {
+    let Stmt::Loop {
+        body,
+        infinite: true,
+        ..
+    } = l
+    else {
+        return false;
+    };
+    let Some(at) = body
+        .iter()
+        .position(|s| matches!(s, Stmt::Call(c) if c.id == call))
+    else {
+        return false;
+    };
+    let mut holders: Vec<&Name> = Vec::new();
+    for s in &body[at + 1..] {
+        match s {
+            Stmt::Assign {
+                lhs: Expr::Var(x),
+                rhs,
+            } => {
+                let from_result = match uncast(rhs) {
+                    Expr::CallResult(id) => *id == call,
+                    Expr::Var(y) => holders.contains(&y),
+                    _ => false,
+                };
+                holders.retain(|h| *h != x);
+                if from_result {
+                    holders.push(x);
+                }
+            }
+            Stmt::Access(_) | Stmt::Decl(_) => {}
+            Stmt::If {
+                cond, test, then, ..
+            } => {
+                let on_zero = match test {
+                    Test::CallZero {
+                        id,
+                        zero_on_true: true,
+                    } => *id == call,
+                    Test::VarZero {
+                        var,
+                        zero_on_true: true,
+                    } => holders.contains(&var),
+                    _ => false,
+                };
+                let plain = cond
+                    .iter()
+                    .all(|s| matches!(s, Stmt::Access(_) | Stmt::Assign { .. }));
+                return on_zero && plain && matches!(&then[..], [Stmt::Break]);
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The counting loop around the creation call `call`, past the loops
+/// that retry the call (see [`retries`]), with how many it passed.
+fn creating_loop(stmts: &[Stmt], call: u32) -> Option<(&Stmt, usize)> {
+    let mut chain = Vec::new();
+    if !loops_around(stmts, call, &mut chain) {
+        return None;
+    }
+    let mut skipped = 0;
+    while let Some(l) = chain.pop() {
+        if retries(l, call) {
+            skipped += 1;
+            continue;
+        }
+        return Some((l, skipped));
+    }
+    None
 }
 
 /// Where `body` stores the counter `v` into the element `A[v]` (of the
@@ -590,10 +769,15 @@ impl<'a> Walker<'a> {
                 .map(|(x, _)| x.clone())
                 .collect(),
         )];
+        let mut out: Vec<(FunctionId, u8)> = Vec::new();
+        // The entry's own integer parameter, handed the counter by value.
+        if let (Some(p), SlotArg::Value) = (&own.int_param, arg) {
+            holders[0].1.push(p.clone());
+            out.push((entry, 0));
+        }
         if holders[0].1.is_empty() {
             return Vec::new();
         }
-        let mut out: Vec<(FunctionId, u8)> = Vec::new();
         let mut rejected: Vec<(Name, u8)> = Vec::new();
         // Each round looks at the calls of the functions found so far.
         let mut next = 0;
@@ -667,24 +851,40 @@ impl<'a> Walker<'a> {
 
     /// How this visit of the creation call `c` hands its thread a number of
     /// its own: the call is in a counting loop of this function (and in no
-    /// other loop, here or in a caller), and `arg` is the loop's counter or
-    /// the address of the element it indexes.
-    pub(super) fn site_slot(&self, fr: &Frame, c: &Call, arg: Option<&Expr>) -> Option<SlotArg> {
-        if self.d.loops.len() != 1 {
+    /// other loop, here or in a caller, but loops that retry the call until
+    /// it succeeds: [`retries`]), and `arg` is the loop's counter or the
+    /// address of the element it indexes. A counter that is a struct's
+    /// member counts only as a value, and only when nothing else may write
+    /// it ([`Walker::member_counter`]).
+    pub(super) fn site_slot(
+        &mut self,
+        fr: &Frame,
+        c: &Call,
+        arg: Option<&Expr>,
+    ) -> Option<SlotArg> {
+        let (counting, retries) = creating_loop(&fr.summary.ir.body, c.id)?;
+        if self.d.loops.len() != 1 + retries
+            || self.d.loops.iter().any(|l| l.0 != self.d.stack.len())
+        {
             return None;
         }
-        let (depth, Some(_), Some(v), _) = &self.d.loops[0] else {
+        let (_, Some(_), Some(v), _) = &self.d.loops[0] else {
             return None;
         };
-        if *depth != self.d.stack.len() {
-            return None;
+        // A member counter (`o.cur_host`) counts only when nothing else
+        // may write it.
+        if v.contains('.') {
+            let v = v.clone();
+            let counts = self.member_counter(fr, &v);
+            return (counts && counter_of(uncast(arg?)).as_deref() == Some(&*v))
+                .then_some(SlotArg::Value);
         }
-        let Some(Stmt::Loop {
+        let Stmt::Loop {
             body,
             var: Some(lv),
             bound: Some(_),
             ..
-        }) = loop_of_call(&fr.summary.ir.body, c.id)
+        } = counting
         else {
             return None;
         };
@@ -742,6 +942,62 @@ impl<'a> Walker<'a> {
             },
             _ => None,
         }
+    }
+
+    /// May the member counter `v` (`o.cur_host`) of a creation loop in
+    /// `fr` count, taking each value of its range once? Its variable is a
+    /// local whose address is never taken, or a global whose address
+    /// nothing takes (no `&o`, `&o.f`, no global initializer naming it)
+    /// and that no other function writes, as a whole or in a member
+    /// overlapping `v`. The loop's own body does not assign it (the
+    /// lowering's range says so). The global joins `WalkData::text_names`:
+    /// an edit of any function mentioning it falls back to a full walk.
+    fn member_counter(&mut self, fr: &Frame, v: &str) -> bool {
+        let root = v.split('.').next().unwrap_or(v);
+        if let Some(t) = fr.locals.get(root) {
+            return !t.is_static && !fr.address_taken.contains(root);
+        }
+        if self.prog.global(root).is_none()
+            || self
+                .prog
+                .global_inits
+                .values()
+                .flatten()
+                .any(|r| &**r == root)
+        {
+            return false;
+        }
+        let name = Name::from(root);
+        if !self.d.text_names.contains(&name) {
+            self.effect();
+            self.d.text_names.push(name);
+            self.d.text_names.sort();
+        }
+        let fids: Vec<FunctionId> = self.prog.functions.values().flatten().copied().collect();
+        for f in fids {
+            let summary = self.summary(f);
+            let mut bad = false;
+            visit_stmts(&summary.ir.body, &mut |s| {
+                bad = bad
+                    || match s {
+                        Stmt::Access(a) => {
+                            f != fr.fid
+                                && a.kind == AccessKind::Write
+                                && counter_of(uncast(&a.place)).is_some_and(|p| overlaps(&p, v))
+                        }
+                        Stmt::Assign { lhs, rhs } => {
+                            takes_address_of(lhs, root) || takes_address_of(rhs, root)
+                        }
+                        Stmt::Call(c) => c.args.iter().any(|a| takes_address_of(a, root)),
+                        Stmt::Return { value: Some(e), .. } => takes_address_of(e, root),
+                        _ => false,
+                    };
+            });
+            if bad {
+                return false;
+            }
+        }
+        true
     }
 
     /// How a local `x` handed to the creation call `call` holds the

@@ -875,7 +875,8 @@ impl<'a> Walker<'a> {
         // (Not when its address is taken: a callee may set it back.)
         let counter = match self.d.loops.last() {
             Some((d, Some(bound), Some(var), _)) if *d == self.d.stack.len() => {
-                (starts_at_zero(bound) && !fr.address_taken.contains(var))
+                // A member counter (`o.n`) may be written by other code.
+                (starts_at_zero(bound) && !var.contains('.') && !fr.address_taken.contains(var))
                     .then(|| (*d, var.clone()))
             }
             _ => None,

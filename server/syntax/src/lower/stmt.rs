@@ -580,7 +580,7 @@ fn range_end(cond: Node, var: &str, src: &str) -> Option<String> {
     }
     // CIL compares a narrow counter through casts: `(int) i < (int) n`.
     let left = uncast(cond.field("left")?);
-    if left.kind() != "identifier" || text(left, src) != var {
+    if counter_text(left, src).as_deref() != Some(var) {
         return None;
     }
     let right = squash(cond.field("right")?, src);
@@ -597,7 +597,8 @@ fn range_end(cond: Node, var: &str, src: &str) -> Option<String> {
 /// Does the expression `e` step `var` by one (`var++`, `++var`, `var += 1`,
 /// `var = var + 1`, and CIL's `var = (T) ((int) var + 1)`)?
 fn steps_by_one(e: Node, var: &str, src: &str) -> bool {
-    let step = squash(e, src);
+    // `(o.n)++`, as CIL writes a member's step.
+    let step = squash(e, src).replace(&format!("({var})"), var);
     if [
         format!("{var}++"),
         format!("++{var}"),
@@ -611,7 +612,10 @@ fn steps_by_one(e: Node, var: &str, src: &str) -> bool {
     let e = unparen(e);
     if e.kind() != "assignment_expression"
         || e.field("operator").map(|o| text(o, src)) != Some("=")
-        || e.field("left").map(|l| text(l, src)) != Some(var)
+        || e.field("left")
+            .and_then(|l| counter_text(l, src))
+            .as_deref()
+            != Some(var)
     {
         return false;
     }
@@ -629,6 +633,21 @@ fn steps_by_one(e: Node, var: &str, src: &str) -> bool {
     )
 }
 
+/// A loop counter as a range names it: a variable (`i`), or a member of a
+/// variable's struct reached by `.` only (`o.cur_host`, smtprc's creation
+/// loop); under parentheses and casts.
+fn counter_text(n: Node, src: &str) -> Option<String> {
+    let n = uncast(unparen(n));
+    match n.kind() {
+        "identifier" => Some(text(n, src).to_string()),
+        "field_expression" if n.field("operator").map(|o| text(o, src)) == Some(".") => {
+            let base = counter_text(n.field("argument")?, src)?;
+            Some(format!("{base}.{}", text(n.field("field")?, src)))
+        }
+        _ => None,
+    }
+}
+
 /// The node's text without whitespace.
 fn squash(n: Node, src: &str) -> String {
     text(n, src).split_whitespace().collect()
@@ -641,6 +660,7 @@ fn squash(n: Node, src: &str) -> String {
 /// loop cover the threads created in another only when the ranges match.
 fn loop_bound(n: Node, src: &str) -> Option<(Name, Name)> {
     let (var, start) = counter_init(n.field("initializer")?, src)?;
+    let var = &*var;
     let end = range_end(n.field("condition")?, var, src)?;
     let update = n.field("update")?;
     let step = match steps_by_one(update, var, src) {
@@ -655,14 +675,14 @@ fn loop_bound(n: Node, src: &str) -> Option<(Name, Name)> {
 
 /// The counter and start of a counting loop's initialization: `i = START`
 /// or a declaration whose first declarator is `i = START`.
-fn counter_init<'t>(init: Node<'t>, src: &'t str) -> Option<(&'t str, String)> {
+fn counter_init(init: Node, src: &str) -> Option<(String, String)> {
     match init.kind() {
         "assignment_expression" => {
             let l = init.field("left")?;
-            if l.kind() != "identifier" || text(init.field("operator")?, src) != "=" {
+            if text(init.field("operator")?, src) != "=" {
                 return None;
             }
-            Some((text(l, src), squash(init.field("right")?, src)))
+            Some((counter_text(l, src)?, squash(init.field("right")?, src)))
         }
         "declaration" => {
             let d = init.field("declarator")?;
@@ -673,7 +693,7 @@ fn counter_init<'t>(init: Node<'t>, src: &'t str) -> Option<(&'t str, String)> {
             if v.kind() != "identifier" {
                 return None;
             }
-            Some((text(v, src), squash(d.field("value")?, src)))
+            Some((text(v, src).to_string(), squash(d.field("value")?, src)))
         }
         _ => None,
     }
@@ -711,6 +731,7 @@ fn while_bound(n: Node, src: &str) -> Option<(Name, Name)> {
         _ => return None,
     };
     let (var, start) = counter_init(init, src)?;
+    let var = &*var;
     let end = range_end(n.field("condition")?, var, src)?;
     let body = n.field("body")?;
     if body.kind() != "compound_statement" {
@@ -773,7 +794,7 @@ fn leaves_early(n: Node, var: &str, skip: Option<Node>, src: &str) -> bool {
 /// Is `n` (an assignment or update expression) a change of `var`?
 fn assigns(n: Node, var: &str, src: &str) -> bool {
     let target = n.field("left").or_else(|| n.field("argument"));
-    target.is_some_and(|t| text(unparen(t), src) == var)
+    target.is_some_and(|t| counter_text(t, src).as_deref() == Some(var))
 }
 
 /// [`leaves_early`] inside a nested loop or switch: only a `goto` or a
