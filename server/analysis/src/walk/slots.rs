@@ -949,15 +949,14 @@ impl<'a> Walker<'a> {
     /// local whose address is never taken, or a global whose address
     /// nothing takes (no `&o`, `&o.f`, no global initializer naming it)
     /// and that no other function writes, as a whole or in a member
-    /// overlapping `v`. The loop's own body does not assign it (the
-    /// lowering's range says so). The global joins `WalkData::text_names`:
+    /// overlapping `v`, and `fr` writes only as `v` itself. The loop's own
+    /// body does not assign it (the lowering's range says so). The global joins `WalkData::text_names`:
     /// an edit of any function mentioning it falls back to a full walk.
     fn member_counter(&mut self, fr: &Frame, v: &str) -> bool {
         let root = v.split('.').next().unwrap_or(v);
-        if let Some(t) = fr.locals.get(root) {
-            return !t.is_static && !fr.address_taken.contains(root);
-        }
-        if self.prog.global(root).is_none()
+        let local = fr.locals.get(root).map(|t| !t.is_static);
+        if local == Some(false)
+            || local.is_none() && self.prog.global(root).is_none()
             || self
                 .prog
                 .global_inits
@@ -967,23 +966,34 @@ impl<'a> Walker<'a> {
         {
             return false;
         }
-        let name = Name::from(root);
-        if !self.d.text_names.contains(&name) {
-            self.effect();
-            self.d.text_names.push(name);
-            self.d.text_names.sort();
-        }
-        let fids: Vec<FunctionId> = self.prog.functions.values().flatten().copied().collect();
+        let fids: Vec<FunctionId> = if local.is_some() {
+            if fr.address_taken.contains(root) {
+                return false;
+            }
+            vec![fr.fid]
+        } else {
+            let name = Name::from(root);
+            if !self.d.text_names.contains(&name) {
+                self.effect();
+                self.d.text_names.push(name);
+                self.d.text_names.sort();
+            }
+            self.prog.functions.values().flatten().copied().collect()
+        };
         for f in fids {
             let summary = self.summary(f);
             let mut bad = false;
             visit_stmts(&summary.ir.body, &mut |s| {
                 bad = bad
                     || match s {
+                        // The creating function may write the counter
+                        // itself (the loop's start and step; its body does
+                        // not, or the loop has no range), not a part or
+                        // the whole of its variable (`o = saved`).
                         Stmt::Access(a) => {
-                            f != fr.fid
-                                && a.kind == AccessKind::Write
-                                && counter_of(uncast(&a.place)).is_some_and(|p| overlaps(&p, v))
+                            a.kind == AccessKind::Write
+                                && counter_of(uncast(&a.place))
+                                    .is_some_and(|p| overlaps(&p, v) && (f != fr.fid || p != v))
                         }
                         Stmt::Assign { lhs, rhs } => {
                             takes_address_of(lhs, root) || takes_address_of(rhs, root)
