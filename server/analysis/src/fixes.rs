@@ -407,7 +407,7 @@ impl<'a> Ctx<'a> {
             },
             _ => return None,
         };
-        let is_bool = atomic::integer_kind(&ty)?;
+        let is_bool = crate::model::integer_kind(&ty)?;
         if self.facts.iter().any(|f| !f.path.is_empty()) {
             return None;
         }

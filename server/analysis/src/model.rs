@@ -5,7 +5,7 @@
 //! plus a field/index path. Locks are identified by the location of the lock
 //! object, so `&q->lock` over the same `q` as `q->count` is recognised.
 
-use racelens_syntax::Name;
+use racelens_syntax::{Name, TypeInfo};
 use std::fmt;
 use thin_vec::ThinVec;
 
@@ -335,4 +335,41 @@ mod tests {
         assert!(!r.excludes(&r));
         assert!(r.excludes(&w));
     }
+}
+
+/// Integer type names (the `__atomic` builtins accept these).
+const INTEGER_WORDS: &[&str] = &["int", "long", "short", "char", "unsigned", "signed"];
+const INTEGER_TYPEDEFS: &[&str] = &[
+    "size_t",
+    "ssize_t",
+    "ptrdiff_t",
+    "intptr_t",
+    "uintptr_t",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "sig_atomic_t",
+    "off_t",
+    "pid_t",
+    "time_t",
+];
+
+/// Is the type a plain integer (or `bool`, `Some(true)`)?
+pub fn integer_kind(ty: &TypeInfo) -> Option<bool> {
+    if ty.pointer > 0 || ty.array || ty.atomic {
+        return None;
+    }
+    let name = ty.name.as_deref()?;
+    if matches!(name, "bool" | "_Bool") {
+        return Some(true);
+    }
+    let words: Vec<&str> = name.split_whitespace().collect();
+    let ok = INTEGER_TYPEDEFS.contains(&name)
+        || (!words.is_empty() && words.iter().all(|w| INTEGER_WORDS.contains(w)));
+    ok.then_some(false)
 }

@@ -11,48 +11,11 @@ use super::syntax::{free_identifiers, node_at};
 use super::FileEdit;
 use crate::model::{Base, LocKey};
 use crate::snapshot::Analysis;
-use racelens_syntax::{Parsed, TypeInfo};
+use racelens_syntax::Parsed;
 use std::path::PathBuf;
 use tree_sitter::Node;
 
 const ORDER: &str = "__ATOMIC_SEQ_CST";
-
-/// Integer type names the builtins accept.
-const INTEGER_WORDS: &[&str] = &["int", "long", "short", "char", "unsigned", "signed"];
-const INTEGER_TYPEDEFS: &[&str] = &[
-    "size_t",
-    "ssize_t",
-    "ptrdiff_t",
-    "intptr_t",
-    "uintptr_t",
-    "int8_t",
-    "int16_t",
-    "int32_t",
-    "int64_t",
-    "uint8_t",
-    "uint16_t",
-    "uint32_t",
-    "uint64_t",
-    "sig_atomic_t",
-    "off_t",
-    "pid_t",
-    "time_t",
-];
-
-/// Is the type a plain integer (or `bool`, `Some(true)`)?
-pub(super) fn integer_kind(ty: &TypeInfo) -> Option<bool> {
-    if ty.pointer > 0 || ty.array || ty.atomic {
-        return None;
-    }
-    let name = ty.name.as_deref()?;
-    if matches!(name, "bool" | "_Bool") {
-        return Some(true);
-    }
-    let words: Vec<&str> = name.split_whitespace().collect();
-    let ok = INTEGER_TYPEDEFS.contains(&name)
-        || (!words.is_empty() && words.iter().all(|w| INTEGER_WORDS.contains(w)));
-    ok.then_some(false)
-}
 
 /// The edits that make every access at `sites` atomic, or `None`.
 pub(super) fn rewrite_all(

@@ -43,43 +43,6 @@ use racelens_syntax::{AccessKind, Expr, Stmt};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Arithmetic types: a write of one stores no pointer.
-const ARITHMETIC: &[&str] = &[
-    "char",
-    "short",
-    "int",
-    "long",
-    "float",
-    "double",
-    "_Bool",
-    "bool",
-    "signed",
-    "unsigned",
-    "size_t",
-    "ssize_t",
-    "off_t",
-    "int8_t",
-    "int16_t",
-    "int32_t",
-    "int64_t",
-    "uint8_t",
-    "uint16_t",
-    "uint32_t",
-    "uint64_t",
-    "u_char",
-    "u_short",
-    "u_int",
-    "u_long",
-    "time_t",
-    "pid_t",
-    "uid_t",
-    "gid_t",
-    "mode_t",
-    "socklen_t",
-    "uintptr_t",
-    "intptr_t",
-];
-
 /// The location with every index made "any index": one element stands for
 /// all of its array.
 fn any_index(k: &LocKey) -> LocKey {
@@ -212,11 +175,10 @@ impl Walker<'_> {
             return true;
         };
         let t = self.prog.resolve_type(&t);
-        !(t.pointer == 0
+        let floating = t.pointer == 0
             && !t.array
-            && t.name
-                .as_deref()
-                .is_some_and(|n| n.split_whitespace().all(|w| ARITHMETIC.contains(&w))))
+            && matches!(t.name.as_deref(), Some("float" | "double" | "long double"));
+        !(floating || crate::model::integer_kind(&t).is_some())
     }
 
     /// The walk writes `place`, which may be `keys`: note the writes that

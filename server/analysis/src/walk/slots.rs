@@ -395,21 +395,31 @@ fn overlaps(a: &str, b: &str) -> bool {
     within(a, b) || within(b, a)
 }
 
+/// The statement lists a statement holds (its condition's, its branches',
+/// its body's, its arms'), or `None` for one that holds none.
+fn parts_of(s: &Stmt) -> Option<Vec<&[Stmt]>> {
+    Some(match s {
+        Stmt::If {
+            cond, then, els, ..
+        } => vec![cond, then, els],
+        Stmt::Loop { cond, body, .. } => vec![cond, body],
+        Stmt::Switch { cond, arms, .. } => {
+            let mut v: Vec<&[Stmt]> = vec![cond];
+            v.extend(arms.iter().map(|a| &a[..]));
+            v
+        }
+        _ => return None,
+    })
+}
+
 /// The loops of `stmts` around the call with id `call`, outermost first.
 fn loops_around<'s>(stmts: &'s [Stmt], call: u32, out: &mut Vec<&'s Stmt>) -> bool {
     for s in stmts {
-        let parts: Vec<&[Stmt]> = match s {
-            Stmt::If {
-                cond, then, els, ..
-            } => vec![cond, then, els],
-            Stmt::Loop { cond, body, .. } => vec![cond, body],
-            Stmt::Switch { cond, arms, .. } => {
-                let mut v: Vec<&[Stmt]> = vec![cond];
-                v.extend(arms.iter().map(|a| &a[..]));
-                v
-            }
-            Stmt::Call(c) if c.id == call => return true,
-            _ => continue,
+        if matches!(s, Stmt::Call(c) if c.id == call) {
+            return true;
+        }
+        let Some(parts) = parts_of(s) else {
+            continue;
         };
         let is_loop = matches!(s, Stmt::Loop { .. });
         if is_loop {
@@ -544,17 +554,8 @@ fn stores_counter_before(
 /// around the call with id `call`.
 fn block_of_loop(stmts: &[Stmt], call: u32) -> Option<(&[Stmt], usize)> {
     for (i, s) in stmts.iter().enumerate() {
-        let parts: Vec<&[Stmt]> = match s {
-            Stmt::If {
-                cond, then, els, ..
-            } => vec![cond, then, els],
-            Stmt::Loop { cond, body, .. } => vec![cond, body],
-            Stmt::Switch { cond, arms, .. } => {
-                let mut v: Vec<&[Stmt]> = vec![cond];
-                v.extend(arms.iter().map(|a| &a[..]));
-                v
-            }
-            _ => continue,
+        let Some(parts) = parts_of(s) else {
+            continue;
         };
         for part in &parts {
             if let Some(found) = block_of_loop(part, call) {
