@@ -130,11 +130,18 @@ impl<'a> Walker<'a> {
     /// The innermost loop around the current statement in the current
     /// function, with its range when it is a counting loop.
     pub(super) fn frame_loop(&self) -> Option<&Option<Name>> {
+        // A member counter's range (`o.i`, which other code may write)
+        // counts only for a creation loop's numbers (`slots.rs`): joins,
+        // creation ranges and thread counts take it for unknown.
+        static UNKNOWN: Option<Name> = None;
         self.d
             .loops
             .last()
             .filter(|l| l.0 == self.d.stack.len())
-            .map(|l| &l.1)
+            .map(|l| match &l.2 {
+                Some(v) if v.contains('.') => &UNKNOWN,
+                _ => &l.1,
+            })
     }
 
     pub(super) fn walk_stmts(&mut self, fr: &Frame, stmts: &[Stmt], st: State) -> Out {
