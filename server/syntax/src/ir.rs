@@ -192,6 +192,11 @@ pub enum Stmt {
         /// The counter of a counting loop (set with `bound`): it takes each
         /// value of the range once, and the body does not assign it.
         var: Option<Name>,
+        /// The counter of a loop that counts so over a member of a struct
+        /// variable (`o.cur_host`), which `bound` and `var` leave out: other
+        /// code may write a member, so only a creation loop's numbering
+        /// (`walk/slots.rs`) reads it, once it checked that nothing does.
+        member: Option<Name>,
     },
     /// `switch`: each arm may run; `break` leaves the switch.
     Switch {

@@ -91,8 +91,9 @@ fn pointee_pointer<'e>(w: &Walker, fr: &Frame, place: &'e Expr) -> Option<&'e Ex
 impl Walker<'_> {
     /// The `via` mark of an access of `place` (see the module doc).
     pub(super) fn via_tag(&mut self, fr: &Frame, place: &Expr) -> Option<Slot> {
+        let ptr = pointee_pointer(self, fr, place)?;
         let own = self.own_vars_of(fr);
-        let elem = match pointee_pointer(self, fr, place)? {
+        let elem = match ptr {
             e @ Expr::Index { .. } => e,
             // `me = ws[id]; me->count++`.
             Expr::Var(me) => &own.element_locals.iter().find(|(y, _)| y == me)?.1,

@@ -869,17 +869,19 @@ impl<'a> Walker<'a> {
         {
             return None;
         }
+        // A member counter (`o.cur_host`) counts only when nothing else
+        // may write it.
+        if let Stmt::Loop {
+            member: Some(v), ..
+        } = counting
+        {
+            let counts = self.member_counter(fr, v);
+            return (counts && counter_of(uncast(arg?)).as_deref() == Some(&**v))
+                .then_some(SlotArg::Value);
+        }
         let (_, Some(_), Some(v), _) = &self.d.loops[0] else {
             return None;
         };
-        // A member counter (`o.cur_host`) counts only when nothing else
-        // may write it.
-        if v.contains('.') {
-            let v = v.clone();
-            let counts = self.member_counter(fr, &v);
-            return (counts && counter_of(uncast(arg?)).as_deref() == Some(&*v))
-                .then_some(SlotArg::Value);
-        }
         let Stmt::Loop {
             body,
             var: Some(lv),
@@ -1149,22 +1151,13 @@ impl<'a> Walker<'a> {
             return self.affine_slot(fr, a, pos, &own);
         }
         let x = var.as_ref()?;
-        if let Some((_, from)) = own.values.iter().find(|(y, _)| y == x) {
-            return Some(Slot {
-                pos,
-                stride: 1,
-                from: *from,
-                before: 0,
-                via: 0,
-            });
-        }
-        // A parameter that may hold a slot thread's number (see
+        // A local holding the number, or a parameter that may (see
         // `number_params`).
-        if let Some((_, i)) = own.params.iter().find(|(y, _)| y == x) {
+        if let Some(from) = own.number_var(x) {
             return Some(Slot {
                 pos,
                 stride: 1,
-                from: SlotArg::Param(*i),
+                from,
                 before: 0,
                 via: 0,
             });

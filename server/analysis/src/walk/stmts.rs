@@ -130,18 +130,11 @@ impl<'a> Walker<'a> {
     /// The innermost loop around the current statement in the current
     /// function, with its range when it is a counting loop.
     pub(super) fn frame_loop(&self) -> Option<&Option<Name>> {
-        // A member counter's range (`o.i`, which other code may write)
-        // counts only for a creation loop's numbers (`slots.rs`): joins,
-        // creation ranges and thread counts take it for unknown.
-        static UNKNOWN: Option<Name> = None;
         self.d
             .loops
             .last()
             .filter(|l| l.0 == self.d.stack.len())
-            .map(|l| match &l.2 {
-                Some(v) if v.contains('.') => &UNKNOWN,
-                _ => &l.1,
-            })
+            .map(|l| &l.1)
     }
 
     pub(super) fn walk_stmts(&mut self, fr: &Frame, stmts: &[Stmt], st: State) -> Out {
@@ -210,6 +203,7 @@ impl<'a> Walker<'a> {
                     infinite,
                     bound,
                     var,
+                    ..
                 } => {
                     let end = self.loop_end_cell(fr, cond, bound.as_ref(), var.as_ref());
                     self.d
@@ -882,8 +876,7 @@ impl<'a> Walker<'a> {
         // (Not when its address is taken: a callee may set it back.)
         let counter = match self.d.loops.last() {
             Some((d, Some(bound), Some(var), _)) if *d == self.d.stack.len() => {
-                // A member counter (`o.n`) may be written by other code.
-                (starts_at_zero(bound) && !var.contains('.') && !fr.address_taken.contains(var))
+                (starts_at_zero(bound) && !fr.address_taken.contains(var))
                     .then(|| (*d, var.clone()))
             }
             _ => None,

@@ -131,6 +131,7 @@ impl<'s> Lowerer<'s> {
                     None => Test::Other,
                 };
                 let body = self.block(n.field("body"), depth);
+                let counted = while_bound(n, self.src);
                 self.push(
                     out,
                     Stmt::Loop {
@@ -139,8 +140,9 @@ impl<'s> Lowerer<'s> {
                         body,
                         do_while: false,
                         infinite,
-                        bound: self.numeric_bound(while_bound(n, self.src).map(|b| b.0)),
-                        var: while_bound(n, self.src).map(|b| b.1),
+                        bound: self.numeric_bound(plain(counted.clone()).map(|b| b.0)),
+                        var: plain(counted.clone()).map(|b| b.1),
+                        member: member(counted),
                     },
                 );
             }
@@ -180,6 +182,7 @@ impl<'s> Lowerer<'s> {
                             infinite,
                             bound: None,
                             var: None,
+                            member: None,
                         },
                     );
                 }
@@ -203,6 +206,8 @@ impl<'s> Lowerer<'s> {
                     self.value(u, &mut body, depth + 1);
                 }
                 let counted = loop_bound(n, self.src);
+                let member = member(counted.clone());
+                let counted = plain(counted);
                 let var = counted.as_ref().map(|b| b.1.clone());
                 let bound = self.numeric_bound(counted.map(|b| b.0));
                 self.push(
@@ -215,6 +220,7 @@ impl<'s> Lowerer<'s> {
                         infinite: c.is_none(),
                         bound,
                         var,
+                        member,
                     },
                 );
             }
@@ -631,6 +637,17 @@ fn steps_by_one(e: Node, var: &str, src: &str) -> bool {
         (side("left"), side("right")),
         (Some(a), Some("1")) | (Some("1"), Some(a)) if a == var
     )
+}
+
+/// A counting loop's (range, counter) when the counter is a variable.
+fn plain(counted: Option<(Name, Name)>) -> Option<(Name, Name)> {
+    counted.filter(|(_, v)| !v.contains('.'))
+}
+
+/// A counting loop's counter when it is a struct's member
+/// (`Stmt::Loop::member`).
+fn member(counted: Option<(Name, Name)>) -> Option<Name> {
+    counted.map(|(_, v)| v).filter(|v| v.contains('.'))
 }
 
 /// A loop counter as a range names it: a variable (`i`), or a member of a

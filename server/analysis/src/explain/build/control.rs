@@ -46,12 +46,9 @@ impl<'a> Builder<'a> {
                     do_while,
                     infinite,
                     bound,
-                    var,
+                    ..
                 } => {
-                    // A member counter's range is unknown to joins, as in
-                    // the walk (`Walker::frame_loop`).
-                    let member = var.as_ref().is_some_and(|v| v.contains('.'));
-                    fr.loops.push(bound.clone().filter(|_| !member));
+                    fr.loops.push(bound.clone());
                     self.lp(fr, cond, test, body, *do_while, *infinite);
                     fr.loops.pop();
                 }
