@@ -454,6 +454,11 @@ pub struct HeldChain {
     pub from_arg: thin_vec::ThinVec<Name>,
     /// Members loaded from objects the instance allocated.
     pub from_alloc: thin_vec::ThinVec<Name>,
+    /// Members read back, holding no lock, through the same unchanged
+    /// local pointer the instance stored an allocation of its own into
+    /// (`this->conn = calloc(..)`, then `this->conn->sock`), whatever
+    /// object the pointer points to (`walk::own`, own member cells).
+    pub cells: thin_vec::ThinVec<Name>,
     /// The heap sites of the objects it loaded from (sorted), unless
     /// `unknown`.
     pub sites: thin_vec::ThinVec<Base>,
@@ -477,6 +482,12 @@ pub struct HeldMembers {
     /// Heap sites whose objects a copy or an element store no member names
     /// may write anything into (sorted).
     pub dirty_sites: Vec<Base>,
+    /// A statement may store into a member of this name something the
+    /// storing instance did not allocate, into whatever object (sorted):
+    /// such a member is no own cell ([`HeldChain::cells`]). A subset of
+    /// `dirty`, which also holds the members given an own allocation
+    /// through a pointer to an object the instance does not own.
+    pub cell_dirty: Vec<Name>,
 }
 
 impl HeldMembers {
@@ -499,6 +510,9 @@ impl HeldMembers {
             && (!c.arg || whole || (slot && !c.part))
             && c.from_arg.iter().all(clean)
             && c.from_alloc.iter().all(clean)
+            && c.cells
+                .iter()
+                .all(|n| self.cell_dirty.binary_search(n).is_err())
             && c.from_alloc
                 .iter()
                 .all(|n| self.arg_stored.binary_search(n).is_err())

@@ -1265,3 +1265,36 @@ fn changing_a_join_helpers_constant_count_updates_the_joins() {
     let after = edit_and_report(&mut host, virt, &text).0;
     assert_eq!(after, before);
 }
+
+/// An own member cell (`walk/own.rs`) holds only while every store into a
+/// member of its name is of the storing instance's own allocation: a store
+/// of something else, by an edit of a helper the walk updates alone, must
+/// end it, and undoing the edit restores it.
+#[test]
+fn a_foreign_store_ends_an_own_member_cell() {
+    let _serial = serial();
+    set_verify(true);
+    let text = fixture_text("own_member_cell.c");
+    let base = text
+        .replace(
+            "int main(void) {",
+            "static void spare(struct browser *b) {\n    b->id = 0;\n}\n\nint main(void) {",
+        )
+        .replace(
+            "pthread_create(&t[i], NULL, crew, p);",
+            "pthread_create(&t[i], NULL, crew, p);\n    spare(bs[0]);",
+        );
+    assert!(base.contains("spare(bs[0]);"));
+    let edited = base.replace("    b->id = 0;", "    b->conn = (struct conn *)b->tally;");
+    let virt = Path::new("/virtual/own_member_cell_edit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base.as_str());
+    let before = reports(&host);
+    assert!(!before.iter().any(|r| r.contains(".bytes\"")), "{before:?}");
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(after.iter().any(|r| r.contains(".bytes\"")), "{after:?}");
+    host.set_file_text(virt, base.as_str());
+    assert_eq!(reports(&host), before);
+}

@@ -33,6 +33,13 @@
 //! allocated, the store also needs that object's site handed to no thread
 //! (its receiver could store there too).
 //!
+//! The same records decide which members are own cells (`walk::own`,
+//! [`HeldChain::cells`](crate::facts::HeldChain)): there the container
+//! does not matter, only that every value stored into a member of the
+//! name is an allocation of the storing instance's own
+//! ([`HeldStore::Cell`], or a fresh [`HeldStore::Own`]), and that no
+//! member of the name is written another way (`HeldMembers::cell_dirty`).
+//!
 //! Invariant: the facts are those of nodes' own statements (`Node::held`),
 //! like accesses; `finish` and the incremental update derive
 //! [`HeldMembers`] from the reachable nodes and the functions no node
@@ -59,6 +66,11 @@ use std::collections::BTreeSet;
 pub(super) enum HeldStore {
     /// It may store what the owner did not allocate.
     Dirty(Name),
+    /// An allocation of the storing instance's own, through a pointer to
+    /// an object the instance may not own (`this->conn = calloc(..)`):
+    /// no promise for [`Own::Held`] chains, but the member stays an own
+    /// cell ([`HeldChain::cells`]).
+    Cell(Name),
     /// A copy into memory whose members are unknown.
     All,
     /// A pointer stored into an element no member names (`*out = p`).
@@ -75,6 +87,10 @@ pub(super) enum HeldStore {
         deps: HeldChain,
         /// The container's heap sites, when it is not the argument.
         sites: Vec<Base>,
+        /// The value is an allocation of the storing instance's own
+        /// ([`Own::Alloc`]): the member stays an own cell whatever the
+        /// container.
+        fresh: bool,
     },
 }
 
@@ -240,6 +256,7 @@ impl Walker<'_> {
             .filter(|k| *k != Own::Frame);
         let store = match (kc, kv) {
             (Some(kc), Some(kv)) if !matches!(kv, Own::Arg | Own::ArgPart) => {
+                let fresh = kv == Own::Alloc;
                 let mut deps = HeldChain::default();
                 let (mut arg, mut part, mut sites) = (false, false, Vec::new());
                 match &kc {
@@ -273,8 +290,10 @@ impl Walker<'_> {
                     part,
                     deps,
                     sites,
+                    fresh,
                 }
             }
+            (None, Some(Own::Alloc)) => HeldStore::Cell(field.clone()),
             _ => HeldStore::Dirty(field.clone()),
         };
         out.push(store);
@@ -419,10 +438,15 @@ impl Walker<'_> {
         stores.extend(unwalked.iter().map(|s| (0, s)));
         let mut out = HeldMembers::default();
         let mut dirty: FxHashSet<Name> = FxHashSet::default();
+        let mut cell_dirty: FxHashSet<Name> = FxHashSet::default();
         let mut arg_stored: FxHashSet<Name> = FxHashSet::default();
         for (_, s) in &stores {
             match s {
                 HeldStore::Dirty(n) => {
+                    dirty.insert(n.clone());
+                    cell_dirty.insert(n.clone());
+                }
+                HeldStore::Cell(n) => {
                     dirty.insert(n.clone());
                 }
                 HeldStore::All => out.all_dirty = true,
@@ -476,6 +500,7 @@ impl Walker<'_> {
                     part,
                     deps,
                     sites,
+                    ..
                 } = s
                 else {
                     continue;
@@ -497,6 +522,27 @@ impl Walker<'_> {
                 break;
             }
         }
+        // An own cell needs every value stored into a member of its name
+        // to be the storing instance's: a fresh allocation, or a pointer
+        // loaded through members that keep the promise (none of them a
+        // cell, which this is deciding).
+        for (t, s) in &stores {
+            if let HeldStore::Own {
+                member,
+                deps,
+                fresh: false,
+                ..
+            } = s
+            {
+                let (whole, slot) = owns(*t);
+                if !deps.cells.is_empty() || !out.holds(deps, whole, slot) {
+                    cell_dirty.insert(member.clone());
+                }
+            }
+        }
+        let mut cell_dirty: Vec<Name> = cell_dirty.into_iter().collect();
+        cell_dirty.sort();
+        out.cell_dirty = cell_dirty;
         out
     }
 }

@@ -18,11 +18,17 @@
 //! loaded from memory (`q = list->head`) is never own: it may reach another
 //! instance's object, and it still pairs with everything.
 //!
+//! A third way, own member cells (`x->f`, see [`Walker::note_own_cell`]):
+//! the instance stored an allocation of its own into `x->f` through the
+//! local pointer `x`, unchanged since, and reads it back holding no lock.
+//!
 //! Invariants: entries name this frame's non-static locals whose address is
-//! not taken (`tracks_ptr`), and the names `#ret` (what the function
+//! not taken (`tracks_ptr`), own member cells `x->f` of such locals
+//! (dropped when `x` is assigned), and the names `#ret` (what the function
 //! returns) and `#res{id}` (what call `id` returned, until the next
 //! assignment reads it). A call gives its callee the entries of the
-//! parameters it passes own pointers to ([`Walker::own_params`]) and, once
+//! parameters it passes own pointers to, and the cells of the locals it
+//! passes ([`Walker::own_params`]), and, once
 //! it returns, the caller's entries back with `#res{id}` for an own result
 //! (`calls.rs`); callbacks and `pthread_once` functions start with none, a
 //! thread's entry with its parameter (`walk_all`). Paths that meet
@@ -82,7 +88,7 @@ fn held_from(k: Own, f: &Name, sites: Option<Vec<Base>>) -> Option<Own> {
         }
         Own::Held(c) => c,
     };
-    if c.from_arg.len() + c.from_alloc.len() >= MAX_CHAIN {
+    if chain_len(&c) >= MAX_CHAIN {
         return None;
     }
     if !c.from_alloc.contains(f) {
@@ -136,6 +142,7 @@ pub(super) fn join_own(a: &Own, b: &Own) -> Option<Own> {
     for (into, from) in [
         (&mut c.from_arg, &d.from_arg),
         (&mut c.from_alloc, &d.from_alloc),
+        (&mut c.cells, &d.cells),
     ] {
         for n in from {
             if !into.contains(n) {
@@ -144,7 +151,30 @@ pub(super) fn join_own(a: &Own, b: &Own) -> Option<Own> {
         }
         into.sort();
     }
-    (c.from_arg.len() + c.from_alloc.len() <= MAX_CHAIN).then_some(Own::Held(c))
+    (chain_len(&c) <= MAX_CHAIN).then_some(Own::Held(c))
+}
+
+/// The members a chain names.
+fn chain_len(c: &HeldChain) -> usize {
+    c.from_arg.len() + c.from_alloc.len() + c.cells.len()
+}
+
+/// The entry name of own member cell `x->f` (see [`Walker::note_own_cell`]).
+fn cell_name(x: &str, f: &str) -> Name {
+    Name::from(format!("{x}->{f}"))
+}
+
+/// The member `f` when entry `y` is one of `x`'s own member cells (`x->f`).
+fn cell_member<'a>(y: &'a str, x: &str) -> Option<&'a str> {
+    y.strip_prefix(x)?.strip_prefix("->")
+}
+
+/// The entry of own member cell `x->f`, if any.
+fn lookup_cell(st: &State, x: &str, f: &str) -> Option<Own> {
+    st.own
+        .iter()
+        .find(|(y, _)| cell_member(y, x) == Some(f))
+        .map(|(_, k)| k.clone())
 }
 
 /// The entries both states agree on, joined (see [`join_own`]).
@@ -339,6 +369,22 @@ impl Walker<'_> {
         if matches!(e, Expr::Field { .. } | Expr::Index { .. }) && self.is_array(fr, e) {
             return self.own_object(fr, e, st, depth + 1);
         }
+        // An own member cell read back holding no lock (see
+        // `note_own_cell`).
+        if let Expr::Field {
+            base,
+            field,
+            arrow: true,
+        } = e
+        {
+            if let Expr::Var(x) = uncast(base) {
+                if let Some(k) =
+                    lookup_cell(st, x, field).filter(|_| st.may.0.is_empty() && tracks_ptr(fr, x))
+                {
+                    return Some(k);
+                }
+            }
+        }
         let k = match e {
             // A local array stands for its address.
             Expr::Var(x) => lookup(st, x).or_else(|| frame_array(fr, x).then_some(Own::Frame)),
@@ -476,7 +522,79 @@ impl Walker<'_> {
             return;
         }
         let add = k.filter(|_| tracks_ptr(fr, x)).map(|k| (x.clone(), k));
-        replace_own(st, |y| y == &**x || y.starts_with("#res"), add);
+        replace_own(
+            st,
+            |y| y == &**x || y.starts_with("#res") || cell_member(y, x).is_some(),
+            add,
+        );
+    }
+
+    /// `x->f = rhs` through a local pointer whose address is not taken:
+    /// when `rhs` is an allocation of the instance's own, `x->f` is an own
+    /// member cell from here on this path, until `x` or `x->f` changes
+    /// (`this->conn = calloc(..)`). A load of it holding no lock gives an
+    /// [`Own::Held`] pointer naming the member in `cells`: another
+    /// instance's store in between would have to be ordered before the
+    /// load by something other than a lock the load holds, or be an
+    /// unordered write of `x->f`, itself reported. The race check trusts
+    /// it only while every store into a member of that name is of the
+    /// storing instance's own allocation (`HeldMembers::cell_dirty`).
+    pub(super) fn note_own_cell(&self, fr: &Frame, lhs: &Expr, rhs: &Expr, st: &mut State) {
+        let Expr::Field {
+            base,
+            field,
+            arrow: true,
+        } = lhs
+        else {
+            return;
+        };
+        let Expr::Var(x) = uncast(base) else {
+            return;
+        };
+        if !tracks_ptr(fr, x) {
+            return;
+        }
+        let name = cell_name(x, field);
+        let add = match self.own_value(fr, rhs, st) {
+            Some(Own::Alloc) => self
+                .cell_chain(fr, lhs, field, st)
+                .map(|c| (name.clone(), Own::Held(c))),
+            _ => None,
+        };
+        if add.is_none() && lookup_cell(st, x, field).is_none() {
+            return;
+        }
+        replace_own(st, |y| y == &*name, add);
+    }
+
+    /// The chain of own member cell `lhs` (`x->f`), unless its container
+    /// is known to be shared by the instances: a global or a static, or
+    /// the thread's argument (then the cell holds only while the thread
+    /// owns its argument, or its slot: `HeldChain::arg`). There another
+    /// instance's store is what the program does, not a slip the cell's
+    /// own report would show. A container the walk does not know, or one
+    /// loaded from memory (a pool job's `this`), may be one per instance.
+    fn cell_chain(&self, fr: &Frame, lhs: &Expr, field: &Name, st: &State) -> Option<HeldChain> {
+        // Statics are globals here too.
+        if self
+            .place(fr, lhs, 0)
+            .iter()
+            .any(|k| matches!(k.base, Base::Global(_)))
+        {
+            return None;
+        }
+        let mut c = HeldChain::default();
+        match self.own_object(fr, lhs, st, 0) {
+            Some(Own::Arg) => c.arg = true,
+            Some(Own::ArgPart) => (c.arg, c.part) = (true, true),
+            _ => {}
+        }
+        c.cells.push(field.clone());
+        // The container's sites, for copies of unknown bytes into them
+        // (`HeldMembers::dirty_sites`); none when the walk does not know
+        // the container.
+        add_sites(&mut c, Some(self.cell_sites(fr, lhs).unwrap_or_default()));
+        Some(c)
     }
 
     /// The entries a callee of call `c` starts with: its parameters given
@@ -508,6 +626,19 @@ impl Walker<'_> {
             .zip(&c.args)
             .filter_map(|(p, a)| Some((p.clone(), self.own_value(fr, a, st)?)))
             .collect();
+        // The own member cells of a pointer passed on (`fill(this)`): the
+        // parameter's, in the callee.
+        for (p, a) in params.iter().zip(&c.args) {
+            let Expr::Var(x) = uncast(a) else {
+                continue;
+            };
+            for (y, k) in st.own.iter() {
+                if let Some(f) = cell_member(y, x) {
+                    v.push((cell_name(p, f), k.clone()));
+                }
+            }
+        }
+        v.truncate(MAX_TRACKED);
         v.sort();
         v.dedup_by(|a, b| a.0 == b.0);
         v.into()

@@ -799,6 +799,7 @@ impl<'a> Walker<'a> {
                 // unless it goes into a fresh object (see `private.rs`).
                 let mut state = state;
                 self.note_held_store(fr, lhs, rhs, &state);
+                self.note_own_cell(fr, lhs, rhs, &mut state);
                 self.store_pointer(fr, lhs, rhs, &mut state);
                 self.store_functions(fr, lhs, rhs);
                 self.note_count(fr, lhs, rhs, &mut state);
