@@ -411,6 +411,9 @@ impl<'a> Walker<'a> {
                     if let Some(v) = self.store_get(&k.without_indices()) {
                         add_vals(&mut out, v.iter().cloned());
                     }
+                    if let Some(v) = self.assigned_through(&k) {
+                        add_vals(&mut out, v.iter().cloned());
+                    }
                 }
             }
             Expr::Choice(alts) => {

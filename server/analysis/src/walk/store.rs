@@ -13,6 +13,12 @@
 //! the store without building it again). A function that stores one
 //! parameter into another's object passes once per call
 //! (`cross_store_params`).
+//!
+//! A local whose address is taken has two cells: its own, for what stores
+//! through that address put there (read by name and through the address),
+//! and [`assigned_key`]'s, for what its function assigns it by name (read
+//! only through the address: by name the flow-sensitive value holds).
+//!
 //! Invariants: the store is complete before the first thread starts, and
 //! frames, return values and wrapper answers computed while it was being
 //! built are dropped then (see `walk_all`); return values, like frames, do
@@ -46,6 +52,16 @@ pub(super) struct StorePass {
     calls: FxHashMap<FunctionId, Vec<(u32, Vec<Vals>)>>,
     copies: Vec<(Base, Base)>,
     unresolved: bool,
+}
+
+/// The cell of the store that holds what local `var` of `func`, whose
+/// address is taken, is assigned by name: read only through its address
+/// ([`Walker::assigned_through`]), not where the local is read by name.
+pub(super) fn assigned_key(func: &Name, var: &Name) -> LocKey {
+    LocKey::new(Base::Local {
+        func: func.clone(),
+        var: Name::from(format!("{var}#assigned")),
+    })
 }
 
 /// The arguments each call passed to a function, by (caller, call id):
@@ -619,6 +635,19 @@ impl<'a> Walker<'a> {
                             if strong && (tracks_ptr(fr, x) || fr.address_taken.contains(x)) {
                                 set_ptr(cur, x, self.eval(fr, rhs, 0));
                             }
+                            // What a local whose address is taken is given
+                            // by name is read through that address too
+                            // (`p = auth; next(&p)` reading `**pp`), but not
+                            // by name: there the flow-sensitive value holds
+                            // (see `assigned_through`).
+                            if fr.address_taken.contains(x)
+                                && fr.locals.get(x).is_some_and(|t| !t.array)
+                            {
+                                let v = self.eval(fr, rhs, 0);
+                                if !v.is_empty() {
+                                    updates.push((assigned_key(&fr.fname, x), v));
+                                }
+                            }
                             continue;
                         }
                     }
@@ -1067,6 +1096,18 @@ impl<'a> Walker<'a> {
         let v = Arc::new(v);
         *self.d.value_functions.borrow_mut() = Some(v.clone());
         v
+    }
+
+    /// What local `k` (a pointer cell of a frame, read through its
+    /// address) was assigned by name, beside what stores through its
+    /// address put there (see [`assigned_key`]).
+    pub(super) fn assigned_through(&self, k: &LocKey) -> Option<&Vals> {
+        match &k.base {
+            Base::Local { func, var } if k.path.is_empty() => {
+                self.store_get(&assigned_key(func, var))
+            }
+            _ => None,
+        }
     }
 
     /// The pointer store's cell `k`, noted as read while the store is built.
