@@ -505,8 +505,14 @@ impl HeldMembers {
                 .iter()
                 .all(|b| self.dirty_sites.binary_search(b).is_err()),
         };
-        !self.all_dirty
-            && sites_clean
+        // A chain read only from local cells (`walk::local_cells`, named
+        // `&func:var`) depends on no member and no heap site.
+        let local_only = !c.arg
+            && c.from_arg.is_empty()
+            && c.from_alloc.is_empty()
+            && !c.cells.is_empty()
+            && c.cells.iter().all(|n| n.starts_with('&'));
+        (local_only || (!self.all_dirty && sites_clean))
             && (!c.arg || whole || (slot && !c.part))
             && c.from_arg.iter().all(clean)
             && c.from_alloc.iter().all(clean)

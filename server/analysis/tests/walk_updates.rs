@@ -1298,3 +1298,31 @@ fn a_foreign_store_ends_an_own_member_cell() {
     host.set_file_text(virt, base.as_str());
     assert_eq!(reports(&host), before);
 }
+
+/// A helper that stores another object through the address of a parser's
+/// cursor (`*pc = shared_ptr`) ends the cursor's promise: the reads through
+/// it pair with other threads' writes again, after an incremental update as
+/// after a walk from scratch, and undoing the edit takes them away.
+#[test]
+fn a_foreign_store_through_its_address_ends_a_local_cell() {
+    let _serial = serial();
+    set_verify(true);
+    let base = fixture_text("own_local_cell.c");
+    let edited = base.replace(
+        "    n++;\n    (*pc)++;",
+        "    n++;\n    if (n > 40)\n      *pc = shared_ptr;\n    (*pc)++;",
+    );
+    assert_ne!(base, edited);
+    let virt = Path::new("/virtual/own_local_cell_edit.c");
+    let mut host = AnalysisHost::default();
+    host.set_file_text(virt, base.as_str());
+    let before = reports(&host);
+    let on_copy = |r: &String| r.contains("allocated in parser)");
+    assert!(!before.iter().any(on_copy), "{before:?}");
+    host.set_file_text(virt, edited.as_str());
+    let after = reports(&host);
+    assert_eq!(after, replayed(virt, &[&edited]));
+    assert!(after.iter().any(on_copy), "{after:?}");
+    host.set_file_text(virt, base.as_str());
+    assert_eq!(reports(&host), before);
+}

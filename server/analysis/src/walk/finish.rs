@@ -818,7 +818,7 @@ impl<'a> Walker<'a> {
                 );
             }
         }
-        let held = self.held_members(&reach, &threads);
+        let held = self.held_members(&reach, &threads, &escaped_locals);
         let injective = self.injective_arrays(&reach, &locations);
         if super::private::debug() {
             eprintln!("racelens: held members: {held:?}");

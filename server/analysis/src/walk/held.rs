@@ -120,7 +120,7 @@ fn has_addr_of(e: &Expr) -> bool {
 }
 
 impl Walker<'_> {
-    fn note_held(&mut self, s: HeldStore) {
+    pub(super) fn note_held(&mut self, s: HeldStore) {
         match self.d.node_stack.last() {
             Some(&n) => insert_sorted(&mut self.d.nodes[n as usize].held, s),
             None => insert_sorted(&mut self.d.root_held, s),
@@ -199,6 +199,7 @@ impl Walker<'_> {
     fn held_assign(&self, fr: &Frame, lhs: &Expr, rhs: &Expr, st: &State) -> Vec<HeldStore> {
         let mut out = Vec::new();
         self.held_addr_taken(fr, rhs, &mut out);
+        self.local_cell_stores(fr, lhs, rhs, st, &mut out);
         let ty = self.type_of(fr, lhs, 0);
         if let Some(t) = &ty {
             if t.pointer == 0 && !t.array {
@@ -314,6 +315,7 @@ impl Walker<'_> {
         for a in &c.args {
             self.held_addr_taken(fr, a, &mut out);
         }
+        self.local_cell_call(fr, c, &mut out);
         if let Some(CallModel::Mem {
             write: Some(w),
             read: Some(r),
@@ -411,6 +413,7 @@ impl Walker<'_> {
                     matches!(lhs, Expr::Var(x) if fr.locals.get(x).is_some_and(|t| !t.is_static));
                 if local {
                     self.held_addr_taken(&fr, rhs, out);
+                    self.local_cell_stores(&fr, lhs, rhs, &st, out);
                 } else {
                     out.extend(self.held_assign(&fr, lhs, rhs, &st));
                 }
@@ -424,7 +427,12 @@ impl Walker<'_> {
     /// Which members keep the promise, over the nodes `reach` marks and the
     /// functions no node walked (see the module doc). `threads` must say
     /// already which own their argument and which a slot.
-    pub(super) fn held_members(&self, reach: &[bool], threads: &[Thread]) -> HeldMembers {
+    pub(super) fn held_members(
+        &self,
+        reach: &[bool],
+        threads: &[Thread],
+        escaped: &[Base],
+    ) -> HeldMembers {
         let mut stores: Vec<(u32, &HeldStore)> = self.d.root_held.iter().map(|s| (0, s)).collect();
         for (i, node) in self.d.nodes.iter().enumerate() {
             if reach.get(i).copied().unwrap_or(false) {
@@ -538,6 +546,13 @@ impl Walker<'_> {
                 if !deps.cells.is_empty() || !out.holds(deps, whole, slot) {
                     cell_dirty.insert(member.clone());
                 }
+            }
+        }
+        // A local another thread may reach is no local cell
+        // (`local_cells.rs`).
+        for b in escaped {
+            if let Base::Local { func, var } = b {
+                cell_dirty.insert(super::local_cells::cell_name(func, var));
             }
         }
         let mut cell_dirty: Vec<Name> = cell_dirty.into_iter().collect();

@@ -657,7 +657,7 @@ pub(super) fn update(
     if w.per_site_threads(&reach) != per_site {
         return Err("a thread's argument is handed fresh or not");
     }
-    if w.held_members(&reach, &snap.result.table.threads) != snap.result.table.held {
+    if w.held_members(&reach, &snap.result.table.threads, &escaped) != snap.result.table.held {
         return Err("members that hold only their owner's objects changed");
     }
     let speculative: Vec<u32> = (0..snap.result.table.threads.len() as u32)

@@ -52,6 +52,7 @@ mod joins;
 mod laundered;
 mod libevent;
 pub(crate) mod library;
+mod local_cells;
 mod lock_wrappers;
 mod locks;
 mod memo;

@@ -385,9 +385,18 @@ impl Walker<'_> {
                 }
             }
         }
+        // A local cell read through its address (`local_cells.rs`).
+        if matches!(e, Expr::Deref(_) | Expr::Index { index: Some(0), .. }) && depth < 8 {
+            let base = |b: &Expr| self.own_value_at(fr, b, st, depth + 1);
+            if let Some(k) = self.own_local_cell(fr, e, &base) {
+                return Some(k);
+            }
+        }
         let k = match e {
             // A local array stands for its address.
-            Expr::Var(x) => lookup(st, x).or_else(|| frame_array(fr, x).then_some(Own::Frame)),
+            Expr::Var(x) => lookup(st, x)
+                .or_else(|| frame_array(fr, x).then_some(Own::Frame))
+                .or_else(|| self.own_local_cell(fr, e, &|_| None)),
             // `&x->buf[k]`, `&x->f`: inside the object of `x`.
             Expr::AddrOf(inner) if depth < 8 => self.own_object(fr, inner, st, depth + 1),
             Expr::CallResult(id) => lookup(st, &returned_by(*id))
@@ -426,7 +435,8 @@ impl Walker<'_> {
     /// `x->s.f`, and through pointers loaded from own objects' members,
     /// `x->next->f`, see `held.rs`) is the instance's own, if it is.
     pub(super) fn own_access(&self, fr: &Frame, place: &Expr, st: &State) -> Option<Own> {
-        if st.own.is_empty() {
+        // (A local cell read by name needs no entry: `local_cells.rs`.)
+        if st.own.is_empty() && fr.address_taken.is_empty() {
             return None;
         }
         self.own_object(fr, place, st, 0)
@@ -610,7 +620,7 @@ impl Walker<'_> {
         // own (`Own::Frame`).
         let local = |a: &Expr| match uncast(a) {
             Expr::AddrOf(_) => true,
-            Expr::Var(x) => frame_array(fr, x),
+            Expr::Var(x) => frame_array(fr, x) || fr.address_taken.contains(x),
             _ => false,
         };
         if st.own.is_empty()

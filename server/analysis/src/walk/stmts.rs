@@ -757,6 +757,7 @@ impl<'a> Walker<'a> {
                     // A local whose address is taken holds what it is
                     // given: it goes where that address goes.
                     self.store_pointer(fr, &Expr::Var(x.clone()), rhs, &mut state);
+                    self.note_local_cell(fr, x, rhs, &state);
                 }
                 self.retag(fr, x, rhs, &mut state);
                 self.assign_ptr(fr, x, rhs, &mut state);
@@ -784,6 +785,7 @@ impl<'a> Walker<'a> {
                 self.note_held_addr(fr, rhs);
                 if fr.address_taken.contains(x) {
                     self.store_pointer(fr, &Expr::Var(x.clone()), rhs, &mut state);
+                    self.note_local_cell(fr, x, rhs, &state);
                 }
                 // A local struct's function pointer members (`struct job j
                 // = q->jobs[head]; j.fn(j.arg)`).
