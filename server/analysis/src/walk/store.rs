@@ -665,6 +665,18 @@ impl<'a> Walker<'a> {
                 Stmt::Call(c) => {
                     self.struct_args(fr, c, updates);
                     self.join_result(fr, c, updates);
+                    if let Some(CallModel::Mem {
+                        write: Some(w),
+                        read: Some(r),
+                    }) = fr.summary.models.get(&c.id)
+                    {
+                        if let (Some(d), Some(s)) = (c.args.get(*w), c.args.get(*r)) {
+                            if **self.d.cur_ptrs.borrow() != *cur {
+                                *self.d.cur_ptrs.borrow_mut() = Arc::new(cur.clone());
+                            }
+                            self.mem_copy(fr, d, s, updates);
+                        }
+                    }
                     // An atomic store puts its value where a plain store
                     // would (`__atomic_store_n(&head, n, ..)`).
                     if matches!(fr.summary.models.get(&c.id), Some(CallModel::Atomic)) {
@@ -978,6 +990,43 @@ impl<'a> Walker<'a> {
             return;
         }
         self.copy_members(fr, &dsts, src, name, false, updates);
+    }
+
+    /// `memcpy(dst, src, n)` (any copy of memory the model knows both ends
+    /// of): what `*src` holds, `*dst` holds, as `*dst = *src` would store
+    /// it: each pointer member of a struct (by the type of either end), or
+    /// the pointer itself (`memcpy(&p, &q, sizeof p)`). Bytes of a scalar
+    /// type hold no address.
+    fn mem_copy(&self, fr: &Frame, dst: &Expr, src: &Expr, updates: &mut Vec<(LocKey, Vals)>) {
+        let deref = |e: &Expr| match uncast(e) {
+            Expr::AddrOf(x) => (**x).clone(),
+            e => Expr::Deref(Box::new(e.clone())),
+        };
+        let (d, s) = (deref(dst), deref(src));
+        if let Some(name) = self
+            .struct_type(fr, &d)
+            .or_else(|| self.struct_type(fr, &s))
+        {
+            let dsts = self.cells(fr, &d);
+            if !dsts.is_empty() {
+                self.copy_members(fr, &dsts, &s, name, false, updates);
+            }
+            return;
+        }
+        let pointer = |e: &Expr| {
+            self.type_of(fr, e, 0)
+                .is_some_and(|t| t.pointer > 0 && !t.array)
+        };
+        if !(pointer(&d) || pointer(&s)) {
+            return;
+        }
+        let v = self.eval(fr, &s, 0);
+        if v.is_empty() {
+            return;
+        }
+        for k in self.cells(fr, &d) {
+            updates.push((k, v.clone()));
+        }
     }
 
     /// The pointer members of struct `src` (of type `name`) into the same
