@@ -427,6 +427,8 @@ struct Gathered<'a> {
     /// A fragment's thread lists were cut at [`FRAGMENT_THREADS`].
     capped: bool,
     conflicts: Vec<&'a FragmentConflict>,
+    /// The fragment that named the report was a write.
+    var_written: bool,
 }
 
 fn collect_races(
@@ -485,7 +487,10 @@ fn collect_races(
                         programs: Vec::new(),
                         stale: crate::db::function_stale(db, f.func).clone(),
                     });
-                    gathered.push(Gathered::default());
+                    gathered.push(Gathered {
+                        var_written: f.kind == AccessKind::Write,
+                        ..Gathered::default()
+                    });
                     index.insert((f.func, f.span), i);
                     i
                 }
@@ -493,10 +498,16 @@ fn collect_races(
             let r = &mut reports[i];
             // One access can lie in several locations (a concrete object
             // and its type): the name shown is the concrete one, and among
-            // equals the first by text, not the first met.
-            if (!f.unresolved, std::cmp::Reverse(&f.var))
-                > (!r.unresolved, std::cmp::Reverse(&r.var))
+            // equals the first by text, not the first met. Two accesses
+            // may share an expression (`gp[5] = c` reads `gp` and writes
+            // the element): the report is a write, so it names what is
+            // written.
+            let written = f.kind == AccessKind::Write;
+            let g = &mut gathered[i];
+            if (!f.unresolved, written, std::cmp::Reverse(&f.var))
+                > (!r.unresolved, g.var_written, std::cmp::Reverse(&r.var))
             {
+                g.var_written = written;
                 r.var = f.var.clone();
                 r.owner = f.owner.clone();
                 r.locks = f.locks.clone();

@@ -1,0 +1,54 @@
+//! What a report names when two accesses share one expression: `gp[5] =
+//! c` reads the pointer `gp` and writes the element it points to, and both
+//! accesses carry the span of the whole expression. The report there is a
+//! write, so it names the written object (`shared_text[5]`), not the
+//! pointer read on the way (which has its own race with `gp = shared_ptr`,
+//! reported at that write).
+
+use racelens_analysis::AnalysisHost;
+use std::path::Path;
+
+const PROGRAM: &str = "#include <pthread.h>\n\
+    static char shared_text[64] = \"shared text\";\n\
+    static char *shared_ptr = shared_text;\n\
+    static char *gp;\n\
+    static void *w(void *arg) {\n\
+      gp = shared_ptr;\n\
+      gp[5] = 'u';\n\
+      return arg;\n\
+    }\n\
+    int main(void) {\n\
+      pthread_t t[2];\n\
+      pthread_create(&t[0], 0, w, 0);\n\
+      pthread_create(&t[1], 0, w, 0);\n\
+      pthread_join(t[0], 0);\n\
+      pthread_join(t[1], 0);\n\
+      return 0;\n\
+    }\n";
+
+#[test]
+fn a_write_through_a_read_pointer_names_what_it_writes() {
+    let mut host = AnalysisHost::default();
+    let path = Path::new("/virtual/report_names.c");
+    host.set_file_text(path, PROGRAM);
+    let races = host.snapshot().races();
+    let at = |needle: &str| PROGRAM.find(needle).unwrap() as u32;
+    let element = races
+        .iter()
+        .find(|r| r.site.start as u32 == at("gp[5]"))
+        .unwrap_or_else(|| panic!("no report at gp[5]: {races:?}"));
+    assert_eq!(element.var, "shared_text[5]", "{element:?}");
+    assert_eq!(format!("{:?}", element.kind), "Write");
+    let pointer = races
+        .iter()
+        .find(|r| r.site.start as u32 == at("gp = shared_ptr"))
+        .unwrap_or_else(|| panic!("no report at gp = shared_ptr: {races:?}"));
+    assert_eq!(pointer.var, "gp");
+    assert!(
+        pointer
+            .conflicts
+            .iter()
+            .any(|c| c.site.start as u32 == at("gp[5]")),
+        "{pointer:?}"
+    );
+}
