@@ -310,12 +310,12 @@ impl Walker<'_> {
 
     /// What call `c` tells about members: addresses of members it is
     /// handed, and what a copy (`memcpy`) writes.
-    fn held_call(&self, fr: &Frame, c: &racelens_syntax::Call) -> Vec<HeldStore> {
+    fn held_call(&self, fr: &Frame, c: &racelens_syntax::Call, st: &State) -> Vec<HeldStore> {
         let mut out = Vec::new();
         for a in &c.args {
             self.held_addr_taken(fr, a, &mut out);
         }
-        self.local_cell_call(fr, c, &mut out);
+        self.local_cell_call(fr, c, st, &mut out);
         if let Some(CallModel::Mem {
             write: Some(w),
             read: Some(r),
@@ -395,8 +395,8 @@ impl Walker<'_> {
     }
 
     /// The walk meets call `c`.
-    pub(super) fn note_held_call(&mut self, fr: &Frame, c: &racelens_syntax::Call) {
-        for s in self.held_call(fr, c) {
+    pub(super) fn note_held_call(&mut self, fr: &Frame, c: &racelens_syntax::Call, st: &State) {
+        for s in self.held_call(fr, c, st) {
             self.note_held(s);
         }
     }
@@ -418,7 +418,7 @@ impl Walker<'_> {
                     out.extend(self.held_assign(&fr, lhs, rhs, &st));
                 }
             }
-            Stmt::Call(c) => out.extend(self.held_call(&fr, c)),
+            Stmt::Call(c) => out.extend(self.held_call(&fr, c, &st)),
             Stmt::Return { value: Some(v), .. } => self.held_addr_taken(&fr, v, out),
             _ => {}
         });

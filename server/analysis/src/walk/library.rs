@@ -114,6 +114,23 @@ const ASYNC_CALLBACKS: &[&str] = &[
 /// the only one): a program that calls one has threads even when it never
 /// calls `pthread_create` (a FUSE file system whose operations run on
 /// libfuse's workers).
+/// Library functions that store, through a pointer argument, a pointer
+/// derived from another argument: `(out, source)` argument indices, the
+/// source `None` when the stored pointer is derived from what `*out`
+/// held. `strtol(s, &end, b)` stores a pointer into `s`, `strtok_r(s, d,
+/// &save)` one into `s` (or, when `s` is null, into what `save` held), and
+/// `strsep(&p, d)` one into what `p` held, or null. They store through no
+/// other pointer argument a pointer (only characters).
+pub(super) fn derived_out(f: &str) -> Option<(usize, Option<usize>)> {
+    match f {
+        "strtol" | "strtoul" | "strtoll" | "strtoull" | "strtoq" | "strtouq" | "strtod"
+        | "strtof" | "strtold" | "strtoimax" | "strtoumax" => Some((1, Some(0))),
+        "strtok_r" | "__strtok_r" => Some((2, Some(0))),
+        "strsep" => Some((0, None)),
+        _ => None,
+    }
+}
+
 pub(super) fn starts_threads(f: &str) -> bool {
     THREAD_POOLS.contains(&f)
         || f.starts_with("fuse_main")

@@ -25,8 +25,11 @@
 //!   `*cursor = end` with `end` loaded from `*cursor`) ([`HeldStore::Cell`]);
 //!   anything else is [`HeldStore::Dirty`];
 //! - no code without a body (a library call, an unresolved function
-//!   pointer) is handed a pointer that may point to it (`strtol(s, &end)`,
-//!   `strsep(&p, ..)`, `memcpy(&p, ..)`).
+//!   pointer) is handed a pointer that may point to it (`memcpy(&p, ..)`,
+//!   `getline(&p, ..)`), except the library functions that store there a
+//!   pointer derived from another argument (`strtol(s, &end, 10)`,
+//!   `strtok_r(s, d, &save)`, `strsep(&p, d)`), when that argument keeps
+//!   the promise.
 //!
 //! Invariant: like the member records of `held.rs`, these are facts of the
 //! nodes' own statements, so `held_members` derives the clean cells from
@@ -183,14 +186,52 @@ impl Walker<'_> {
         }
     }
 
-    /// The records of call `c` for the local cells code without a body
-    /// is handed a pointer to: it may store anything there.
-    pub(super) fn local_cell_call(&self, fr: &Frame, c: &Call, out: &mut Vec<HeldStore>) {
+    /// The records of call `c` (in state `st`) for the local cells code
+    /// without a body is handed a pointer to: it may store anything there,
+    /// unless it is a library function that stores a pointer derived from
+    /// another argument (`strtol(s, &end, 10)`, `strsep(&p, ..)`, see
+    /// `library::derived_out`), which keeps the cell's promise when that
+    /// argument is the instance's own allocation or the cell's own value.
+    pub(super) fn local_cell_call(
+        &self,
+        fr: &Frame,
+        c: &Call,
+        st: &State,
+        out: &mut Vec<HeldStore>,
+    ) {
         let bodiless = match fr.calls.get(&c.id) {
             Some(callee) => self.functions_of(fr, callee).is_empty(),
             None => true,
         };
         if !bodiless {
+            return;
+        }
+        let derived = match &c.callee {
+            racelens_syntax::Callee::Direct(n) => super::library::derived_out(n),
+            _ => None,
+        };
+        if let Some((o, src)) = derived {
+            let Some(a) = c.args.get(o) else {
+                return;
+            };
+            // What the stored pointer is derived from: the source argument
+            // (null: the cell itself), or the cell itself.
+            let from = src
+                .and_then(|i| c.args.get(i))
+                .filter(|e| !matches!(uncast(e), Expr::Int(0)));
+            let v = from.and_then(|e| self.own_value(fr, e, st));
+            for k in self.place(fr, &Expr::Deref(Box::new(uncast(a).clone())), 0) {
+                if let Some(n) = self.cell_of_place(&k) {
+                    let keeps = match from {
+                        None => true,
+                        Some(_) => Self::keeps_cell(v.as_ref(), &n),
+                    };
+                    out.push(match keeps {
+                        true => HeldStore::Cell(n),
+                        false => HeldStore::Dirty(n),
+                    });
+                }
+            }
             return;
         }
         for a in &c.args {

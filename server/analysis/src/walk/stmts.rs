@@ -827,7 +827,7 @@ impl<'a> Walker<'a> {
             }
             Stmt::Decl(_) | Stmt::Label(_) => Some(state),
             Stmt::Call(c) => {
-                self.note_held_call(fr, c);
+                self.note_held_call(fr, c, &state);
                 self.call(fr, c, state)
             }
             _ => Some(state),

@@ -677,6 +677,27 @@ impl<'a> Walker<'a> {
                             self.mem_copy(fr, d, s, updates);
                         }
                     }
+                    // `strtol(s, &end, 10)`: `end` points into `s`.
+                    if let Callee::Direct(n) = &c.callee {
+                        if let Some((o, Some(i))) = super::library::derived_out(n) {
+                            if let (Some(out), Some(src)) = (c.args.get(o), c.args.get(i)) {
+                                if self.functions_of(fr, &c.callee).is_empty() {
+                                    if **self.d.cur_ptrs.borrow() != *cur {
+                                        *self.d.cur_ptrs.borrow_mut() = Arc::new(cur.clone());
+                                    }
+                                    // Somewhere in what `src` points to.
+                                    let src = Expr::Offset(Box::new(src.clone()));
+                                    let v = self.eval(fr, &src, 0);
+                                    if !v.is_empty() {
+                                        let dst = Expr::Deref(Box::new(uncast(out).clone()));
+                                        for k in self.cells(fr, &dst) {
+                                            updates.push((k, v.clone()));
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
                     // An atomic store puts its value where a plain store
                     // would (`__atomic_store_n(&head, n, ..)`).
                     if matches!(fr.summary.models.get(&c.id), Some(CallModel::Atomic)) {
