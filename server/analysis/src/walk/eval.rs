@@ -355,6 +355,14 @@ impl<'a> Walker<'a> {
                     add_vals(&mut out, [v]);
                 }
             }
+            // A library result pointing into what an argument points to
+            // (`strchr(s, c)`; see `library::derived_result`).
+            Expr::CallResult(id) if fr.derived_results.contains_key(id) => {
+                for src in &fr.derived_results[id] {
+                    let v = self.eval(fr, src, depth + 1);
+                    add_vals(&mut out, v);
+                }
+            }
             Expr::CallResult(id) => match fr.summary.models.get(id) {
                 // `alloca` memory lives in the caller's frame: a local of
                 // its own per call, shared only when its address escapes

@@ -215,6 +215,10 @@ pub(super) struct FrameBase {
     /// `atomic_load(p)`, `__atomic_exchange_n(p, ..)`), whose old value is
     /// the call's result.
     pub(super) atomic_objects: FxHashMap<u32, Expr>,
+    /// Calls of library functions whose result points into what an
+    /// argument points to (`strchr(s, c)`: somewhere in `s`), by call id:
+    /// what the result may be (see `library::derived_result`).
+    pub(super) derived_results: FxHashMap<u32, Vec<Expr>>,
     /// Locals assigned exactly once, from `&place`: `d = &s->datum`.
     pub(super) single_defs: FxHashMap<Name, Expr>,
     /// Locals assigned from a call result: (local, call id).
@@ -753,11 +757,29 @@ impl<'a> Walker<'a> {
         let fname = fid.name(self.db).clone();
         let mut calls = FxHashMap::default();
         let mut atomic_objects = FxHashMap::default();
+        let mut derived_results = FxHashMap::default();
         visit_calls(&summary.ir.body, &mut |c| {
             calls.insert(c.id, c.callee.clone());
             if matches!(summary.models.get(&c.id), Some(CallModel::Atomic)) {
                 if let Some(a) = c.args.first() {
                     atomic_objects.insert(c.id, Expr::Deref(Box::new(a.clone())));
+                }
+            }
+            if let Callee::Direct(n) = &c.callee {
+                let from = super::library::derived_result(n);
+                if !from.is_empty() && self.prog.functions_named(n).is_none() {
+                    let srcs: Vec<Expr> = from
+                        .iter()
+                        .filter_map(|&(i, through)| {
+                            let a = c.args.get(i)?.clone();
+                            let a = match through {
+                                true => Expr::Deref(Box::new(a)),
+                                false => a,
+                            };
+                            Some(Expr::Offset(Box::new(a)))
+                        })
+                        .collect();
+                    derived_results.insert(c.id, srcs);
                 }
             }
         });
@@ -840,6 +862,7 @@ impl<'a> Walker<'a> {
             address_taken,
             calls,
             atomic_objects,
+            derived_results,
             single_defs,
             from_calls,
             tested,

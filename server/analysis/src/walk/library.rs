@@ -131,6 +131,24 @@ pub(super) fn derived_out(f: &str) -> Option<(usize, Option<usize>)> {
     }
 }
 
+/// Library functions whose result points into what an argument points to:
+/// `(argument, through)`, with `through` when the result comes from what
+/// the argument points to (`strsep(&p, d)` returns the old `p`). `strchr`,
+/// `strstr`, `memchr` and their kin return a pointer into their first
+/// argument; `strcpy`, `memcpy`, `fgets` return their destination;
+/// `strtok_r(s, d, &save)` a pointer into `s`, or into what `save` held.
+pub(super) fn derived_result(f: &str) -> &'static [(usize, bool)] {
+    match f {
+        "strchr" | "strrchr" | "strstr" | "strcasestr" | "strpbrk" | "memchr" | "memrchr"
+        | "rawmemchr" | "strchrnul" | "index" | "rindex" | "fgets" | "strcpy" | "strncpy"
+        | "strcat" | "strncat" | "memcpy" | "memmove" | "memset" | "stpcpy" | "stpncpy"
+        | "mempcpy" | "strtok" => &[(0, false)],
+        "strsep" => &[(0, true)],
+        "strtok_r" | "__strtok_r" => &[(0, false), (2, true)],
+        _ => &[],
+    }
+}
+
 pub(super) fn starts_threads(f: &str) -> bool {
     THREAD_POOLS.contains(&f)
         || f.starts_with("fuse_main")
