@@ -399,6 +399,19 @@ impl Walker<'_> {
                 .or_else(|| self.own_local_cell(fr, e, &|_| None)),
             // `&x->buf[k]`, `&x->f`: inside the object of `x`.
             Expr::AddrOf(inner) if depth < 8 => self.own_object(fr, inner, st, depth + 1),
+            // A library result pointing into what an argument points to
+            // (`strchr(copy, c)`) is what that argument is.
+            Expr::CallResult(id) if fr.derived_results.contains_key(id) && depth < 8 => {
+                let mut out: Option<Own> = None;
+                for src in &fr.derived_results[id] {
+                    let k = self.own_value_at(fr, src, st, depth + 1)?;
+                    out = Some(match out {
+                        None => k,
+                        Some(o) => join_own(&o, &k)?,
+                    });
+                }
+                out
+            }
             Expr::CallResult(id) => lookup(st, &returned_by(*id))
                 .or_else(|| self.allocates_at(fr, *id).then_some(Own::Alloc)),
             // A pointer loaded from a member of an own object (`held.rs`),
