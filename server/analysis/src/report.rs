@@ -426,7 +426,9 @@ struct Gathered<'a> {
     others: Vec<u32>,
     /// A fragment's thread lists were cut at [`FRAGMENT_THREADS`].
     capped: bool,
-    conflicts: Vec<&'a FragmentConflict>,
+    /// Each with whether its fragment's access was a write, and the
+    /// fragment's location name.
+    conflicts: Vec<(bool, &'a str, &'a FragmentConflict)>,
     /// The fragment that named the report was a write.
     var_written: bool,
 }
@@ -528,7 +530,9 @@ fn collect_races(
             g.threads.extend_from_slice(&f.threads);
             g.others.extend_from_slice(&f.others);
             g.capped |= f.threads.len() >= FRAGMENT_THREADS || f.others.len() >= FRAGMENT_THREADS;
-            g.conflicts.extend(f.conflicts.iter());
+            let written = f.kind == AccessKind::Write;
+            g.conflicts
+                .extend(f.conflicts.iter().map(|c| (written, &f.var[..], c)));
         }
     }
     let speculative = |t: &u32| {
@@ -554,10 +558,15 @@ fn collect_races(
         }
         // Chosen by source position before any is built: a report may
         // gather hundreds, and building one clones a path and formats names.
+        // The conflicts of another access of the same expression (the
+        // read of `gp` in `gp[5] = c`, where the report names the element
+        // written) belong to that access's own reports, not to this one.
+        let (var_written, var) = (g.var_written, &r.var[..]);
         let mut cands: Vec<_> = g
             .conflicts
             .iter()
-            .map(|c| {
+            .filter(|(w, v, _)| *w == var_written || *v == var)
+            .map(|&(_, _, c)| {
                 let placed = *offsets
                     .entry(c.func)
                     .or_insert_with(|| placement(db, c.func));

@@ -2,8 +2,8 @@
 //! c` reads the pointer `gp` and writes the element it points to, and both
 //! accesses carry the span of the whole expression. The report there is a
 //! write, so it names the written object (`shared_text[5]`), not the
-//! pointer read on the way (which has its own race with `gp = shared_ptr`,
-//! reported at that write).
+//! pointer read on the way, and lists the element's conflicts only: the
+//! pointer's race with `gp = shared_ptr` is reported at that write.
 
 use racelens_analysis::AnalysisHost;
 use std::path::Path;
@@ -39,6 +39,15 @@ fn a_write_through_a_read_pointer_names_what_it_writes() {
         .unwrap_or_else(|| panic!("no report at gp[5]: {races:?}"));
     assert_eq!(element.var, "shared_text[5]", "{element:?}");
     assert_eq!(format!("{:?}", element.kind), "Write");
+    // Its conflicts are the element's (the other thread's write), not
+    // those of the pointer read on the way (`gp = shared_ptr`).
+    assert!(
+        element
+            .conflicts
+            .iter()
+            .all(|c| c.site.start as u32 == at("gp[5]")),
+        "{element:?}"
+    );
     let pointer = races
         .iter()
         .find(|r| r.site.start as u32 == at("gp = shared_ptr"))
