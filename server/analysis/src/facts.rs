@@ -465,6 +465,10 @@ pub struct HeldChain {
     pub unknown: bool,
 }
 
+/// What starts the name of a local cell in [`HeldChain::cells`]
+/// (`walk::local_cells`: `&func:var`); no member's name does.
+pub(crate) const LOCAL_CELL: char = '&';
+
 /// Which members keep what [`Own::Held`] pointers assume (see `walk::held`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct HeldMembers {
@@ -511,7 +515,7 @@ impl HeldMembers {
             && c.from_arg.is_empty()
             && c.from_alloc.is_empty()
             && !c.cells.is_empty()
-            && c.cells.iter().all(|n| n.starts_with('&'));
+            && c.cells.iter().all(|n| n.starts_with(LOCAL_CELL));
         (local_only || (!self.all_dirty && sites_clean))
             && (!c.arg || whole || (slot && !c.part))
             && c.from_arg.iter().all(clean)

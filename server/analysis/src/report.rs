@@ -526,11 +526,9 @@ fn collect_races(
             if f.lock_array.is_none() {
                 r.lock_array = None;
             }
-            let g = &mut gathered[i];
             g.threads.extend_from_slice(&f.threads);
             g.others.extend_from_slice(&f.others);
             g.capped |= f.threads.len() >= FRAGMENT_THREADS || f.others.len() >= FRAGMENT_THREADS;
-            let written = f.kind == AccessKind::Write;
             g.conflicts
                 .extend(f.conflicts.iter().map(|c| (written, &f.var[..], c)));
         }

@@ -109,11 +109,6 @@ const ASYNC_CALLBACKS: &[&str] = &[
     "fuse_setup",
 ];
 
-/// Asynchronous APIs ([`is_async`]) that run what they are given on threads
-/// of their own (not on whichever thread runs an event loop, which may be
-/// the only one): a program that calls one has threads even when it never
-/// calls `pthread_create` (a FUSE file system whose operations run on
-/// libfuse's workers).
 /// Library functions that store, through a pointer argument, a pointer
 /// derived from another argument: `(out, source)` argument indices, the
 /// source `None` when the stored pointer is derived from what `*out`
@@ -149,6 +144,11 @@ pub(super) fn derived_result(f: &str) -> &'static [(usize, bool)] {
     }
 }
 
+/// Asynchronous APIs ([`is_async`]) that run what they are given on threads
+/// of their own (not on whichever thread runs an event loop, which may be
+/// the only one): a program that calls one has threads even when it never
+/// calls `pthread_create` (a FUSE file system whose operations run on
+/// libfuse's workers).
 pub(super) fn starts_threads(f: &str) -> bool {
     THREAD_POOLS.contains(&f)
         || f.starts_with("fuse_main")

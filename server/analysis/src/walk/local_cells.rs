@@ -52,7 +52,7 @@ use racelens_syntax::{Call, Expr, Name};
 /// The name of the cell of local `var` of function `func` in
 /// [`HeldChain::cells`]: members are identifiers, so `&` starts no member.
 pub(super) fn cell_name(func: &str, var: &str) -> Name {
-    Name::from(format!("&{func}:{var}"))
+    Name::from(format!("{}{func}:{var}", crate::facts::LOCAL_CELL))
 }
 
 /// Is `x` a local cell of the function `fb` describes?

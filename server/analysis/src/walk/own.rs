@@ -402,15 +402,7 @@ impl Walker<'_> {
             // A library result pointing into what an argument points to
             // (`strchr(copy, c)`) is what that argument is.
             Expr::CallResult(id) if fr.derived_results.contains_key(id) && depth < 8 => {
-                let mut out: Option<Own> = None;
-                for src in &fr.derived_results[id] {
-                    let k = self.own_value_at(fr, src, st, depth + 1)?;
-                    out = Some(match out {
-                        None => k,
-                        Some(o) => join_own(&o, &k)?,
-                    });
-                }
-                out
+                self.own_of_all(fr, &fr.derived_results[id], st, depth + 1)
             }
             Expr::CallResult(id) => lookup(st, &returned_by(*id))
                 .or_else(|| self.allocates_at(fr, *id).then_some(Own::Alloc)),
@@ -426,15 +418,11 @@ impl Walker<'_> {
                 held_from(k, &cell, self.cell_sites(fr, e))
             }
             Expr::Choice(alts) if depth < 8 => {
-                let mut out: Option<Own> = None;
-                for a in alts.iter().filter(|a| !matches!(uncast(a), Expr::Int(0))) {
-                    let k = self.own_value_at(fr, a, st, depth + 1)?;
-                    out = Some(match out {
-                        None => k,
-                        Some(o) => join_own(&o, &k)?,
-                    });
-                }
-                out
+                let alts: Vec<&Expr> = alts
+                    .iter()
+                    .filter(|a| !matches!(uncast(a), Expr::Int(0)))
+                    .collect();
+                self.own_of_all(fr, alts, st, depth + 1)
             }
             _ => None,
         };
@@ -442,6 +430,26 @@ impl Walker<'_> {
             Some(Own::Arg) if moved => Some(Own::ArgPart),
             k => k,
         }
+    }
+
+    /// What values `es` all are (joined, see [`join_own`]): none when one
+    /// is not own, or there are none.
+    fn own_of_all<'e>(
+        &self,
+        fr: &Frame,
+        es: impl IntoIterator<Item = &'e Expr>,
+        st: &State,
+        depth: u32,
+    ) -> Option<Own> {
+        let mut out: Option<Own> = None;
+        for e in es {
+            let k = self.own_value_at(fr, e, st, depth)?;
+            out = Some(match out {
+                None => k,
+                Some(o) => join_own(&o, &k)?,
+            });
+        }
+        out
     }
 
     /// Why the object that `place` is a part of (`x->f`, `*x`, `x[i]`,

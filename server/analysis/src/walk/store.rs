@@ -614,9 +614,7 @@ impl<'a> Walker<'a> {
         for s in stmts {
             match s {
                 Stmt::Assign { lhs, rhs } => {
-                    if **self.d.cur_ptrs.borrow() != *cur {
-                        *self.d.cur_ptrs.borrow_mut() = Arc::new(cur.clone());
-                    }
+                    self.sync_cur_ptrs(cur);
                     self.struct_copy(fr, lhs, rhs, updates);
                     if let Expr::Init(elems) = rhs {
                         if let Some(t) = self.struct_type(fr, lhs) {
@@ -671,9 +669,7 @@ impl<'a> Walker<'a> {
                     }) = fr.summary.models.get(&c.id)
                     {
                         if let (Some(d), Some(s)) = (c.args.get(*w), c.args.get(*r)) {
-                            if **self.d.cur_ptrs.borrow() != *cur {
-                                *self.d.cur_ptrs.borrow_mut() = Arc::new(cur.clone());
-                            }
+                            self.sync_cur_ptrs(cur);
                             self.mem_copy(fr, d, s, updates);
                         }
                     }
@@ -681,10 +677,8 @@ impl<'a> Walker<'a> {
                     if let Callee::Direct(n) = &c.callee {
                         if let Some((o, Some(i))) = super::library::derived_out(n) {
                             if let (Some(out), Some(src)) = (c.args.get(o), c.args.get(i)) {
-                                if self.functions_of(fr, &c.callee).is_empty() {
-                                    if **self.d.cur_ptrs.borrow() != *cur {
-                                        *self.d.cur_ptrs.borrow_mut() = Arc::new(cur.clone());
-                                    }
+                                if self.prog.functions_named(n).is_none() {
+                                    self.sync_cur_ptrs(cur);
                                     // Somewhere in what `src` points to.
                                     let src = Expr::Offset(Box::new(src.clone()));
                                     let v = self.eval(fr, &src, 0);
@@ -704,9 +698,7 @@ impl<'a> Walker<'a> {
                         if let (Some(v), Some(p)) =
                             (super::calls::atomic_stored_value(c), c.args.first())
                         {
-                            if **self.d.cur_ptrs.borrow() != *cur {
-                                *self.d.cur_ptrs.borrow_mut() = Arc::new(cur.clone());
-                            }
+                            self.sync_cur_ptrs(cur);
                             let v = self.eval(fr, &v, 0);
                             if !v.is_empty() {
                                 for k in self.cells(fr, &Expr::Deref(Box::new(p.clone()))) {
@@ -758,6 +750,14 @@ impl<'a> Walker<'a> {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// Let `eval` see the local pointers `store_updates` follows on this
+    /// path (`cur`), before it evaluates an expression there.
+    fn sync_cur_ptrs(&self, cur: &[(Name, Vals)]) {
+        if **self.d.cur_ptrs.borrow() != *cur {
+            *self.d.cur_ptrs.borrow_mut() = Arc::new(cur.to_vec());
         }
     }
 
