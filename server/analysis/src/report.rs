@@ -456,7 +456,7 @@ fn collect_races(
     let mut index: FxHashMap<(FunctionId, Span), usize> = FxHashMap::default();
     let mut reports: Vec<RaceReport> = Vec::new();
     let mut gathered: Vec<Gathered> = Vec::new();
-    let mut offsets: FxHashMap<FunctionId, Placed> = FxHashMap::default();
+    let mut offsets: FxHashMap<FunctionId, (u32, Placed)> = FxHashMap::default();
     let names: Vec<String> = (0..table.threads.len() as u32)
         .map(|t| thread_name(&table, t))
         .collect();
@@ -533,6 +533,24 @@ fn collect_races(
                 .extend(f.conflicts.iter().map(|c| (written, &f.var[..], c)));
         }
     }
+    // Conflicts are listed by file path, then position: each file's rank
+    // among the paths, taken once (a report may gather hundreds of
+    // conflicts, and comparing paths component by component cost most of
+    // an edit's report building on mt-daapd).
+    let mut file_rank: FxHashMap<SourceFile, u32> = FxHashMap::default();
+    for g in &gathered {
+        for (_, _, c) in &g.conflicts {
+            file_rank.entry(c.func.file(db)).or_insert(0);
+        }
+    }
+    let mut by_path: Vec<(&std::path::Path, SourceFile)> = file_rank
+        .keys()
+        .map(|f| (f.path(db).as_path(), *f))
+        .collect();
+    by_path.sort_by(|a, b| a.0.cmp(b.0));
+    for (i, (_, f)) in by_path.iter().enumerate() {
+        file_rank.insert(*f, i as u32);
+    }
     let speculative = |t: &u32| {
         table
             .threads
@@ -565,13 +583,12 @@ fn collect_races(
             .iter()
             .filter(|(w, v, _)| *w == var_written || *v == var)
             .map(|&(_, _, c)| {
-                let placed = *offsets
+                let (rank, placed) = *offsets
                     .entry(c.func)
-                    .or_insert_with(|| placement(db, c.func));
-                let path: &std::path::Path = c.func.file(db).path(db);
+                    .or_insert_with(|| (file_rank[&c.func.file(db)], placement(db, c.func)));
                 let (start, end) = placed_range(placed, c.span);
                 (
-                    (path, start, end, c.kind, name_of(c.thread), c.itself),
+                    (rank, start, end, c.kind, name_of(c.thread), c.itself),
                     &c.locks,
                     c,
                 )

@@ -345,6 +345,11 @@ struct WalkData {
     /// (function, allocating function): may a call of the first reach the
     /// second (`calls.rs`, `may_allocate`)? A fact of the call graph.
     may_allocate: std::cell::RefCell<FxHashMap<(FunctionId, Name), bool>>,
+    /// Per function: the functions its direct calls name (its modelled
+    /// calls left out), and whether it calls through a pointer, once
+    /// `may_allocate` asked (dropped for the edited function by
+    /// `incremental.rs`).
+    call_edges: std::cell::RefCell<FxHashMap<FunctionId, Arc<(Vec<FunctionId>, bool)>>>,
     /// The functions used as values (stored, passed, returned): those a
     /// call through a pointer may reach (`may_allocate`), once asked.
     value_functions: std::cell::RefCell<Option<Arc<Vec<FunctionId>>>>,

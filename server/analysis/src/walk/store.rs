@@ -5,9 +5,10 @@
 //! `alloc_wrappers.rs`) copy into their new object, and which functions a
 //! call may reach to allocate (`may_allocate`).
 //!
-//! Owns `WalkData::store`, `store_reads`, `returns` and
+//! Owns `WalkData::store`, `store_reads`, `returns`,
 //! `may_allocate` (facts of the call graph, asked again by `incremental.rs`
-//! after an edit), and `store_passes` / `store_params` / `store_call_args`
+//! after an edit) and `call_edges` (each function's direct callees, which
+//! those questions walk: the edited function's are dropped), and `store_passes` / `store_params` / `store_call_args`
 //! (each function's last pass, and the parameters the build ended with, all
 //! calls' together and by call: an edit whose new pass gives the same keeps
 //! the store without building it again). A function that stores one
@@ -1126,23 +1127,42 @@ impl<'a> Walker<'a> {
                 found = true;
                 break;
             }
-            let s = self.summary(g);
-            visit_calls(&s.ir.body, &mut |c| match &c.callee {
-                Callee::Direct(n) => {
-                    if s.models.contains_key(&c.id) {
-                        return;
-                    }
-                    match self.prog.functions_named(n) {
-                        Some(defs) => todo.extend(defs.iter().copied()),
-                        None => {}
-                    }
-                }
-                // Through a pointer: any function used as a value.
-                _ => todo.extend(self.value_functions().iter().copied()),
-            });
+            let edges = self.call_edges(g);
+            todo.extend(edges.0.iter().copied());
+            // Through a pointer: any function used as a value.
+            if edges.1 {
+                todo.extend(self.value_functions().iter().copied());
+            }
         }
         self.d.may_allocate.borrow_mut().insert(key, found);
         found
+    }
+
+    /// The functions `f`'s direct calls name, its modelled calls left out,
+    /// and whether it calls through a pointer (see `WalkData::call_edges`).
+    fn call_edges(&self, f: FunctionId) -> Arc<(Vec<FunctionId>, bool)> {
+        if let Some(e) = self.d.call_edges.borrow().get(&f) {
+            return e.clone();
+        }
+        let s = self.summary(f);
+        let mut direct: Vec<FunctionId> = Vec::new();
+        let mut indirect = false;
+        visit_calls(&s.ir.body, &mut |c| match &c.callee {
+            Callee::Direct(n) => {
+                if s.models.contains_key(&c.id) {
+                    return;
+                }
+                if let Some(defs) = self.prog.functions_named(n) {
+                    direct.extend(defs.iter().copied());
+                }
+            }
+            _ => indirect = true,
+        });
+        direct.sort_unstable_by_key(|g| g.key());
+        direct.dedup();
+        let e = Arc::new((direct, indirect));
+        self.d.call_edges.borrow_mut().insert(f, e.clone());
+        e
     }
 
     /// The functions the program uses as values (see
