@@ -5,13 +5,14 @@
 //! `alloc_wrappers.rs`) copy into their new object, and which functions a
 //! call may reach to allocate (`may_allocate`).
 //!
-//! Owns `WalkData::store`, `store_reads`, `returns`,
-//! `may_allocate` (facts of the call graph, asked again by `incremental.rs`
-//! after an edit) and `call_edges` (each function's direct callees, which
-//! those questions walk: the edited function's are dropped), and `store_passes` / `store_params` / `store_call_args`
-//! (each function's last pass, and the parameters the build ended with, all
-//! calls' together and by call: an edit whose new pass gives the same keeps
-//! the store without building it again). A function that stores one
+//! Owns `WalkData::store`, `store_reads`, `returns`, `may_allocate`
+//! (facts of the call graph, asked again by `incremental.rs` after an edit)
+//! with `call_edges` (each function's direct callees, which those
+//! questions walk; the edited function's are dropped), and `store_passes` /
+//! `store_params` / `store_call_args` (each function's last pass, and the
+//! parameters the build ended with, all calls' together and by call: an
+//! edit whose new pass gives the same keeps the store without building it
+//! again). A function that stores one
 //! parameter into another's object passes once per call
 //! (`cross_store_params`).
 //!
