@@ -38,6 +38,7 @@ mod calls;
 mod constants;
 mod counters;
 mod eval;
+mod fact_counts;
 mod finish;
 mod flags;
 mod fork;
@@ -478,7 +479,7 @@ struct WalkData {
     /// Nodes keep their facts, for incremental updates.
     keep: bool,
     /// Reachable facts with counts, kept by incremental updates.
-    counts: Option<incremental::Counts>,
+    counts: Option<fact_counts::Counts>,
     /// While re-walking a node: the epoch it was first walked at.
     rewalk: Option<u64>,
     /// Nodes a re-walk must not replay (the edited function's nodes and
