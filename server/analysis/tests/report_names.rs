@@ -33,10 +33,13 @@ fn a_write_through_a_read_pointer_names_what_it_writes() {
     host.set_file_text(path, PROGRAM);
     let races = host.snapshot().races();
     let at = |needle: &str| PROGRAM.find(needle).unwrap() as u32;
-    let element = races
-        .iter()
-        .find(|r| r.site.start as u32 == at("gp[5]"))
-        .unwrap_or_else(|| panic!("no report at gp[5]: {races:?}"));
+    let report_at = |needle: &str| {
+        races
+            .iter()
+            .find(|r| r.site.start as u32 == at(needle))
+            .unwrap_or_else(|| panic!("no report at {needle}: {races:?}"))
+    };
+    let element = report_at("gp[5]");
     assert_eq!(element.var, "shared_text[5]", "{element:?}");
     assert_eq!(format!("{:?}", element.kind), "Write");
     // Its conflicts are the element's (the other thread's write), not
@@ -48,10 +51,7 @@ fn a_write_through_a_read_pointer_names_what_it_writes() {
             .all(|c| c.site.start as u32 == at("gp[5]")),
         "{element:?}"
     );
-    let pointer = races
-        .iter()
-        .find(|r| r.site.start as u32 == at("gp = shared_ptr"))
-        .unwrap_or_else(|| panic!("no report at gp = shared_ptr: {races:?}"));
+    let pointer = report_at("gp = shared_ptr");
     assert_eq!(pointer.var, "gp");
     assert!(
         pointer

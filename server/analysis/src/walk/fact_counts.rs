@@ -119,11 +119,16 @@ impl Counts {
                 Some(set) => set,
                 None => self.facts.entry(b.clone()).or_default(),
             };
-            let settled = self.settled;
-            let n = set.entry(key.clone()).or_insert(0);
-            *n += 1;
-            if *n == 1 && settled {
-                moved(&mut self.moved_facts, (b.clone(), key), true);
+            // A fact new to the set comes; only then is its key copied
+            // (counting a whole walk's million facts copies none).
+            match set.get_mut(&key) {
+                Some(n) => *n += 1,
+                None => {
+                    if self.settled {
+                        moved(&mut self.moved_facts, (b.clone(), key.clone()), true);
+                    }
+                    set.insert(key, 1);
+                }
             }
         }
         for (b, found) in prefixes {

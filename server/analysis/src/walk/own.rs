@@ -418,10 +418,7 @@ impl Walker<'_> {
                 held_from(k, &cell, self.cell_sites(fr, e))
             }
             Expr::Choice(alts) if depth < 8 => {
-                let alts: Vec<&Expr> = alts
-                    .iter()
-                    .filter(|a| !matches!(uncast(a), Expr::Int(0)))
-                    .collect();
+                let alts = alts.iter().filter(|a| !matches!(uncast(a), Expr::Int(0)));
                 self.own_of_all(fr, alts, st, depth + 1)
             }
             _ => None,
