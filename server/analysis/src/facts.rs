@@ -441,6 +441,13 @@ pub enum Own {
     /// was published: only an access through a pointer loaded from memory
     /// may reach another instance's local.
     Frame,
+    /// A pointer inside one of the argument's members (`b = w->buf`,
+    /// `&w->hdr`): stepping along it (`b[1]`, `b + 4`) stays inside that
+    /// member, so what it reaches is the argument's as [`Own::Arg`] is,
+    /// where a step along the argument itself may reach another slot
+    /// ([`Own::ArgPart`]). Only a value held by a local or parameter:
+    /// an access through it is recorded as [`Own::Arg`].
+    ArgInner,
 }
 
 /// The members a [`Own::Held`] pointer was loaded through.

@@ -453,16 +453,19 @@ fn own_apart(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -
     let allocated = |k: &Own, t: u32| match k {
         Own::Alloc => true,
         Own::Held(c) => table.held.holds(c, owns(t), slot_ptr(t)),
-        Own::Arg | Own::ArgPart | Own::Frame => false,
+        Own::Arg | Own::ArgPart | Own::ArgInner | Own::Frame => false,
     };
-    let arg = |k: &Own| matches!(k, Own::Arg | Own::ArgPart);
+    let arg = |k: &Own| matches!(k, Own::Arg | Own::ArgPart | Own::ArgInner);
+    // (Facts record a pointer inside the argument's member as the
+    // argument, see `Walker::own_access`.)
+    let whole = |k: &Own| matches!(k, Own::Arg | Own::ArgInner);
     // Two instances' accesses through a slot thread's argument itself
     // (not past its start) touch two elements.
     match base {
         Base::Heap { .. } if arg(x) && arg(y) => {
             (owns(a.thread) && owns(b.thread))
                 || (a.thread == b.thread && per_site(a.thread))
-                || (a.thread == b.thread && slot_ptr(a.thread) && *x == Own::Arg && *y == Own::Arg)
+                || (a.thread == b.thread && slot_ptr(a.thread) && whole(x) && whole(y))
         }
         Base::Heap { .. } => allocated(x, a.thread) && allocated(y, b.thread),
         // Two instances' own frames.

@@ -256,12 +256,12 @@ impl Walker<'_> {
             .and_then(|_| self.own_object(fr, lhs, st, 0))
             .filter(|k| *k != Own::Frame);
         let store = match (kc, kv) {
-            (Some(kc), Some(kv)) if !matches!(kv, Own::Arg | Own::ArgPart) => {
+            (Some(kc), Some(kv)) if !matches!(kv, Own::Arg | Own::ArgPart | Own::ArgInner) => {
                 let fresh = kv == Own::Alloc;
                 let mut deps = HeldChain::default();
                 let (mut arg, mut part, mut sites) = (false, false, Vec::new());
                 match &kc {
-                    Own::Arg => arg = true,
+                    Own::Arg | Own::ArgInner => arg = true,
                     Own::ArgPart => (arg, part) = (true, true),
                     // Filtered out above.
                     Own::Frame => {}

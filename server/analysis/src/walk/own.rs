@@ -76,7 +76,7 @@ fn held_from(k: Own, f: &Name, sites: Option<Vec<Base>>) -> Option<Own> {
         // What a frame's local holds is not known to be the instance's.
         Own::Frame => return None,
         Own::Alloc => HeldChain::default(),
-        Own::Arg | Own::ArgPart => {
+        Own::Arg | Own::ArgPart | Own::ArgInner => {
             let mut c = HeldChain {
                 arg: true,
                 part: k == Own::ArgPart,
@@ -130,10 +130,15 @@ pub(super) fn join_own(a: &Own, b: &Own) -> Option<Own> {
     if a == b {
         return Some(a.clone());
     }
+    // The argument's start or a pointer inside one of its members: a step
+    // along it may leave the member.
+    if matches!((a, b), (Own::Arg, Own::ArgInner) | (Own::ArgInner, Own::Arg)) {
+        return Some(Own::Arg);
+    }
     let chain = |k: &Own| match k {
         Own::Alloc => Some(HeldChain::default()),
         Own::Held(c) => Some(c.clone()),
-        Own::Arg | Own::ArgPart | Own::Frame => None,
+        Own::Arg | Own::ArgPart | Own::ArgInner | Own::Frame => None,
     };
     let (mut c, d) = (chain(a)?, chain(b)?);
     c.arg |= d.arg;
@@ -457,7 +462,11 @@ impl Walker<'_> {
         if st.own.is_empty() && fr.address_taken.is_empty() {
             return None;
         }
-        self.own_object(fr, place, st, 0)
+        // Inside a member of the argument is inside the argument.
+        self.own_object(fr, place, st, 0).map(|k| match k {
+            Own::ArgInner => Own::Arg,
+            k => k,
+        })
     }
 
     /// [`Own::Frame`] when `place` lies in a local of a frame on the
@@ -505,6 +514,9 @@ impl Walker<'_> {
     /// The kind of own object `place` lies in. Past the start of an
     /// argument (`w[1].f`, `(w + 1)->f`) it is [`Own::ArgPart`]: another
     /// instance's slot, unless the argument is the instance's as a whole.
+    /// A member of the argument (`w->buf`, `w[0].hdr`), and a step along a
+    /// pointer inside one, is [`Own::ArgInner`]: a pointer to it stays
+    /// inside the member.
     pub(super) fn own_object(
         &self,
         fr: &Frame,
@@ -515,10 +527,14 @@ impl Walker<'_> {
         if depth > 8 {
             return None;
         }
+        let inside = |k: Own| match k {
+            Own::Arg => Own::ArgInner,
+            k => k,
+        };
         match place {
             Expr::Field {
                 base, arrow: false, ..
-            } => self.own_object(fr, base, st, depth + 1),
+            } => self.own_object(fr, base, st, depth + 1).map(inside),
             Expr::Index { base, .. } if self.is_array(fr, base) => {
                 self.own_object(fr, base, st, depth + 1)
             }
@@ -528,8 +544,8 @@ impl Walker<'_> {
             },
             Expr::Field {
                 base, arrow: true, ..
-            }
-            | Expr::Deref(base) => self.own_value_at(fr, base, st, depth + 1),
+            } => self.own_value_at(fr, base, st, depth + 1).map(inside),
+            Expr::Deref(base) => self.own_value_at(fr, base, st, depth + 1),
             // A non-static local of this frame (`c.env`, `&c`).
             Expr::Var(x) if fr.locals.get(x).is_some_and(|t| !t.is_static) => Some(Own::Frame),
             _ => None,
@@ -613,7 +629,7 @@ impl Walker<'_> {
         }
         let mut c = HeldChain::default();
         match self.own_object(fr, lhs, st, 0) {
-            Some(Own::Arg) => c.arg = true,
+            Some(Own::Arg | Own::ArgInner) => c.arg = true,
             Some(Own::ArgPart) => (c.arg, c.part) = (true, true),
             _ => {}
         }
