@@ -132,7 +132,10 @@ pub(super) fn join_own(a: &Own, b: &Own) -> Option<Own> {
     }
     // The argument's start or a pointer inside one of its members: a step
     // along it may leave the member.
-    if matches!((a, b), (Own::Arg, Own::ArgInner) | (Own::ArgInner, Own::Arg)) {
+    if matches!(
+        (a, b),
+        (Own::Arg, Own::ArgInner) | (Own::ArgInner, Own::Arg)
+    ) {
         return Some(Own::Arg);
     }
     let chain = |k: &Own| match k {
