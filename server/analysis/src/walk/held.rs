@@ -531,9 +531,11 @@ impl Walker<'_> {
             }
         }
         // An own cell needs every value stored into a member of its name
-        // to be the storing instance's: a fresh allocation, or a pointer
-        // loaded through members that keep the promise (none of them a
-        // cell, which this is deciding).
+        // to be the storing instance's: a fresh allocation, a pointer
+        // loaded through members that keep the promise (none of them
+        // another cell, which this is deciding), or what a cell of the
+        // same name held, moved along (`w->data = step(w->data)`, where
+        // the step returns the object it was given).
         for (t, s) in &stores {
             if let HeldStore::Own {
                 member,
@@ -543,7 +545,12 @@ impl Walker<'_> {
             } = s
             {
                 let (whole, slot) = owns(*t);
-                if !deps.cells.is_empty() || !out.holds(deps, whole, slot) {
+                let moved = deps.cells.iter().all(|c| c == member);
+                let rest = HeldChain {
+                    cells: Default::default(),
+                    ..deps.clone()
+                };
+                if !moved || !out.holds(&rest, whole, slot) {
                     cell_dirty.insert(member.clone());
                 }
             }
