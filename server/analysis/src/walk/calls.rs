@@ -921,7 +921,10 @@ impl<'a> Walker<'a> {
                     let wrapper = self.is_alloc_wrapper(f);
                     inner.leave_own();
                     inner.own = self.own_params(fr, c, &params, &st);
+                    let seeds = self.member_cell_seeds(c, &params, &st);
+                    self.d.seed_cells = (!seeds.is_empty()).then_some((f, seeds));
                     let e = self.walk_fn_with(f, inner, bindings).map(|mut e| {
+                        super::member_cells::keep_cells_out(&mut e, c, &params);
                         super::own::own_after_call(&mut e, &st, c.id);
                         // What it returned in this context is this call's
                         // result (see `Walker::note_return_value`).

@@ -408,6 +408,10 @@ impl<'a> Walker<'a> {
                     }
                 }
             },
+            Expr::Field { .. } if self.member_cell_vals(fr, e).is_some() => {
+                // A member cell assigned on this path (`member_cells.rs`).
+                add_vals(&mut out, self.member_cell_vals(fr, e).unwrap_or_default());
+            }
             Expr::Field { .. } | Expr::Index { .. } | Expr::Deref(_) => {
                 if self.is_array(fr, e) {
                     add_vals(

@@ -543,6 +543,9 @@ pub(super) struct FrameFacts {
     pub(super) ptrs: Ptrs,
     pub(super) lock_guards: Vec<(Name, bool, Held)>,
     pub(super) sym_guards: Vec<(Name, bool, (Name, Vec<Elem>, bool))>,
+    /// The member cells the callee started with (`member_cells.rs`): those
+    /// it still holds at its exit go back to the caller.
+    pub(super) seeded: Vec<Name>,
 }
 
 impl FrameFacts {
@@ -550,7 +553,15 @@ impl FrameFacts {
     /// the callee may have spawned again no longer holds.
     pub(super) fn restore(self, st: &mut State, spawned: &[u32]) {
         let returned = st.ptrs.iter().find(|(x, _)| &**x == RETURNED).cloned();
+        let cells = super::member_cells::cells_out(&self.seeded, st);
         st.ptrs = self.ptrs;
+        if !cells.is_empty() {
+            let mut p: Vec<(Name, Vals)> = st.ptrs.to_vec();
+            for (n, v) in cells {
+                set_ptr(&mut p, &n, v);
+            }
+            st.ptrs = Arc::new(p);
+        }
         // What the callee returned, under `RETURNED` until the call site
         // names it after its call (`calls.rs`; other callers drop it).
         if let Some(r) = returned {
@@ -901,6 +912,7 @@ impl<'a> Walker<'a> {
             ptrs: std::mem::take(&mut st.ptrs),
             lock_guards: split_off(&mut st.lock_guards, |g| global(&g.0)),
             sym_guards: std::mem::take(&mut st.sym_guards).to_vec(),
+            seeded: Vec::new(),
         }
     }
 
@@ -924,6 +936,7 @@ impl<'a> Walker<'a> {
     /// on this path, `x` holds what `rhs` evaluates to (when that is known).
     #[inline(never)]
     pub(super) fn assign_ptr(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
+        self.drop_cells_of(x, st);
         note_newest(fr, x, rhs, st);
         self.note_own(fr, x, rhs, st);
         if !tracks_ptr(fr, x) {

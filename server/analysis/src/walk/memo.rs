@@ -335,6 +335,7 @@ impl<'a> Walker<'a> {
         mut st: State,
         bindings: Vec<Vals>,
     ) -> Option<State> {
+        let seeds = self.d.seed_cells.take();
         if self.d.stack.contains(&fid) || self.d.stack.len() > 64 {
             self.cut(fid);
             return Some(st);
@@ -343,7 +344,14 @@ impl<'a> Walker<'a> {
         // Facts about the caller's local variables mean nothing in the
         // callee's frame (a local there may even share the name): keep them
         // out of the callee's context and give them back on return.
-        let caller = self.stash_frame_facts(&mut st);
+        let mut caller = self.stash_frame_facts(&mut st);
+        // The member cells of what the caller handed it (`member_cells.rs`).
+        if let Some((f, seeds)) = seeds {
+            if f == fid {
+                caller.seeded = seeds.iter().map(|(n, _)| n.clone()).collect();
+                st.ptrs = std::sync::Arc::new(seeds);
+            }
+        }
         let key = memo_key(fid, &st, &bindings);
         if let Some(id) = self.memo_hit(&key, &st) {
             // A re-walk meeting for the first time a node that the re-walked
@@ -396,6 +404,8 @@ impl<'a> Walker<'a> {
             self.mark_incomplete(fid, "budget exceeded (too many calling contexts)");
             let mut st = st;
             st.tries = caller_tries;
+            // Not walked: what it leaves in the cells is not known.
+            caller.seeded.clear();
             caller.restore(&mut st, &[]);
             return Some(st);
         }

@@ -56,6 +56,7 @@ pub(crate) mod library;
 mod local_cells;
 mod lock_wrappers;
 mod locks;
+mod member_cells;
 mod memo;
 mod once;
 mod overlap;
@@ -343,6 +344,9 @@ struct WalkData {
     /// The current statement's flow-sensitive local pointers (`State::ptrs`),
     /// read by `eval`.
     cur_ptrs: std::cell::RefCell<Ptrs>,
+    /// The member cells the callee about to be walked starts with (set by
+    /// `calls.rs` just before the walk, see `member_cells.rs`).
+    seed_cells: Option<(FunctionId, Vec<(Name, Vals)>)>,
     /// (function, allocating function): may a call of the first reach the
     /// second (`calls.rs`, `may_allocate`)? A fact of the call graph.
     may_allocate: std::cell::RefCell<FxHashMap<(FunctionId, Name), bool>>,

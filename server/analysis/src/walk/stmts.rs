@@ -310,10 +310,22 @@ impl<'a> Walker<'a> {
             e.tries.clear();
             // Of its local pointers, only what it returns (on every path
             // that returns) stays: the caller's result (see `calls.rs`).
-            e.ptrs = match e.ptrs.iter().find(|(x, _)| &**x == super::frames::RETURNED) {
-                Some(r) => Arc::new(vec![r.clone()]),
-                None => Ptrs::default(),
-            };
+            // And the member cells of what its parameters point to, which
+            // go back to the caller where it handed them (`member_cells.rs`).
+            if e.ptrs.iter().any(|(x, _)| &**x != super::frames::RETURNED) {
+                let kept: Vec<_> = e
+                    .ptrs
+                    .iter()
+                    .filter(|(x, _)| {
+                        &**x == super::frames::RETURNED || super::member_cells::is_arrow_cell(x)
+                    })
+                    .cloned()
+                    .collect();
+                e.ptrs = match kept.is_empty() {
+                    true => Ptrs::default(),
+                    false => Arc::new(kept),
+                };
+            }
             // Which of its locals held a newest object: only what it
             // returned is the caller's concern.
             if !e.newest.is_empty() {
@@ -703,6 +715,7 @@ impl<'a> Walker<'a> {
                 let mut state = state;
                 if a.kind == AccessKind::Write {
                     self.forget_written_flags(fr, &a.place, &mut state);
+                    self.drop_member_cells(fr, Some(&a.place), &mut state);
                 }
                 Some(state)
             }
@@ -803,6 +816,7 @@ impl<'a> Walker<'a> {
                 self.note_held_store(fr, lhs, rhs, &state);
                 self.note_own_cell(fr, lhs, rhs, &mut state);
                 self.store_pointer(fr, lhs, rhs, &mut state);
+                self.assign_member_cell(fr, lhs, rhs, &mut state);
                 self.store_functions(fr, lhs, rhs);
                 self.note_count(fr, lhs, rhs, &mut state);
                 self.lazy_assigned(fr, lhs, &mut state);
@@ -828,7 +842,15 @@ impl<'a> Walker<'a> {
             Stmt::Decl(_) | Stmt::Label(_) => Some(state),
             Stmt::Call(c) => {
                 self.note_held_call(fr, c, &state);
-                self.call(fr, c, state)
+                let bodies = fr
+                    .calls
+                    .get(&c.id)
+                    .is_some_and(|callee| !self.functions_of(fr, callee).is_empty());
+                let mut out = self.call(fr, c, state);
+                if let Some(s) = out.as_mut() {
+                    self.cells_after_call(fr, c, bodies, s);
+                }
+                out
             }
             _ => Some(state),
         }

@@ -1,0 +1,338 @@
+//! Member cells: what a pointer member of a local struct, or of the object
+//! a local pointer holds, points to since it was last assigned on this
+//! path (`st.page_data = calloc(..)`, then `st.page_data` or, in a callee
+//! handed `&st`, `st->page_data`).
+//!
+//! The pointer store is flow-insensitive: a member holds everything ever
+//! stored into it, so a local struct filled by a copy of another object
+//! (`memcpy(st, &e->stats, ..)`) and then given a buffer of its own still
+//! points into the other object's buffer, and a helper writing through the
+//! member is taken to write there. A member cell is one more flow-sensitive
+//! pointer of the path (`State::ptrs`, next to the local pointers of
+//! `frames.rs`), named `x.f` (member `f` of local `x`) or `p->f` (member
+//! `f` of what local pointer `p` holds), read instead of the store while it
+//! lasts ([`Walker::member_cell_vals`]).
+//!
+//! Invariants (when a cell stops holding):
+//! - it is set only by an assignment to the member by that name
+//!   (`x.f = v`, `p->f = v`), and only to what `v` evaluates to, when
+//!   that holds no function: which functions a call through a member
+//!   reaches stays a fact of the whole program (`store_functions`);
+//! - any other write that may reach the member drops it: a write whose
+//!   objects overlap the cell's, one through a pointer the walk cannot
+//!   resolve or resolves by type only, and an assignment to `p` itself
+//!   ([`Walker::drop_member_cells`]);
+//! - a call of a function with a body drops every cell of the caller (the
+//!   callee may write anything), except those the callee was handed and
+//!   still holds at its exit; a call of code without a body drops the
+//!   cells an argument may point into (`memcpy(&st, ..)`,
+//!   `pthread_create(.., &st)`);
+//! - a callee handed `&x` (or `p`) starts with the cells of `x` (of `p`)
+//!   as cells of its parameter (`calls.rs`, `memo.rs`), so they are part
+//!   of its context; its exit state keeps its parameters' cells
+//!   (`exit_state`), and those it was handed come back to the caller as
+//!   `#out:` entries (`FrameFacts::restore`), then `#keep:` ones
+//!   ([`keep_cells_out`]) until the caller's [`Walker::cells_after_call`]
+//!   names them its own again. A callee not walked (out of contexts)
+//!   hands none back.
+//!
+//! Under-approximation: a store by another thread between the assignment
+//! and the read (itself a race on the member, reported as such) is not
+//! among what the read may see.
+
+use super::frames::{tracks_ptr, Frame};
+use super::state::State;
+use super::{uncast, Vals, Walker};
+use crate::model::{Base, Elem, LocKey};
+use racelens_syntax::{Call, Expr, Name};
+use std::sync::Arc;
+
+/// The name of the cell of member `f` of local `x` (`arrow`: of what `x`
+/// points to).
+fn cell_name(x: &str, f: &str, arrow: bool) -> Name {
+    Name::from(format!("{x}{}{f}", if arrow { "->" } else { "." }))
+}
+
+/// The local, member and arrow of a cell's name, if it is one.
+fn parse_cell(n: &str) -> Option<(&str, &str, bool)> {
+    if let Some((x, f)) = n.split_once("->") {
+        return Some((x, f, true));
+    }
+    let (x, f) = n.split_once('.')?;
+    Some((x, f, false))
+}
+
+/// Is `n` a cell of what a local pointer holds (`p->f`)?
+pub(super) fn is_arrow_cell(n: &str) -> bool {
+    !n.starts_with('#') && n.contains("->")
+}
+
+fn is_cell(n: &str) -> bool {
+    !n.starts_with('#') && (n.contains('.') || n.contains("->"))
+}
+
+/// The cells among `seeded` a callee's exit state `st` still holds,
+/// named for the caller's `keep_cells_out` (`#out:p->f`).
+pub(super) fn cells_out(seeded: &[Name], st: &State) -> Vec<(Name, Vals)> {
+    seeded
+        .iter()
+        .filter_map(|n| {
+            let (_, v) = st.ptrs.iter().find(|(y, _)| y == n)?;
+            Some((Name::from(format!("{OUT}{n}")), v.clone()))
+        })
+        .collect()
+}
+
+const OUT: &str = "#out:";
+const KEEP: &str = "#keep:";
+
+/// After call `c` of a callee with parameters `params` returned: the
+/// cells it still held at its exit (`#out:p->f`) are the caller's cells
+/// of what it handed `p` (`x.f` for `&x`, `q->f` for `q`), kept across the
+/// call as `#keep:` entries until [`Walker::cells_after_call`].
+pub(super) fn keep_cells_out(st: &mut State, c: &Call, params: &[Name]) {
+    if !st.ptrs.iter().any(|(n, _)| n.starts_with(OUT)) {
+        return;
+    }
+    let mut p: Vec<(Name, Vals)> = Vec::with_capacity(st.ptrs.len());
+    let mut kept: Vec<(Name, Vals)> = Vec::new();
+    for (n, v) in st.ptrs.iter() {
+        let Some(cell) = n.strip_prefix(OUT) else {
+            p.push((n.clone(), v.clone()));
+            continue;
+        };
+        let Some((q, f, true)) = parse_cell(cell) else {
+            continue;
+        };
+        let Some(i) = params.iter().position(|x| &**x == q) else {
+            continue;
+        };
+        let name = match c.args.get(i).map(uncast) {
+            Some(Expr::AddrOf(inner)) => match uncast(inner) {
+                Expr::Var(x) => cell_name(x, f, false),
+                _ => continue,
+            },
+            Some(Expr::Var(x)) => cell_name(x, f, true),
+            _ => continue,
+        };
+        kept.push((Name::from(format!("{KEEP}{name}")), v.clone()));
+    }
+    for (n, v) in kept {
+        super::frames::set_ptr(&mut p, &n, v);
+    }
+    st.ptrs = Arc::new(p);
+}
+
+/// Can two paths below one base name overlapping memory?
+fn paths_overlap(a: &[Elem], b: &[Elem]) -> bool {
+    a.iter().zip(b).all(|(x, y)| match (x, y) {
+        (Elem::Field(f), Elem::Field(g)) => f == g,
+        (Elem::Index(Some(i)), Elem::Index(Some(j))) => i == j,
+        (Elem::Index(_), Elem::Index(_)) => true,
+        // A member and an index of one object: the lowering may spell one
+        // object both ways (a struct read as bytes).
+        _ => true,
+    })
+}
+
+impl Walker<'_> {
+    /// The cell `e` names, if it can be one: member `f` (not an array) of
+    /// a non-static local struct by name (`x.f`), or of what a local
+    /// pointer whose address is not taken holds (`p->f`).
+    pub(super) fn member_cell(&self, fr: &Frame, e: &Expr) -> Option<Name> {
+        let Expr::Field { base, field, arrow } = e else {
+            return None;
+        };
+        let Expr::Var(x) = uncast(base) else {
+            return None;
+        };
+        let t = fr.locals.get(x)?;
+        let ok = match arrow {
+            true => tracks_ptr(fr, x),
+            false => !t.is_static && !t.array && t.pointer == 0,
+        };
+        if !ok || self.is_array(fr, e) {
+            return None;
+        }
+        Some(cell_name(x, field, *arrow))
+    }
+
+    /// What cell `e` holds on this path, if it is a cell that holds.
+    pub(super) fn member_cell_vals(&self, fr: &Frame, e: &Expr) -> Option<Vals> {
+        let ptrs = self.d.cur_ptrs.borrow();
+        if !ptrs.iter().any(|(n, _)| is_cell(n)) {
+            return None;
+        }
+        let n = self.member_cell(fr, e)?;
+        ptrs.iter().find(|(y, _)| *y == n).map(|(_, v)| v.clone())
+    }
+
+    fn set_ptrs(&self, st: &mut State, p: Vec<(Name, Vals)>) {
+        st.ptrs = Arc::new(p);
+        *self.d.cur_ptrs.borrow_mut() = st.ptrs.clone();
+    }
+
+    /// The objects cell `n` of this frame lies in.
+    fn cell_places(&self, fr: &Frame, n: &str) -> Vec<LocKey> {
+        let Some((x, f, arrow)) = parse_cell(n) else {
+            return Vec::new();
+        };
+        let e = Expr::Field {
+            base: Box::new(Expr::Var(Name::from(x))),
+            field: Name::from(f),
+            arrow,
+        };
+        self.place(fr, &e, 0)
+    }
+
+    /// A write to `place` (or, with `None`, to memory the walk cannot
+    /// name) happened: the cells it may reach no longer hold.
+    pub(super) fn drop_member_cells(&self, fr: &Frame, place: Option<&Expr>, st: &mut State) {
+        if !st.ptrs.iter().any(|(n, _)| is_cell(n)) {
+            return;
+        }
+        let written = place.map(|e| self.place(fr, e, 0)).unwrap_or_default();
+        let unknown = written.is_empty() || written.iter().any(|k| matches!(k.base, Base::Type(_)));
+        self.drop_cells_where(fr, st, |cell| {
+            unknown
+                || cell.is_empty()
+                || cell.iter().any(|c| {
+                    written
+                        .iter()
+                        .any(|w| w.base == c.base && paths_overlap(&w.path, &c.path))
+                })
+        });
+    }
+
+    fn drop_cells_where(&self, fr: &Frame, st: &mut State, drop: impl Fn(&[LocKey]) -> bool) {
+        let mut changed = false;
+        let mut p: Vec<(Name, Vals)> = Vec::with_capacity(st.ptrs.len());
+        for (n, v) in st.ptrs.iter() {
+            if is_cell(n) && drop(&self.cell_places(fr, n)) {
+                changed = true;
+            } else {
+                p.push((n.clone(), v.clone()));
+            }
+        }
+        if changed {
+            self.set_ptrs(st, p);
+        }
+    }
+
+    /// `x` is assigned: the cells of what it pointed to no longer name
+    /// that object.
+    pub(super) fn drop_cells_of(&self, x: &str, st: &mut State) {
+        let of = |n: &str| parse_cell(n).is_some_and(|(y, _, _)| y == x);
+        if !st.ptrs.iter().any(|(n, _)| is_cell(n) && of(n)) {
+            return;
+        }
+        let p = st
+            .ptrs
+            .iter()
+            .filter(|(n, _)| !(is_cell(n) && of(n)))
+            .cloned()
+            .collect();
+        self.set_ptrs(st, p);
+    }
+
+    /// `lhs = rhs` where `lhs` is a cell: it holds what `rhs` evaluates to
+    /// (the write itself dropped it and the cells it overlaps, see
+    /// [`Walker::drop_member_cells`]).
+    pub(super) fn assign_member_cell(&self, fr: &Frame, lhs: &Expr, rhs: &Expr, st: &mut State) {
+        let Some(n) = self.member_cell(fr, lhs) else {
+            return;
+        };
+        let mut v = self.eval(fr, rhs, 0);
+        // Function pointers stay with the store (`store_functions`): the
+        // calls a member makes are a fact of the program, not of a path.
+        if v.iter().any(|x| matches!(x, super::Val::Func(_))) {
+            v.clear();
+        }
+        if v.is_empty() && !st.ptrs.iter().any(|(y, _)| *y == n) {
+            return;
+        }
+        let mut p: Vec<(Name, Vals)> = st.ptrs.to_vec();
+        super::frames::set_ptr(&mut p, &n, v);
+        self.set_ptrs(st, p);
+    }
+
+    /// After call `c`: a function with a body may have written any cell;
+    /// code without one, the cells its arguments may point into.
+    pub(super) fn cells_after_call(&self, fr: &Frame, c: &Call, bodies: bool, st: &mut State) {
+        if !st
+            .ptrs
+            .iter()
+            .any(|(n, _)| is_cell(n) || n.starts_with(KEEP))
+        {
+            return;
+        }
+        if bodies || st.ptrs.iter().any(|(n, _)| n.starts_with(KEEP)) {
+            // Every cell goes but those the callee was handed and still
+            // held at its exit (`keep_cells_out`).
+            let p: Vec<(Name, Vals)> = st
+                .ptrs
+                .iter()
+                .filter(|(n, _)| !is_cell(n))
+                .map(|(n, v)| match n.strip_prefix(KEEP) {
+                    Some(cell) => (Name::from(cell), v.clone()),
+                    None => (n.clone(), v.clone()),
+                })
+                .collect();
+            let mut p = p;
+            p.sort_by(|a, b| a.0.cmp(&b.0));
+            self.set_ptrs(st, p);
+            return;
+        }
+        let mut targets: Vec<LocKey> = Vec::new();
+        for a in &c.args {
+            for v in self.eval(fr, a, 0) {
+                if let super::Val::Target(k) = v {
+                    targets.push(k);
+                }
+            }
+        }
+        self.drop_cells_where(fr, st, |cell| {
+            cell.is_empty()
+                || cell.iter().any(|c| {
+                    targets
+                        .iter()
+                        .any(|t| t.base == c.base && paths_overlap(&t.path, &c.path))
+                })
+        });
+    }
+
+    /// The cells a callee starts with: for each parameter `p` handed `&x`
+    /// (or a local pointer `q`), the cells of `x` (of `q`) as `p->f`.
+    pub(super) fn member_cell_seeds(
+        &self,
+        c: &Call,
+        params: &[Name],
+        st: &State,
+    ) -> Vec<(Name, Vals)> {
+        let mut out = Vec::new();
+        if !st.ptrs.iter().any(|(n, _)| is_cell(n)) {
+            return out;
+        }
+        for (p, a) in params.iter().zip(&c.args) {
+            let (x, arrow) = match uncast(a) {
+                Expr::AddrOf(inner) => match uncast(inner) {
+                    Expr::Var(x) => (x, false),
+                    _ => continue,
+                },
+                Expr::Var(q) => (q, true),
+                _ => continue,
+            };
+            for (n, v) in st.ptrs.iter() {
+                if let Some((y, f, ar)) = parse_cell(n) {
+                    if y == &**x && ar == arrow {
+                        out.push((cell_name(p, f, true), v.clone()));
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out.dedup_by(|a, b| a.0 == b.0);
+        out.truncate(super::MAX_TRACKED);
+        out
+    }
+}
