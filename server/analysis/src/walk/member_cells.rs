@@ -22,11 +22,12 @@
 //!   objects overlap the cell's, one through a pointer the walk cannot
 //!   resolve or resolves by type only, and an assignment to `p` itself
 //!   ([`Walker::drop_member_cells`]);
-//! - a call of a function with a body drops every cell of the caller (the
-//!   callee may write anything), except those the callee was handed and
-//!   still holds at its exit; a call of code without a body drops the
-//!   cells an argument may point into (`memcpy(&st, ..)`,
-//!   `pthread_create(.., &st)`);
+//! - a call drops the cells an argument may point into (`memcpy(&st, ..)`,
+//!   `pthread_create(.., &st)`); a call of a function with a body also
+//!   drops every cell but those of a local whose address no value of the
+//!   pointer store holds ([`Walker::stored_locals`]): the callee may
+//!   reach the rest through memory. The cells the callee was handed and
+//!   still holds at its exit then come back;
 //! - a callee handed `&x` (or `p`) starts with the cells of `x` (of `p`)
 //!   as cells of its parameter (`calls.rs`, `memo.rs`), so they are part
 //!   of its context; its exit state keeps its parameters' cells
@@ -45,6 +46,7 @@ use super::state::State;
 use super::{uncast, Vals, Walker};
 use crate::model::{Base, Elem, LocKey};
 use racelens_syntax::{Call, Expr, Name};
+use rustc_hash::FxHashSet;
 use std::sync::Arc;
 
 /// The name of the cell of member `f` of local `x` (`arrow`: of what `x`
@@ -256,31 +258,38 @@ impl Walker<'_> {
         self.set_ptrs(st, p);
     }
 
-    /// After call `c`: a function with a body may have written any cell;
-    /// code without one, the cells its arguments may point into.
-    pub(super) fn cells_after_call(&self, fr: &Frame, c: &Call, bodies: bool, st: &mut State) {
-        if !st
-            .ptrs
-            .iter()
-            .any(|(n, _)| is_cell(n) || n.starts_with(KEEP))
-        {
-            return;
+    /// The locals whose address is a value of the pointer store: a
+    /// function may reach them through memory.
+    fn stored_locals(&self) -> Arc<FxHashSet<Base>> {
+        if let Some(s) = self.d.stored_locals.borrow().as_ref() {
+            return s.clone();
         }
-        if bodies || st.ptrs.iter().any(|(n, _)| n.starts_with(KEEP)) {
-            // Every cell goes but those the callee was handed and still
-            // held at its exit (`keep_cells_out`).
-            let p: Vec<(Name, Vals)> = st
-                .ptrs
-                .iter()
-                .filter(|(n, _)| !is_cell(n))
-                .map(|(n, v)| match n.strip_prefix(KEEP) {
-                    Some(cell) => (Name::from(cell), v.clone()),
-                    None => (n.clone(), v.clone()),
-                })
-                .collect();
-            let mut p = p;
-            p.sort_by(|a, b| a.0.cmp(&b.0));
-            self.set_ptrs(st, p);
+        let mut out = FxHashSet::default();
+        for vals in self.d.store.values() {
+            for v in vals {
+                if let super::Val::Target(k) = v {
+                    if matches!(k.base, Base::Local { .. }) {
+                        out.insert(k.base.clone());
+                    }
+                }
+            }
+        }
+        let out = Arc::new(out);
+        *self.d.stored_locals.borrow_mut() = Some(out.clone());
+        out
+    }
+
+    /// After call `c`: the cells its arguments may point into go, and, for
+    /// a function with a body (`bodies`), those of anything but a local
+    /// whose address no memory holds (the callee may reach the rest
+    /// through memory); then the cells the callee was handed and still
+    /// held at its exit come back (`keep_cells_out`). A local struct whose
+    /// address is in no argument and nowhere in memory keeps its cells,
+    /// in its own frame and through a parameter handed its address: no
+    /// callee can reach it.
+    pub(super) fn cells_after_call(&self, fr: &Frame, c: &Call, bodies: bool, st: &mut State) {
+        let keep = |n: &str| n.starts_with(KEEP);
+        if !st.ptrs.iter().any(|(n, _)| is_cell(n) || keep(n)) {
             return;
         }
         let mut targets: Vec<LocKey> = Vec::new();
@@ -291,14 +300,43 @@ impl Walker<'_> {
                 }
             }
         }
-        self.drop_cells_where(fr, st, |cell| {
-            cell.is_empty()
-                || cell.iter().any(|c| {
+        let stored = bodies.then(|| self.stored_locals());
+        let mut p: Vec<(Name, Vals)> = Vec::with_capacity(st.ptrs.len());
+        let mut kept: Vec<(Name, Vals)> = Vec::new();
+        for (n, v) in st.ptrs.iter() {
+            if let Some(cell) = n.strip_prefix(KEEP) {
+                kept.push((Name::from(cell), v.clone()));
+                continue;
+            }
+            if !is_cell(n) {
+                p.push((n.clone(), v.clone()));
+                continue;
+            }
+            let places = self.cell_places(fr, n);
+            let reached = places.is_empty()
+                || places.iter().any(|c| {
                     targets
                         .iter()
                         .any(|t| t.base == c.base && paths_overlap(&t.path, &c.path))
-                })
-        });
+                });
+            // Only a local's member, and only one whose address no memory
+            // holds, is out of a callee's reach.
+            let through_memory = stored.as_ref().is_some_and(|s| {
+                places
+                    .iter()
+                    .any(|c| !matches!(c.base, Base::Local { .. }) || s.contains(&c.base))
+            });
+            if !reached && !through_memory {
+                p.push((n.clone(), v.clone()));
+            }
+        }
+        for (n, v) in kept {
+            super::frames::set_ptr(&mut p, &n, v);
+        }
+        p.sort_by(|a, b| a.0.cmp(&b.0));
+        if *p != **st.ptrs {
+            self.set_ptrs(st, p);
+        }
     }
 
     /// The cells a callee starts with: for each parameter `p` handed `&x`

@@ -347,6 +347,10 @@ struct WalkData {
     /// The member cells the callee about to be walked starts with (set by
     /// `calls.rs` just before the walk, see `member_cells.rs`).
     seed_cells: Option<(FunctionId, Vec<(Name, Vals)>)>,
+    /// The locals whose address the pointer store holds somewhere (built
+    /// on demand from `store`, dropped whenever the store is built, see
+    /// `member_cells.rs`).
+    stored_locals: std::cell::RefCell<Option<Arc<rustc_hash::FxHashSet<Base>>>>,
     /// (function, allocating function): may a call of the first reach the
     /// second (`calls.rs`, `may_allocate`)? A fact of the call graph.
     may_allocate: std::cell::RefCell<FxHashMap<(FunctionId, Name), bool>>,

@@ -86,6 +86,7 @@ impl<'a> Walker<'a> {
     /// Fills the store of pointer cells outside frames (globals, fields).
     pub(super) fn build_store(&mut self) {
         self.d.joined_returns.borrow_mut().clear();
+        *self.d.stored_locals.borrow_mut() = None;
         for (g, refs) in &self.prog.global_inits {
             let ty = self
                 .prog
