@@ -254,6 +254,15 @@ impl<'a> Walker<'a> {
             return Vec::new();
         }
         let mut out = Vec::new();
+        // A member cell assigned on this path (`member_cells.rs`), read
+        // instead of the store.
+        if let Some(v) = matches!(e, Expr::Field { .. })
+            .then(|| self.member_cell_vals(fr, e))
+            .flatten()
+        {
+            add_vals(&mut out, v);
+            return out;
+        }
         match e {
             Expr::Var(x) => {
                 if let Some(t) = fr.locals.get(x) {
@@ -408,10 +417,6 @@ impl<'a> Walker<'a> {
                     }
                 }
             },
-            Expr::Field { .. } if self.member_cell_vals(fr, e).is_some() => {
-                // A member cell assigned on this path (`member_cells.rs`).
-                add_vals(&mut out, self.member_cell_vals(fr, e).unwrap_or_default());
-            }
             Expr::Field { .. } | Expr::Index { .. } | Expr::Deref(_) => {
                 if self.is_array(fr, e) {
                     add_vals(

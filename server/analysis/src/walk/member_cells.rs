@@ -44,7 +44,7 @@
 use super::frames::{tracks_ptr, Frame};
 use super::state::State;
 use super::{uncast, Vals, Walker};
-use crate::model::{Base, Elem, LocKey};
+use crate::model::{Base, LocKey};
 use racelens_syntax::{Call, Expr, Name};
 use rustc_hash::FxHashSet;
 use std::sync::Arc;
@@ -125,16 +125,9 @@ pub(super) fn keep_cells_out(st: &mut State, c: &Call, params: &[Name]) {
     st.ptrs = Arc::new(p);
 }
 
-/// Can two paths below one base name overlapping memory?
-fn paths_overlap(a: &[Elem], b: &[Elem]) -> bool {
-    a.iter().zip(b).all(|(x, y)| match (x, y) {
-        (Elem::Field(f), Elem::Field(g)) => f == g,
-        (Elem::Index(Some(i)), Elem::Index(Some(j))) => i == j,
-        (Elem::Index(_), Elem::Index(_)) => true,
-        // A member and an index of one object: the lowering may spell one
-        // object both ways (a struct read as bytes).
-        _ => true,
-    })
+/// May any of `a` overlap any of `b`?
+fn any_overlap(a: &[LocKey], b: &[LocKey]) -> bool {
+    a.iter().any(|x| b.iter().any(|y| x.may_overlap(y)))
 }
 
 impl Walker<'_> {
@@ -187,30 +180,23 @@ impl Walker<'_> {
         self.place(fr, &e, 0)
     }
 
-    /// A write to `place` (or, with `None`, to memory the walk cannot
-    /// name) happened: the cells it may reach no longer hold.
-    pub(super) fn drop_member_cells(&self, fr: &Frame, place: Option<&Expr>, st: &mut State) {
+    /// A write to `place` happened: the cells it may reach (all of them,
+    /// when the walk cannot name it or names it by type only) no longer
+    /// hold.
+    pub(super) fn drop_member_cells(&self, fr: &Frame, place: &Expr, st: &mut State) {
         if !st.ptrs.iter().any(|(n, _)| is_cell(n)) {
             return;
         }
-        let written = place.map(|e| self.place(fr, e, 0)).unwrap_or_default();
+        let written = self.place(fr, place, 0);
         let unknown = written.is_empty() || written.iter().any(|k| matches!(k.base, Base::Type(_)));
-        self.drop_cells_where(fr, st, |cell| {
-            unknown
-                || cell.is_empty()
-                || cell.iter().any(|c| {
-                    written
-                        .iter()
-                        .any(|w| w.base == c.base && paths_overlap(&w.path, &c.path))
-                })
-        });
-    }
-
-    fn drop_cells_where(&self, fr: &Frame, st: &mut State, drop: impl Fn(&[LocKey]) -> bool) {
         let mut changed = false;
         let mut p: Vec<(Name, Vals)> = Vec::with_capacity(st.ptrs.len());
         for (n, v) in st.ptrs.iter() {
-            if is_cell(n) && drop(&self.cell_places(fr, n)) {
+            let drop = is_cell(n) && {
+                let cell = self.cell_places(fr, n);
+                unknown || cell.is_empty() || any_overlap(&cell, &written)
+            };
+            if drop {
                 changed = true;
             } else {
                 p.push((n.clone(), v.clone()));
@@ -313,12 +299,7 @@ impl Walker<'_> {
                 continue;
             }
             let places = self.cell_places(fr, n);
-            let reached = places.is_empty()
-                || places.iter().any(|c| {
-                    targets
-                        .iter()
-                        .any(|t| t.base == c.base && paths_overlap(&t.path, &c.path))
-                });
+            let reached = places.is_empty() || any_overlap(&places, &targets);
             // Only a local's member, and only one whose address no memory
             // holds, is out of a callee's reach.
             let through_memory = stored.as_ref().is_some_and(|s| {

@@ -715,7 +715,7 @@ impl<'a> Walker<'a> {
                 let mut state = state;
                 if a.kind == AccessKind::Write {
                     self.forget_written_flags(fr, &a.place, &mut state);
-                    self.drop_member_cells(fr, Some(&a.place), &mut state);
+                    self.drop_member_cells(fr, &a.place, &mut state);
                 }
                 Some(state)
             }
