@@ -53,6 +53,35 @@ pub(super) fn root_var(e: &Expr) -> Option<&Name> {
     }
 }
 
+/// Does `body` assign parameter `p` a value that is not `p` itself moved
+/// along, in a statement of its own top level, before any statement that
+/// may leave the function or jump (`return`, `goto`, a label) and before
+/// any statement that copies `p` elsewhere? Then no path returns or copies
+/// the caller's value.
+fn overwritten_first(body: &[Stmt], p: &Name) -> bool {
+    for st in body {
+        if let Stmt::Assign {
+            lhs: Expr::Var(x),
+            rhs,
+        } = st
+        {
+            if x == p {
+                return !holds_value(rhs, p);
+            }
+        }
+        let mut bad = false;
+        visit_stmts(std::slice::from_ref(st), &mut |s| match s {
+            Stmt::Return { .. } | Stmt::Goto(_) | Stmt::Label(_) => bad = true,
+            Stmt::Assign { rhs, .. } if holds_value(rhs, p) => bad = true,
+            _ => {}
+        });
+        if bad {
+            return false;
+        }
+    }
+    false
+}
+
 /// The names of a function's parameters and declared locals.
 pub(super) fn local_names(s: &FunctionSummary) -> FxHashSet<Name> {
     let mut out: FxHashSet<Name> = s.ir.params.iter().map(|p| p.name.clone()).collect();
@@ -168,6 +197,17 @@ impl<'a> Walker<'a> {
         });
         let mut holds: FxHashMap<Name, bool> =
             assigns.iter().map(|(x, _)| (x.clone(), true)).collect();
+        // A parameter starts with what the caller passed: assigned only
+        // itself moved along (`to += n; return to;`), it still points into
+        // the caller's object, never to new memory. Unless the body first
+        // of all gives it another value (`p = realloc(p, n); .. return p;`).
+        for p in &s.ir.params {
+            if !overwritten_first(&s.ir.body, &p.name) {
+                if let Some(h) = holds.get_mut(&p.name) {
+                    *h = false;
+                }
+            }
+        }
         loop {
             let mut changed = false;
             for (x, rhs) in &assigns {
