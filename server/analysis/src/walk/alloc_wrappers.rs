@@ -14,7 +14,11 @@
 //! or on the order of the questions; it is cached per (function, level).
 //! A function that keeps a pointer to what it allocates (stores it, hands
 //! it to code that may keep it) or starts threads is never a wrapper: its
-//! object keeps the site inside it.
+//! object keeps the site inside it. Nor is one that may return what a
+//! parameter was given (stepped along, `to += n; return to;`, or kept when
+//! not null, `if (!buf) buf = malloc(n); return buf;`): a parameter holds
+//! the caller's value unless the body first of all gives it another
+//! ([`overwritten_first`]).
 
 use super::library::does_not_retain;
 use super::{pointer_local, uncast, Walker};
@@ -543,6 +547,26 @@ impl<'a> Walker<'a> {
             }
         });
         let reallocates = s.models.values().any(|m| matches!(m, CallModel::Realloc));
+        // The locals that may still hold what a parameter was given (`if
+        // (!buf) buf = malloc(n); return buf;` gives the caller's `buf`
+        // back when it is not null): a parameter not given another value
+        // first of all, and the locals copied from one. Least set.
+        let mut callers: FxHashSet<Name> = params
+            .iter()
+            .filter(|p| !overwritten_first(&s.ir.body, p))
+            .map(|p| (*p).clone())
+            .collect();
+        loop {
+            let mut changed = false;
+            for (x, rhs) in assigns {
+                if pointer_local(rhs).is_some_and(|y| callers.contains(y)) {
+                    changed |= callers.insert(x.clone());
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
         let (mut any, mut caller_object) = (false, false);
         visit_stmts(&s.ir.body, &mut |st| {
             if let Stmt::Return { value: Some(e), .. } = st {
@@ -551,7 +575,8 @@ impl<'a> Walker<'a> {
                 // The caller's own object given back (`return ap;` when it
                 // is big enough) is a new object only for a realloc-like
                 // function, whose callers drop the old pointer.
-                caller_object |= !fresh && params.iter().any(|p| holds_value(e, p));
+                caller_object |= (!fresh && params.iter().any(|p| holds_value(e, p)))
+                    || pointer_local(e).is_some_and(|x| callers.contains(x));
             }
         });
         // A realloc-like function (`krealloc(km, ap, n)`, which gives `ap`
