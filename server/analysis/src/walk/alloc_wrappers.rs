@@ -205,11 +205,15 @@ impl<'a> Walker<'a> {
         // itself moved along (`to += n; return to;`), it still points into
         // the caller's object, never to new memory. Unless the body first
         // of all gives it another value (`p = realloc(p, n); .. return p;`).
-        for p in &s.ir.params {
-            if !overwritten_first(&s.ir.body, &p.name) {
-                if let Some(h) = holds.get_mut(&p.name) {
-                    *h = false;
-                }
+        let given: Vec<Name> =
+            s.ir.params
+                .iter()
+                .map(|p| p.name.clone())
+                .filter(|p| !overwritten_first(&s.ir.body, p))
+                .collect();
+        for p in &given {
+            if let Some(h) = holds.get_mut(p) {
+                *h = false;
             }
         }
         loop {
@@ -290,7 +294,9 @@ impl<'a> Walker<'a> {
         });
         if any && all {
             Some(WrapperKind::Plain)
-        } else if self.returns_void_pointer(f) && self.pools(&s, &assigns, &allocates, level) {
+        } else if self.returns_void_pointer(f)
+            && self.pools(&s, &assigns, &given, &allocates, level)
+        {
             Some(WrapperKind::Pool)
         } else {
             None
@@ -462,10 +468,13 @@ impl<'a> Walker<'a> {
     /// call is a new object as with `malloc`. A lookup that creates what it
     /// does not find (`e = find(t, k); if (!e) { e = malloc(..);
     /// insert(t, e); } return e;`) keeps its new object and is no pool.
+    /// `given`: the parameters that may still hold the caller's value
+    /// (not [`overwritten_first`]).
     fn pools(
         &self,
         s: &FunctionSummary,
         assigns: &[(Name, Expr)],
+        given: &[Name],
         allocates: &dyn Fn(&Expr) -> bool,
         level: u8,
     ) -> bool {
@@ -550,12 +559,8 @@ impl<'a> Walker<'a> {
         // The locals that may still hold what a parameter was given (`if
         // (!buf) buf = malloc(n); return buf;` gives the caller's `buf`
         // back when it is not null): a parameter not given another value
-        // first of all, and the locals copied from one. Least set.
-        let mut callers: FxHashSet<Name> = params
-            .iter()
-            .filter(|p| !overwritten_first(&s.ir.body, p))
-            .map(|p| (*p).clone())
-            .collect();
+        // first of all (`given`), and the locals copied from one. Least set.
+        let mut callers: FxHashSet<Name> = given.iter().cloned().collect();
         loop {
             let mut changed = false;
             for (x, rhs) in assigns {
