@@ -25,8 +25,17 @@ use std::process::Command;
 /// whose racy read racelens reports on the next line
 /// (`bench/goblint-c11-corrections.txt`). Accuracy 0.9193 to 0.929, recall
 /// 0.9615 to 0.9412; with the corrections, 0.9697 and 0.9811.
-const ACCURACY_FLOOR: f64 = 0.929;
-const RECALL_FLOOR: f64 = 0.941;
+/// Session 57: a function that creates threads only on the path returning
+/// one value gives its callers the creation guarded by its result
+/// (`fixtures/spawn_by_result.c`). That fixed the 6 `NORACE` lines of
+/// `10-synch/20-race-2_1` and lost 12 `RACE` lines of `29-svcomp/01`, `02`,
+/// `03`, on purpose: main's writes after `if (probe_ret == 0)
+/// my_drv_disconnect(..)` follow the joins of both threads, or run where
+/// none was created (TSan agrees: no race there; the race of those objects
+/// is at the probe's own writes, still reported). Accuracy 0.93 to 0.9236,
+/// recall 0.9434 to 0.9163; with the corrections, 0.9772 and 0.983.
+const ACCURACY_FLOOR: f64 = 0.923;
+const RECALL_FLOOR: f64 = 0.916;
 
 fn shared() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")

@@ -940,6 +940,13 @@ impl<'a> Walker<'a> {
                             let nz = e.conds.remove(i).1;
                             e.conds.push((flag.clone(), nz));
                         }
+                        // So do the sites it created only where its result
+                        // is (non)zero.
+                        for g in e.guards.iter_mut() {
+                            if &*g.1 == super::frames::RETURNED {
+                                g.1 = flag.clone();
+                            }
+                        }
                         // What the callee returned, if it returned a site's
                         // newest object, is what this call's result holds.
                         let res = super::frames::returned_by(c.id);

@@ -308,6 +308,7 @@ impl<'a> Walker<'a> {
         // it (`calls.rs` reads it after `walk_fn_with`).
         self.walk_fn_with(fid, st, bindings).map(|mut e| {
             e.conds.retain(|c| &*c.0 != super::frames::RETURNED);
+            e.guards.retain(|g| &*g.1 != super::frames::RETURNED);
             e
         })
     }

@@ -407,11 +407,30 @@ fn join_with(a: Option<State>, b: Option<State>, exit: bool) -> Option<State> {
             for s in a.created.union(&b.created).0 {
                 let ga: Vec<_> = a.guards.iter().filter(|g| g.0 == s).cloned().collect();
                 let gb: Vec<_> = b.guards.iter().filter(|g| g.0 == s).cloned().collect();
-                match (a.created.contains(s), b.created.contains(s)) {
-                    (true, true) => guards.extend(ga.into_iter().filter(|g| gb.contains(g))),
-                    (true, false) => guards.extend(ga),
-                    _ => guards.extend(gb),
+                let (x, y, gx) = match (a.created.contains(s), b.created.contains(s)) {
+                    (true, true) => {
+                        guards.extend(ga.into_iter().filter(|g| gb.contains(g)));
+                        continue;
+                    }
+                    (true, false) => (&a, &b, ga),
+                    _ => (&b, &a, gb),
+                };
+                // Created on one path only: where the paths disagree on a
+                // flag, the site was created exactly when the flag is as
+                // on that path. A fact noted after the creation counts too:
+                // a function that creates its threads and `return 0`, or
+                // fails and `return -1`, created them when its result is
+                // zero (`#ret`, which its callers rename to the call).
+                let mut gs = gx;
+                for (v, nz) in x.conds.iter() {
+                    if y.conds.contains(&(v.clone(), !*nz))
+                        && !gs.iter().any(|g| &g.1 == v)
+                        && gs.len() < MAX_TRACKED
+                    {
+                        gs.push((s, v.clone(), *nz));
+                    }
                 }
+                guards.extend(gs);
             }
             let (fresh, newly_refreshed) = match a.fresh == b.fresh && a.allocated == b.allocated {
                 true => (a.fresh.clone(), Vec::new()),

@@ -342,7 +342,7 @@ impl<'a> Walker<'a> {
             // only common facts), stays: the call site names it after its
             // call (`calls.rs`).
             e.conds.retain(|c| &*c.0 == ret || self.names_global(&c.0));
-            e.guards.retain(|g| self.names_global(&g.1));
+            e.guards.retain(|g| &*g.1 == ret || self.names_global(&g.1));
         }
         exit
     }
