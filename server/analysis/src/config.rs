@@ -591,13 +591,23 @@ fn fallback_models() -> FxHashMap<String, CallModel> {
 /// The standard function a compiler's or C library's spelling stands for:
 /// `__builtin_memcpy` and `__memcpy_chk` are `memcpy`, glibc's inline
 /// `__strsep_g` and `__strcspn_c2` are `strsep` and `strcspn`, `__strdup` is
-/// `strdup`. Other names come back unchanged.
+/// `strdup`, the fortified `__builtin___snprintf_chk` is `snprintf`,
+/// glibc's `__fread_alias` and `__strtol_internal` are `fread` and
+/// `strtol`. Other names come back unchanged.
 pub(crate) fn library_name(f: &str) -> &str {
     let Some(rest) = f.strip_prefix("__") else {
         return f;
     };
     let rest = rest.strip_prefix("builtin_").unwrap_or(rest);
-    let rest = ["_chk", "_g", "_c1", "_c2", "_c3"]
+    // A fortified builtin (`__builtin___snprintf_chk`, whose arguments
+    // start as `snprintf`'s do).
+    let rest = match f.starts_with("__builtin___") {
+        true => &rest[2..],
+        false => rest,
+    };
+    // glibc's fortify aliases and internal spellings (`__fread_alias`,
+    // `__strtol_internal`) take the standard function's arguments first.
+    let rest = ["_chk", "_g", "_c1", "_c2", "_c3", "_alias", "_internal"]
         .iter()
         .find_map(|s| rest.strip_suffix(s))
         .unwrap_or(rest);

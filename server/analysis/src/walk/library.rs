@@ -410,6 +410,36 @@ pub(super) fn does_not_retain(f: &str) -> bool {
         "fstat64",
         "open64",
         "fopen64",
+        // glibc's `stat` family (`__xstat`, `__fxstatat` in preprocessed
+        // code) and more path functions, which read the path and fill the
+        // buffer during the call.
+        "xstat",
+        "lxstat",
+        "fxstat",
+        "fxstatat",
+        "xstat64",
+        "lxstat64",
+        "fxstat64",
+        "fstatat",
+        "renameat",
+        "symlink",
+        "mkfifo",
+        "epoll_wait",
+        "swprintf",
+        "vswprintf",
+        "munmap",
+        // Math and compiler queries: no pointer kept (`__builtin_isnan`,
+        // `__builtin_object_size`).
+        "isnan",
+        "object_size",
+        "round",
+        "floor",
+        "ceil",
+        "fabs",
+        "sqrt",
+        "pow",
+        "exp",
+        "log",
         // More of the C library and POSIX: buffers used during the call.
         "memccpy",
         "mempcpy",
@@ -498,6 +528,53 @@ pub(super) fn does_not_retain(f: &str) -> bool {
         "AES_set_decrypt_key",
         "AES_encrypt",
         "AES_decrypt",
+        "AES_cbc_encrypt",
+        "BIO_write",
+        "BIO_read",
+        "BIO_puts",
+        "BIO_gets",
+        "MD5_Init",
+        "MD5_Update",
+        "MD5_Final",
+        "SHA1_Init",
+        "SHA1_Update",
+        "SHA1_Final",
+        "SHA256_Init",
+        "SHA256_Update",
+        "SHA256_Final",
+        "SHA512_Init",
+        "SHA512_Update",
+        "SHA512_Final",
+        "HMAC",
+        "HMAC_Update",
+        "HMAC_Final",
+        "EVP_EncryptFinal_ex",
+        "EVP_DecryptFinal_ex",
+        "RSA_private_decrypt",
+        "RSA_private_encrypt",
+        "RSA_public_decrypt",
+        "RSA_public_encrypt",
+        // libgcrypt copies keys and IVs into its handle; data is read and
+        // written during the call.
+        "gcry_cipher_setkey",
+        "gcry_cipher_setiv",
+        "gcry_cipher_encrypt",
+        "gcry_cipher_decrypt",
+        "gcry_md_write",
+        // Audio output: the samples are written out during the call.
+        "ao_play",
+        "pa_simple_write",
+        "snd_pcm_writei",
+        // Strings copied into the library's own values (json-c duplicates
+        // the string, Lua interns it) and patterns compiled into a new
+        // object; PCRE reads the subject during the match.
+        "json_object_new_string",
+        "json_object_new_string_len",
+        "lua_pushstring",
+        "lua_pushlstring",
+        "pcre_compile",
+        "pcre_compile2",
+        "pcre_exec",
         // bzip2's one-shot buffer functions.
         "BZ2_bzBuffToBuffCompress",
         "BZ2_bzBuffToBuffDecompress",
@@ -561,5 +638,12 @@ mod tests {
         assert!(does_not_retain("__builtin_va_start"));
         assert!(!does_not_retain("__pthread_setspecific"));
         assert!(!does_not_retain("event_add"));
+        assert_eq!(library_name("__builtin___snprintf_chk"), "snprintf");
+        assert_eq!(library_name("__fread_alias"), "fread");
+        assert_eq!(library_name("__strtol_internal"), "strtol");
+        assert_eq!(library_name("__xstat"), "xstat");
+        assert!(does_not_retain("__fread_alias"));
+        assert!(does_not_retain("MD5_Update"));
+        assert!(!does_not_retain("epoll_ctl"));
     }
 }
