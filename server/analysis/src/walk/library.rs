@@ -427,6 +427,28 @@ pub(super) fn does_not_retain(f: &str) -> bool {
         "epoll_wait",
         "swprintf",
         "vswprintf",
+        "wcscat",
+        "wcswidth",
+        "fnmatch",
+        "remove",
+        "mkdtemp",
+        "if_nametoindex",
+        "sem_timedwait",
+        // zlib's gz files and more stream calls, which use the buffer or
+        // the stream during the call (as `deflate` does).
+        "gzread",
+        "gzwrite",
+        "deflateParams",
+        "deflatePending",
+        "deflatePrime",
+        "snd_pcm_readi",
+        // New strings and numbers made from the arguments: GLib's and
+        // curl's copies, OpenSSL's conversion into a new buffer.
+        "g_strdup_printf",
+        "curl_easy_escape",
+        "ASN1_STRING_to_UTF8",
+        "json_object_new_int64",
+        "lua_pushinteger",
         "munmap",
         // Math and compiler queries: no pointer kept (`__builtin_isnan`,
         // `__builtin_object_size`).
