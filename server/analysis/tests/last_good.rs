@@ -423,6 +423,47 @@ fn a_word_typed_before_a_call_keeps_the_call() {
     );
 }
 
+/// A statement typed before a declaration, before its `;`, makes the
+/// declaration a product that parses: `n = slot *s = arg;` assigns to
+/// `slot * s`, and the local `s` is declared no more, so every access
+/// through it names a global of that name, or nothing. A type name is not
+/// a value: the function counts as having a new syntax error
+/// (`misparse.rs`), and the races stay those of the last good text until
+/// the statement is complete (typing `n =` before `DAAP_BLOCK *root;` in
+/// mt-daapd walked the program from scratch twice per statement and
+/// published 104 reports too many).
+#[test]
+fn a_statement_typed_before_a_declaration_keeps_the_declaration() {
+    let text = PROGRAM
+        .replace(
+            "int counter;\n",
+            "int counter;\ntypedef struct slot { int hits; } slot;\nstruct slot *s;\nint n;\n",
+        )
+        .replacen(
+            "void *worker(void *arg) {\n",
+            "void *worker(void *arg) {\n    slot *s = arg;\n    s->hits = 1;\n",
+            1,
+        )
+        .replacen(
+            "    counter++;\n    report();",
+            "    counter++;\n    s = 0;\n    report();",
+            1,
+        );
+    let path = Path::new("/virtual/last_good_product.c");
+    let anchor = "void *worker(void *arg) {\n";
+    let at = text.find(anchor).unwrap() + anchor.len();
+    let half = format!("{}    n = {}", &text[..at], &text[at..]);
+    assert!(
+        !racelens_syntax::parse_text(&half).root_node().has_error(),
+        "tree-sitter reads `n = slot *s = arg;` as an expression"
+    );
+    let counts = type_into(path, &text, anchor, "    n = 1;\n", "worker");
+    assert!(
+        counts.iter().all(|&c| c == counts[0]) && counts[0] > 0,
+        "{counts:?}"
+    );
+}
+
 /// A space typed or deleted between tokens changes positions only: the
 /// last good version stands, not stale, with its positions moved, and
 /// nothing is walked again (such an edit in a function that creates

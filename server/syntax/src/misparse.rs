@@ -13,6 +13,13 @@
 //! counts as having a syntax error (`baseline.rs` keeps its last good
 //! version meanwhile).
 //!
+//! The converse too: typing `n = ` on the line before `T *root;` gives
+//! `n = T *root;`, an assignment of a product, error-free, and the local
+//! `root` is declared no more. A type name used as a value is not C
+//! either: each left operand of a product that names a type (a typedef of
+//! the file, or a name the function uses as a type) and no variable of the
+//! function counts as one more such statement.
+//!
 //! "Variables of the function" are its parameters and every name a
 //! declaration of its body declares, whatever the block: an
 //! over-approximation of the names in scope that only a type and a
@@ -69,11 +76,11 @@ pub fn misparsed_statements(def: Node, src: &str) -> u32 {
         let mut c = n.walk();
         stack.extend(n.named_children(&mut c));
     }
+    let mut count = types_as_values(def, body, src, &vars);
     if decls.is_empty() {
-        return 0;
+        return count;
     }
     let is_var = |n: Node| n.kind() == "type_identifier" && vars.contains(&text(n));
-    let mut count = 0;
     for n in decls {
         if n.child_by_field_name("type").is_some_and(is_var) {
             count += 1;
@@ -96,6 +103,74 @@ pub fn misparsed_statements(def: Node, src: &str) -> u32 {
         if calls {
             count += 1;
         }
+    }
+    count
+}
+
+/// Left operands of products in `body` naming a type and no variable of
+/// the function (`vars`): a typedef of the file
+/// `def` is in, or a type name the definition itself uses (its return
+/// type, parameters, declarations, casts).
+fn types_as_values(def: Node, body: Node, src: &str, vars: &[&str]) -> u32 {
+    let text = |n: Node| src.get(n.byte_range()).unwrap_or("");
+    let mut types: Vec<&str> = Vec::new();
+    let mut stack = vec![def];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "type_identifier" {
+            types.push(text(n));
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    if let Some(root) = def.parent().filter(|p| p.kind() == "translation_unit") {
+        let mut c = root.walk();
+        for item in root.named_children(&mut c) {
+            if item.kind() == "type_definition" {
+                let mut c = item.walk();
+                for d in item.children_by_field_name("declarator", &mut c) {
+                    if let Some(id) = declarator(d, &mut TypeInfo::default()) {
+                        types.push(text(id));
+                    }
+                }
+            }
+        }
+    }
+    types.retain(|t| !vars.contains(t));
+    if types.is_empty() {
+        return 0;
+    }
+    let mut count = 0;
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            // Declarations name variables and types, not values (an
+            // initialiser is an expression, and is searched).
+            "declaration" => {
+                let mut c = n.walk();
+                for d in n.children_by_field_name("declarator", &mut c) {
+                    if let Some(v) = d.child_by_field_name("value") {
+                        stack.push(v);
+                    }
+                }
+                continue;
+            }
+            // The left operand of a product: `T *root` read as `T * root`
+            // (not any use, which `va_arg(ap, T)` or `sizeof (T)` would
+            // make in code that is fine).
+            "identifier"
+                if types.contains(&text(n))
+                    && n.parent().is_some_and(|p| {
+                        p.kind() == "binary_expression"
+                            && p.child_by_field_name("left") == Some(n)
+                            && p.child_by_field_name("operator").map(text) == Some("*")
+                    }) =>
+            {
+                count += 1
+            }
+            _ => {}
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
     }
     count
 }
@@ -128,6 +203,12 @@ mod tests {
     fn a_word_typed_before_a_call_or_an_assignment_is_counted() {
         let src = "typedef struct r r;\nint g;\nstatic void f(r *resp, int n) {\n    int c = 1, *q;\n    v resp_reset(resp);\n    x conn(c, n);\n    n g = c;\n    if (c) {\n        w free(q);\n    }\n}\n";
         assert_eq!(count(src), 4);
+    }
+
+    #[test]
+    fn a_declaration_that_became_a_product_is_counted() {
+        let src = "typedef struct blk BLOCK;\nBLOCK *f(int n, ...) {\n    n = BLOCK *root;\n    int k = n * sizeof(BLOCK);\n    va_arg(ap, BLOCK);\n    return (BLOCK *)0;\n}\nint g(void) {\n    int x = 2;\n    x = x * 3;\n    return x;\n}\n";
+        assert_eq!(count(src), 1);
     }
 
     #[test]
