@@ -116,7 +116,15 @@ fn types_as_values(def: Node, body: Node, src: &str, vars: &[&str]) -> u32 {
     let mut types: Vec<&str> = Vec::new();
     let mut stack = vec![def];
     while let Some(n) = stack.pop() {
-        if n.kind() == "type_identifier" {
+        // A tag (`struct item`) lives in a namespace of its own: a
+        // variable `item` may stand beside it.
+        let tag = n.parent().is_some_and(|p| {
+            matches!(
+                p.kind(),
+                "struct_specifier" | "union_specifier" | "enum_specifier"
+            )
+        });
+        if n.kind() == "type_identifier" && !tag {
             types.push(text(n));
         }
         let mut c = n.walk();
@@ -207,7 +215,7 @@ mod tests {
 
     #[test]
     fn a_declaration_that_became_a_product_is_counted() {
-        let src = "typedef struct blk BLOCK;\nBLOCK *f(int n, ...) {\n    n = BLOCK *root;\n    int k = n * sizeof(BLOCK);\n    va_arg(ap, BLOCK);\n    return (BLOCK *)0;\n}\nint g(void) {\n    int x = 2;\n    x = x * 3;\n    return x;\n}\n";
+        let src = "typedef struct blk BLOCK;\nBLOCK *f(int n, ...) {\n    n = BLOCK *root;\n    int k = n * sizeof(BLOCK);\n    va_arg(ap, BLOCK);\n    return (BLOCK *)0;\n}\nint item;\nint g(void) {\n    struct item *p = 0;\n    int x = 2;\n    x = item * 3;\n    return x + (p != 0);\n}\n";
         assert_eq!(count(src), 1);
     }
 
