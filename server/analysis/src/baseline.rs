@@ -332,7 +332,7 @@ pub fn effective_functions(
         if changed {
             // A word typed before a statement can make it a declaration
             // that parses (`misparse.rs`); only changed text is scanned.
-            f.errors += misparsed(&view.tree, &view.text, s, e);
+            f.errors += misparsed(&view.tree, &view.text, s, e, &items.typedefs);
         }
         // New errors, or it swallowed another function's untouched text.
         let swallowed = || {
@@ -463,7 +463,13 @@ fn spacing_only(good: &str, cur: &str, at: &Placement) -> bool {
 /// Declarations in the definition spanning `start..end` that are not C
 /// (`racelens_syntax::misparse`); zero when the tree has no definition
 /// there (one that recovery reparsed on its own).
-fn misparsed(tree: &Tree, text: &str, start: usize, end: usize) -> u32 {
+fn misparsed(
+    tree: &Tree,
+    text: &str,
+    start: usize,
+    end: usize,
+    typedefs: &[(Name, TypeInfo)],
+) -> u32 {
     let mut node = tree.root_node().descendant_for_byte_range(start, end);
     while let Some(n) = node {
         if n.kind() == "function_definition" {
@@ -473,7 +479,7 @@ fn misparsed(tree: &Tree, text: &str, start: usize, end: usize) -> u32 {
     }
     match node {
         Some(n) if n.start_byte() == start && n.end_byte() == end => {
-            racelens_syntax::misparse::misparsed_statements(n, text)
+            racelens_syntax::misparse::misparsed_statements(n, text, typedefs)
         }
         _ => 0,
     }

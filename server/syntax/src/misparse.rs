@@ -30,12 +30,15 @@
 
 use crate::ir::TypeInfo;
 use crate::items::{declarator, function_declarator};
+use crate::Name;
 use tree_sitter::Node;
 
 /// Declarations in the body of the function definition `def` whose type, or
 /// a parameter of whose function declarator, is a bare identifier naming a
-/// variable of the function. Zero for any other node.
-pub fn misparsed_statements(def: Node, src: &str) -> u32 {
+/// variable of the function, and products whose left operand names a type
+/// (`typedefs`: the file's, [`FileItems::typedefs`](crate::FileItems)).
+/// Zero for any other node.
+pub fn misparsed_statements(def: Node, src: &str, typedefs: &[(Name, TypeInfo)]) -> u32 {
     if def.kind() != "function_definition" {
         return 0;
     }
@@ -76,7 +79,7 @@ pub fn misparsed_statements(def: Node, src: &str) -> u32 {
         let mut c = n.walk();
         stack.extend(n.named_children(&mut c));
     }
-    let mut count = types_as_values(def, body, src, &vars);
+    let mut count = types_as_values(def, body, src, &vars, typedefs);
     if decls.is_empty() {
         return count;
     }
@@ -108,10 +111,16 @@ pub fn misparsed_statements(def: Node, src: &str) -> u32 {
 }
 
 /// Left operands of products in `body` naming a type and no variable of
-/// the function (`vars`): a typedef of the file
-/// `def` is in, or a type name the definition itself uses (its return
-/// type, parameters, declarations, casts).
-fn types_as_values(def: Node, body: Node, src: &str, vars: &[&str]) -> u32 {
+/// the function (`vars`): a typedef of the file (`typedefs`), or a type
+/// name the definition itself uses (its return type, parameters,
+/// declarations, casts).
+fn types_as_values(
+    def: Node,
+    body: Node,
+    src: &str,
+    vars: &[&str],
+    typedefs: &[(Name, TypeInfo)],
+) -> u32 {
     let text = |n: Node| src.get(n.byte_range()).unwrap_or("");
     let mut types: Vec<&str> = Vec::new();
     let mut stack = vec![def];
@@ -130,19 +139,7 @@ fn types_as_values(def: Node, body: Node, src: &str, vars: &[&str]) -> u32 {
         let mut c = n.walk();
         stack.extend(n.named_children(&mut c));
     }
-    if let Some(root) = def.parent().filter(|p| p.kind() == "translation_unit") {
-        let mut c = root.walk();
-        for item in root.named_children(&mut c) {
-            if item.kind() == "type_definition" {
-                let mut c = item.walk();
-                for d in item.children_by_field_name("declarator", &mut c) {
-                    if let Some(id) = declarator(d, &mut TypeInfo::default()) {
-                        types.push(text(id));
-                    }
-                }
-            }
-        }
-    }
+    types.extend(typedefs.iter().map(|(t, _)| &**t));
     types.retain(|t| !vars.contains(t));
     if types.is_empty() {
         return 0;
@@ -197,12 +194,13 @@ mod tests {
         let mut p = tree_sitter::Parser::new();
         p.set_language(&tree_sitter_c::LANGUAGE.into()).unwrap();
         let tree = p.parse(src, None).unwrap();
+        let typedefs = crate::items::extract_items(&tree, src).typedefs;
         let root = tree.root_node();
         let mut c = root.walk();
         let n = root
             .named_children(&mut c)
             .filter(|n| n.kind() == "function_definition")
-            .map(|d| misparsed_statements(d, src))
+            .map(|d| misparsed_statements(d, src, &typedefs))
             .sum();
         n
     }
