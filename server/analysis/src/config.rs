@@ -598,13 +598,12 @@ pub(crate) fn library_name(f: &str) -> &str {
     let Some(rest) = f.strip_prefix("__") else {
         return f;
     };
-    let rest = rest.strip_prefix("builtin_").unwrap_or(rest);
     // A fortified builtin (`__builtin___snprintf_chk`, whose arguments
-    // start as `snprintf`'s do).
-    let rest = match f.starts_with("__builtin___") {
-        true => &rest[2..],
-        false => rest,
-    };
+    // start as `snprintf`'s do) loses both prefixes.
+    let rest = rest
+        .strip_prefix("builtin___")
+        .or_else(|| rest.strip_prefix("builtin_"))
+        .unwrap_or(rest);
     // glibc's fortify aliases and internal spellings (`__fread_alias`,
     // `__strtol_internal`) take the standard function's arguments first.
     let rest = ["_chk", "_g", "_c1", "_c2", "_c3", "_alias", "_internal"]
