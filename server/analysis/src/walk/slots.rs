@@ -122,6 +122,7 @@ fn creator_accesses(ir: &FnIr, models: &BTreeMap<u32, CallModel>) -> Vec<(Span, 
             } if aliases.iter().any(|(y, _)| y == x) => live.push(x.clone()),
             Stmt::Access(a)
                 if counter_index(&a.place) == Some(v)
+                    || counter_index(inside_members(&a.place)) == Some(v)
                     || deref_root(&a.place).is_some_and(|r| live.contains(r)) =>
             {
                 pending.push(a.span)
@@ -130,6 +131,15 @@ fn creator_accesses(ir: &FnIr, models: &BTreeMap<u32, CallModel>) -> Vec<(Span, 
                 for sp in pending.drain(..) {
                     out.push((sp, v.clone(), c.id));
                 }
+            }
+            // A library call's accesses of its pointer arguments' objects
+            // (`memset(A[i].buf, ..)`) carry the call's span.
+            Stmt::Call(c)
+                if c.args
+                    .iter()
+                    .any(|a| counter_index(inside_members(uncast(a))) == Some(v)) =>
+            {
+                pending.push(c.span)
             }
             _ => {}
         });
@@ -179,6 +189,26 @@ fn element_of(e: &Expr) -> &Expr {
         e = base;
     }
     e
+}
+
+/// The place `e` lies in once the steps that may stay inside it are taken
+/// off: indexes (`A[i].buf[j]`), whole-member dereferences (`memset(A[i].buf,
+/// ..)` writes `*A[i].buf`) and `.` members. From the text alone: whether
+/// each step stays in the object (an array member) or leaves it (a pointer
+/// member) is for the caller to check against the object the access
+/// denotes (`Walker::creator_member_slot`).
+fn inside_members(e: &Expr) -> &Expr {
+    let mut e = e;
+    loop {
+        match e {
+            Expr::Index { base, .. } if has_index(base) => e = base,
+            Expr::Deref(base) if has_index(base) => e = base,
+            Expr::Field {
+                base, arrow: false, ..
+            } if has_index(base) => e = base,
+            _ => return e,
+        }
+    }
 }
 
 /// The index variable of `A[i]` or `A[i].f.g` (no other index or
@@ -1099,6 +1129,11 @@ impl<'a> Walker<'a> {
             .enumerate()
             .filter(|(_, e)| matches!(e, Elem::Index(None)));
         let pos = u8::try_from(unknown.next()?.0).ok()?;
+        // The creating loop's `memset(A[i].buf, ..)`, `A[i].buf[j]` before
+        // creating thread `i`: inside an array member of element `i`.
+        if let Some(slot) = self.creator_member_slot(place, span, k, pos, &own) {
+            return Some(slot);
+        }
         if unknown.next().is_some() {
             // `p->buf[j]`, `memset(p->buf, ..)` with `p = &jobs[i]`: inside
             // an array member of the argument's element, whose own index
@@ -1284,6 +1319,74 @@ impl<'a> Walker<'a> {
             .find(|(_, _, var, _)| var.as_ref() == Some(y))?;
         let (lo, hi) = bound.as_ref()?.split_once('<')?;
         (lo == "0").then(|| hi.split_once("+=").map_or(hi, |(h, _)| h))
+    }
+
+    /// The slot of the creating loop's access `place` when it lies in
+    /// array members of the element `A[i]` that thread `i` is handed
+    /// (`memset(A[i].buf, ..)`, `A[i].rows[j][k]`): every step off the
+    /// element stays in it (an array member, never a pointer member:
+    /// `A[i].ip[0]` is another object), and the element's index is the
+    /// path's first unknown one.
+    fn creator_member_slot(
+        &self,
+        place: &Expr,
+        span: Span,
+        k: &LocKey,
+        pos: u8,
+        own: &OwnVars,
+    ) -> Option<Slot> {
+        let (_, _, call) = own.creator.iter().find(|(s, _, _)| *s == span)?;
+        // The steps off the element, outermost first: `Some(member)` for
+        // `.member`, `None` for an index.
+        let mut steps: Vec<Option<&Name>> = Vec::new();
+        let mut e = place;
+        loop {
+            match e {
+                Expr::Index { base, .. } if has_index(base) => {
+                    steps.push(None);
+                    e = base;
+                }
+                // The whole member (`memset(A[i].buf, ..)`).
+                Expr::Deref(base) if matches!(**base, Expr::Field { .. }) && has_index(base) => {
+                    e = base
+                }
+                Expr::Field {
+                    base,
+                    field,
+                    arrow: false,
+                } if has_index(base) => {
+                    steps.push(Some(field));
+                    e = base;
+                }
+                _ => break,
+            }
+        }
+        let v = counter_index(e)?;
+        if !own.creator.iter().any(|(s, x, _)| *s == span && x == v) {
+            return None;
+        }
+        // The object the access denotes is the element's own storage: its
+        // path is the element's index followed by exactly these steps. A
+        // step through a pointer member (`A[i].ip[0]`) would have left
+        // for another object, whose path this is not.
+        let rest = k.path.get(pos as usize + 1..)?;
+        let same = rest.len() == steps.len()
+            && rest
+                .iter()
+                .zip(steps.iter().rev())
+                .all(|(p, s)| match (p, s) {
+                    (Elem::Field(f), Some(g)) => f == *g,
+                    (Elem::Index(_), None) => true,
+                    _ => false,
+                });
+        let first = k.path.iter().position(|x| matches!(x, Elem::Index(_)));
+        (first == Some(pos as usize) && same).then_some(Slot {
+            pos,
+            stride: 1,
+            from: SlotArg::Creator,
+            before: *call,
+            via: 0,
+        })
     }
 
     /// The slot of `place` (`p->buf[j]`, `p->m.rows[j][k]`) when it lies in
