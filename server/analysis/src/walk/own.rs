@@ -270,8 +270,8 @@ fn replace_own(st: &mut State, drop: impl Fn(&str) -> bool, add: Option<(Name, O
 }
 
 /// The members `f` (sorted) when `place` goes through a pointer `x` alone
-/// after `pthread_join(x->f)` on this path (`x->f`, `x->arr[i]` of an array
-/// member: `is_array`).
+/// after `pthread_join(x->f)` on this path (`x->f`, and `x->arr[i]` or
+/// `*x->arr` of an array member: `record::within_arrays`).
 pub(super) fn joined_access(
     place: &Expr,
     st: &State,
@@ -280,14 +280,7 @@ pub(super) fn joined_access(
     if st.joined_own.is_empty() {
         return None;
     }
-    let mut p = place;
-    while let Expr::Index { base, .. } = p {
-        if !is_array(base) {
-            break;
-        }
-        p = base;
-    }
-    let x = super::record::access_root(p)?;
+    let x = super::record::access_root(super::record::within_arrays(place, is_array))?;
     let members: Vec<Name> = st
         .joined_own
         .iter()

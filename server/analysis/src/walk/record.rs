@@ -269,7 +269,9 @@ impl<'a> Walker<'a> {
             self.observe_heap(&k.base);
             if st.fresh.contains(&k.base) {
                 self.observe_refresh(&k.base);
-                if !st.refreshed.contains(&k.base) || through_newest(place, &k.base, st) {
+                if !st.refreshed.contains(&k.base)
+                    || through_newest(place, &k.base, st, &|e| self.is_array(fr, e))
+                {
                     continue;
                 }
             }
@@ -687,8 +689,27 @@ pub(super) fn access_root(e: &Expr) -> Option<&Name> {
     }
 }
 
+/// `place` without the steps that stay inside the object it indexes or
+/// dereferences: `x->mac[i]` and `*x->mac` (a library call's access of
+/// `memcpy(x->mac, ..)`) are inside `x->mac` when `mac` is an array member
+/// (`is_array`), not a pointer one, under any casts (`memcpy((void *)
+/// x->mac, ..)`).
+pub(super) fn within_arrays<'e>(place: &'e Expr, is_array: &dyn Fn(&Expr) -> bool) -> &'e Expr {
+    let mut p = place;
+    loop {
+        match p {
+            Expr::Index { base, .. } | Expr::Deref(base) if is_array(super::uncast(base)) => {
+                p = super::uncast(base)
+            }
+            _ => return p,
+        }
+    }
+}
+
 /// Is `place` an access of the object a local of `st.newest` holds as the
-/// newest object of `site`, through that local alone ([`access_root`])?
-fn through_newest(place: &Expr, site: &Base, st: &State) -> bool {
-    access_root(place).is_some_and(|x| st.newest_held_by(x).any(|b| b == site))
+/// newest object of `site`, through that local alone ([`access_root`]),
+/// past the steps inside its array members ([`within_arrays`])?
+fn through_newest(place: &Expr, site: &Base, st: &State, is_array: &dyn Fn(&Expr) -> bool) -> bool {
+    access_root(within_arrays(place, is_array))
+        .is_some_and(|x| st.newest_held_by(x).any(|b| b == site))
 }
