@@ -88,9 +88,10 @@ pub(super) fn name_result(st: &mut State, id: u32, keep: bool) {
     st.ptrs = Arc::new(p);
 }
 
-/// The refreshed sites whose newest object the pointer value `e` holds:
-/// those a local it passes on holds, those a call returned, and the one a
-/// refreshed site's allocation makes.
+/// The refreshed sites whose newest object the pointer value `e` holds (or
+/// points into): those a local it passes on holds, or whose object it
+/// takes an address inside, those a call returned, and the one a refreshed
+/// site's allocation makes.
 fn newest_held(fr: &Frame, e: &Expr, st: &State) -> Vec<Base> {
     let e = uncast(e);
     let holder = match e {
@@ -101,6 +102,13 @@ fn newest_held(fr: &Frame, e: &Expr, st: &State) -> Vec<Base> {
         Some(h) => st.newest_held_by(h).cloned().collect(),
         None => Vec::new(),
     };
+    // An address inside the object a local holds (`&c->st`, `&c->buf[2]`)
+    // points into the same object.
+    if let Expr::AddrOf(place) = e {
+        if let Some(p) = super::slots::deref_root(place) {
+            held.extend(st.newest_held_by(p).cloned());
+        }
+    }
     if let Expr::CallResult(id) = e {
         let b = Base::Heap {
             func: fr.fname.clone(),

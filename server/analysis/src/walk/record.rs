@@ -693,7 +693,7 @@ pub(super) fn access_root(e: &Expr) -> Option<&Name> {
 /// dereferences: `x->mac[i]` and `*x->mac` (a library call's access of
 /// `memcpy(x->mac, ..)`) are inside `x->mac` when `mac` is an array member
 /// (`is_array`), not a pointer one, under any casts (`memcpy((void *)
-/// x->mac, ..)`).
+/// x->mac, ..)`); `*&x->st` (of `memset(&x->st, ..)`) is `x->st`.
 pub(super) fn within_arrays<'e>(place: &'e Expr, is_array: &dyn Fn(&Expr) -> bool) -> &'e Expr {
     let mut p = place;
     loop {
@@ -701,6 +701,10 @@ pub(super) fn within_arrays<'e>(place: &'e Expr, is_array: &dyn Fn(&Expr) -> boo
             Expr::Index { base, .. } | Expr::Deref(base) if is_array(super::uncast(base)) => {
                 p = super::uncast(base)
             }
+            Expr::Deref(base) => match super::uncast(base) {
+                Expr::AddrOf(inner) => p = inner,
+                _ => return p,
+            },
             _ => return p,
         }
     }
