@@ -37,6 +37,17 @@
 //!   names them its own again. A callee not walked (out of contexts)
 //!   hands none back.
 //!
+//! A cell `p->f` may also hold an object that was unpublished when stored
+//! there (`c->buf = malloc(..)`: of a fresh site, the newest object of a
+//! refreshed one), noted in `State::newest` under the cell's name
+//! ([`set_nested_cell`]). While the cell holds and `p` holds an
+//! unpublished object too, an access through the cell (`c->buf[0] = ..`,
+//! `memset(c->buf, ..)`) is set-up no other thread can see
+//! ([`Walker::through_nested_cell`]). The note goes with the cell (every
+//! way above a cell stops holding), across any call of a function with a
+//! body, and when the inner object escapes or is stored anywhere else
+//! (`private.rs`).
+//!
 //! Under-approximation: a store by another thread between the assignment
 //! and the read (itself a race on the member, reported as such) is not
 //! among what the read may see.
@@ -130,7 +141,121 @@ fn any_overlap(a: &[LocKey], b: &[LocKey]) -> bool {
     a.iter().any(|x| b.iter().any(|y| x.may_overlap(y)))
 }
 
+/// Cell `n` now holds the objects of `sites`, each the newest of its site
+/// and unpublished when stored ([`Walker::fresh_into_cell`]).
+pub(super) fn set_nested_cell(st: &mut State, n: &Name, sites: Vec<Base>) {
+    if sites.is_empty() && st.newest_held_by(n).next().is_none() {
+        return;
+    }
+    let mut v: Vec<(Name, Base)> = st.newest.iter().filter(|(x, _)| x != n).cloned().collect();
+    v.extend(sites.into_iter().map(|b| (n.clone(), b)));
+    v.sort();
+    st.newest = v.into();
+}
+
+/// The cells that no longer hold (or all cells: `all`) hold no newest
+/// object either.
+fn prune_newest_cells(st: &mut State, all: bool) {
+    if !st.newest.iter().any(|(x, _)| is_cell(x)) {
+        return;
+    }
+    let live = |x: &Name| !all && st.ptrs.iter().any(|(y, _)| y == x);
+    let v: Vec<(Name, Base)> = st
+        .newest
+        .iter()
+        .filter(|(x, _)| !is_cell(x) || live(x))
+        .cloned()
+        .collect();
+    st.newest = v.into();
+}
+
 impl Walker<'_> {
+    /// `lhs = rhs`, before the store: when `lhs` is a cell `p->f` and
+    /// `rhs` holds unpublished objects only (of fresh sites, the newest
+    /// object of a refreshed one), those sites, which the cell will hold
+    /// ([`set_nested_cell`]).
+    pub(super) fn fresh_into_cell(
+        &mut self,
+        fr: &Frame,
+        lhs: &Expr,
+        rhs: &Expr,
+        st: &State,
+    ) -> Option<(Name, Vec<Base>)> {
+        let n = self.member_cell(fr, lhs)?;
+        if !is_arrow_cell(&n) {
+            return None;
+        }
+        let vals = self.eval(fr, rhs, 0);
+        let mut sites = Vec::new();
+        for v in vals.iter() {
+            // What the walk reads of the heap state is part of the memo
+            // node's entry (`memo::heap_agrees`).
+            if let super::Val::Target(k) = v {
+                self.observe_heap(&k.base);
+                self.observe_refresh(&k.base);
+            }
+            match v {
+                super::Val::Target(k)
+                    if matches!(k.base, Base::Heap { .. })
+                        && k.path.is_empty()
+                        && st.fresh.contains(&k.base)
+                        && (!st.refreshed.contains(&k.base)
+                            || super::frames::holds_newest(fr, rhs, &k.base, st)) =>
+                {
+                    sites.push(k.base.clone())
+                }
+                _ => return Some((n, Vec::new())),
+            }
+        }
+        sites.sort();
+        sites.dedup();
+        Some((n, sites))
+    }
+
+    /// Does `place` go through a cell `p->f` (read as a pointer: `p->f[i]`,
+    /// `*p->f`, `p->f->g`) holding an object of `site` that was unpublished
+    /// when stored there ([`Walker::fresh_into_cell`]), while `p` holds an
+    /// unpublished object? Then no other thread can reach that object yet:
+    /// it is reached only through `p`'s, which no other thread has.
+    pub(super) fn through_nested_cell(
+        &mut self,
+        fr: &Frame,
+        ptr: &Expr,
+        site: &Base,
+        st: &State,
+    ) -> bool {
+        if !st.newest.iter().any(|(x, _)| is_cell(x)) {
+            return false;
+        }
+        let Some(n) = self.member_cell(fr, uncast(ptr)) else {
+            return false;
+        };
+        if !st.ptrs.iter().any(|(y, _)| *y == n) || !st.newest_held_by(&n).any(|b| b == site) {
+            return false;
+        }
+        let Some((x, _, true)) = parse_cell(&n) else {
+            return false;
+        };
+        let x = Name::from(x);
+        let vals = self.eval(fr, &Expr::Var(x.clone()), 0);
+        for v in vals.iter() {
+            if let super::Val::Target(k) = v {
+                self.observe_heap(&k.base);
+                self.observe_refresh(&k.base);
+            }
+        }
+        !vals.is_empty()
+            && vals.iter().all(|v| match v {
+                super::Val::Target(k) => {
+                    matches!(k.base, Base::Heap { .. })
+                        && st.fresh.contains(&k.base)
+                        && (!st.refreshed.contains(&k.base)
+                            || st.newest_held_by(&x).any(|b| *b == k.base))
+                }
+                _ => false,
+            })
+    }
+
     /// The cell `e` names, if it can be one: member `f` (not an array) of
     /// a non-static local struct by name (`x.f`), or of what a local
     /// pointer whose address is not taken holds (`p->f`).
@@ -204,6 +329,7 @@ impl Walker<'_> {
         }
         if changed {
             self.set_ptrs(st, p);
+            prune_newest_cells(st, false);
         }
     }
 
@@ -221,6 +347,7 @@ impl Walker<'_> {
             .cloned()
             .collect();
         self.set_ptrs(st, p);
+        prune_newest_cells(st, false);
     }
 
     /// `lhs = rhs` where `lhs` is a cell: it holds what `rhs` evaluates to
@@ -274,6 +401,9 @@ impl Walker<'_> {
     /// in its own frame and through a parameter handed its address: no
     /// callee can reach it.
     pub(super) fn cells_after_call(&self, fr: &Frame, c: &Call, bodies: bool, st: &mut State) {
+        // A callee may have stored another object into a cell it was
+        // handed, which comes back holding that one.
+        prune_newest_cells(st, bodies);
         let keep = |n: &str| n.starts_with(KEEP);
         if !st.ptrs.iter().any(|(n, _)| is_cell(n) || keep(n)) {
             return;
@@ -317,6 +447,7 @@ impl Walker<'_> {
         p.sort_by(|a, b| a.0.cmp(&b.0));
         if *p != **st.ptrs {
             self.set_ptrs(st, p);
+            prune_newest_cells(st, false);
         }
     }
 

@@ -167,7 +167,9 @@ impl<'a> Walker<'a> {
                 if !(handed && fresh && newest) {
                     self.publish(&k.base, why, handed);
                 }
-                if fresh {
+                // (Also an object a cell holds, stored there unpublished:
+                // see `member_cells::set_nested_cell`.)
+                if fresh || st.newest.iter().any(|x| x.1 == k.base) {
                     st.unfresh(&k.base);
                 }
             }
@@ -225,6 +227,11 @@ impl<'a> Walker<'a> {
             // an older node into a new one): it escapes when that object
             // does, which unfreshes the site anyway.
             if fresh && !into.iter().all(|b| *b == k.base) {
+                st.unfresh(&k.base);
+            }
+            // Stored elsewhere too, an object a cell holds unpublished may
+            // go where that container goes.
+            if !fresh && st.newest.iter().any(|x| x.1 == k.base) {
                 st.unfresh(&k.base);
             }
         }

@@ -274,6 +274,14 @@ impl<'a> Walker<'a> {
                 {
                     continue;
                 }
+            } else if matches!(k.base, Base::Heap { .. }) {
+                // An object stored unpublished into a member of one still
+                // unpublished (`c->buf = malloc(..); c->buf[0] = ..`).
+                let inner = within_arrays(place, &|e| self.is_array(fr, e));
+                if pointer_read(inner).is_some_and(|p| self.through_nested_cell(fr, p, &k.base, st))
+                {
+                    continue;
+                }
             }
             // Locks the access's own index or pointer adds to the state's
             // locksets, in order (most accesses have none: no clone then).
@@ -716,4 +724,26 @@ pub(super) fn within_arrays<'e>(place: &'e Expr, is_array: &dyn Fn(&Expr) -> boo
 fn through_newest(place: &Expr, site: &Base, st: &State, is_array: &dyn Fn(&Expr) -> bool) -> bool {
     access_root(within_arrays(place, is_array))
         .is_some_and(|x| st.newest_held_by(x).any(|b| b == site))
+}
+
+/// The pointer value an access dereferences first (`p` of `p->f`, `*p`,
+/// `p[i]`, `(*p).f.g`), up to casts and offsets.
+pub(super) fn pointer_read(e: &Expr) -> Option<&Expr> {
+    match e {
+        Expr::Field {
+            base, arrow: false, ..
+        } => pointer_read(base),
+        Expr::Field {
+            base, arrow: true, ..
+        }
+        | Expr::Index { base, .. }
+        | Expr::Deref(base) => {
+            let mut b = super::uncast(base);
+            while let Expr::Offset(x) = b {
+                b = super::uncast(x);
+            }
+            Some(b)
+        }
+        _ => None,
+    }
 }

@@ -815,8 +815,12 @@ impl<'a> Walker<'a> {
                 let mut state = state;
                 self.note_held_store(fr, lhs, rhs, &state);
                 self.note_own_cell(fr, lhs, rhs, &mut state);
+                let nested = self.fresh_into_cell(fr, lhs, rhs, &state);
                 self.store_pointer(fr, lhs, rhs, &mut state);
                 self.assign_member_cell(fr, lhs, rhs, &mut state);
+                if let Some((n, sites)) = nested {
+                    super::member_cells::set_nested_cell(&mut state, &n, sites);
+                }
                 self.store_functions(fr, lhs, rhs);
                 self.note_count(fr, lhs, rhs, &mut state);
                 self.lazy_assigned(fr, lhs, &mut state);
