@@ -50,13 +50,7 @@ fn note_newest(fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
         true => newest_held(fr, rhs, st),
         false => Vec::new(),
     };
-    if held.is_empty() && st.newest_held_by(x).next().is_none() {
-        return;
-    }
-    let mut v: Vec<(Name, Base)> = st.newest.iter().filter(|(v, _)| v != x).cloned().collect();
-    v.extend(held.into_iter().map(|b| (x.clone(), b)));
-    v.sort();
-    st.newest = v.into();
+    st.set_newest_held(x, held);
 }
 
 /// The name under which `State::newest` says what call `id` returned: the

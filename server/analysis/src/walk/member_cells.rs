@@ -40,8 +40,9 @@
 //! A cell `p->f` may also hold an object that was unpublished when stored
 //! there (`c->buf = malloc(..)`: of a fresh site, the newest object of a
 //! refreshed one), noted in `State::newest` under the cell's name
-//! ([`set_nested_cell`]). While the cell holds and `p` holds an
-//! unpublished object too, an access through the cell (`c->buf[0] = ..`,
+//! ([`Walker::fresh_into_cell`], then `State::set_newest_held` in
+//! `stmts.rs`). While the cell holds and `p` holds an unpublished object
+//! too, an access through the cell (`c->buf[0] = ..`,
 //! `memset(c->buf, ..)`) is set-up no other thread can see
 //! ([`Walker::through_nested_cell`]). The note goes with the cell (every
 //! way above a cell stops holding), across any call of a function with a
@@ -141,18 +142,6 @@ fn any_overlap(a: &[LocKey], b: &[LocKey]) -> bool {
     a.iter().any(|x| b.iter().any(|y| x.may_overlap(y)))
 }
 
-/// Cell `n` now holds the objects of `sites`, each the newest of its site
-/// and unpublished when stored ([`Walker::fresh_into_cell`]).
-pub(super) fn set_nested_cell(st: &mut State, n: &Name, sites: Vec<Base>) {
-    if sites.is_empty() && st.newest_held_by(n).next().is_none() {
-        return;
-    }
-    let mut v: Vec<(Name, Base)> = st.newest.iter().filter(|(x, _)| x != n).cloned().collect();
-    v.extend(sites.into_iter().map(|b| (n.clone(), b)));
-    v.sort();
-    st.newest = v.into();
-}
-
 /// The cells that no longer hold (or all cells: `all`) hold no newest
 /// object either.
 fn prune_newest_cells(st: &mut State, all: bool) {
@@ -173,7 +162,7 @@ impl Walker<'_> {
     /// `lhs = rhs`, before the store: when `lhs` is a cell `p->f` and
     /// `rhs` holds unpublished objects only (of fresh sites, the newest
     /// object of a refreshed one), those sites, which the cell will hold
-    /// ([`set_nested_cell`]).
+    /// (`State::set_newest_held`, from `stmts.rs`).
     pub(super) fn fresh_into_cell(
         &mut self,
         fr: &Frame,

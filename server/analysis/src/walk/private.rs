@@ -168,7 +168,7 @@ impl<'a> Walker<'a> {
                     self.publish(&k.base, why, handed);
                 }
                 // (Also an object a cell holds, stored there unpublished:
-                // see `member_cells::set_nested_cell`.)
+                // see `member_cells.rs`.)
                 if fresh || st.newest.iter().any(|x| x.1 == k.base) {
                     st.unfresh(&k.base);
                 }

@@ -684,15 +684,8 @@ impl Walker<'_> {
 /// The local pointer an access goes through alone, if it does (`x->f`,
 /// `*x`, `x[i]`, `x->s.f`; not `x->next->f`, which loads another pointer).
 pub(super) fn access_root(e: &Expr) -> Option<&Name> {
-    match e {
-        Expr::Field {
-            base, arrow: false, ..
-        } => access_root(base),
-        Expr::Field {
-            base, arrow: true, ..
-        }
-        | Expr::Index { base, .. }
-        | Expr::Deref(base) => super::pointer_local(base),
+    match pointer_read(e)? {
+        Expr::Var(x) => Some(x),
         _ => None,
     }
 }

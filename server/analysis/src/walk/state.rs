@@ -265,6 +265,22 @@ impl State {
         self.sym_guards.retain(|g| !hit(&g.0));
     }
 
+    /// `holder` now holds the newest objects of `sites` (and no other).
+    pub(super) fn set_newest_held(&mut self, holder: &Name, sites: Vec<Base>) {
+        if sites.is_empty() && self.newest_held_by(holder).next().is_none() {
+            return;
+        }
+        let mut v: Vec<(Name, Base)> = self
+            .newest
+            .iter()
+            .filter(|(x, _)| x != holder)
+            .cloned()
+            .collect();
+        v.extend(sites.into_iter().map(|b| (holder.clone(), b)));
+        v.sort();
+        self.newest = v.into();
+    }
+
     /// The refreshed sites whose newest object `holder` holds (a local, a
     /// call's result, or what a function returns: see `frames.rs`).
     pub(super) fn newest_held_by<'a>(&'a self, holder: &'a str) -> impl Iterator<Item = &'a Base> {

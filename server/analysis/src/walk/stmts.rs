@@ -819,7 +819,7 @@ impl<'a> Walker<'a> {
                 self.store_pointer(fr, lhs, rhs, &mut state);
                 self.assign_member_cell(fr, lhs, rhs, &mut state);
                 if let Some((n, sites)) = nested {
-                    super::member_cells::set_nested_cell(&mut state, &n, sites);
+                    state.set_newest_held(&n, sites);
                 }
                 self.store_functions(fr, lhs, rhs);
                 self.note_count(fr, lhs, rhs, &mut state);
