@@ -70,7 +70,12 @@ pub(super) struct State {
     /// refreshed site, assigned since that object's allocation. A call
     /// passes it to the parameter the local is given, and the caller's
     /// locals keep it only across a call that cannot reach the site's
-    /// allocating function (`calls.rs`). Never part of a memo key.
+    /// allocating function (`calls.rs`). Also (cell `p->f`, site): the
+    /// member cell holds an object of the site that was unpublished when
+    /// stored there, of a site no longer fresh since (`member_cells.rs`);
+    /// such an entry goes with the cell, at a call of a function with a
+    /// body, and when the site's objects escape or are stored elsewhere.
+    /// Never part of a memo key.
     pub(super) newest: ThinVec<(Name, Base)>,
     /// Symbolic locks: (pointer variable, path, shared) for `&q->lock` held
     /// through `q` since `q` was last assigned. They guard accesses through
