@@ -115,17 +115,14 @@ fn newest_held(fr: &Frame, e: &Expr, st: &State) -> Vec<Base> {
     held
 }
 
-/// Does the pointer value `e` hold the newest object of the refreshed site
-/// `b` ([`newest_held`]), or is it `b`'s allocation itself? An address
-/// inside the object a pointer holds (`&j->link`, `&j->hdr.node`) is inside
-/// the same object (a step `j + 1` along it is one already).
+/// Does the pointer value `e` hold (or point into) the newest object of the
+/// refreshed site `b` ([`newest_held`], which also takes an address inside
+/// the object a pointer holds, `&j->link`, `&j->hdr.node`; a step `j + 1`
+/// along it is one already), or is it `b`'s allocation itself?
 pub(super) fn holds_newest(fr: &Frame, e: &Expr, b: &Base, st: &State) -> bool {
     matches!(uncast(e), Expr::CallResult(id)
         if matches!(b, Base::Heap { func, call } if *func == fr.fname && call == id))
         || newest_held(fr, e, st).contains(b)
-        || matches!(uncast(e), Expr::AddrOf(place)
-            if super::slots::deref_root(place)
-                .is_some_and(|p| st.newest_held_by(p).any(|h| h == b)))
 }
 
 impl Walker<'_> {

@@ -174,23 +174,10 @@ impl Walker<'_> {
         if !is_arrow_cell(&n) {
             return None;
         }
-        let vals = self.eval(fr, rhs, 0);
         let mut sites = Vec::new();
-        for v in vals.iter() {
-            // What the walk reads of the heap state is part of the memo
-            // node's entry (`memo::heap_agrees`).
-            if let super::Val::Target(k) = v {
-                self.observe_heap(&k.base);
-                self.observe_refresh(&k.base);
-            }
+        for v in self.eval(fr, rhs, 0).iter() {
             match v {
-                super::Val::Target(k)
-                    if matches!(k.base, Base::Heap { .. })
-                        && k.path.is_empty()
-                        && st.fresh.contains(&k.base)
-                        && (!st.refreshed.contains(&k.base)
-                            || super::frames::holds_newest(fr, rhs, &k.base, st)) =>
-                {
+                super::Val::Target(k) if k.path.is_empty() && self.unpublished(fr, rhs, k, st) => {
                     sites.push(k.base.clone())
                 }
                 _ => return Some((n, Vec::new())),
@@ -202,21 +189,25 @@ impl Walker<'_> {
     }
 
     /// Does `place` go through a cell `p->f` (read as a pointer: `p->f[i]`,
-    /// `*p->f`, `p->f->g`) holding an object of `site` that was unpublished
-    /// when stored there ([`Walker::fresh_into_cell`]), while `p` holds an
-    /// unpublished object? Then no other thread can reach that object yet:
-    /// it is reached only through `p`'s, which no other thread has.
+    /// `*p->f`, `p->f->g`, past steps inside its array members) holding an
+    /// object of `site` that was unpublished when stored there
+    /// ([`Walker::fresh_into_cell`]), while `p` holds an unpublished object?
+    /// Then no other thread can reach that object yet: it is reached only
+    /// through `p`'s, which no other thread has. Cheap when no cell holds
+    /// such an object: every access of a heap object not fresh asks.
     pub(super) fn through_nested_cell(
         &mut self,
         fr: &Frame,
-        ptr: &Expr,
+        place: &Expr,
         site: &Base,
         st: &State,
     ) -> bool {
         if !st.newest.iter().any(|(x, _)| is_cell(x)) {
             return false;
         }
-        let Some(n) = self.member_cell(fr, uncast(ptr)) else {
+        let inner = super::record::within_arrays(place, &|e| self.is_array(fr, e));
+        let Some(n) = super::record::pointer_read(inner).and_then(|p| self.member_cell(fr, p))
+        else {
             return false;
         };
         if !st.ptrs.iter().any(|(y, _)| *y == n) || !st.newest_held_by(&n).any(|b| b == site) {
@@ -225,24 +216,25 @@ impl Walker<'_> {
         let Some((x, _, true)) = parse_cell(&n) else {
             return false;
         };
-        let x = Name::from(x);
-        let vals = self.eval(fr, &Expr::Var(x.clone()), 0);
-        for v in vals.iter() {
-            if let super::Val::Target(k) = v {
-                self.observe_heap(&k.base);
-                self.observe_refresh(&k.base);
-            }
-        }
+        let p = Expr::Var(Name::from(x));
+        let vals = self.eval(fr, &p, 0);
         !vals.is_empty()
             && vals.iter().all(|v| match v {
-                super::Val::Target(k) => {
-                    matches!(k.base, Base::Heap { .. })
-                        && st.fresh.contains(&k.base)
-                        && (!st.refreshed.contains(&k.base)
-                            || st.newest_held_by(&x).any(|b| *b == k.base))
-                }
+                super::Val::Target(k) => self.unpublished(fr, &p, k, st),
                 _ => false,
             })
+    }
+
+    /// Is `k`, an object the pointer value `e` points to, one no other
+    /// thread can reach yet: of a fresh heap site, and the newest object
+    /// when the site is refreshed? What it reads of the heap state is part
+    /// of the memo node's entry (`memo::heap_agrees`).
+    fn unpublished(&mut self, fr: &Frame, e: &Expr, k: &LocKey, st: &State) -> bool {
+        self.observe_heap(&k.base);
+        self.observe_refresh(&k.base);
+        matches!(k.base, Base::Heap { .. })
+            && st.fresh.contains(&k.base)
+            && (!st.refreshed.contains(&k.base) || super::frames::holds_newest(fr, e, &k.base, st))
     }
 
     /// The cell `e` names, if it can be one: member `f` (not an array) of

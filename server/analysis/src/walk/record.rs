@@ -274,14 +274,12 @@ impl<'a> Walker<'a> {
                 {
                     continue;
                 }
-            } else if matches!(k.base, Base::Heap { .. }) {
+            } else if matches!(k.base, Base::Heap { .. })
                 // An object stored unpublished into a member of one still
                 // unpublished (`c->buf = malloc(..); c->buf[0] = ..`).
-                let inner = within_arrays(place, &|e| self.is_array(fr, e));
-                if pointer_read(inner).is_some_and(|p| self.through_nested_cell(fr, p, &k.base, st))
-                {
-                    continue;
-                }
+                && self.through_nested_cell(fr, place, &k.base, st)
+            {
+                continue;
             }
             // Locks the access's own index or pointer adds to the state's
             // locksets, in order (most accesses have none: no clone then).
