@@ -35,6 +35,7 @@ use threads::SiteLocks;
 
 mod alloc_wrappers;
 mod calls;
+mod clone_copy;
 mod constants;
 mod counters;
 mod eval;

@@ -614,11 +614,15 @@ impl<'a> Walker<'a> {
             });
             v
         };
-        for s in stmts {
+        for (i, s) in stmts.iter().enumerate() {
             match s {
                 Stmt::Assign { lhs, rhs } => {
                     self.sync_cur_ptrs(cur);
+                    let n = updates.len();
                     self.struct_copy(fr, lhs, rhs, updates);
+                    if updates.len() > n {
+                        self.drop_overwritten(fr, lhs, &stmts[..i], &stmts[i + 1..], n, updates);
+                    }
                     if let Expr::Init(elems) = rhs {
                         if let Some(t) = self.struct_type(fr, lhs) {
                             let dsts = self.cells(fr, lhs);
@@ -1014,6 +1018,50 @@ impl<'a> Walker<'a> {
             return;
         }
         self.copy_members(fr, &dsts, src, name, false, updates);
+    }
+
+    /// A struct copy into `*x` of an object this function allocated
+    /// (`*copy = *o`), whose updates are `updates[from..]`: drop those of
+    /// the members the following statements overwrite before anything can
+    /// read them (`copy->net = net_clone(o->net)`, see `clone_copy.rs`).
+    fn drop_overwritten(
+        &self,
+        fr: &Frame,
+        dst: &Expr,
+        before: &[Stmt],
+        rest: &[Stmt],
+        from: usize,
+        updates: &mut Vec<(LocKey, Vals)>,
+    ) {
+        let Expr::Deref(p) = uncast(dst) else {
+            return;
+        };
+        let Expr::Var(x) = uncast(p) else {
+            return;
+        };
+        let members = super::clone_copy::overwritten_members(before, rest, x);
+        if members.is_empty() {
+            return;
+        }
+        let vals = self.eval(fr, p, 0);
+        let own = !vals.is_empty()
+            && vals.iter().all(|v| {
+                matches!(v, Val::Target(k) if k.path.is_empty()
+                    && matches!(&k.base, Base::Heap { func, .. } if *func == fr.fname))
+            });
+        if !own {
+            return;
+        }
+        let mut i = from;
+        while i < updates.len() {
+            let killed =
+                matches!(updates[i].0.path.first(), Some(Elem::Field(f)) if members.contains(f));
+            if killed {
+                updates.remove(i);
+            } else {
+                i += 1;
+            }
+        }
     }
 
     /// `memcpy(dst, src, n)` (any copy of memory the model knows both ends
