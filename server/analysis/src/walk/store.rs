@@ -677,7 +677,13 @@ impl<'a> Walker<'a> {
                     {
                         if let (Some(d), Some(s)) = (c.args.get(*w), c.args.get(*r)) {
                             self.sync_cur_ptrs(cur);
+                            let n = updates.len();
                             self.mem_copy(fr, d, s, updates);
+                            if updates.len() > n {
+                                let into = Expr::Deref(Box::new(uncast(d).clone()));
+                                let (before, rest) = (&stmts[..i], &stmts[i + 1..]);
+                                self.drop_overwritten(fr, &into, before, rest, n, updates);
+                            }
                         }
                     }
                     // `strtol(s, &end, 10)`: `end` points into `s`.
@@ -1021,7 +1027,7 @@ impl<'a> Walker<'a> {
     }
 
     /// A struct copy into `*x` of an object this function allocated
-    /// (`*copy = *o`), whose updates are `updates[from..]`: drop those of
+    /// (`*copy = *o`, `memcpy(copy, o, sizeof *copy)`), whose updates are `updates[from..]`: drop those of
     /// the members the following statements overwrite before anything can
     /// read them (`copy->net = net_clone(o->net)`, see `clone_copy.rs`).
     fn drop_overwritten(
