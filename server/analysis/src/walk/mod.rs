@@ -70,6 +70,7 @@ mod spawn;
 mod state;
 mod stmts;
 mod store;
+mod store_copies;
 mod thread_counts;
 mod threads;
 mod wild;
