@@ -65,6 +65,7 @@ mod own;
 mod private;
 mod record;
 mod semaphores;
+mod slot_loops;
 mod slots;
 mod spawn;
 mod state;
