@@ -15,23 +15,31 @@
 //! `x->m`: accesses, declarations, assignments and calls that do not
 //! mention `x` except as the object of a member written
 //! (`x->id = ..`), and branches and loops made only of such statements;
-//! the first other statement (a `return`, a label, a call given `x`, a read
-//! of `x`'s members into a pointer) ends the search. Before the copy, `x`
-//! (and the locals it was copied from, `copy = (T *) tmp`) must not have
-//! been stored anywhere or passed to a call: the copy must still be the
-//! function's own, unpublished object. The store checks, besides, that `x`
-//! holds only objects allocated by this function.
+//! the first other statement (a `return`, a label, a call given `x` or
+//! calling through one of its members, a read of `x`'s members into a
+//! pointer) ends the search. Before the copy, `x` (and the locals it was
+//! copied from, `copy = (T *) tmp`) must not have been stored anywhere or
+//! passed to a call, and no label may precede it: the copy must still be
+//! the function's own, unpublished object. The store asks only for a copy
+//! in the function's top-level statement list (so that `before` is all
+//! that ran before it, on every path), and checks, besides, that `x` holds
+//! only objects allocated by this function.
 
 use super::uncast;
 use crate::visit::{mentions, visit_stmts};
-use racelens_syntax::{Expr, Name, Stmt};
+use racelens_syntax::{Callee, Expr, Name, Stmt};
 
 /// The members of `*x` that `rest` (the statements after a copy into
 /// `*x`, in the same list) overwrites before anything may read them, when
-/// `before` (the statements before the copy in that list) has not let the
-/// object `x` holds escape. Empty when it has.
-pub(super) fn overwritten_members(before: &[Stmt], rest: &[Stmt], x: &Name) -> Vec<Name> {
-    if published(before, x) {
+/// `x` is a plain local and `before` (the statements before the copy in
+/// that list) has not let the object it holds escape. Empty otherwise.
+pub(super) fn overwritten_members(
+    before: &[Stmt],
+    rest: &[Stmt],
+    x: &Name,
+    plain_local: &dyn Fn(&Name) -> bool,
+) -> Vec<Name> {
+    if !plain_local(x) || published(before, x, plain_local) {
         return Vec::new();
     }
     let mut out: Vec<Name> = Vec::new();
@@ -73,7 +81,10 @@ fn harmless(s: &Stmt, x: &Name) -> bool {
         Stmt::Assign { lhs, rhs } => {
             !mentions(rhs, x) && (!mentions(lhs, x) || member_written(s, x).is_some())
         }
-        Stmt::Call(c) => !c.args.iter().any(|a| mentions(a, x)),
+        Stmt::Call(c) => {
+            let callee = matches!(&c.callee, Callee::Indirect(e) if mentions(e, x));
+            !callee && !c.args.iter().any(|a| mentions(a, x))
+        }
         Stmt::If {
             cond, then, els, ..
         } => all_harmless(cond, x) && all_harmless(then, x) && all_harmless(els, x),
@@ -92,8 +103,11 @@ fn all_harmless(stmts: &[Stmt], x: &Name) -> bool {
 }
 
 /// Has `before` stored `x`, or a local `x` was copied from, anywhere but
-/// another plain local, or passed one to a call?
-fn published(before: &[Stmt], x: &Name) -> bool {
+/// another plain local (`plain_local`: one of the frame, not static, whose
+/// address is not taken), or passed one to a call? A label there counts as
+/// publication too: a jump back to it may run the copy again after code
+/// further down published the object.
+fn published(before: &[Stmt], x: &Name, plain_local: &dyn Fn(&Name) -> bool) -> bool {
     let mut names: Vec<Name> = vec![x.clone()];
     for s in before {
         if let Stmt::Assign { lhs, rhs } = s {
@@ -107,11 +121,12 @@ fn published(before: &[Stmt], x: &Name) -> bool {
     let mut hit = false;
     visit_stmts(before, &mut |s| match s {
         Stmt::Assign { lhs, rhs } => {
-            let plain_local = matches!(uncast(lhs), Expr::Var(_));
-            hit |= !plain_local && names.iter().any(|n| mentions(rhs, n));
+            let to_local = matches!(uncast(lhs), Expr::Var(v) if plain_local(v));
+            hit |= !to_local && names.iter().any(|n| mentions(rhs, n));
         }
         Stmt::Call(c) => hit |= c.args.iter().any(|a| names.iter().any(|n| mentions(a, n))),
         Stmt::Return { value: Some(v), .. } => hit |= names.iter().any(|n| mentions(v, n)),
+        Stmt::Label(_) => hit = true,
         _ => {}
     });
     hit

@@ -167,9 +167,10 @@ impl Walker<'_> {
     }
 
     /// A struct copy into `*x` of an object this function allocated
-    /// (`*copy = *o`, `memcpy(copy, o, sizeof *copy)`), whose updates are `updates[from..]`: drop those of
-    /// the members the following statements overwrite before anything can
-    /// read them (`copy->net = net_clone(o->net)`, see `clone_copy.rs`).
+    /// (`*copy = *o`, `memcpy(copy, o, sizeof *copy)`), whose updates are
+    /// `updates[from..]`: drop those of the members the following
+    /// statements overwrite before anything can read them (`copy->net =
+    /// net_clone(o->net)`, see `clone_copy.rs`).
     pub(super) fn drop_overwritten(
         &self,
         fr: &Frame,
@@ -179,13 +180,20 @@ impl Walker<'_> {
         from: usize,
         updates: &mut Vec<(LocKey, Vals)>,
     ) {
+        // Only in the top-level list is `before` all that ran first.
+        if !std::ptr::eq(before.as_ptr(), fr.summary.ir.body.as_ptr()) {
+            return;
+        }
         let Expr::Deref(p) = uncast(dst) else {
             return;
         };
         let Expr::Var(x) = uncast(p) else {
             return;
         };
-        let members = super::clone_copy::overwritten_members(before, rest, x);
+        let plain_local = |n: &Name| {
+            fr.locals.get(n).is_some_and(|t| !t.is_static) && !fr.address_taken.contains(n)
+        };
+        let members = super::clone_copy::overwritten_members(before, rest, x, &plain_local);
         if members.is_empty() {
             return;
         }
