@@ -25,7 +25,7 @@
 //! that ran before it, on every path), and checks, besides, that `x` holds
 //! only objects allocated by this function.
 
-use super::uncast;
+use super::{arrow_member, uncast};
 use crate::visit::{mentions, visit_stmts};
 use racelens_syntax::{Callee, Expr, Name, Stmt};
 
@@ -61,15 +61,8 @@ pub(super) fn overwritten_members(
 
 /// `x->m = ..`: the member `m` of `*x` that the assignment `s` writes.
 fn member_written<'a>(s: &'a Stmt, x: &Name) -> Option<&'a Name> {
-    let Stmt::Assign { lhs, .. } = s else {
-        return None;
-    };
-    match uncast(lhs) {
-        Expr::Field {
-            base,
-            field,
-            arrow: true,
-        } if matches!(uncast(base), Expr::Var(v) if v == x) => Some(field),
+    match s {
+        Stmt::Assign { lhs, .. } => arrow_member(lhs, x),
         _ => None,
     }
 }

@@ -46,7 +46,7 @@
 //! cached in `WalkData::gates`.
 
 use super::lock_wrappers::LockWrap;
-use super::{uncast, Walker};
+use super::{arrow_member, uncast, Walker};
 use crate::config::CallModel;
 use crate::db::{FunctionId, FunctionSummary, Program};
 use racelens_syntax::{AccessKind, Callee, Expr, Name, Stmt, Test};
@@ -144,18 +144,6 @@ fn consistent(shapes: &[GateShape]) -> bool {
         && roles.iter().all(|r| released.contains(r))
 }
 
-/// `l->f` for the parameter `l`: `f`.
-fn member<'e>(e: &'e Expr, p: &Name) -> Option<&'e Name> {
-    match uncast(e) {
-        Expr::Field {
-            base,
-            field,
-            arrow: true,
-        } if matches!(uncast(base), Expr::Var(x) if x == p) => Some(field),
-        _ => None,
-    }
-}
-
 /// A read of the parameter `l` itself (`l->f` reads `l`).
 fn reads_param(st: &Stmt, p: &Name) -> bool {
     matches!(st, Stmt::Access(a) if a.kind == AccessKind::Read && matches!(&a.place, Expr::Var(x) if x == p))
@@ -164,7 +152,7 @@ fn reads_param(st: &Stmt, p: &Name) -> bool {
 /// `&l->f` for the parameter `l`: `f`.
 fn addr_member<'e>(e: &'e Expr, p: &Name) -> Option<&'e Name> {
     match uncast(e) {
-        Expr::AddrOf(x) => member(x, p),
+        Expr::AddrOf(x) => arrow_member(x, p),
         _ => None,
     }
 }
@@ -199,7 +187,7 @@ impl Counts<'_> {
         match st {
             Stmt::Decl(_) => true,
             Stmt::Access(a) => {
-                if let Some(f) = member(&a.place, self.p) {
+                if let Some(f) = arrow_member(&a.place, self.p) {
                     if a.kind == AccessKind::Write {
                         let down = self.s.ir.decrements.contains(&a.span);
                         self.last_write = Some((f.clone(), down));
@@ -211,14 +199,16 @@ impl Counts<'_> {
                 }
             }
             Stmt::Assign { lhs, rhs } => {
-                if let Some(f) = member(lhs, self.p) {
+                if let Some(f) = arrow_member(lhs, self.p) {
                     let step = match uncast(rhs) {
                         Expr::Int(0) => Step::Down,
-                        Expr::Offset(x) if member(x, self.p) == Some(f) => match &self.last_write {
-                            Some((w, true)) if w == f => Step::Down,
-                            Some((w, false)) if w == f => Step::Up,
-                            _ => return false,
-                        },
+                        Expr::Offset(x) if arrow_member(x, self.p) == Some(f) => {
+                            match &self.last_write {
+                                Some((w, true)) if w == f => Step::Down,
+                                Some((w, false)) if w == f => Step::Up,
+                                _ => return false,
+                            }
+                        }
                         _ => return false,
                     };
                     self.steps.push((f.clone(), step));
@@ -260,7 +250,7 @@ fn wait_loop(s: &FunctionSummary, st: &Stmt, p: &Name, m: &Name) -> Option<Vec<N
     let reads_only = |stmts: &[Stmt]| {
         stmts.iter().all(|x| {
             reads_param(x, p)
-                || matches!(x, Stmt::Access(a) if a.kind == AccessKind::Read && member(&a.place, p).is_some())
+                || matches!(x, Stmt::Access(a) if a.kind == AccessKind::Read && arrow_member(&a.place, p).is_some())
         })
     };
     let is_wait = |x: &Stmt| {

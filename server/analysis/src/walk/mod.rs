@@ -184,6 +184,18 @@ pub(super) fn pointer_local(e: &Expr) -> Option<&Name> {
     }
 }
 
+/// `p->f` (under casts) for the local or parameter `p`: `f`.
+pub(super) fn arrow_member<'e>(e: &'e Expr, p: &Name) -> Option<&'e Name> {
+    match uncast(e) {
+        Expr::Field {
+            base,
+            field,
+            arrow: true,
+        } if matches!(uncast(base), Expr::Var(x) if x == p) => Some(field),
+        _ => None,
+    }
+}
+
 /// The value under any casts: `(T *) (U *) e` is `e`.
 pub(super) fn uncast(mut e: &Expr) -> &Expr {
     while let Expr::Cast { value, .. } = e {

@@ -206,16 +206,10 @@ impl Walker<'_> {
         if !own {
             return;
         }
-        let mut i = from;
-        while i < updates.len() {
-            let killed =
-                matches!(updates[i].0.path.first(), Some(Elem::Field(f)) if members.contains(f));
-            if killed {
-                updates.remove(i);
-            } else {
-                i += 1;
-            }
-        }
+        let copied = updates.split_off(from);
+        updates.extend(copied.into_iter().filter(
+            |(k, _)| !matches!(k.path.first(), Some(Elem::Field(f)) if members.contains(f)),
+        ));
     }
 
     /// `memcpy(dst, src, n)` (any copy of memory the model knows both ends
