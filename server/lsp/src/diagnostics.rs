@@ -27,6 +27,7 @@ use racelens_analysis::{
 };
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::sync::Arc;
 use tower_lsp_server::ls_types::{
     Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, NumberOrString, Position, Range,
     Uri,
@@ -47,11 +48,14 @@ pub const EXPLAIN_LIMITS: CheckLimits = CheckLimits {
 };
 
 /// The diagnostics of one file, with the document version they belong to.
+/// Shared, not copied: the [`Publisher`] keeps what it sent to compare the
+/// next revision with, and a large file's list (mt-daapd: 1,122 diagnostics
+/// with 8,215 related locations) took 3 ms per edit to copy.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FileDiagnostics {
     pub uri: Uri,
     pub version: Option<i32>,
-    pub diagnostics: Vec<Diagnostic>,
+    pub diagnostics: Arc<[Diagnostic]>,
 }
 
 /// Everything needed to compute one revision's diagnostics.
@@ -160,7 +164,7 @@ impl DiagnosticsJob {
                 FileDiagnostics {
                     uri: open.uri.clone(),
                     version: Some(open.version),
-                    diagnostics,
+                    diagnostics: diagnostics.into(),
                 }
             })
             .collect();
@@ -302,7 +306,7 @@ pub fn config_diagnostics(text: &str, errors: &[ConfigError], enc: Encoding) -> 
 /// What the client has been sent, to send only what changed.
 #[derive(Default)]
 pub struct Publisher {
-    sent: HashMap<Uri, (Option<i32>, Vec<Diagnostic>)>,
+    sent: HashMap<Uri, (Option<i32>, Arc<[Diagnostic]>)>,
 }
 
 impl Publisher {
@@ -329,7 +333,7 @@ impl Publisher {
                 out.push(FileDiagnostics {
                     uri,
                     version: None,
-                    diagnostics: Vec::new(),
+                    diagnostics: Arc::new([]),
                 });
             }
         }
@@ -350,7 +354,7 @@ mod tests {
         FileDiagnostics {
             uri: uri.parse().unwrap(),
             version,
-            diagnostics: vec![d; n],
+            diagnostics: vec![d; n].into(),
         }
     }
 

@@ -401,7 +401,7 @@ impl Session {
         for f in changes {
             if !crate::output::publish_diagnostics(&f.uri, &f.diagnostics, f.version) {
                 self.client
-                    .publish_diagnostics(f.uri, f.diagnostics, f.version)
+                    .publish_diagnostics(f.uri, f.diagnostics.to_vec(), f.version)
                     .await;
             }
         }

@@ -401,7 +401,7 @@ impl State {
             Some(FileDiagnostics {
                 uri: open.map(|o| o.uri.clone()).or_else(|| path_to_uri(p))?,
                 version: open.map(|o| o.doc.version()),
-                diagnostics: self.config.diagnostics.clone(),
+                diagnostics: self.config.diagnostics.clone().into(),
             })
         });
         DiagnosticsJob {

@@ -87,7 +87,11 @@ fn editing_one_body_reruns_only_that_functions_summary() {
     // The new write to `other` races with nothing (helper runs in worker
     // only), and the old races are still reported, one line further down.
     assert_eq!(after[0].diagnostics.len(), 2, "{after:#?}");
-    for (b, a) in before[0].diagnostics.iter().zip(&after[0].diagnostics) {
+    for (b, a) in before[0]
+        .diagnostics
+        .iter()
+        .zip(after[0].diagnostics.iter())
+    {
         assert_eq!(a.message, b.message);
     }
 
