@@ -858,21 +858,17 @@ impl<'a> Walker<'a> {
                     let arg_root: Vec<Option<(Name, Vec<Elem>)>> = (0..params.len())
                         .map(|i| c.args.get(i).and_then(|a| self.lock_sym(fr, a)))
                         .collect();
+                    let callee = self.summary(f);
+                    let caller_declares = |n: &str| fr.locals.contains_key(n);
+                    let callee_declares = |n: &str| super::locks::declares(&callee, n);
+                    let names = super::locks::CallNames {
+                        args: &c.args,
+                        params: &params,
+                        caller_declares: &caller_declares,
+                        callee_declares: &callee_declares,
+                    };
                     let mut inner = st.clone();
-                    inner.syms = ThinVec::new();
-                    for (q, path, sh) in &st.syms {
-                        for (i, r) in arg_root.iter().enumerate() {
-                            if let Some((x, pre)) = r {
-                                if x == q && path.starts_with(pre) {
-                                    inner.syms.push((
-                                        params[i].clone(),
-                                        path[pre.len()..].to_vec(),
-                                        *sh,
-                                    ));
-                                }
-                            }
-                        }
-                    }
+                    inner.syms = super::locks::syms_into_callee(&st, &arg_root, &names);
                     // Region tags follow pointer arguments into the callee.
                     for (i, p) in params.iter().enumerate() {
                         if let Some(a) = c.args.get(i) {
@@ -979,7 +975,7 @@ impl<'a> Walker<'a> {
                             };
                             self.nest_copies(filled, &new, &e);
                         }
-                        super::locks::syms_after_call(&mut e, &st, &params, &arg_root, &flag);
+                        super::locks::syms_after_call(&mut e, &st, &names, &arg_root, &flag);
                         e
                     });
                     acc = join(acc, e);

@@ -89,6 +89,161 @@ pub(super) fn region_lock(tag: &[Elem]) -> Option<LocKey> {
     ))
 }
 
+/// The pointer `p` a marker `@*p` of an element `p[i]` names (see
+/// `sym_roots`), or `None` for an array's marker `@a`.
+pub(super) fn pointer_marker(lname: &str) -> Option<&str> {
+    lname.strip_prefix('*')
+}
+
+/// An assignment of variable `p` (or through it, `*p = ..`): the elements
+/// `p[i]`, `p->f[i]` and `p.f[i]` that symbolic locks held through them
+/// stood for are no longer what those places name.
+pub(super) fn end_pointer_markers(p: &Name, st: &mut State) {
+    end_markers(st, |m| {
+        m == &**p
+            || m.strip_prefix(&**p)
+                .is_some_and(|rest| rest.starts_with("->") || rest.starts_with('.'))
+    });
+}
+
+/// A store into `lhs` (not a plain local): the pointer markers it may
+/// move end (see [`end_pointer_markers`], [`end_member_markers`]).
+pub(super) fn end_markers_at_store(lhs: &Expr, st: &mut State) {
+    match lhs {
+        Expr::Var(x) => end_pointer_markers(x, st),
+        Expr::Deref(p) => {
+            if let Expr::Var(x) = super::uncast(p) {
+                end_pointer_markers(x, st);
+            }
+        }
+        Expr::Field { field, .. } => end_member_markers(field, st),
+        _ => {}
+    }
+}
+
+/// The symbolic locks that follow pointer arguments into a callee (those
+/// rooted where argument `i` points, `arg_root[i]`), under the callee's
+/// names: rooted at parameter `i`, their pointer markers renamed.
+pub(super) fn syms_into_callee(
+    st: &State,
+    arg_root: &[Option<(Name, Vec<Elem>)>],
+    names: &CallNames,
+) -> thin_vec::ThinVec<(Name, Vec<Elem>, bool)> {
+    let mut out = thin_vec::ThinVec::new();
+    for (q, path, sh) in &st.syms {
+        for (i, r) in arg_root.iter().enumerate() {
+            let Some((x, pre)) = r else { continue };
+            if x == q && path.starts_with(pre) {
+                if let Some(path) = rename_marker(&path[pre.len()..], names, true) {
+                    out.push((names.params[i].clone(), path, *sh));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// An assignment of a member named `field` of anything: the elements
+/// `q->field[i]` and `q.field[i]` that symbolic locks held through them
+/// stood for may have moved.
+pub(super) fn end_member_markers(field: &Name, st: &mut State) {
+    end_markers(st, |m| {
+        m.strip_suffix(&**field)
+            .is_some_and(|head| head.ends_with("->") || head.ends_with('.'))
+    });
+}
+
+/// How a pointer marker's variable is renamed across a call (see
+/// [`rename_marker`]): the call's arguments and the callee's parameters,
+/// and which names each side declares as its own (parameters, locals).
+pub(super) struct CallNames<'c> {
+    pub args: &'c [Expr],
+    pub params: &'c [Name],
+    pub caller_declares: Declares<'c>,
+    pub callee_declares: Declares<'c>,
+}
+
+/// Does one side of a call declare this name as its own?
+pub(super) type Declares<'c> = &'c dyn Fn(&str) -> bool;
+
+/// The symbolic-lock path `path`, its pointer marker (`@*r`, `@*r->f`,
+/// `@*r.f`: see `sym_roots`) renamed from the caller's names to the
+/// callee's (`into_callee`) or back. A variable of one side passed as a
+/// plain argument is the matching parameter of the other; a global keeps
+/// its name when the other side declares nothing of that name. `None`:
+/// the other side cannot name the element, and the lock does not go there.
+/// A path without a pointer marker is returned as it is.
+pub(super) fn rename_marker(
+    path: &[Elem],
+    names: &CallNames,
+    into_callee: bool,
+) -> Option<Vec<Elem>> {
+    let Some(Elem::Field(f)) = path.first() else {
+        return Some(path.to_vec());
+    };
+    let Some(m) = f.strip_prefix("@*") else {
+        return Some(path.to_vec());
+    };
+    let cut = m
+        .find("->")
+        .into_iter()
+        .chain(m.find('.'))
+        .min()
+        .unwrap_or(m.len());
+    let (root, rest) = m.split_at(cut);
+    let arg_of = |j: usize| match names.args.get(j).map(super::uncast) {
+        Some(Expr::Var(x)) => Some(x.clone()),
+        _ => None,
+    };
+    let (here, there): (Declares, Declares) = if into_callee {
+        (names.caller_declares, names.callee_declares)
+    } else {
+        (names.callee_declares, names.caller_declares)
+    };
+    let renamed: Name = if here(root) {
+        if into_callee {
+            let j = (0..names.params.len()).find(|&j| arg_of(j).is_some_and(|x| &*x == root))?;
+            names.params[j].clone()
+        } else {
+            let j = names.params.iter().position(|p| &**p == root)?;
+            arg_of(j)?
+        }
+    } else if there(root) {
+        return None;
+    } else {
+        Name::from(root)
+    };
+    let mut out = vec![Elem::Field(Name::from(format!("@*{renamed}{rest}")))];
+    out.extend(path[1..].iter().cloned());
+    Some(out)
+}
+
+/// Does function `s` declare `n` as a parameter or a local of its own?
+pub(super) fn declares(s: &crate::db::FunctionSummary, n: &str) -> bool {
+    if s.ir.params.iter().any(|p| &*p.name == n) {
+        return true;
+    }
+    let mut hit = false;
+    crate::visit::visit_stmts(&s.ir.body, &mut |st| {
+        hit |= matches!(st, racelens_syntax::Stmt::Decl(d) if &*d.name == n);
+    });
+    hit
+}
+
+/// Drops the symbolic locks whose pointer marker `@*m` has `ends(m)`.
+fn end_markers(st: &mut State, ends: impl Fn(&str) -> bool) {
+    if st.syms.is_empty() {
+        return;
+    }
+    let hit = |y: &(Name, Vec<Elem>, bool)| {
+        matches!(y.1.first(), Some(Elem::Field(f))
+            if f.strip_prefix("@*").is_some_and(&ends))
+    };
+    if st.syms.iter().any(hit) {
+        st.syms.retain(|y| !hit(y));
+    }
+}
+
 /// `L[index of A]` (then `rest`): the element of lock array `L` with the
 /// index of the element of data array `A` being accessed. Every way of
 /// holding such a lock (index variable, constant index, region tag, pointer
@@ -177,6 +332,26 @@ impl<'a> Walker<'a> {
                 ));
                 v
             }
+            // `p[i]` for a pointer variable `p` (an array on the heap, reached
+            // through a global or a local pointer: `threads[i]`) and a plain
+            // index variable `i`: the same element while neither `i` nor `p`
+            // is assigned. Its marker `@*p` stands only for the lock in the
+            // element being accessed (`lock(&p[i].m); p[i].n++`), never for
+            // a lock array striped over another array (see
+            // [`pointer_marker`]): `p` may point to other arrays at other
+            // times, so only a lock and data of one element are known alike.
+            Expr::Index {
+                base,
+                var: Some(i),
+                index: None,
+                ..
+            } if fr.locals.contains_key(i) => match self.indexed_pointer(fr, base) {
+                Some(p) => vec![(
+                    i.clone(),
+                    vec![Elem::Field(Name::from(format!("@*{p}"))), Elem::Index(None)],
+                )],
+                None => Vec::new(),
+            },
             Expr::Deref(v) => match &**v {
                 Expr::Var(q) if fr.locals.contains_key(q) => {
                     let mut out = vec![(q.clone(), Vec::new())];
@@ -188,6 +363,8 @@ impl<'a> Walker<'a> {
                 Expr::Cast { value, .. } => {
                     self.sym_roots(fr, &Expr::Deref(value.clone()), depth + 1)
                 }
+                // `*&x` is `x` (what `memset(&p[i].a, ..)` writes).
+                Expr::AddrOf(place) => self.sym_roots(fr, place, depth + 1),
                 _ => Vec::new(),
             },
             _ => Vec::new(),
@@ -245,10 +422,42 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// The name of a pointer whose elements `p[i]` a lock held through the
+    /// same `p[i]` guards (see `sym_roots`): a pointer (not an array) that
+    /// is a global or a non-static local whose address is not taken
+    /// (`threads`), or a member of one (`axel->conn`, `pool.items`). Only
+    /// assignments of the variable or of a member of that name, which end
+    /// the lock's marker ([`end_pointer_markers`]), change it here.
+    fn indexed_pointer(&self, fr: &Frame, base: &Expr) -> Option<String> {
+        let (root, name) = match base {
+            Expr::Var(p) => (p, p.to_string()),
+            Expr::Field {
+                base: inner,
+                field,
+                arrow,
+            } => match &**inner {
+                Expr::Var(q) => (q, format!("{q}{}{field}", if *arrow { "->" } else { "." })),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let local = fr.locals.get(root);
+        if local.is_some_and(|t| t.is_static) || fr.address_taken.contains(root) {
+            return None;
+        }
+        if local.is_none() && self.prog.global(root).is_none() {
+            return None;
+        }
+        self.type_of(fr, base, 0)
+            .is_some_and(|t| t.pointer > 0 && !t.array)
+            .then_some(name)
+    }
+
     /// `x = rhs` for a local `x`: the symbolic locks through `x` end, and
     /// `x` takes the region tags of `rhs`.
     pub(super) fn retag(&self, fr: &Frame, x: &Name, rhs: &Expr, st: &mut State) {
         let tags = self.region_tags(fr, rhs, st, 0);
+        end_pointer_markers(x, st);
         st.syms.retain(|y| &y.0 != x);
         st.sym_guards.retain(|g| &g.2 .0 != x);
         for (tag, sh) in tags {
@@ -313,10 +522,11 @@ impl<'a> Walker<'a> {
 pub(super) fn syms_after_call(
     e: &mut State,
     before: &State,
-    params: &[Name],
+    names: &CallNames,
     arg_root: &[Option<(Name, Vec<Elem>)>],
     flag: &Name,
 ) {
+    let params = names.params;
     let rooted = |p: &Name, path: &[Elem]| -> Option<(Name, Vec<Elem>)> {
         let i = params.iter().position(|x| x == p)?;
         let (x, pre) = arg_root.get(i)?.as_ref()?;
@@ -333,7 +543,9 @@ pub(super) fn syms_after_call(
     let mut back = Vec::new();
     for (p, path, sh) in e.syms.iter().filter(|x| !is_region(&x.1)) {
         if let Some((x, full)) = rooted(p, path) {
-            back.push((x, full, *sh));
+            if let Some(full) = rename_marker(&full, names, false) {
+                back.push((x, full, *sh));
+            }
         }
     }
     for x in &before.syms {
@@ -348,7 +560,9 @@ pub(super) fn syms_after_call(
     for (v, nz, (p, path, sh)) in e.sym_guards.iter() {
         if &**v == super::frames::RETURNED {
             if let Some((x, full)) = rooted(p, path) {
-                guards.push((flag.clone(), *nz, (x, full, *sh)));
+                if let Some(full) = rename_marker(&full, names, false) {
+                    guards.push((flag.clone(), *nz, (x, full, *sh)));
+                }
             }
         } else if !passed(p, path) {
             guards.push((v.clone(), *nz, (p.clone(), path.clone(), *sh)));

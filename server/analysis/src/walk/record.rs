@@ -290,6 +290,10 @@ impl<'a> Walker<'a> {
                 for (_, lpath, shared) in st.syms.iter().filter(|x| &x.0 == v) {
                     if let Some(Elem::Field(l)) = lpath.first() {
                         if let Some(lname) = l.strip_prefix('@') {
+                            // A pointer's element guards only itself.
+                            if super::locks::pointer_marker(lname).is_some_and(|p| p != &**arr) {
+                                continue;
+                            }
                             let h = Held {
                                 lock: index_lock(lname, arr, &lpath[2..]),
                                 shared: *shared,

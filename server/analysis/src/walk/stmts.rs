@@ -824,6 +824,7 @@ impl<'a> Walker<'a> {
                 self.store_functions(fr, lhs, rhs);
                 self.note_count(fr, lhs, rhs, &mut state);
                 self.lazy_assigned(fr, lhs, &mut state);
+                super::locks::end_markers_at_store(lhs, &mut state);
                 Some(state)
             }
             // A `goto` takes its state to its label when the walk meets the
