@@ -49,8 +49,9 @@ pub const EXPLAIN_LIMITS: CheckLimits = CheckLimits {
 
 /// The diagnostics of one file, with the document version they belong to.
 /// Shared, not copied: the [`Publisher`] keeps what it sent to compare the
-/// next revision with, and a large file's list (mt-daapd: 1,122 diagnostics
-/// with 8,215 related locations) took 3 ms per edit to copy.
+/// next revision with, and copying a large file's list on every publish
+/// (mt-daapd: 1,122 diagnostics with 8,215 related locations) cost about
+/// 1 ms per edit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FileDiagnostics {
     pub uri: Uri,

@@ -1,11 +1,15 @@
 //! Lock resolution: which lock objects a lock argument denotes
 //! ([`Walker::lock_keys`]), symbolic locks held through a pointer
 //! (`&q->lock` guards accesses through `q`), and index and region locks
-//! (`lock(&L[i])` guards `A[i]`, and what is derived from it).
+//! (`lock(&L[i])` guards `A[i]`, and what is derived from it; `lock(&p[i].m)`
+//! guards `p[i]` of a heap array behind pointer `p`).
 //!
 //! Owns no walker state; it reads the frame and the state's `syms`.
-//! Invariant: a symbolic lock is rooted at a plain pointer or index
-//! variable and dies when that variable is assigned ([`Walker::retag`]).
+//! Invariants: a symbolic lock is rooted at a plain pointer or index
+//! variable and dies when that variable is assigned ([`Walker::retag`]);
+//! one that names a pointer in its marker (`@*p`, `@*q->items`) dies too
+//! when that pointer or a member of that name is assigned, and crosses a
+//! call only renamed to the other side's names ([`rename_marker`]).
 
 use super::frames::Frame;
 use super::state::State;
