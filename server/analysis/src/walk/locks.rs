@@ -149,12 +149,37 @@ pub(super) fn syms_into_callee(
 
 /// An assignment of a member named `field` of anything: the elements
 /// `q->field[i]` and `q.field[i]` that symbolic locks held through them
-/// stood for may have moved.
+/// stood for may have moved, and so may the objects `q->field->..` that
+/// symbolic locks reached through that member.
 pub(super) fn end_member_markers(field: &Name, st: &mut State) {
     end_markers(st, |m| {
         m.strip_suffix(&**field)
             .is_some_and(|head| head.ends_with("->") || head.ends_with('.'))
     });
+    let through = |y: &(Name, Vec<Elem>, bool)| {
+        y.1.windows(2).any(|w| {
+            matches!((&w[0], &w[1]), (Elem::Field(a), Elem::Field(d))
+                if a == field && &**d == DEREF)
+        })
+    };
+    if st.syms.iter().any(through) {
+        st.syms.retain(|y| !through(y));
+    }
+}
+
+/// The field that marks a dereference inside a symbolic lock's path
+/// (`q->a->f` is `[a, *, f]` below `q`): not a C identifier.
+pub(super) const DEREF: &str = "*";
+
+/// A symbolic path split after its last dereference mark: what leads to
+/// the object (`[a, *]` of `[a, *, f]`, empty when there is none) and the
+/// path inside it (`[f]`).
+pub(super) fn deref_split(path: &[Elem]) -> (&[Elem], &[Elem]) {
+    let at = path
+        .iter()
+        .rposition(|e| matches!(e, Elem::Field(f) if &**f == DEREF))
+        .map_or(0, |i| i + 1);
+    path.split_at(at)
 }
 
 /// How a pointer marker's variable is renamed across a call (see
@@ -295,6 +320,25 @@ impl<'a> Walker<'a> {
                         }
                         v
                     }
+                    // `q->a->f`: through the pointer member `a` of what the
+                    // local `q` points to, one object while `q` and members
+                    // named `a` are not assigned. The path below `q` marks
+                    // the dereference: `[a, *, f]` (see [`deref_split`]).
+                    Expr::Field {
+                        base: b2,
+                        field: a,
+                        arrow: true,
+                    } => match super::uncast(b2) {
+                        Expr::Var(q) if fr.locals.contains_key(q) => vec![(
+                            q.clone(),
+                            vec![
+                                Elem::Field(a.clone()),
+                                Elem::Field(Name::from(DEREF)),
+                                Elem::Field(field.clone()),
+                            ],
+                        )],
+                        _ => Vec::new(),
+                    },
                     _ => Vec::new(),
                 }
             }

@@ -337,6 +337,10 @@ impl<'a> Walker<'a> {
                 let marker =
                     |p: &[Elem]| matches!(p.first(), Some(Elem::Field(f)) if f.starts_with('@'));
                 let apath_eff: &[Elem] = if marker(apath) { &apath[1..] } else { apath };
+                // Through `q->a->..`: only the part inside the object reached
+                // is a path of the access's location, and a lock counts when
+                // it is reached the same way (`q->a->m`).
+                let (ahead, apath_eff) = super::locks::deref_split(apath_eff);
                 if k.path.len() >= apath_eff.len()
                     && k.path[k.path.len() - apath_eff.len()..] == apath_eff[..]
                 {
@@ -348,6 +352,10 @@ impl<'a> Walker<'a> {
                             && (!marker(apath) || x.1.first() == apath.first())
                     }) {
                         let lpath_eff: &[Elem] = if marker(lpath) { &lpath[1..] } else { lpath };
+                        let (lhead, lpath_eff) = super::locks::deref_split(lpath_eff);
+                        if lhead != ahead {
+                            continue;
+                        }
                         let mut path = prefix.to_vec();
                         path.extend(lpath_eff.iter().cloned());
                         let lock = LocKey {
