@@ -804,13 +804,9 @@ impl<'a> Walker<'a> {
                 }
                 let mut acc = None;
                 for f in callees {
-                    let params: Vec<Name> = self
-                        .summary(f)
-                        .ir
-                        .params
-                        .iter()
-                        .map(|p| p.name.clone())
-                        .collect();
+                    let callee = self.summary(f);
+                    let params: Vec<Name> =
+                        callee.ir.params.iter().map(|p| p.name.clone()).collect();
                     let mut bindings: Vec<Vals> = (0..params.len())
                         .map(|i| {
                             c.args
@@ -858,7 +854,6 @@ impl<'a> Walker<'a> {
                     let arg_root: Vec<Option<(Name, Vec<Elem>)>> = (0..params.len())
                         .map(|i| c.args.get(i).and_then(|a| self.lock_sym(fr, a)))
                         .collect();
-                    let callee = self.summary(f);
                     let caller_declares = |n: &str| fr.locals.contains_key(n);
                     let callee_declares = |n: &str| super::locks::declares(&callee, n);
                     let names = super::locks::CallNames {

@@ -93,10 +93,15 @@ pub(super) fn region_lock(tag: &[Elem]) -> Option<LocKey> {
     ))
 }
 
-/// The pointer `p` a marker `@*p` of an element `p[i]` names (see
-/// `sym_roots`), or `None` for an array's marker `@a`.
-pub(super) fn pointer_marker(lname: &str) -> Option<&str> {
-    lname.strip_prefix('*')
+/// The pointer `p` a marker field `@*p` of an element `p[i]` names (see
+/// `sym_roots`), or `None` for any other field (an array's marker `@a`).
+pub(super) fn pointer_marker(field: &str) -> Option<&str> {
+    field.strip_prefix("@*")
+}
+
+/// The marker field of the elements `p[i]` of pointer `p` (`@*p`).
+fn marker_field(p: &str) -> Elem {
+    Elem::Field(Name::from(format!("@*{p}")))
 }
 
 /// An assignment of variable `p` (or through it, `*p = ..`): the elements
@@ -210,7 +215,7 @@ pub(super) fn rename_marker(
     let Some(Elem::Field(f)) = path.first() else {
         return Some(path.to_vec());
     };
-    let Some(m) = f.strip_prefix("@*") else {
+    let Some(m) = pointer_marker(f) else {
         return Some(path.to_vec());
     };
     let cut = m
@@ -242,7 +247,7 @@ pub(super) fn rename_marker(
     } else {
         Name::from(root)
     };
-    let mut out = vec![Elem::Field(Name::from(format!("@*{renamed}{rest}")))];
+    let mut out = vec![marker_field(&format!("{renamed}{rest}"))];
     out.extend(path[1..].iter().cloned());
     Some(out)
 }
@@ -266,7 +271,7 @@ fn end_markers(st: &mut State, ends: impl Fn(&str) -> bool) {
     }
     let hit = |y: &(Name, Vec<Elem>, bool)| {
         matches!(y.1.first(), Some(Elem::Field(f))
-            if f.strip_prefix("@*").is_some_and(&ends))
+            if pointer_marker(f).is_some_and(&ends))
     };
     if st.syms.iter().any(hit) {
         st.syms.retain(|y| !hit(y));
@@ -394,10 +399,7 @@ impl<'a> Walker<'a> {
                 index: None,
                 ..
             } if fr.locals.contains_key(i) => match self.indexed_pointer(fr, base) {
-                Some(p) => vec![(
-                    i.clone(),
-                    vec![Elem::Field(Name::from(format!("@*{p}"))), Elem::Index(None)],
-                )],
+                Some(p) => vec![(i.clone(), vec![marker_field(&p), Elem::Index(None)])],
                 None => Vec::new(),
             },
             Expr::Deref(v) => match &**v {

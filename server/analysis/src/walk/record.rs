@@ -291,7 +291,7 @@ impl<'a> Walker<'a> {
                     if let Some(Elem::Field(l)) = lpath.first() {
                         if let Some(lname) = l.strip_prefix('@') {
                             // A pointer's element guards only itself.
-                            if super::locks::pointer_marker(lname).is_some_and(|p| p != &**arr) {
+                            if super::locks::pointer_marker(l).is_some_and(|p| p != &**arr) {
                                 continue;
                             }
                             let h = Held {
