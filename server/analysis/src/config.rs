@@ -87,6 +87,11 @@ pub struct Config {
     /// are not reported (an old convention some code bases rely on; C11 and
     /// POSIX give `volatile` no ordering). Off by default.
     pub volatile_is_sync: bool,
+    /// `[analysis] malloc_may_fail = true`: an allocation (`malloc`,
+    /// `calloc`, `realloc`, ...) may return null, so its failure branches
+    /// run. Off by default, as in Goblint (`sem.malloc.fail`): code on a
+    /// path where an allocation failed is not walked.
+    pub malloc_may_fail: bool,
     /// `[[program]]` tables: programs declared by name and file globs
     /// (relative to the configuration file's folder), for the cases the
     /// link-based heuristic of [`crate::programs`] gets wrong.
@@ -357,6 +362,7 @@ impl Default for Config {
             may_severity: "information".into(),
             show_unresolved: false,
             volatile_is_sync: false,
+            malloc_may_fail: false,
             programs: Vec::new(),
         }
     }
@@ -719,6 +725,7 @@ struct ProgramSection {
 #[serde(deny_unknown_fields)]
 struct AnalysisSection {
     volatile_is_sync: Option<bool>,
+    malloc_may_fail: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -850,6 +857,9 @@ impl FileConfig {
         cfg.atomic_prefixes.extend(self.atomics.prefixes);
         if let Some(v) = self.analysis.volatile_is_sync {
             cfg.volatile_is_sync = v;
+        }
+        if let Some(v) = self.analysis.malloc_may_fail {
+            cfg.malloc_may_fail = v;
         }
         if let Some(v) = self.diagnostics.show_unresolved {
             cfg.show_unresolved = v;

@@ -823,3 +823,50 @@ int main(void) {\n\
         );
     }
 }
+
+/// Allocations succeed unless `[analysis] malloc_may_fail = true`: by
+/// default a write on the path where `malloc` returned null is not walked
+/// (as in Goblint, whose `sem.malloc.fail` is off by default); with the
+/// switch it is, and its race is reported.
+#[test]
+fn allocation_failure_paths_follow_the_config() {
+    let src = "#include <pthread.h>\n\
+#include <stdlib.h>\n\
+static int failures;\n\
+static void *w(void *p) {\n\
+    char *b = malloc(64);\n\
+    if (!b) {\n\
+        failures++;\n\
+        return p;\n\
+    }\n\
+    free(b);\n\
+    return p;\n\
+}\n\
+int main(void) {\n\
+    pthread_t t1, t2;\n\
+    pthread_create(&t1, 0, w, 0);\n\
+    pthread_create(&t2, 0, w, 0);\n\
+    pthread_join(t1, 0);\n\
+    pthread_join(t2, 0);\n\
+    return failures;\n\
+}\n";
+    let lines = |dir: &Path| -> Vec<u64> {
+        let (_, j) = json(dir, &["oom.c"]);
+        j["races"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["location"]["line"].as_u64().unwrap())
+            .collect()
+    };
+    let dir = project("oom-default", &[("oom.c", src)]);
+    assert_eq!(lines(&dir), Vec::<u64>::new());
+    let dir = project(
+        "oom-may-fail",
+        &[
+            ("oom.c", src),
+            ("racelens.toml", "[analysis]\nmalloc_may_fail = true\n"),
+        ],
+    );
+    assert_eq!(lines(&dir), vec![7]);
+}

@@ -578,12 +578,14 @@ impl<'a> Walker<'a> {
                     self.d.store_fresh = false;
                 }
                 self.reallocated_at(fr, c, &mut st);
+                self.allocation_succeeds(fr, c, &mut st);
                 Some(st)
             }
             Some(CallModel::Alloc) => {
                 if !super::eval::is_alloca(fr, c.id) {
                     self.allocated_at(fr, c, &mut st);
                 }
+                self.allocation_succeeds(fr, c, &mut st);
                 Some(st)
             }
             Some(_) => Some(st),

@@ -34,6 +34,7 @@ use stmts::JmpFrame;
 use threads::SiteLocks;
 
 mod alloc_wrappers;
+mod allocations;
 mod calls;
 mod clone_copy;
 mod constants;

@@ -782,13 +782,17 @@ impl<'a> Walker<'a> {
                 rhs,
             } if fr.locals.get(x).map(|t| !t.is_static).unwrap_or(false) => {
                 let mut state = state;
+                // A constant (or a local whose value this path knows)
+                // assigned to a local no pointer reaches is what the local
+                // holds until its next assignment.
+                let known = match super::uncast(rhs) {
+                    Expr::Int(n) => Some(*n != 0),
+                    Expr::Var(y) => state.conds.iter().find(|c| &c.0 == y).map(|c| c.1),
+                    _ => None,
+                };
                 state.conds.retain(|c| &c.0 != x);
-                // A constant assigned to a local no pointer reaches is what
-                // the local holds until its next assignment.
-                if let Expr::Int(n) = super::uncast(rhs) {
-                    if !fr.address_taken.contains(x) {
-                        state.conds.push((x.clone(), *n != 0));
-                    }
+                if let (Some(nz), false) = (known, fr.address_taken.contains(x)) {
+                    state.conds.push((x.clone(), nz));
                 }
                 state.guards.retain(|g| &g.1 != x);
                 state.lock_guards.retain(|g| &g.0 != x);
