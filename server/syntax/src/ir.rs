@@ -147,8 +147,14 @@ pub enum Test {
     /// [`Test::VarZero`] names it) compares so with an integer constant
     /// that zero does not settle by [`Test::VarZero`] or
     /// [`Test::Positive`] (`n < 0`, `n == 1U`, `o.level != 2`, `n <= 0`):
-    /// only whether it runs when `var` is zero (`then_on_zero`) is kept.
-    Compare { var: Name, then_on_zero: bool },
+    /// only whether it runs when `var` is zero (`then_on_zero`) is kept,
+    /// and for `==` and `!=`, the constant and whether the then-branch
+    /// runs when `var` equals it (`equal`: `mode == 1` gives `(1, true)`).
+    Compare {
+        var: Name,
+        then_on_zero: bool,
+        equal: Option<(i64, bool)>,
+    },
     /// The then-branch runs when every member `p->f` named in `chains` (a
     /// parameter or variable's field through `->`, as `p->f`) is zero iff
     /// `zero_on_true` (`!p->a && !p->b`, `p->a || p->b`, `p->n == 0`): the

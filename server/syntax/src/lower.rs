@@ -478,6 +478,15 @@ mod tests {
         assert_eq!(zero, expected);
         assert!(matches!(tests[2], Test::Compare { var, .. } if &**var == "o.n"));
         assert!(matches!(tests[8], Test::Positive { .. }));
+        // Equality keeps its constant and which way the then-branch goes.
+        let equal: Vec<Option<(i64, bool)>> = tests[..4]
+            .iter()
+            .map(|t| match t {
+                Test::Compare { equal, .. } => *equal,
+                _ => None,
+            })
+            .collect();
+        assert_eq!(equal, [None, Some((1, true)), Some((2, false)), None]);
     }
 
     #[test]

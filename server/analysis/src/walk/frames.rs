@@ -574,10 +574,21 @@ impl FrameFacts {
             st.newest.retain(|(v, _)| &**v == RETURNED);
         }
         // A lock the callee took or released no longer follows the flag.
+        // One held in a mode the flag tells (`state::join`: written per the
+        // flag, read otherwise) is unchanged while it is still held only
+        // for reading.
+        let moded: Vec<(Name, LocKey)> = self
+            .lock_guards
+            .iter()
+            .filter(|g| g.2.shared)
+            .map(|g| (g.0.clone(), g.2.lock.clone()))
+            .collect();
         for g in self.lock_guards {
             let l = &g.2.lock;
-            let unchanged =
-                !st.must.0.iter().any(|h| &h.lock == l) && st.may.0.iter().any(|h| &h.lock == l);
+            let unchanged = match st.must.0.iter().find(|h| &h.lock == l) {
+                None => st.may.0.iter().any(|h| &h.lock == l),
+                Some(h) => h.shared && moded.iter().any(|m| m.0 == g.0 && &m.1 == l),
+            };
             if unchanged && !st.lock_guards.contains(&g) {
                 st.lock_guards.push(g);
             }

@@ -35,6 +35,7 @@ use threads::SiteLocks;
 
 mod alloc_wrappers;
 mod allocations;
+mod branch_facts;
 mod calls;
 mod clone_copy;
 mod constants;

@@ -587,17 +587,28 @@ fn join_with(a: Option<State>, b: Option<State>, exit: bool) -> Option<State> {
                     }
                     // A lock one path holds and the other does not, where the
                     // paths disagree on a flag, is held exactly per the flag.
+                    // One the paths hold in different modes (written on one,
+                    // read on the other: `if (mode == 1) wrlock(&l); else
+                    // rdlock(&l);`) is held in each mode per the flag, and
+                    // held either way.
                     for (x, y) in [(&a, &b), (&b, &a)] {
                         for h in &x.must.0 {
-                            if y.may.0.iter().any(|o| o.lock == h.lock) {
-                                continue;
-                            }
+                            let read_there = match y.must.0.iter().find(|o| o.lock == h.lock) {
+                                Some(o) if !h.shared && o.shared => Some(o.clone()),
+                                Some(_) => continue,
+                                None if y.may.0.iter().any(|o| o.lock == h.lock) => continue,
+                                None => None,
+                            };
                             for (v, nz) in &x.conds {
                                 if y.conds.contains(&(v.clone(), !*nz))
-                                    && g.len() < MAX_TRACKED
+                                    && g.len() + 1 + usize::from(read_there.is_some())
+                                        <= MAX_TRACKED
                                     && !g.iter().any(|q| q.0 == *v && q.2.lock == h.lock)
                                 {
                                     g.push((v.clone(), *nz, h.clone()));
+                                    if let Some(o) = &read_there {
+                                        g.push((v.clone(), !*nz, o.clone()));
+                                    }
                                 }
                             }
                         }

@@ -10,6 +10,7 @@
 //! `longjmp` leaves with flows to the matching `setjmp`'s nonzero return
 //! and bumps `WalkData::longjmps`, which keeps the context out of the memo.
 
+use super::branch_facts::{flag_of, known_value, result_nonzero};
 use super::frames::Frame;
 use super::state::{join, join_exit, Ptrs, State, TryKey};
 use super::{Walker, MAX_LOOP_ITERS, MAX_TRACKED, STEP_BUDGET};
@@ -415,7 +416,10 @@ impl<'a> Walker<'a> {
         }
         // Any other comparison with a constant (`n < 0`, `server == 1U`)
         // of a variable known to be zero: the branch zero takes.
-        if let Test::Compare { var, then_on_zero } = test {
+        if let Test::Compare {
+            var, then_on_zero, ..
+        } = test
+        {
             if self.known_zero(fr, var) {
                 let taken = if *then_on_zero { then } else { els };
                 let o = self.walk_stmts(fr, taken, cs);
@@ -436,12 +440,7 @@ impl<'a> Walker<'a> {
         // a function whose returns all agree, `pthread_equal(t, self)` of a
         // child's id, see `calls.rs`).
         if let Some(nonzero) = known_value(fr, test, &cs) {
-            let zero_on_true = match test {
-                Test::VarZero { zero_on_true, .. } | Test::CallZero { zero_on_true, .. } => {
-                    *zero_on_true
-                }
-                _ => unreachable!("known_value reads only these tests"),
-            };
+            let (_, zero_on_true) = flag_of(fr, test).expect("known_value reads only flags");
             let (taken, skipped) = match nonzero != zero_on_true {
                 true => (then, els),
                 false => (els, then),
@@ -458,7 +457,7 @@ impl<'a> Walker<'a> {
         let relock = blocking_failure(test, &cs);
         // A test of a once flag under a lock (`once.rs`).
         let marks = self.once_marks(fr, test, &cs);
-        let (mut t, mut e) = self.split(test, cs);
+        let (mut t, mut e) = self.split(fr, test, cs);
         if let Test::CallZero { .. } | Test::VarZero { .. } = test {
             let (zero, nonzero) = match zero_on_true(test) {
                 true => (&mut t, &mut e),
@@ -934,7 +933,7 @@ impl<'a> Walker<'a> {
                 out.ret = join_ret(out.ret.take(), c.ret);
                 match c.next {
                     Some(cs) => {
-                        let (t, mut e) = self.split(test, cs);
+                        let (t, mut e) = self.split(fr, test, cs);
                         if spin && !infinite {
                             if zero_on_true(test) {
                                 self.flag_wait(fr, cond, test, &mut e);
@@ -962,7 +961,7 @@ impl<'a> Walker<'a> {
                 let c = self.walk_stmts(fr, cond, next.clone());
                 out.ret = join_ret(out.ret.take(), c.ret);
                 if let Some(cs) = c.next {
-                    let (_, mut e) = self.split(test, cs);
+                    let (_, mut e) = self.split(fr, test, cs);
                     if zero_on_true(test) {
                         self.flag_wait(fr, cond, test, &mut e);
                     }
@@ -1000,14 +999,9 @@ impl<'a> Walker<'a> {
 
     /// States for the then- and else-branch of a test (trylock success).
     #[inline(never)]
-    fn split(&mut self, test: &Test, st: State) -> (State, State) {
-        let (key, zero_on_true) = match test {
-            Test::CallZero { id, zero_on_true } => (TryKey::Call(*id), *zero_on_true),
-            Test::VarZero { var, zero_on_true } => (TryKey::Var(var.clone()), *zero_on_true),
-            Test::Other
-            | Test::Positive { .. }
-            | Test::FieldsZero { .. }
-            | Test::Compare { .. } => return (st.clone(), st),
+    fn split(&mut self, fr: &Frame, test: &Test, st: State) -> (State, State) {
+        let Some((key, zero_on_true)) = flag_of(fr, test) else {
+            return (st.clone(), st);
         };
         let held: Vec<Held> = st
             .tries
@@ -1067,11 +1061,14 @@ impl<'a> Walker<'a> {
                         .filter(|g| g.0 == v)
                         .map(|g| (g.1 == nonzero, g.2.clone()))
                         .collect();
-                    for (held, h) in follows {
-                        if held {
+                    // A lock the flag says is held in one mode or the
+                    // other (see `state::join`) stays held either way.
+                    let kept = |h: &Held| follows.iter().any(|f| f.0 && f.1.lock == h.lock);
+                    for (held, h) in &follows {
+                        if *held {
                             branch.must.insert(h.clone());
-                            branch.may.insert(h);
-                        } else {
+                            branch.may.insert(h.clone());
+                        } else if !kept(h) {
                             branch.must.remove(&h.lock);
                             branch.may.remove(&h.lock);
                         }
@@ -1114,62 +1111,6 @@ impl<'a> Walker<'a> {
             (fail, ok)
         }
     }
-}
-
-/// The value (nonzero or not) that `test` reads, when this path knows it:
-/// a branch fact or constant on a local that no pointer reaches, or on a
-/// call's result (not a `volatile` local: a signal handler or a `longjmp`
-/// may bring another value). Not in a function with a backward `goto`: the
-/// walk meets a label once, in the state of its first arrival, and the jump
-/// may bring another value there. (A branch with a label in it is not
-/// skipped either: see `walk_if`.)
-fn known_value(fr: &Frame, test: &Test, st: &State) -> Option<bool> {
-    if fr.base.backward_goto || st.conds.is_empty() {
-        return None;
-    }
-    let name = match test {
-        Test::VarZero { var, .. }
-            if fr
-                .locals
-                .get(var)
-                .is_some_and(|t| !t.is_static && !t.is_volatile())
-                && !fr.address_taken.contains(var) =>
-        {
-            var.clone()
-        }
-        Test::CallZero { id, .. } => super::spawn::call_flag(*id),
-        _ => return None,
-    };
-    st.conds.iter().find(|c| c.0 == name).map(|c| c.1)
-}
-
-/// Is the value `v` a `return` gives zero (`Some(false)`) or nonzero
-/// (`Some(true)`) on a path in state `st`: a constant, an address, or a
-/// variable a branch on this path tested?
-fn result_nonzero(fr: &Frame, v: &Expr, st: &State) -> Option<bool> {
-    match super::uncast(v) {
-        Expr::Int(n) => Some(*n != 0),
-        Expr::AddrOf(_) => Some(true),
-        Expr::Var(x) => match st.conds.iter().find(|c| &c.0 == x) {
-            Some(c) => Some(c.1),
-            // A local that only ever holds an object's address (`lock =
-            // &locks[i]; if (trylock(lock) == 0) return lock;`).
-            None => holds_only_addresses(fr, x).then_some(true),
-        },
-        _ => None,
-    }
-}
-
-/// Is every value a function assigns to its local `x` (not a parameter,
-/// which the caller may give null) an address (`&o`), never null, with
-/// `x`'s own address never taken? A path that returns `x` before any
-/// assignment would return an indeterminate value.
-fn holds_only_addresses(fr: &Frame, x: &Name) -> bool {
-    let param = fr.summary.ir.params.iter().any(|p| &p.name == x);
-    if param || !fr.locals.contains_key(x) || fr.address_taken.contains(x) {
-        return false;
-    }
-    fr.only_addresses(x)
 }
 
 /// The variables a place indexes directly (`p` of `p[i]`, `p[i].f`,

@@ -209,9 +209,15 @@ impl<'s> Lowerer<'s> {
             },
             _ => return Test::Other,
         };
+        let equal = match op {
+            "==" => Some((k, positive)),
+            "!=" => Some((k, !positive)),
+            _ => None,
+        };
         Test::Compare {
             var,
             then_on_zero: then_on_zero == positive,
+            equal,
         }
     }
 }
