@@ -251,6 +251,9 @@ pub struct TypeInfo {
     /// The base type is `sig_atomic_t` (or a typedef of it, or glibc's
     /// `__sig_atomic_t`): set when a typedef is resolved.
     pub sig_atomic: bool,
+    /// A global array of one dimension declared with exactly one element
+    /// (`struct slot table[1]`): every index a defined execution uses is 0.
+    pub one_element: bool,
 }
 
 impl TypeInfo {
@@ -261,6 +264,7 @@ impl TypeInfo {
             self.rows -= 1;
         } else if self.array {
             self.array = false;
+            self.one_element = false;
         } else if self.pointer > 0 {
             self.pointer -= 1;
         } else {

@@ -135,9 +135,15 @@ impl<'a> Walker<'a> {
             }
             Expr::Index { base, index, .. } => {
                 if self.indexes_array(fr, base) {
+                    // An array of one element has one: `table[fd]` is
+                    // `table[0]` in every defined execution.
+                    let index = match self.type_of(fr, base, depth + 1) {
+                        Some(t) if t.one_element && matches!(**base, Expr::Var(_)) => Some(0),
+                        _ => *index,
+                    };
                     self.place(fr, base, depth + 1)
                         .into_iter()
-                        .map(|k| k.with(Elem::Index(*index)))
+                        .map(|k| k.with(Elem::Index(index)))
                         .collect()
                 } else {
                     self.deref(fr, base, depth + 1)

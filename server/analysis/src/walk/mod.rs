@@ -279,6 +279,13 @@ struct WalkData {
     /// Per function being walked (innermost last): the states the `goto`s
     /// walked so far carry to their labels (see `walk_stmts`).
     gotos: Vec<FxHashMap<Name, state::State>>,
+    /// The statement lists being walked that hold labels (innermost last):
+    /// the function's depth in `gotos` and the loop depth, the labels'
+    /// positions in the list, and the position of the statement walked
+    /// now. A `goto` to a label later in one of its own function's lists,
+    /// inside the same loop, is met by the walk there, so the `goto` need
+    /// not fall through (see `walk_stmts`).
+    labels_ahead: Vec<((usize, u32), Vec<(usize, Name)>, usize)>,
     callbacks_in_tables: FxHashSet<Name>,
     /// Callback groups: the entry functions (with their arguments) of a
     /// thread that runs the callbacks one thread handed to unknown code.

@@ -139,9 +139,48 @@ impl<'a> Walker<'a> {
     }
 
     pub(super) fn walk_stmts(&mut self, fr: &Frame, stmts: &[Stmt], st: State) -> Out {
+        let labels: Vec<(usize, Name)> = stmts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match s {
+                Stmt::Label(l) => Some((i, l.clone())),
+                _ => None,
+            })
+            .collect();
+        let mine = (!labels.is_empty()).then(|| {
+            let at = (self.d.gotos.len(), self.d.loop_depth);
+            self.d.labels_ahead.push((at, labels, 0));
+            self.d.labels_ahead.len() - 1
+        });
+        let out = self.walk_list(fr, stmts, st, mine);
+        if mine.is_some() {
+            self.d.labels_ahead.pop();
+        }
+        out
+    }
+
+    /// Is label `l` later in a statement list of the current function that
+    /// the walk is in, after the statement walked there now, with no loop
+    /// between? Then the walk meets it by going on, in this same pass. (Out
+    /// of a loop, the label would see only the passes' states, not the
+    /// threads earlier iterations started: the `goto` falls through.)
+    fn label_ahead(&self, l: &Name) -> bool {
+        let here = (self.d.gotos.len(), self.d.loop_depth);
+        self.d
+            .labels_ahead
+            .iter()
+            .rev()
+            .take_while(|e| e.0 == here)
+            .any(|(_, labels, at)| labels.iter().any(|(p, n)| p > at && n == l))
+    }
+
+    fn walk_list(&mut self, fr: &Frame, stmts: &[Stmt], st: State, mine: Option<usize>) -> Out {
         let mut out = Out::default();
         let mut cur = Some(st);
         for (i, s) in stmts.iter().enumerate() {
+            if let Some(m) = mine {
+                self.d.labels_ahead[m].2 = i;
+            }
             // A label is reached by falling into it and by the `goto`s to
             // it walked before it (a cleanup block after a `return`).
             if let Stmt::Label(l) = s {
@@ -831,11 +870,14 @@ impl<'a> Walker<'a> {
                 Some(state)
             }
             // A `goto` takes its state to its label when the walk meets the
-            // label later in this function. It also goes on as if it fell
+            // label later in this function. Unless the label is later in a
+            // list the walk is in (`label_ahead`: CIL's `goto __Cont` to
+            // the end of a loop body), it also goes on as if it fell
             // through (the label may come before it, or sit inside a block
             // the walk enters only by falling into it): possible false
             // alarms on the code it skips, never a path lost.
             Stmt::Goto(l) => {
+                let ahead = self.label_ahead(l);
                 if let Some(g) = self.d.gotos.last_mut() {
                     let joined = match g.remove(l) {
                         Some(old) => join(Some(old), Some(state.clone())),
@@ -843,6 +885,9 @@ impl<'a> Walker<'a> {
                     };
                     if let Some(j) = joined {
                         g.insert(l.clone(), j);
+                    }
+                    if ahead {
+                        return None;
                     }
                 }
                 Some(state)

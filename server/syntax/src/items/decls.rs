@@ -122,6 +122,7 @@ fn declaration_item(node: Node, src: &str, items: &mut FileItems) {
         let Some(n) = declarator(d, &mut ty) else {
             continue;
         };
+        ty.one_element = ty.array && ty.rows == 0 && declares_one_element(d, src);
         if ty.is_function {
             ty.is_function = false;
             let mask = pointer_param_mask(d, src);
@@ -527,4 +528,26 @@ fn macro_item(node: Node, src: &str, items: &mut FileItems) {
         params,
         body,
     });
+}
+
+/// Does the declarator declare an array of exactly one element (`t[1]`,
+/// `t[1U]`), not a pointer to one (`(*t)[1]`)?
+fn declares_one_element(mut d: Node, src: &str) -> bool {
+    for _ in 0..16 {
+        match d.kind() {
+            "init_declarator" | "attributed_declarator" => match d.field("declarator") {
+                Some(x) => d = x,
+                None => return false,
+            },
+            "array_declarator" => {
+                let Some(size) = d.field("size") else {
+                    return false;
+                };
+                let digits = text(size, src).trim_end_matches(['u', 'U', 'l', 'L']);
+                return size.kind() == "number_literal" && digits == "1";
+            }
+            _ => return false,
+        }
+    }
+    false
 }
