@@ -83,14 +83,9 @@ fn ends_thread(fr: &Frame, c: &Call) -> bool {
 /// `err = pthread_mutex_lock(&m); if (err)`): whether its failure branch is
 /// the then-branch, and the locks it takes. A blocking lock (unlike a
 /// trylock) is already held when its result is tested.
-fn blocking_failure(test: &Test, st: &State) -> Option<(bool, Vec<Held>)> {
-    let (key, zero_on_true) = match test {
-        Test::CallZero { id, zero_on_true } => (TryKey::Call(*id), *zero_on_true),
-        Test::VarZero { var, zero_on_true } => (TryKey::Var(var.clone()), *zero_on_true),
-        Test::Other | Test::Positive { .. } | Test::FieldsZero { .. } | Test::Compare { .. } => {
-            return None
-        }
-    };
+fn blocking_failure(fr: &Frame, test: &Test, st: &State) -> Option<(bool, Vec<Held>)> {
+    // An equality flag (`mode.==1`) names no lock result: nothing matches.
+    let (key, zero_on_true) = flag_of(fr, test)?;
     let held: Vec<Held> = st
         .tries
         .iter()
@@ -139,6 +134,10 @@ impl<'a> Walker<'a> {
     }
 
     pub(super) fn walk_stmts(&mut self, fr: &Frame, stmts: &[Stmt], st: State) -> Out {
+        // Only a `goto` asks where labels are (`label_ahead`).
+        if !fr.base.has_goto {
+            return self.walk_list(fr, stmts, st, None);
+        }
         let labels: Vec<(usize, Name)> = stmts
             .iter()
             .enumerate()
@@ -493,7 +492,7 @@ impl<'a> Walker<'a> {
                 return o.next;
             }
         }
-        let relock = blocking_failure(test, &cs);
+        let relock = blocking_failure(fr, test, &cs);
         // A test of a once flag under a lock (`once.rs`).
         let marks = self.once_marks(fr, test, &cs);
         let (mut t, mut e) = self.split(fr, test, cs);
