@@ -145,7 +145,7 @@ impl LocKey {
             // A type-based location: any object of that type that an
             // unresolved pointer may reach. Scalars are not structs.
             Base::Type(t)
-                if t.split_whitespace().all(|w| {
+                if t.split_whitespace().filter(|w| *w != "*").all(|w| {
                     matches!(
                         w,
                         "int"

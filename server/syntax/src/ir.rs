@@ -54,8 +54,14 @@ pub enum Expr {
     AddrOf(Box<Expr>),
     /// `p + k`, `p - k`, `p++`: the same object, unknown offset.
     Offset(Box<Expr>),
-    /// `(T *) e`; the type name is kept for type-based resolution.
-    Cast { ty: Option<Name>, value: Box<Expr> },
+    /// `(T *) e`; the type name is kept for type-based resolution, with the
+    /// number of `*` the cast spells (`(T **) e` has 2; a pointer typedef's
+    /// own are added when the type is resolved).
+    Cast {
+        ty: Option<Name>,
+        pointer: u8,
+        value: Box<Expr>,
+    },
     /// The result of the call with this id in the same function.
     CallResult(u32),
     /// An integer constant.

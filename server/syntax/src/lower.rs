@@ -268,6 +268,15 @@ pub fn type_name(t: &str) -> Name {
     Name::from(words.last().copied().unwrap_or(""))
 }
 
+/// The pointer levels a cast's type spells: its `*`s (`struct s **` has 2),
+/// and 1 for a pointer to a function (`void *(*)(void *)`).
+pub fn cast_pointer(t: &str) -> u8 {
+    if t.contains('(') {
+        return 1;
+    }
+    u8::try_from(t.matches('*').count()).unwrap_or(u8::MAX)
+}
+
 /// The integer an object-like macro's body is, under parentheses
 /// (`#define N 8`, `(8U)`, `0x10`), as indexes and expansions read it.
 fn macro_int(d: &crate::items::MacroDef) -> Option<i64> {

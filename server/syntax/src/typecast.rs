@@ -92,6 +92,7 @@ fn strip(body: &mut Vec<Stmt>, types: &[Name], casts: &mut FxHashMap<u32, Expr>)
             c.id,
             Expr::Cast {
                 ty: Some(ty.clone()),
+                pointer: 0,
                 value: Box::new(c.args[0].clone()),
             },
         );
@@ -184,7 +185,7 @@ mod tests {
         assert!(!dump.contains("Call("), "no call is left: {dump}");
         assert!(!dump.contains("CallResult"), "{dump}");
         assert!(
-            dump.contains("Cast { ty: Some(\"var\"), value: Var(\"arg\") }"),
+            dump.contains("Cast { ty: Some(\"var\"), pointer: 0, value: Var(\"arg\") }"),
             "{dump}"
         );
         assert!(
@@ -209,7 +210,7 @@ mod tests {
         let dump = format!("{:?}", out.body);
         assert!(
             dump.contains(
-                "Cast { ty: Some(\"u32\"), value: Cast { ty: Some(\"u16\"), value: Var(\"x\") } }"
+                "Cast { ty: Some(\"u32\"), pointer: 0, value: Cast { ty: Some(\"u16\"), pointer: 0, value: Var(\"x\") } }"
             ),
             "{dump}"
         );

@@ -64,9 +64,16 @@ impl<'a> Walker<'a> {
                 t.pointer += 1;
                 Some(t)
             }
-            Expr::Cast { ty: Some(ty), .. } => Some(self.prog.resolve_type(&TypeInfo {
+            Expr::Cast {
+                ty: Some(ty),
+                pointer,
+                ..
+            } => Some(self.prog.resolve_type(&TypeInfo {
+                // A cast that spells no `*` keeps the old reading, a pointer
+                // to its type: the lowering cannot tell `(long) p` from a
+                // typedef of a pointer in code not preprocessed.
+                pointer: (*pointer).max(1),
                 name: Some(ty.clone()),
-                pointer: 1,
                 ..Default::default()
             })),
             Expr::Cast { value, .. } | Expr::Offset(value) => self.type_of(fr, value, depth + 1),
@@ -183,10 +190,9 @@ impl<'a> Walker<'a> {
                     // Memory behind a pointer that unknown code returned may be
                     // any object of its type, scalars included.
                     let from_unknown = self.from_unknown_call(fr, v);
-                    if (t.pointer >= 1 || t.array)
-                        && (self.prog.structs.contains_key(n) || from_unknown)
-                    {
-                        out.push(LocKey::new(Base::Type(n.clone())));
+                    let levels = u32::from(t.pointer) + u32::from(t.array) + u32::from(t.rows);
+                    if levels >= 1 && (self.prog.structs.contains_key(n) || from_unknown) {
+                        out.push(LocKey::new(Base::Type(type_object(n, levels - 1))));
                     }
                 }
             }
@@ -509,4 +515,18 @@ pub(super) fn alloca_base(fr: &Frame, id: u32) -> Base {
         func: fr.fname.clone(),
         var: Name::from(format!("{ALLOCA_BLOCK}{id}")),
     }
+}
+
+/// The name of the type-based object a pointer of `levels` more levels
+/// than `n` reaches: `n` itself, or a pointer cell (`*(T **)p` reads a
+/// `T *`, never a `T`), spelled `T *`.
+fn type_object(n: &Name, levels: u32) -> Name {
+    if levels == 0 {
+        return n.clone();
+    }
+    let mut s = n.to_string();
+    for _ in 0..levels {
+        s.push_str(" *");
+    }
+    Name::from(s.as_str())
 }

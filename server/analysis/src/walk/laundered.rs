@@ -81,7 +81,7 @@ fn bare(mut v: &Expr) -> &Expr {
 fn casts(ir: &FnIr, candidates: &[Name], f: &mut dyn FnMut(&Name, &Expr)) {
     fn walk(e: &Expr, f: &mut dyn FnMut(&Name, &Expr)) {
         match e {
-            Expr::Cast { ty, value } => {
+            Expr::Cast { ty, value, .. } => {
                 if let Some(t) = ty {
                     f(t, value);
                 }

@@ -440,8 +440,9 @@ pub(super) fn subst(template: &Expr, params: &[Name], args: &[Expr]) -> Option<E
         }
         Expr::AddrOf(x) => Expr::AddrOf(Box::new(subst(x, params, args)?)),
         Expr::Offset(x) => Expr::Offset(Box::new(subst(x, params, args)?)),
-        Expr::Cast { ty, value } => Expr::Cast {
+        Expr::Cast { ty, pointer, value } => Expr::Cast {
             ty: ty.clone(),
+            pointer: *pointer,
             value: Box::new(subst(value, params, args)?),
         },
         Expr::Choice(xs) => Expr::Choice(

@@ -20,9 +20,9 @@ pub(super) fn wild_value(fr: &Frame, e: &Expr) -> Option<bool> {
         Expr::Var(x) if fr.wild.contains(x) => {
             Some(fr.locals.get(x).map(|t| t.pointer >= 1).unwrap_or(false))
         }
-        Expr::Cast { ty, value } => {
+        Expr::Cast { pointer, value, .. } => {
             let v = wild_value(fr, value)?;
-            Some(v || ty.as_deref().map(|t| t.contains('*')).unwrap_or(false))
+            Some(v || *pointer >= 1)
         }
         _ => None,
     }

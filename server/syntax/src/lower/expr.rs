@@ -6,7 +6,7 @@
 //! in evaluation order with the span of its own syntax (or of the macro call
 //! being expanded).
 
-use super::{parse_int, type_name, Lowerer, MAX_DEPTH};
+use super::{cast_pointer, parse_int, type_name, Lowerer, MAX_DEPTH};
 use crate::fields::Field;
 use crate::ir::*;
 use crate::items::{name, text};
@@ -199,12 +199,15 @@ impl<'s> Lowerer<'s> {
             // C23's `true`, and `stdbool.h`'s in sources not preprocessed.
             "true" => Expr::Int(1),
             "cast_expression" => {
-                let ty = n.field("type").map(|t| type_name(text(t, self.src)));
+                let spelled = n.field("type").map(|t| text(t, self.src));
+                let ty = spelled.map(type_name);
+                let pointer = spelled.map_or(0, cast_pointer);
                 match n.field("value") {
                     Some(v) => {
                         let value = self.value(v, out, depth + 1);
                         Expr::Cast {
                             ty,
+                            pointer,
                             value: Box::new(value),
                         }
                     }
@@ -462,6 +465,7 @@ impl<'s> Lowerer<'s> {
         };
         Some(Expr::Cast {
             ty: Some(type_name(&ty)),
+            pointer: 0,
             value: Box::new(value),
         })
     }
