@@ -205,8 +205,11 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             }
             // A child process of `fork()` holds only the forking thread
             // and, maybe, the signal handlers it inherited (`walk::fork`):
-            // the other access of a pair with a child's must be a handler's.
-            if (ra.forked && !table.is_signal(rb.thread))
+            // the other access of a pair with a child's must be a handler's,
+            // and not one in a child itself: two paths after a fork run in
+            // the two processes their forks made (a handler interrupting a
+            // child records its own accesses unforked).
+            if (ra.forked && (rb.forked || !table.is_signal(rb.thread)))
                 || (rb.forked && !table.is_signal(ra.thread))
             {
                 continue;

@@ -21,7 +21,9 @@
 //! follows, and the parent's threads, which do not exist in the child,
 //! are paired again (a possible false alarm, never a missed race).
 //! `races.rs` pairs a forked access only with a signal handler's: a
-//! handler the child inherits (or installs) may interrupt it. Where the
+//! handler the child inherits (or installs) may interrupt it. Never with
+//! another forked access, even one of the same handler: each is in the
+//! process its own fork made. Where the
 //! child's path meets the parent's (a child branch that falls through),
 //! the flag holds only if it holds on both. Tests that do not split the
 //! child from a failed fork (`pid > 0`, `pid < 0`, `pid == -1`) mark
