@@ -92,6 +92,12 @@ pub struct Config {
     /// run. Off by default, as in Goblint (`sem.malloc.fail`): code on a
     /// path where an allocation failed is not walked.
     pub malloc_may_fail: bool,
+    /// `[analysis] lock_may_fail = true`: a blocking lock
+    /// (`pthread_mutex_lock`, `pthread_spin_lock`, `pthread_rwlock_wrlock`,
+    /// `pthread_rwlock_rdlock`, `mtx_lock`) may return an error, so the
+    /// branches on its failure run. Off by default, as in Goblint
+    /// (`sem.lock.fail`).
+    pub lock_may_fail: bool,
     /// `[[program]]` tables: programs declared by name and file globs
     /// (relative to the configuration file's folder), for the cases the
     /// link-based heuristic of [`crate::programs`] gets wrong.
@@ -363,6 +369,7 @@ impl Default for Config {
             show_unresolved: false,
             volatile_is_sync: false,
             malloc_may_fail: false,
+            lock_may_fail: false,
             programs: Vec::new(),
         }
     }
@@ -726,6 +733,7 @@ struct ProgramSection {
 struct AnalysisSection {
     volatile_is_sync: Option<bool>,
     malloc_may_fail: Option<bool>,
+    lock_may_fail: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -860,6 +868,9 @@ impl FileConfig {
         }
         if let Some(v) = self.analysis.malloc_may_fail {
             cfg.malloc_may_fail = v;
+        }
+        if let Some(v) = self.analysis.lock_may_fail {
+            cfg.lock_may_fail = v;
         }
         if let Some(v) = self.diagnostics.show_unresolved {
             cfg.show_unresolved = v;

@@ -850,17 +850,8 @@ int main(void) {\n\
     pthread_join(t2, 0);\n\
     return failures;\n\
 }\n";
-    let lines = |dir: &Path| -> Vec<u64> {
-        let (_, j) = json(dir, &["oom.c"]);
-        j["races"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["location"]["line"].as_u64().unwrap())
-            .collect()
-    };
     let dir = project("oom-default", &[("oom.c", src)]);
-    assert_eq!(lines(&dir), Vec::<u64>::new());
+    assert_eq!(race_lines(&dir, "oom.c"), Vec::<u64>::new());
     let dir = project(
         "oom-may-fail",
         &[
@@ -868,5 +859,63 @@ int main(void) {\n\
             ("racelens.toml", "[analysis]\nmalloc_may_fail = true\n"),
         ],
     );
-    assert_eq!(lines(&dir), vec![7]);
+    assert_eq!(race_lines(&dir, "oom.c"), vec![7]);
+}
+
+/// Blocking locks succeed unless `[analysis] lock_may_fail = true`: by
+/// default the branch on a failed `pthread_mutex_lock` is not walked (as
+/// in Goblint, whose `sem.lock.fail` is off by default); with the switch
+/// it is, and its unlocked write races with the locked one. A timed lock
+/// keeps its failure branch either way.
+#[test]
+fn lock_failure_paths_follow_the_config() {
+    let src = "#include <pthread.h>\n\
+#include <time.h>\n\
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\n\
+static int n, timeouts;\n\
+static void *w(void *p) {\n\
+    if (pthread_mutex_lock(&m) != 0) {\n\
+        n++;\n\
+        return p;\n\
+    }\n\
+    n++;\n\
+    pthread_mutex_unlock(&m);\n\
+    struct timespec ts = {0, 0};\n\
+    if (pthread_mutex_timedlock(&m, &ts) != 0) {\n\
+        timeouts++;\n\
+        return p;\n\
+    }\n\
+    pthread_mutex_unlock(&m);\n\
+    return p;\n\
+}\n\
+int main(void) {\n\
+    pthread_t t1, t2;\n\
+    pthread_create(&t1, 0, w, 0);\n\
+    pthread_create(&t2, 0, w, 0);\n\
+    pthread_join(t1, 0);\n\
+    pthread_join(t2, 0);\n\
+    return n + timeouts;\n\
+}\n";
+    let dir = project("lockfail-default", &[("lf.c", src)]);
+    assert_eq!(race_lines(&dir, "lf.c"), vec![14]);
+    let dir = project(
+        "lockfail-may-fail",
+        &[
+            ("lf.c", src),
+            ("racelens.toml", "[analysis]\nlock_may_fail = true\n"),
+        ],
+    );
+    assert_eq!(race_lines(&dir, "lf.c"), vec![7, 10, 14]);
+}
+
+/// The lines of the races `check --format json` reports on `file` in `dir`,
+/// in report order.
+fn race_lines(dir: &Path, file: &str) -> Vec<u64> {
+    let (_, j) = json(dir, &[file]);
+    j["races"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["location"]["line"].as_u64().unwrap())
+        .collect()
 }

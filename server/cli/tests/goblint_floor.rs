@@ -34,8 +34,15 @@ use std::process::Command;
 /// none was created (TSan agrees: no race there; the race of those objects
 /// is at the probe's own writes, still reported). Accuracy 0.93 to 0.9236,
 /// recall 0.9434 to 0.9163; with the corrections, 0.9772 and 0.983.
-const ACCURACY_FLOOR: f64 = 0.923;
-const RECALL_FLOOR: f64 = 0.916;
+/// Session 63: a blocking lock of a mutex succeeds unless `[analysis]
+/// lock_may_fail` (Goblint's own default, `sem.lock.fail` off), which
+/// loses the 2 `RACE` lines of `04-mutex/13-failed_locking.c`, on purpose:
+/// that test sets `sem.lock.fail`, and its race needs main's
+/// `pthread_mutex_lock` of a default mutex to fail, which POSIX gives no
+/// error for. Accuracy 0.9236 to 0.9214, recall 0.9163 to 0.9118; with the
+/// corrections, 0.9772 and 0.9829.
+const ACCURACY_FLOOR: f64 = 0.921;
+const RECALL_FLOOR: f64 = 0.911;
 
 fn shared() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")

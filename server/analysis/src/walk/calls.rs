@@ -232,6 +232,7 @@ impl<'a> Walker<'a> {
                         st.tries.push((TryKey::Call(c.id), h, false));
                     }
                 }
+                self.lock_succeeds(fr, c, &mut st);
                 Some(st)
             }
             Some(CallModel::TryLock {
