@@ -334,6 +334,30 @@ mod tests {
     }
 
     #[test]
+    fn casts_keep_the_pointer_levels_they_spell() {
+        let ir =
+            lower("void f(void *q) { x = *(struct s **) q; y = (long) q; z = (void (*)(int)) q; }");
+        let mut casts = Vec::new();
+        crate::visit_stmts(&ir.body, &mut |s| {
+            if let Stmt::Assign { rhs, .. } = s {
+                let mut e = rhs;
+                while let Expr::Deref(v) = e {
+                    e = v;
+                }
+                if let Expr::Cast { ty, pointer, .. } = e {
+                    casts.push((ty.as_deref().unwrap_or("").to_string(), *pointer));
+                }
+            }
+        });
+        // (A pointer to a function keeps a name that matches no type.)
+        let levels: Vec<u8> = casts.iter().map(|c| c.1).collect();
+        assert_eq!(levels, vec![2, 0, 1]);
+        assert_eq!(casts[0].0, "s");
+        assert_eq!(casts[1].0, "long");
+        assert_eq!(cast_pointer("const char * const *"), 2);
+    }
+
+    #[test]
     fn conditional_arms_are_recorded() {
         let src = "void f(void) {\n#ifdef A\n a = 1;\n#elif B\n b = 1;\n#else\n c = 1;\n#endif\n#ifdef D\n d = 1;\n#endif\n e = 1;\n}";
         let ir = lower(src);
