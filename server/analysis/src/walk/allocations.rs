@@ -47,9 +47,7 @@ impl Walker<'_> {
         {
             return;
         }
-        let flag = super::spawn::call_flag(c.id);
-        st.conds.retain(|x| x.0 != flag);
-        st.conds.push((flag, true));
+        st.know(super::spawn::call_flag(c.id), true);
     }
 
     /// A blocking lock of a mutex, spin lock or read-write lock returns 0
@@ -78,8 +76,6 @@ impl Walker<'_> {
         {
             return;
         }
-        let flag = super::spawn::call_flag(c.id);
-        st.conds.retain(|x| x.0 != flag);
-        st.conds.push((flag, false));
+        st.know(super::spawn::call_flag(c.id), false);
     }
 }

@@ -233,6 +233,13 @@ pub(super) fn must_within_may(st: &State) -> bool {
 }
 
 impl State {
+    /// This path now knows flag `name` to be nonzero (or zero), in place
+    /// of whatever it knew of it before.
+    pub(super) fn know(&mut self, name: Name, nonzero: bool) {
+        self.conds.retain(|c| c.0 != name);
+        self.conds.push((name, nonzero));
+    }
+
     /// Entering another frame: this frame's own pointers (see `own.rs`)
     /// name its locals, which mean nothing there.
     pub(super) fn leave_own(&mut self) {

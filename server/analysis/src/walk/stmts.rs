@@ -1080,8 +1080,7 @@ impl<'a> Walker<'a> {
                         branch.clean.retain(|c| c.0 != s);
                         branch.guards.retain(|g| g.0 != s);
                     }
-                    branch.conds.retain(|c| c.0 != v);
-                    branch.conds.push((v.clone(), nonzero));
+                    branch.know(v.clone(), nonzero);
                     // Objects handed to a creation that failed on this
                     // branch went to no thread: fresh again.
                     let back: Vec<Base> = branch
