@@ -42,6 +42,11 @@ pub struct Thread {
     /// the program passes its entry's number local or such a parameter
     /// (`do_work(id)` for `long id = (long)arg`; `walk::slots`).
     pub slot_params: Vec<(FunctionId, u8)>,
+    /// The slot's numbers are unique only within one frame of the creator:
+    /// the creator has several instances (a pool worker running a
+    /// parallel-for), so the slot separates accesses only to a local of
+    /// one frame (`races::slot_apart`), each creator instance's own array.
+    pub slot_frame_only: bool,
     /// Its entry calls through a pointer to one of several functions (a
     /// launcher's trampoline, `thread->callback(thread)`): its instances may
     /// be different launches running different code, created and joined at
@@ -180,7 +185,7 @@ impl Thread {
     /// Each instance is handed a pointer to an array element of its own
     /// (`&A[i]`, see [`SlotArg::is_pointer`]).
     pub fn owns_slot_element(&self) -> bool {
-        self.slot.is_some_and(|(_, a)| a.is_pointer())
+        !self.slot_frame_only && self.slot.is_some_and(|(_, a)| a.is_pointer())
     }
 
     /// One instance that runs its code once ([`ThreadTable::runs_once`]).
@@ -202,6 +207,7 @@ impl Thread {
             barriers: Vec::new(),
             slot: None,
             slot_params: Vec::new(),
+            slot_frame_only: false,
             merged_launches: false,
             owns_arg: false,
             arg_per_site: false,

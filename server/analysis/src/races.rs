@@ -220,7 +220,7 @@ pub fn check_location(base: &Base, facts: &[AccessFact], table: &ThreadTable) ->
             }
             if *overlap == 0
                 || ra.other_build(rb)
-                || slot_apart(ra, rb, table)
+                || slot_apart(base, ra, rb, table)
                 || own_apart(base, ra, rb, table)
                 || joined_apart(ra, rb, table)
                 || joined_apart(rb, ra, table)
@@ -505,11 +505,23 @@ fn joined_apart(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
 }
 
 /// Two instances of one slot thread (see `walk::slots`) accessing the
-/// elements of their own numbers: different elements.
-fn slot_apart(a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
+/// elements of their own numbers: different elements. A thread numbered
+/// only within its creator's frame (`Thread::slot_frame_only`) is told
+/// apart only on a local of one frame ([`frame_of_one`]): there each
+/// creator instance's array is another object.
+fn slot_apart(base: &Base, a: &AccessFact, b: &AccessFact, table: &ThreadTable) -> bool {
     let (Some(sa), Some(sb)) = (a.slot, b.slot) else {
         return false;
     };
+    let frame_only = |t: u32| {
+        table
+            .threads
+            .get(t as usize)
+            .is_none_or(|t| t.slot_frame_only)
+    };
+    if (frame_only(a.thread) || frame_only(b.thread)) && !frame_of_one(base, table) {
+        return false;
+    }
     if sa.pos != sb.pos || sa.stride != sb.stride {
         return false;
     }

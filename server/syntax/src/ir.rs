@@ -304,8 +304,15 @@ pub struct LocalDecl {
 pub struct FnIr {
     pub params: Vec<LocalDecl>,
     pub body: Vec<Stmt>,
-    /// Locals whose address is taken (`&x`, or arrays used as values).
+    /// Variables whose address `&` takes, whole or in part (`&x`, `&x.f`,
+    /// `&x.f.g`). Arrays used as values, and `&a[i]` of an array, are the
+    /// walk's to add: only types tell an array from a pointer.
     pub address_taken: Vec<Name>,
+    /// Each variable `&` is applied to, under member and element selection
+    /// (`&x`, `&x.f`, `&x[i]`, `&x.a[i]`), with the function-relative byte
+    /// offset of its first such `&`; sorted by name. What any `&` may lend,
+    /// so it over-approximates where `[]` derefs a pointer.
+    pub address_at: Vec<(Name, u32)>,
     /// True when the lowering hit its depth or size budget.
     pub truncated: bool,
     /// Number of calls (ids are `0..ncalls`).

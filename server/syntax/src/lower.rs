@@ -117,6 +117,9 @@ pub fn lower_definition(def: Node, src: &str, macros: &MacroTable) -> FnIr {
     lw.ir.body = body;
     lw.ir.address_taken.sort();
     lw.ir.address_taken.dedup();
+    // The first `&` of each name (sorted by name, then offset).
+    lw.ir.address_at.sort();
+    lw.ir.address_at.dedup_by(|a, b| a.0 == b.0);
     lw.ir
 }
 
@@ -189,6 +192,33 @@ fn unparen(mut n: Node) -> Node {
 }
 
 impl<'s> Lowerer<'s> {
+    /// `&p` (node `n`) takes the address of the variable `p` lies in:
+    /// `&x.f` lends part of `x` as surely as `&x` lends all of it. Through
+    /// `[]` only `address_at` follows (a pointer's `&p[i]` lends none of
+    /// `p`; the walk roots an array's by type).
+    fn take_address(&mut self, p: &Expr, n: Node) {
+        let mut e = p;
+        let mut indexed = false;
+        let root = loop {
+            match e {
+                Expr::Var(v) => break v,
+                Expr::Field {
+                    base, arrow: false, ..
+                } => e = base,
+                Expr::Index { base, .. } => {
+                    indexed = true;
+                    e = base;
+                }
+                _ => return,
+            }
+        };
+        if !indexed {
+            self.ir.address_taken.push(root.clone());
+        }
+        let at = self.span(n).start;
+        self.ir.address_at.push((root.clone(), at));
+    }
+
     fn span(&self, n: Node) -> Span {
         self.over.unwrap_or_else(|| {
             Span::new(
@@ -355,6 +385,25 @@ mod tests {
         assert_eq!(casts[0].0, "s");
         assert_eq!(casts[1].0, "long");
         assert_eq!(cast_pointer("const char * const *"), 2);
+    }
+
+    #[test]
+    fn an_address_of_a_member_or_element_lends_its_variable() {
+        let src = "void f(int *p) { struct s c; int a[4]; g = c.n; h(&c.x.y); q = &a[1]; r = &p[2]; k = &c; s = &(*p).f; }";
+        let ir = lower(src);
+        // `&` through `.` lends the variable; through `[]` only types
+        // tell (an array's element, or where a pointer points).
+        assert_eq!(ir.address_taken, vec![Name::from("c")]);
+        let fn_start = src.find("void f").unwrap() as u32;
+        let at = |needle: &str| src.find(needle).unwrap() as u32 - fn_start;
+        assert_eq!(
+            ir.address_at,
+            vec![
+                ("a".into(), at("&a[1]")),
+                ("c".into(), at("&c.x")),
+                ("p".into(), at("&p[2]"))
+            ]
+        );
     }
 
     #[test]

@@ -24,6 +24,9 @@ pub fn respan(ir: &FnIr, map: &dyn Fn(u32) -> u32) -> FnIr {
     for a in &mut out.build_arms {
         span(&mut a.range);
     }
+    for (_, at) in &mut out.address_at {
+        *at = map(*at);
+    }
     out
 }
 

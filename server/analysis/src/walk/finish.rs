@@ -690,8 +690,10 @@ impl<'a> Walker<'a> {
             threads[i].unique = unique;
         }
         // Slot threads (see `slots`): every visit of the site agreed, from
-        // one calling context, the creator runs once and the site is never
-        // replayed.
+        // one calling context, and the site is never replayed. When the
+        // creator does not run once, its instances each number their own
+        // threads: the numbers tell apart only the elements of one frame's
+        // array (`Thread::slot_frame_only`).
         for i in 1..threads.len() {
             let th = &threads[i];
             let Some(site) = th.site else { continue };
@@ -706,14 +708,14 @@ impl<'a> Walker<'a> {
             };
             threads[i].slot = match (agreed, entry) {
                 (Some((arg, _)), Some(f))
-                    if parent_unique
-                        && !self.d.replayed_sites.contains(&site)
+                    if !self.d.replayed_sites.contains(&site)
                         && !self.d.group_roots.contains_key(&(i as u32)) =>
                 {
                     Some((f, arg))
                 }
                 _ => None,
             };
+            threads[i].slot_frame_only = threads[i].slot.is_some() && !parent_unique;
             threads[i].slot_params = match threads[i].slot {
                 Some((f, arg)) => self.number_params(f, arg),
                 None => Vec::new(),

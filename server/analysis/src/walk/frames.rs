@@ -11,6 +11,7 @@
 //! `ptrs` of the state being walked, and every assignment to a tracked local
 //! pointer updates both ([`Walker::assign_ptr`]).
 
+use super::addressed::{early_accesses, lent_locals};
 use super::state::{Ptrs, State};
 use super::wild::wild_locals;
 use super::{add_vals, uncast, Val, Vals, Walker, MAX_TRACKED};
@@ -18,7 +19,7 @@ use crate::config::CallModel;
 use crate::db::{FunctionId, FunctionSummary};
 use crate::model::*;
 use crate::visit::{visit_calls, visit_stmts};
-use racelens_syntax::{Callee, Expr, Name, Stmt, Test, TypeInfo};
+use racelens_syntax::{Callee, Expr, Name, Span, Stmt, Test, TypeInfo};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 use thin_vec::ThinVec;
@@ -209,6 +210,9 @@ pub(super) struct FrameBase {
     pub(super) summary: Arc<FunctionSummary>,
     pub(super) locals: FxHashMap<Name, TypeInfo>,
     pub(super) address_taken: FxHashSet<Name>,
+    /// Accesses by name to a lent local made before the frame lends it
+    /// (`addressed::early_accesses`): no other thread can reach them.
+    pub(super) early: FxHashSet<(Span, Name)>,
     pub(super) calls: FxHashMap<u32, Callee>,
     /// Atomic operations by call id: the object each reads (`*p` of
     /// `atomic_load(p)`, `__atomic_exchange_n(p, ..)`), whose old value is
@@ -626,34 +630,6 @@ fn split_off<T>(v: &mut ThinVec<T>, keep: impl Fn(&T) -> bool) -> Vec<T> {
     out
 }
 
-/// The non-static local arrays whose name `body` uses as a value: the
-/// right side of an assignment, a call's argument or a returned value,
-/// possibly under casts, offsets (`buf + n`), choices and initializer
-/// lists. An array's name there decays to its address (C11 6.3.2.1p3).
-fn decayed_arrays(body: &[Stmt], locals: &FxHashMap<Name, TypeInfo>) -> Vec<Name> {
-    fn values(e: &Expr, out: &mut Vec<Name>) {
-        match e {
-            Expr::Var(x) => out.push(x.clone()),
-            Expr::Cast { value, .. } => values(value, out),
-            Expr::Offset(x) => values(x, out),
-            Expr::Choice(xs) => xs.iter().for_each(|x| values(x, out)),
-            Expr::Init(xs) => xs.iter().for_each(|(_, x)| values(x, out)),
-            _ => {}
-        }
-    }
-    let mut names = Vec::new();
-    visit_stmts(body, &mut |s| match s {
-        Stmt::Assign { rhs, .. } => values(rhs, &mut names),
-        Stmt::Call(c) => c.args.iter().for_each(|a| values(a, &mut names)),
-        Stmt::Return { value: Some(v), .. } => values(v, &mut names),
-        _ => {}
-    });
-    names.retain(|x| locals.get(x).is_some_and(|t| t.array && !t.is_static));
-    names.sort();
-    names.dedup();
-    names
-}
-
 fn address_taken_has(v: &[Name], x: &Name) -> bool {
     v.iter().any(|y| y == x)
 }
@@ -770,11 +746,16 @@ impl<'a> Walker<'a> {
             }
         });
         let mut address_taken: FxHashSet<Name> = summary.ir.address_taken.iter().cloned().collect();
-        // A local array's name used as a value is its address (`g = buf`,
-        // `pthread_create(.., buf)`, `f(buf)`): the array is reached by
-        // address, like `&buf[0]`. Whether that address reaches another
-        // thread is the race check's question (`escaped_locals`).
-        address_taken.extend(decayed_arrays(&summary.ir.body, &locals));
+        // Elements and decayed arrays lend their local too (`&buf[i]`,
+        // `f(buf)`, `strcpy(x.name, ..)`), which takes types to tell.
+        address_taken.extend(lent_locals(&summary.ir.body, &locals, &self.prog));
+        let early = early_accesses(
+            &summary.ir.body,
+            &summary.ir.address_at,
+            &address_taken,
+            &locals,
+            &self.prog,
+        );
         let fname = fid.name(self.db).clone();
         let mut calls = FxHashMap::default();
         let mut atomic_objects = FxHashMap::default();
@@ -881,6 +862,7 @@ impl<'a> Walker<'a> {
             summary,
             locals,
             address_taken,
+            early,
             calls,
             atomic_objects,
             derived_results,

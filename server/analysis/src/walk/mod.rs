@@ -33,6 +33,7 @@ use std::sync::Arc;
 use stmts::JmpFrame;
 use threads::SiteLocks;
 
+mod addressed;
 mod alloc_wrappers;
 mod allocations;
 mod branch_facts;

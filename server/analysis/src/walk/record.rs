@@ -16,6 +16,7 @@ use super::frames::Frame;
 use super::locks::{any_indexed, array_path, const_indexed, index_lock, is_region, region_lock};
 use super::state::State;
 use super::{Walker, HARD_MAX_FACTS, MAX_PREFIXES};
+use crate::db::Program;
 use crate::facts::*;
 use crate::model::*;
 use racelens_syntax::{AccessKind, Expr, Name, TypeInfo};
@@ -87,6 +88,15 @@ fn frame_private(fr: &Frame, e: &Expr) -> bool {
         } => frame_private(fr, base),
         _ => false,
     }
+}
+
+/// Is this access by name to a lent local one its frame makes before it
+/// lends the local (`addressed::early_accesses`)? No other thread can
+/// reach that frame's object yet.
+fn early(fr: &Frame, e: &Expr, span: racelens_syntax::Span, prog: &Program) -> bool {
+    !fr.early.is_empty()
+        && super::addressed::local_root(e, &fr.locals, prog)
+            .is_some_and(|x| fr.early.contains(&(span, x.clone())))
 }
 
 /// Does the place name a variable of the current frame (or a global)
@@ -184,7 +194,7 @@ impl<'a> Walker<'a> {
         // A non-static local whose address is never taken (or a field of
         // one) is this frame's alone: `record_at` records nothing for it,
         // and with no symbolic lock in the state it marks nothing either.
-        if st.syms.is_empty() && frame_private(fr, place) {
+        if st.syms.is_empty() && (frame_private(fr, place) || early(fr, place, span, &self.prog)) {
             return;
         }
         // An allocator's free or handed-out blocks (`free_wrappers.rs`).

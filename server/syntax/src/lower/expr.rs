@@ -176,9 +176,7 @@ impl<'s> Lowerer<'s> {
                 };
                 if op == "&" {
                     let p = self.place(arg, out, depth + 1);
-                    if let Expr::Var(v) = &p {
-                        self.ir.address_taken.push(v.clone());
-                    }
+                    self.take_address(&p, n);
                     Expr::AddrOf(Box::new(p))
                 } else {
                     let place = self.place(n, out, depth + 1);
@@ -457,9 +455,7 @@ impl<'s> Lowerer<'s> {
             }
             _ => {
                 let p = self.place(r, out, depth + 1);
-                if let Expr::Var(v) = &p {
-                    self.ir.address_taken.push(v.clone());
-                }
+                self.take_address(&p, n);
                 Expr::AddrOf(Box::new(p))
             }
         };
