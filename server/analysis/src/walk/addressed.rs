@@ -121,8 +121,8 @@ fn lends(s: &Stmt, locals: &FxHashMap<Name, TypeInfo>, prog: &Program, out: &mut
     }
 }
 
-/// Calls `f` with the place under every `&` in `e`.
-fn each_address(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+/// Calls `f` with the place under every `&` in `e`, outer first.
+pub(super) fn each_address(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     match e {
         Expr::AddrOf(p) => {
             f(p);

@@ -11,7 +11,7 @@
 //! `ptrs` of the state being walked, and every assignment to a tracked local
 //! pointer updates both ([`Walker::assign_ptr`]).
 
-use super::addressed::{early_accesses, lent_locals};
+use super::addressed::{each_address, early_accesses, lent_locals};
 use super::state::{Ptrs, State};
 use super::wild::wild_locals;
 use super::{add_vals, uncast, Val, Vals, Walker, MAX_TRACKED};
@@ -463,20 +463,7 @@ fn addresses_in(e: &Expr, out: &mut Vec<Name>) {
             _ => None,
         }
     }
-    match e {
-        Expr::AddrOf(x) => {
-            out.extend(object(x).cloned());
-            addresses_in(x, out);
-        }
-        Expr::Var(_) | Expr::CallResult(_) | Expr::Int(_) | Expr::Str | Expr::Other => {}
-        Expr::Field { base, .. }
-        | Expr::Index { base, .. }
-        | Expr::Deref(base)
-        | Expr::Offset(base) => addresses_in(base, out),
-        Expr::Cast { value, .. } => addresses_in(value, out),
-        Expr::Choice(v) => v.iter().for_each(|x| addresses_in(x, out)),
-        Expr::Init(v) => v.iter().for_each(|(_, x)| addresses_in(x, out)),
-    }
+    each_address(e, &mut |p| out.extend(object(p).cloned()));
 }
 
 /// The variable `a` lends its address to, when the argument is `&x` itself.
