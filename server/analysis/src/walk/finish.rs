@@ -707,11 +707,11 @@ impl<'a> Walker<'a> {
                 _ => None,
             };
             threads[i].slot = match (agreed, entry) {
-                (Some((arg, _)), Some(f))
-                    if !self.d.replayed_sites.contains(&site)
+                (Some(s), Some(f))
+                    if (s.serial || !self.d.replayed_sites.contains(&site))
                         && !self.d.group_roots.contains_key(&(i as u32)) =>
                 {
-                    Some((f, arg))
+                    Some((f, s.arg))
                 }
                 _ => None,
             };

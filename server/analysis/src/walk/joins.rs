@@ -150,8 +150,8 @@ impl Walker<'_> {
                 .d
                 .loops
                 .last()
-                .filter(|l| l.0 == self.d.stack.len())
-                .and_then(|l| l.3.clone());
+                .filter(|l| l.depth == self.d.stack.len())
+                .and_then(|l| l.end.clone());
             let mut matching: Vec<u32> = Vec::new();
             for (i, s) in self.d.sites.iter().enumerate() {
                 let i = i as u32;

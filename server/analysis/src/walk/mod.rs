@@ -157,6 +157,23 @@ enum Val {
 }
 
 type Vals = Vec<Val>;
+
+/// A loop being walked.
+struct WalkedLoop {
+    /// The call-stack depth of its function.
+    depth: usize,
+    /// Its counting range, when known (`Stmt::Loop::bound`).
+    bound: Option<Name>,
+    /// Its counter (`Stmt::Loop::var`).
+    var: Option<Name>,
+    /// The cell the range ends at (see `thread_counts.rs`).
+    end: Option<LocKey>,
+    /// The creation sites that may have threads running when the walk
+    /// enters the loop (`State::active` there): a counting loop that
+    /// creates threads of a site not among them starts none while an
+    /// earlier visit's threads of that site still run (see `slots`).
+    active: SiteSet,
+}
 /// A creation site's identity (`Walker::site_key`).
 type SiteKey = (FunctionId, u32, Option<Base>, Option<FunctionId>);
 
@@ -390,12 +407,12 @@ struct WalkData {
     /// Where `main` stored its own thread id (`pthread_self()`).
     main_tids: Vec<LocKey>,
     /// Per creation site: how every visit so far handed its thread a slot
-    /// number of its own, and from which calling context (`None` once two
-    /// visits disagree; see `slots`).
-    slot_sites: FxHashMap<u32, Option<(crate::facts::SlotArg, Option<u32>)>>,
-    /// Loops being walked, innermost last: (call-stack depth, range,
-    /// counter, the cell the range ends at: see `thread_counts.rs`).
-    loops: Vec<(usize, Option<Name>, Option<Name>, Option<LocKey>)>,
+    /// number of its own, from which calling context, and whether every
+    /// visit so far was serial (`None` once two visits disagree; see
+    /// `slots`).
+    slot_sites: FxHashMap<u32, Option<slots::SiteSlot>>,
+    /// Loops being walked, innermost last.
+    loops: Vec<WalkedLoop>,
     /// Counters of the counting loops (from zero) being walked past their
     /// first pass, with their call-stack depth: such a counter is nonzero
     /// there (see `Walker::walk_loop`).

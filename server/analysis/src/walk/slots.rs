@@ -11,9 +11,11 @@
 //!
 //! Two halves. At a creation site, [`Walker::site_slot`] decides how the
 //! visit hands the counter over; the site keeps it only while every visit
-//! agrees, comes from one calling context and runs in no other loop
-//! (`WalkData::slot_sites`), and `finish` gives it to the thread when its
-//! creator is unique and the site is never replayed. In the entry function,
+//! agrees and either comes from one calling context and runs in no other
+//! loop, or is serial (no thread of the site runs when its counting loop
+//! starts: [`SiteSlot`], `WalkData::slot_sites`), and `finish` gives it to
+//! the thread when its creator is unique and the site is never replayed
+//! (or is serial). In the entry function,
 //! [`Walker::slot_tag`] marks an access whose index is the number, from
 //! the function's own text alone ([`OwnVars`]): the mark does not depend
 //! on the calling context, so copies and incremental updates keep it, and
@@ -41,6 +43,35 @@ use racelens_syntax::{
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// How one visit of a creation site hands its threads their numbers (see
+/// [`Walker::site_slot`]).
+pub(super) struct VisitSlot {
+    arg: SlotArg,
+    /// The counting loop runs inside another loop, here or in a caller.
+    outer: bool,
+    /// The sites with threads that may still run when the walk entered
+    /// the counting loop.
+    active: crate::model::SiteSet,
+}
+
+/// What every visit of a creation site so far agrees on: the slot it
+/// hands, and whether the visits are told apart. Two instances with one
+/// number never run together when the visits come from one calling
+/// context (`one_node`, in no other loop) or when each visit is *serial*:
+/// no thread of the site may still run when its counting loop starts, so
+/// the threads of earlier visits are all joined (a pool helper called
+/// twice, or in a loop, that joins its workers before it returns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct SiteSlot {
+    pub(super) arg: SlotArg,
+    node: Option<u32>,
+    one_node: bool,
+    /// Every visit was serial: replays of it are too (a replayed context
+    /// has the very entry state, `State::active` included, of the one
+    /// walked).
+    pub(super) serial: bool,
+}
 
 /// What a thread entry function's text says about its parameter `p`.
 #[derive(Default)]
@@ -523,9 +554,10 @@ impl<'a> Walker<'a> {
     }
 
     /// How this visit of the creation call `c` hands its thread a number of
-    /// its own: the call is in a counting loop of this function (and in no
-    /// other loop, here or in a caller, but loops that retry the call until
-    /// it succeeds: [`retries`]), and `arg` is the loop's counter or the
+    /// its own: the call is in a counting loop of this function (inside it,
+    /// only loops that retry the call until it succeeds: [`retries`]; the
+    /// loops around it, here or in a caller, are noted for
+    /// [`note_site_slot`](Self::note_site_slot)), and `arg` is the loop's counter or the
     /// address of the element it indexes. A counter that is a struct's
     /// member counts only as a value, and only when nothing else may write
     /// it ([`Walker::member_counter`]).
@@ -534,13 +566,33 @@ impl<'a> Walker<'a> {
         fr: &Frame,
         c: &Call,
         arg: Option<&Expr>,
-    ) -> Option<SlotArg> {
+    ) -> Option<VisitSlot> {
         let (counting, retries) = creating_loop(&fr.summary.ir.body, c.id)?;
-        if self.d.loops.len() != 1 + retries
-            || self.d.loops.iter().any(|l| l.0 != self.d.stack.len())
+        let at = self.d.loops.len().checked_sub(1 + retries)?;
+        if self.d.loops[at..]
+            .iter()
+            .any(|l| l.depth != self.d.stack.len())
         {
             return None;
         }
+        let arg = self.counting_slot(fr, c, counting, at, arg)?;
+        Some(VisitSlot {
+            arg,
+            outer: at > 0,
+            active: self.d.loops[at].active.clone(),
+        })
+    }
+
+    /// How the counting loop `counting`, the walk's loop `at`, hands its
+    /// thread the counter (see [`site_slot`](Self::site_slot)).
+    fn counting_slot(
+        &mut self,
+        fr: &Frame,
+        c: &Call,
+        counting: &Stmt,
+        at: usize,
+        arg: Option<&Expr>,
+    ) -> Option<SlotArg> {
         // A member counter (`o.cur_host`) counts only when nothing else
         // may write it.
         if let Stmt::Loop {
@@ -551,7 +603,12 @@ impl<'a> Walker<'a> {
             return (counts && counter_of(uncast(arg?)).as_deref() == Some(&**v))
                 .then_some(SlotArg::Value);
         }
-        let (_, Some(_), Some(v), _) = &self.d.loops[0] else {
+        let super::WalkedLoop {
+            bound: Some(_),
+            var: Some(v),
+            ..
+        } = &self.d.loops[at]
+        else {
             return None;
         };
         let Stmt::Loop {
@@ -737,17 +794,26 @@ impl<'a> Walker<'a> {
     }
 
     /// Keeps, per site, the slot its visits agree on (see the module doc).
-    pub(super) fn note_site_slot(&mut self, site: u32, slot: Option<SlotArg>) {
+    pub(super) fn note_site_slot(&mut self, site: u32, visit: Option<VisitSlot>) {
         let node = self.d.node_stack.last().copied();
-        let e = self
-            .d
-            .slot_sites
-            .entry(site)
-            .or_insert(slot.map(|s| (s, node)));
-        if let Some((s, n)) = *e {
-            if slot != Some(s) || node != n {
-                *e = None;
-            }
+        let this = visit.and_then(|v| {
+            let serial = !v.active.contains(site);
+            (serial || !v.outer).then_some(SiteSlot {
+                arg: v.arg,
+                node,
+                one_node: true,
+                serial,
+            })
+        });
+        let e = self.d.slot_sites.entry(site).or_insert(this);
+        let (Some(s), Some(t)) = (e.as_mut(), this) else {
+            *e = None;
+            return;
+        };
+        s.one_node &= s.node == t.node;
+        s.serial &= t.serial;
+        if s.arg != t.arg || !(s.one_node || s.serial) {
+            *e = None;
         }
     }
 
@@ -844,14 +910,14 @@ impl<'a> Walker<'a> {
             return None;
         }
         let depth = self.d.stack.len();
-        for (d, bound, var, _) in self.d.loops.iter().rev() {
-            if *d != depth {
+        for l in self.d.loops.iter().rev() {
+            if l.depth != depth {
                 break;
             }
-            if var.as_ref() != Some(x) {
+            if l.var.as_ref() != Some(x) {
                 continue;
             }
-            let bound = bound.as_ref()?;
+            let bound = l.bound.as_ref()?;
             return own.values.iter().find_map(|(y, from)| {
                 slice_stride(bound, y).map(|stride| Slot {
                     pos,
@@ -952,14 +1018,14 @@ impl<'a> Walker<'a> {
             return None;
         }
         let depth = self.d.stack.len();
-        let (_, bound, _, _) = self
+        let l = self
             .d
             .loops
             .iter()
             .rev()
-            .take_while(|(d, ..)| *d == depth)
-            .find(|(_, _, var, _)| var.as_ref() == Some(y))?;
-        let (lo, hi) = bound.as_ref()?.split_once('<')?;
+            .take_while(|l| l.depth == depth)
+            .find(|l| l.var.as_ref() == Some(y))?;
+        let (lo, hi) = l.bound.as_ref()?.split_once('<')?;
         (lo == "0").then(|| hi.split_once("+=").map_or(hi, |(h, _)| h))
     }
 

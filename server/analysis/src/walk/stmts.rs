@@ -129,8 +129,8 @@ impl<'a> Walker<'a> {
         self.d
             .loops
             .last()
-            .filter(|l| l.0 == self.d.stack.len())
-            .map(|l| &l.1)
+            .filter(|l| l.depth == self.d.stack.len())
+            .map(|l| &l.bound)
     }
 
     pub(super) fn walk_stmts(&mut self, fr: &Frame, stmts: &[Stmt], st: State) -> Out {
@@ -245,9 +245,13 @@ impl<'a> Walker<'a> {
                     ..
                 } => {
                     let end = self.loop_end_cell(fr, cond, bound.as_ref(), var.as_ref());
-                    self.d
-                        .loops
-                        .push((self.d.stack.len(), bound.clone(), var.clone(), end));
+                    self.d.loops.push(super::WalkedLoop {
+                        depth: self.d.stack.len(),
+                        bound: bound.clone(),
+                        var: var.clone(),
+                        end,
+                        active: state.active.clone(),
+                    });
                     let r = self.walk_loop(fr, cond, test, body, *do_while, *infinite, state);
                     self.d.loops.pop();
                     out.ret = join_ret(out.ret.take(), r.ret);
@@ -952,10 +956,14 @@ impl<'a> Walker<'a> {
         // passes stand for later iterations, where it is nonzero.
         // (Not when its address is taken: a callee may set it back.)
         let counter = match self.d.loops.last() {
-            Some((d, Some(bound), Some(var), _)) if *d == self.d.stack.len() => {
-                (starts_at_zero(bound) && !fr.address_taken.contains(var))
-                    .then(|| (*d, var.clone()))
-            }
+            Some(super::WalkedLoop {
+                depth,
+                bound: Some(bound),
+                var: Some(var),
+                ..
+            }) if *depth == self.d.stack.len() => (starts_at_zero(bound)
+                && !fr.address_taken.contains(var))
+            .then(|| (*depth, var.clone())),
             _ => None,
         };
         let mut pushed = false;

@@ -101,12 +101,12 @@ impl Walker<'_> {
                 .d
                 .loops
                 .iter()
-                .filter(|l| l.0 == depth && l.1.as_ref() == Some(b));
+                .filter(|l| l.depth == depth && l.bound.as_ref() == Some(b));
             let counts = match open.next() {
                 // Inside the creation loop: the counter, where this round's
                 // creation failed.
                 Some(l) => {
-                    l.2.as_ref() == Some(v)
+                    l.var.as_ref() == Some(v)
                         && st
                             .conds
                             .iter()
