@@ -283,7 +283,7 @@ pub fn effective_functions(
                 len: item.end - item.start,
                 is_static: item.is_static,
                 ret: item.ret.clone(),
-                errors: errors_in(&roots, item.start, item.end),
+                errors: errors_in(&roots, &view.text, item.start, item.end),
                 source: Source::Current(i as u32),
                 typed: None,
             }
@@ -509,8 +509,11 @@ pub fn error_roots(tree: &Tree) -> Vec<Node<'_>> {
 
 /// Error and missing nodes within `start..end` (a missing node at `end`
 /// counts: a definition's missing closing brace), below the top-level
-/// nodes `roots` ([`error_roots`]).
-pub fn errors_in(roots: &[Node], start: u32, end: u32) -> u32 {
+/// nodes `roots` ([`error_roots`]) of a tree over `src`: the syntax errors
+/// of the C text only, as the file's count has them
+/// (`racelens_syntax::errors::is_syntax_error`: a type given to a macro as an
+/// argument, `container_of(p, struct s, m)`, is none).
+pub fn errors_in(roots: &[Node], src: &str, start: u32, end: u32) -> u32 {
     let (s, e) = (start as usize, end as usize);
     let inside = |n: &Node| {
         if n.start_byte() == n.end_byte() {
@@ -537,7 +540,7 @@ pub fn errors_in(roots: &[Node], start: u32, end: u32) -> u32 {
             continue;
         }
         if node.is_error() || node.is_missing() {
-            n += 1;
+            n += u32::from(racelens_syntax::errors::is_syntax_error(node, src));
         } else if node.has_error() {
             stack.extend(node.children(&mut cur));
         }

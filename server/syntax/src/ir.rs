@@ -329,6 +329,11 @@ pub struct FnIr {
     /// a nested conditional's arms come before those of the one holding it.
     /// No build compiles two arms of one conditional.
     pub build_arms: Vec<BuildArm>,
+    /// The types `T` of the casts `(T *)` applied to a pointer stepped
+    /// back (`(T *) ((char *) p - offsetof(T, m))`, container_of): this
+    /// function may step from a member's address to its enclosing `T`.
+    /// Sorted, without duplicates.
+    pub recovered_types: Vec<Name>,
 }
 
 /// One arm of a preprocessor conditional in a function body: `#if A` up

@@ -120,6 +120,8 @@ pub fn lower_definition(def: Node, src: &str, macros: &MacroTable) -> FnIr {
     // The first `&` of each name (sorted by name, then offset).
     lw.ir.address_at.sort();
     lw.ir.address_at.dedup_by(|a, b| a.0 == b.0);
+    lw.ir.recovered_types.sort();
+    lw.ir.recovered_types.dedup();
     lw.ir
 }
 
@@ -385,6 +387,17 @@ mod tests {
         assert_eq!(casts[0].0, "s");
         assert_eq!(casts[1].0, "long");
         assert_eq!(cast_pointer("const char * const *"), 2);
+    }
+
+    #[test]
+    fn a_pointer_stepped_back_and_cast_records_its_type() {
+        let src = "#define container_of(p, T, m) ((T *)((char *)(p) - offsetof(T, m)))\n\
+                   void f(void *p) { struct w *a = container_of(p, struct w, link); \
+                   struct v *b = (struct v *)((char *)p + 8); struct u *c = (struct u *)p; }";
+        let ir = lower(src);
+        // Only the subtraction steps back to an enclosing struct; an
+        // offset forward (`p + 8`) or a plain cast does not.
+        assert_eq!(ir.recovered_types, vec![Name::from("w")]);
     }
 
     #[test]

@@ -193,10 +193,13 @@ impl Counts {
 
     /// The previous locations with every touched base computed again (and
     /// every base that takes copies of a touched struct type's accesses).
+    /// `open`: may a pointer of its struct type reach the struct at this
+    /// prefix of this base (`held_addresses::reachable_by_type`)?
     pub(super) fn locations(
         &mut self,
         mut locations: BTreeMap<Base, Arc<Vec<AccessFact>>>,
         rank: &super::finish::FnRank,
+        open: &dyn Fn(&Base, &(Vec<Elem>, Name)) -> bool,
     ) -> BTreeMap<Base, Arc<Vec<AccessFact>>> {
         let mut affected: FxHashSet<Base> = self.moved_facts.drain().map(|((b, _), _)| b).collect();
         affected.extend(self.moved_prefixes.drain().map(|((b, _), _)| b));
@@ -210,7 +213,7 @@ impl Counts {
         let used: FxHashMap<&Base, Vec<&(Vec<Elem>, Name)>> = self
             .prefixes
             .iter()
-            .map(|(b, p)| (b, used_prefixes(p.keys())))
+            .map(|(b, p)| (b, used_prefixes(p.keys().filter(|x| open(b, x)))))
             .collect();
         if !touched_types.is_empty() {
             for (b, p) in &used {

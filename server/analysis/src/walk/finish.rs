@@ -580,11 +580,21 @@ impl<'a> Walker<'a> {
     pub(super) fn finish(&mut self) -> ThreadAnalysis {
         let facts = std::mem::take(&mut self.d.facts);
         let mut threads = self.d.threads.clone();
+        // A struct inside a local takes copies only where a pointer of its
+        // type may reach it (see `held_addresses.rs`).
+        self.d.held_addresses = self.held_addresses();
+        let held = &self.d.held_addresses;
+        let structs = &self.prog.structs;
         let prefixes: FxHashMap<&Base, Vec<&(Vec<Elem>, Name)>> = self
             .d
             .struct_prefixes
             .iter()
-            .map(|(b, p)| (b, used_prefixes(p.iter())))
+            .map(|(b, p)| {
+                let open = p
+                    .iter()
+                    .filter(|x| super::held_addresses::reachable_by_type(held, structs, b, x));
+                (b, used_prefixes(open))
+            })
             .collect();
         let mut bases: FxHashSet<&Base> = facts.keys().collect();
         bases.extend(prefixes.keys().copied());

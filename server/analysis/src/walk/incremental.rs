@@ -558,6 +558,9 @@ pub(super) fn update(
     if escaped != snap.result.table.escaped_locals {
         return Err("locals escaping to other threads changed");
     }
+    if w.held_addresses() != w.d.held_addresses {
+        return Err("addresses of locals held outside their frames changed");
+    }
     if w.global_heap(&escaped) != snap.result.table.global_heap {
         return Err("heap sites reached from globals changed");
     }
@@ -701,7 +704,10 @@ pub(super) fn update(
             std::sync::Arc::make_mut(&mut result.table).threads[i].slot_params = params;
         }
     }
-    result.locations = counts.locations(result.locations, &prog.fn_rank);
+    let open = |b: &Base, p: &(Vec<Elem>, Name)| {
+        super::held_addresses::reachable_by_type(&w.d.held_addresses, &prog.structs, b, p)
+    };
+    result.locations = counts.locations(result.locations, &prog.fn_rank, &open);
     if w.injective_arrays(&reach, &result.locations) != result.table.injective {
         return Err("arrays whose elements each hold a fresh object changed");
     }

@@ -51,6 +51,7 @@ mod free_wrappers;
 mod fuse;
 mod gates;
 mod held;
+mod held_addresses;
 mod incremental;
 mod inject;
 mod joins;
@@ -450,6 +451,9 @@ struct WalkData {
     /// The heap sites the walk published otherwise than down to new
     /// threads, as `finish` found them (see `ThreadTable::shared_heap`).
     published_otherwise: Vec<Base>,
+    /// The addresses of locals held outside their frames, by path, as the
+    /// last `finish` found them (see `held_addresses.rs`).
+    held_addresses: held_addresses::HeldAddresses,
     /// Per thread, the locals its arguments reach through the pointer store
     /// (`finish`'s `arg_reach`, before `frame_locals` drops those of
     /// functions the thread runs); kept for incremental updates, which

@@ -203,6 +203,13 @@ impl<'s> Lowerer<'s> {
                 match n.field("value") {
                     Some(v) => {
                         let value = self.value(v, out, depth + 1);
+                        // `(T *) ((char *) p - offsetof(T, m))`: a pointer
+                        // stepped back, as `T *` (container_of).
+                        if let (Some(t), true, Expr::Offset(_)) = (&ty, pointer > 0, &value) {
+                            if steps_back(v, self.src) {
+                                self.ir.recovered_types.push(t.clone());
+                            }
+                        }
                         Expr::Cast {
                             ty,
                             pointer,
@@ -585,4 +592,15 @@ impl<'s> Lowerer<'s> {
             _ => false,
         }
     }
+}
+
+/// Is `n` (inside parentheses) a subtraction `a - b`?
+fn steps_back(mut n: Node, src: &str) -> bool {
+    while n.kind() == "parenthesized_expression" {
+        match n.named_child(0) {
+            Some(c) => n = c,
+            None => return false,
+        }
+    }
+    n.kind() == "binary_expression" && n.field("operator").map(|o| text(o, src)) == Some("-")
 }
