@@ -738,6 +738,21 @@ mod loop_bound_tests {
         let s = |x: &str| Some(Name::from(x));
         assert_eq!(b, vec![s("1<n+=2"), s("0<6+=3"), None]);
     }
+
+    #[test]
+    fn a_jump_to_the_step_keeps_a_while_loops_range() {
+        // CIL's `continue`: `goto __Cont; .. __Cont: i ++;` runs the step.
+        let b = bounds(
+            "void f(int n) { int i; i = 0; while (i < n) { if (g()) goto __Cont; h(); \
+             __Cont: /* CIL Label */ i ++; } \
+             i = 0; while (i < n) { if (g()) goto out; __C: i ++; } out: ; \
+             i = 0; while (i < n) { __D: i ++; } goto __D; }",
+        );
+        let s = |x: &str| Some(Name::from(x));
+        // A jump elsewhere leaves early; a jump to the step from outside
+        // the loop enters it anywhere.
+        assert_eq!(b, vec![s("0<n"), None, None]);
+    }
 }
 
 /// SV-COMP's lock idiom on a lock word passed by pointer, from the body's

@@ -684,7 +684,12 @@ fn loop_bound(n: Node, src: &str) -> Option<(Name, Name)> {
         true => String::new(),
         false => format!("+={}", stride(update, var, src)?),
     };
-    if leaves_early(n.field("body")?, var, None, src) {
+    let exits = Exits {
+        var,
+        cont: None,
+        src,
+    };
+    if exits.leaves_early(n.field("body")?, None) {
         return None;
     }
     Some((Name::from(format!("{start}<{end}{step}")), Name::from(var)))
@@ -755,16 +760,57 @@ fn while_bound(n: Node, src: &str) -> Option<(Name, Name)> {
         return None;
     }
     let last = body.named_child((body.named_child_count() as u32).checked_sub(1)?)?;
-    if last.kind() != "expression_statement" {
-        return None;
-    }
+    // `L: i++;` as the last statement: a `goto L` in the body goes on to
+    // the step, as `continue` does in a `for` loop (CIL writes every
+    // `continue` so: `goto __Cont; .. __Cont: /* CIL Label */ i ++;`).
+    let (last, cont) = match last.kind() {
+        "expression_statement" => (last, None),
+        "labeled_statement" => {
+            let mut cur = last.walk();
+            let step = last
+                .named_children(&mut cur)
+                .filter(|c| c.kind() != "comment")
+                .last()?;
+            let label = text(last.field("label")?, src);
+            if step.kind() != "expression_statement" || jumps_from_outside(n, body, label, src) {
+                return None;
+            }
+            (step, Some(label))
+        }
+        _ => return None,
+    };
     if !steps_by_one(crate::items::first_named(last)?, var, src) {
         return None;
     }
-    if leaves_early(body, var, Some(last), src) || continues(body) {
+    let exits = Exits { var, cont, src };
+    if exits.leaves_early(body, Some(last)) || continues(body) {
         return None;
     }
     Some((Name::from(format!("{start}<{end}")), Name::from(var)))
+}
+
+/// Does a `goto label` outside the loop `body` (in the function holding the
+/// loop statement `n`) jump to its label?
+fn jumps_from_outside(n: Node, body: Node, label: &str, src: &str) -> bool {
+    let mut top = n;
+    while let Some(p) = top.parent() {
+        top = p;
+        if p.kind() == "function_definition" {
+            break;
+        }
+    }
+    let mut stack = vec![top];
+    while let Some(x) = stack.pop() {
+        if x == body {
+            continue;
+        }
+        if x.kind() == "goto_statement" && x.field("label").is_some_and(|l| text(l, src) == label) {
+            return true;
+        }
+        let mut cur = x.walk();
+        stack.extend(x.named_children(&mut cur));
+    }
+    false
 }
 
 /// Does the loop body `n` hold a `continue` of its own loop (not of an
@@ -782,49 +828,70 @@ fn continues(n: Node) -> bool {
     }
 }
 
-/// Can the loop body `n` leave its loop before the range is done, or change
-/// the counter `var` other than by its step (`skip`)? A `break` of this loop
-/// (not of an inner loop or `switch`), a `goto`, or an assignment to `var`.
-/// Such a loop has no range: a join loop that may stop early joins only some
-/// threads.
-fn leaves_early(n: Node, var: &str, skip: Option<Node>, src: &str) -> bool {
-    if Some(n) == skip {
-        return false;
+/// What leaves a counting loop of counter `var` early: a `goto` (but one
+/// to `cont`, the label of the loop's step), a `break` of its own, a
+/// change of the counter.
+struct Exits<'a> {
+    var: &'a str,
+    cont: Option<&'a str>,
+    src: &'a str,
+}
+
+impl Exits<'_> {
+    /// A `goto` that leaves the loop: any but one to the step's label.
+    fn goto_leaves(&self, n: Node) -> bool {
+        let label = n.field("label").map(|l| text(l, self.src));
+        self.cont.is_none() || label != self.cont
     }
-    match n.kind() {
-        "break_statement" | "goto_statement" => return true,
-        "for_statement" | "while_statement" | "do_statement" | "switch_statement" => {
-            // Their own `break`s stay inside; a goto or counter change does not.
-            let mut cur = n.walk();
-            return n
-                .named_children(&mut cur)
-                .any(|c| inner_leaves(c, var, src));
+
+    /// Can the loop body `n` leave its loop before the range is done, or
+    /// change the counter other than by its step (`skip`)? A `break` of
+    /// this loop (not of an inner loop or `switch`), a `goto` out, or an
+    /// assignment to the counter. Such a loop has no range: a join loop
+    /// that may stop early joins only some threads.
+    fn leaves_early(&self, n: Node, skip: Option<Node>) -> bool {
+        if Some(n) == skip {
+            return false;
         }
-        "assignment_expression" | "update_expression" if assigns(n, var, src) => return true,
-        _ => {}
+        match n.kind() {
+            "break_statement" => return true,
+            "goto_statement" => return self.goto_leaves(n),
+            "for_statement" | "while_statement" | "do_statement" | "switch_statement" => {
+                // Their own `break`s stay inside; a goto or counter change does not.
+                let mut cur = n.walk();
+                return n.named_children(&mut cur).any(|c| self.inner_leaves(c));
+            }
+            "assignment_expression" | "update_expression" if assigns(n, self.var, self.src) => {
+                return true
+            }
+            _ => {}
+        }
+        let mut cur = n.walk();
+        let kids: Vec<Node> = n.named_children(&mut cur).collect();
+        kids.into_iter().any(|c| self.leaves_early(c, skip))
     }
-    let mut cur = n.walk();
-    let kids: Vec<Node> = n.named_children(&mut cur).collect();
-    kids.into_iter().any(|c| leaves_early(c, var, skip, src))
+
+    /// [`leaves_early`](Self::leaves_early) inside a nested loop or switch:
+    /// only a `goto` or a change of the counter leaves the outer loop's
+    /// range.
+    fn inner_leaves(&self, n: Node) -> bool {
+        match n.kind() {
+            "goto_statement" => return self.goto_leaves(n),
+            "assignment_expression" | "update_expression" if assigns(n, self.var, self.src) => {
+                return true
+            }
+            _ => {}
+        }
+        let mut cur = n.walk();
+        let kids: Vec<Node> = n.named_children(&mut cur).collect();
+        kids.into_iter().any(|c| self.inner_leaves(c))
+    }
 }
 
 /// Is `n` (an assignment or update expression) a change of `var`?
 fn assigns(n: Node, var: &str, src: &str) -> bool {
     let target = n.field("left").or_else(|| n.field("argument"));
     target.is_some_and(|t| counter_text(t, src).as_deref() == Some(var))
-}
-
-/// [`leaves_early`] inside a nested loop or switch: only a `goto` or a
-/// change of the counter leaves the outer loop's range.
-fn inner_leaves(n: Node, var: &str, src: &str) -> bool {
-    match n.kind() {
-        "goto_statement" => return true,
-        "assignment_expression" | "update_expression" if assigns(n, var, src) => return true,
-        _ => {}
-    }
-    let mut cur = n.walk();
-    let kids: Vec<Node> = n.named_children(&mut cur).collect();
-    kids.into_iter().any(|c| inner_leaves(c, var, src))
 }
 
 /// The integer an object-like macro stands for in a loop range (`#define
