@@ -95,7 +95,8 @@ def main():
     tot = {"reports": 0, "labelled": 0, "unlabelled": 0,
            "must": collections.Counter(), "all": collections.Counter(),
            "editor": 0, "editor_all": collections.Counter(),
-           "causes": collections.Counter(), "ledger": collections.Counter()}
+           "causes": collections.Counter(), "shown_causes": collections.Counter(),
+           "ledger": collections.Counter()}
     listed = []
     print(f"{'program':<18} {'reports':>8} {'labelled':>8} {'unlab.':>7} {'prec must':>9} {'prec all':>9}")
     for prog in sorted(labels):
@@ -117,6 +118,7 @@ def main():
             if row["verdict"] != "true":
                 cause = row.get("cause", "other")
                 tot["causes"][cause] += 1
+                tot["shown_causes"][cause] += shown
                 if a.list in ("all", cause):
                     listed.append((prog, cause, conf, "shown" if shown else "hidden", *key,
                                    row["reason"][:160]))
@@ -134,7 +136,8 @@ def main():
           f"still reported: all {dict(tot['all'])}, must {dict(tot['must'])}")
     print(f"shown by default in the editor (must, and may on a concrete object): {tot['editor']} reports, "
           f"precision {precision(tot['editor_all'])} ({dict(tot['editor_all'])})")
-    print(f"false or unclear reports still shown, by cause: {dict(tot['causes'].most_common())}")
+    print(f"false or unclear reports still made, by cause: {dict(tot['causes'].most_common())}")
+    print(f"  of them shown by default: {dict(tot['shown_causes'].most_common())}")
     for row in listed:
         print("\t".join(map(str, row)))
     if a.json:
